@@ -1,0 +1,132 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// ExecMode says how the instances of a project share out ports.
+type ExecMode string
+
+const (
+	// Cluster: every instance listens on the same port with SO_REUSEPORT and
+	// the kernel spreads new connections across them.
+	Cluster ExecMode = "cluster"
+	// Fork: instance i listens on port+i.
+	Fork ExecMode = "fork"
+)
+
+// Runtime names a JavaScript runtime bm2 knows how to start.
+type Runtime string
+
+const (
+	Bun  Runtime = "bun"
+	Node Runtime = "node"
+)
+
+// Level orders notifications and events by severity.
+type Level string
+
+const (
+	LevelInfo    Level = "info"
+	LevelWarning Level = "warning"
+	LevelError   Level = "error"
+)
+
+// Defaults, documented in bm2.toml(5).
+const (
+	DefaultUser          = "bm2"
+	DefaultRestartDelay  = 100 * time.Millisecond
+	DefaultMaxRestarts   = 16
+	DefaultMinUptime     = 1000 * time.Millisecond
+	DefaultStopTimeout   = 1600 * time.Millisecond
+	DefaultNotifyLevel   = LevelError
+	maxNameLen           = 64
+	maxInstances         = 1024
+	maxRestartDelay      = time.Hour
+	maxStopTimeout       = time.Hour
+	maxMaxRestarts       = 10000
+	defaultRuntimeNodeJS = Node
+)
+
+// EnvVar is one variable of the [env] table.
+type EnvVar struct {
+	Name, Value string
+}
+
+// Notify is the [notify] table.
+type Notify struct {
+	Webhook string // "" means notifications are disabled
+	Level   Level  // minimum level that is sent
+}
+
+// Resources is the [resources] table: cgroup and rlimit settings applied to
+// every instance. Zero values mean "not set".
+type Resources struct {
+	MemoryMax   string // systemd size, e.g. "512M"; MemoryMax=
+	MemoryHigh  string // MemoryHigh=
+	CPUQuota    string // e.g. "150%"; CPUQuota=
+	CPUWeight   int    // 1..10000; CPUWeight=
+	TasksMax    int    // TasksMax=
+	LimitNOFILE int    // LimitNOFILE=
+}
+
+// Project is one validated project file with every default filled in.
+type Project struct {
+	Name        string
+	File        string // the project file it came from
+	Script      string // as written, relative to Cwd unless absolute
+	Cwd         string
+	Runtime     Runtime
+	RuntimePath string // absolute, or "" for systemd's executable search path
+	RuntimeArgs []string
+	Args        []string
+	Instances   int
+	MaxInstance bool // instances = "max": one per CPU
+	Port        int
+	Mode        ExecMode
+	User        string
+	Group       string   // "" means the user's primary group
+	Env         []EnvVar // sorted by name
+	EnvFile     string   // absolute, or ""
+
+	RestartDelay time.Duration
+	MaxRestarts  int
+	MinUptime    time.Duration
+	StopTimeout  time.Duration
+
+	Notify    Notify
+	Resources Resources
+}
+
+// Ports is the range of ports a project occupies.
+func (p *Project) Ports() PortRange {
+	if p.Mode == Fork {
+		return PortRange{Lo: p.Port, Hi: p.Port + p.Instances - 1}
+	}
+	return PortRange{Lo: p.Port, Hi: p.Port}
+}
+
+// InstancePort is the port instance i listens on (BM2_APP_PORT).
+func (p *Project) InstancePort(i int) int {
+	if p.Mode == Fork {
+		return p.Port + i
+	}
+	return p.Port
+}
+
+// RuntimeCommand is what ExecStart runs: runtime_path, or the bare runtime
+// name that systemd resolves along its fixed executable search path.
+func (p *Project) RuntimeCommand() string {
+	if p.RuntimePath != "" {
+		return p.RuntimePath
+	}
+	return string(p.Runtime)
+}
+
+// Summary is the first line of `bm2 check`:
+// `project "api", 4 x cluster on port 3000, runtime bun`.
+func (p *Project) Summary() string {
+	return fmt.Sprintf("project %q, %d x %s on port %d, runtime %s",
+		p.Name, p.Instances, p.Mode, p.Port, p.Runtime)
+}

@@ -1,0 +1,22 @@
+// Package generator turns bm2 project files into systemd units.
+//
+// The heart is [Generate], a pure function from the project files found along
+// the search path to the files a systemd generator writes, plus diagnostics:
+// no I/O, no clock, no map iteration, so the same input always yields the
+// same bytes. For every valid project it produces
+//
+//	bm2-<name>.slice                            the project's slice (under bm2.slice)
+//	bm2-<name>.target                           wants and orders every instance
+//	multi-user.target.wants/bm2-<name>.target   symlink: the project starts at boot
+//	bm2@<name>-<i>.service.d/50-bm2.conf        instance i's settings for the shipped template
+//
+// A project file that does not parse, or whose port range overlaps a project
+// whose name sorts before it, is skipped with a diagnostic; every other
+// project is still generated.
+//
+// [Run] is the thin edge that systemd calls (see systemd.generator(7)): it
+// reads the search path, calls Generate, writes the files atomically into the
+// generator directory and logs diagnostics to /dev/kmsg as "bm2: ..." so
+// that `journalctl -t bm2` shows them. It exits non-zero when any project
+// was skipped.
+package generator

@@ -1,0 +1,239 @@
+package generator
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/config"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// testOptions pins the host facts so golden output is the same everywhere.
+var testOptions = Options{NumCPU: 2}
+
+// fixture is one golden case: a single testdata/<name>.toml, or every
+// *.toml in testdata/<name>/. Project files are presented to the generator
+// as if they sat in /etc/bm2, so output does not depend on the checkout.
+type fixture struct {
+	name    string
+	sources []config.Source
+	golden  string
+}
+
+func loadFixtures(t *testing.T) []fixture {
+	t.Helper()
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []fixture
+	read := func(p string) config.Source {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return config.Source{Path: "/etc/bm2/" + filepath.Base(p), Data: data}
+	}
+	for _, e := range entries {
+		switch {
+		case e.IsDir():
+			files, _ := filepath.Glob(filepath.Join("testdata", e.Name(), "*.toml"))
+			sort.Strings(files)
+			f := fixture{name: e.Name(), golden: filepath.Join("testdata", e.Name()+".golden")}
+			for _, p := range files {
+				f.sources = append(f.sources, read(p))
+			}
+			out = append(out, f)
+		case strings.HasSuffix(e.Name(), ".toml"):
+			name := strings.TrimSuffix(e.Name(), ".toml")
+			out = append(out, fixture{
+				name:    name,
+				sources: []config.Source{read(filepath.Join("testdata", e.Name()))},
+				golden:  filepath.Join("testdata", name+".golden"),
+			})
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no fixtures in testdata/")
+	}
+	return out
+}
+
+// render is the golden representation of a Result: every file with its
+// path, symlinks as "path -> target", then the skipped projects.
+func render(res Result) []byte {
+	var b bytes.Buffer
+	for _, f := range res.Files {
+		if f.Link != "" {
+			b.WriteString("=== " + f.Path + " -> " + f.Link + "\n")
+			continue
+		}
+		b.WriteString("=== " + f.Path + "\n")
+		b.Write(f.Data)
+	}
+	for _, d := range res.Skipped {
+		b.WriteString("=== skipped\n" + d.String() + "\n")
+	}
+	return b.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	for _, fx := range loadFixtures(t) {
+		t.Run(fx.name, func(t *testing.T) {
+			res := Generate(fx.sources, testOptions)
+			got := render(res)
+			if again := render(Generate(reversed(fx.sources), testOptions)); !bytes.Equal(got, again) {
+				t.Fatalf("output depends on the order of the input files")
+			}
+			if *update {
+				if err := os.WriteFile(fx.golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(fx.golden)
+			if err != nil {
+				t.Fatalf("%v (run `go test ./generator -update` to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("output differs from %s (run `go test ./generator -update` and review the diff):\n%s",
+					fx.golden, firstDifference(want, got))
+			}
+			checkAssertions(t, fx, res)
+		})
+	}
+}
+
+func reversed(s []config.Source) []config.Source {
+	out := make([]config.Source, len(s))
+	for i, x := range s {
+		out[len(s)-1-i] = x
+	}
+	return out
+}
+
+func firstDifference(want, got []byte) string {
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
+		}
+	}
+	return "(no line differs)"
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// checkAssertions runs the "## assert-..." lines of every fixture file:
+//
+//	## assert-key-is FILE SECTION KEY VALUE     the last KEY= in [SECTION] is VALUE
+//	## assert-key-has FILE SECTION KEY VALUE    some KEY= in [SECTION] is VALUE
+//	## assert-file FILE                         FILE is generated
+//	## assert-no-file FILE                      FILE is not generated
+//	## assert-link FILE TARGET                  FILE is a symlink to TARGET
+//	## assert-skipped TEXT                      a skipped-project message contains TEXT
+func checkAssertions(t *testing.T, fx fixture, res Result) {
+	t.Helper()
+	files := map[string]File{}
+	for _, f := range res.Files {
+		files[f.Path] = f
+	}
+	n := 0
+	for _, src := range fx.sources {
+		sc := bufio.NewScanner(bytes.NewReader(src.Data))
+		for line := 1; sc.Scan(); line++ {
+			text, ok := strings.CutPrefix(sc.Text(), "## ")
+			if !ok {
+				continue
+			}
+			n++
+			where := src.Path + ":" + itoa(line)
+			verb, rest, _ := strings.Cut(text, " ")
+			switch verb {
+			case "assert-key-is", "assert-key-has":
+				parts := strings.SplitN(rest, " ", 4)
+				if len(parts) != 4 {
+					t.Fatalf("%s: malformed %s", where, verb)
+				}
+				f, ok := files[parts[0]]
+				if !ok {
+					t.Errorf("%s: %s not generated", where, parts[0])
+					continue
+				}
+				vals := values(f.Data, parts[1], parts[2])
+				if verb == "assert-key-is" {
+					if len(vals) == 0 || vals[len(vals)-1] != parts[3] {
+						t.Errorf("%s: %s [%s] %s = %q, want %q", where, parts[0], parts[1], parts[2], vals, parts[3])
+					}
+				} else if !contains(vals, parts[3]) {
+					t.Errorf("%s: %s [%s] %s = %q, want one to be %q", where, parts[0], parts[1], parts[2], vals, parts[3])
+				}
+			case "assert-file":
+				if _, ok := files[rest]; !ok {
+					t.Errorf("%s: %s not generated", where, rest)
+				}
+			case "assert-no-file":
+				if _, ok := files[rest]; ok {
+					t.Errorf("%s: %s generated, want none", where, rest)
+				}
+			case "assert-link":
+				p, target, _ := strings.Cut(rest, " ")
+				if f := files[p]; f.Link != target {
+					t.Errorf("%s: %s links to %q, want %q", where, p, f.Link, target)
+				}
+			case "assert-skipped":
+				found := false
+				for _, d := range res.Skipped {
+					found = found || strings.Contains(d.String(), rest)
+				}
+				if !found {
+					t.Errorf("%s: no skipped project says %q; skipped: %v", where, rest, res.Skipped)
+				}
+			default:
+				t.Fatalf("%s: unknown assertion %q", where, verb)
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("fixture %s has no assertions", fx.name)
+	}
+}
+
+// values returns every value of key in section of a unit file, in order.
+func values(data []byte, section, key string) []string {
+	var out []string
+	cur := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			cur = line[1 : len(line)-1]
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok && cur == section && k == key {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

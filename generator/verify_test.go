@@ -1,0 +1,112 @@
+package generator
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// TestVerifyGolden runs systemd-analyze verify on every unit each fixture
+// generates, together with the shipped static units.
+func TestVerifyGolden(t *testing.T) {
+	requireAnalyze(t)
+	for _, fx := range loadFixtures(t) {
+		t.Run(fx.name, func(t *testing.T) {
+			res := Generate(fx.sources, testOptions)
+			if len(res.Projects) == 0 {
+				t.Skip("fixture generates nothing")
+			}
+			if out, err := verify(t, res); err != nil {
+				t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestVerifyCatchesBrokenUnits proves the check above can fail.
+func TestVerifyCatchesBrokenUnits(t *testing.T) {
+	requireAnalyze(t)
+	res := Generate([]config.Source{{Path: "/etc/bm2/x.toml", Data: []byte(
+		"name=\"x\"\nscript=\"a.js\"\ncwd=\"/srv/x\"\nport=1\n")}}, testOptions)
+	for i, f := range res.Files {
+		if strings.HasSuffix(f.Path, ".conf") {
+			res.Files[i].Data = append(bytes.Clone(f.Data), "RestartSec=soon\nNoSuchKey=1\n"...)
+		}
+	}
+	if out, err := verify(t, res); err == nil {
+		t.Fatalf("verify accepted a broken unit:\n%s", out)
+	}
+}
+
+func lookAnalyze() (string, error) { return exec.LookPath("systemd-analyze") }
+
+func requireAnalyze(t *testing.T) {
+	t.Helper()
+	if _, err := lookAnalyze(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("systemd-analyze is required in CI")
+		}
+		t.Skip("systemd-analyze not installed")
+	}
+}
+
+// verify lays out a root with the host's system units, bm2's static units,
+// the generated files and a stub for
+// every runtime executable, then runs systemd-analyze verify --root on every
+// generated unit. Any output at all counts as a failure.
+func verify(t *testing.T, res Result) (string, error) {
+	t.Helper()
+	root := t.TempDir()
+	sys := filepath.Join(root, "usr/lib/systemd/system")
+	// verify does not run generators, so their output goes where it looks.
+	gen := filepath.Join(root, "etc/systemd/system")
+	if err := os.CopyFS(sys, os.DirFS("/usr/lib/systemd/system")); err != nil {
+		t.Fatal(err)
+	}
+	err := fs.WalkDir(units.Static(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := fs.ReadFile(units.Static(), p)
+		return os.WriteFile(filepath.Join(sys, p), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(gen, res.Files); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, p := range res.Projects {
+		stub := p.RuntimeCommand()
+		if !path.IsAbs(stub) {
+			stub = "/usr/local/bin/" + stub
+		}
+		if err := os.MkdirAll(filepath.Join(root, path.Dir(stub)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, stub), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, units.Slice(p.Name), units.Target(p.Name))
+		for i := 0; i < p.Instances; i++ {
+			names = append(names, units.Instance(p.Name, i))
+		}
+	}
+	args := append([]string{"verify", "--root=" + root, "--man=no", "--recursive-errors=no"}, names...)
+	cmd := exec.Command("systemd-analyze", args...)
+	cmd.Env = append(os.Environ(), "SYSTEMD_LOG_COLOR=0")
+	out, err := cmd.CombinedOutput()
+	if err == nil && len(bytes.TrimSpace(out)) > 0 {
+		err = &exec.ExitError{}
+	}
+	return string(out), err
+}

@@ -1,0 +1,114 @@
+package probehelper
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// PortState is what the kernel says about a TCP port on 0.0.0.0.
+type PortState int
+
+const (
+	// Free: nobody listens; a plain SO_REUSEADDR bind succeeds.
+	Free PortState = iota
+	// Shared: a listener holds the port with SO_REUSEPORT (for this
+	// effective UID), so another socket may join its group.
+	Shared
+	// Exclusive: a listener holds the port without SO_REUSEPORT, or as
+	// another user: nobody can join.
+	Exclusive
+)
+
+func (s PortState) String() string {
+	switch s {
+	case Free:
+		return "free"
+	case Shared:
+		return "shared"
+	case Exclusive:
+		return "exclusive"
+	}
+	return fmt.Sprintf("PortState(%d)", int(s))
+}
+
+// Describe is the wording `bm2 check` uses for a state.
+func (s PortState) Describe() string {
+	switch s {
+	case Free:
+		return "free"
+	case Shared:
+		return "held by a shared listener (joinable)"
+	case Exclusive:
+		return "held by an exclusive listener (cannot join)"
+	}
+	return s.String()
+}
+
+// ReuseAddr and ReusePort are socket-option setters in the shape
+// net.ListenConfig.Control and syscall.RawConn.Control expect.
+func ReuseAddr(fd uintptr) error {
+	return unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+}
+
+func ReusePort(fd uintptr) error {
+	return unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+}
+
+// ListenControl is a net.ListenConfig Control function that sets
+// SO_REUSEADDR and SO_REUSEPORT, as a reusePort app's listener does.
+func ListenControl(network, address string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		if serr = ReuseAddr(fd); serr == nil {
+			serr = ReusePort(fd)
+		}
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// CheckPort tells whether TCP port on 0.0.0.0 is free, shared or exclusive,
+// as seen by this process's effective UID:
+//
+//  1. bind with only SO_REUSEADDR: success means nobody listens (Free);
+//  2. otherwise bind with SO_REUSEPORT: success means the listener lets
+//     others join (Shared); EADDRINUSE means it does not (Exclusive).
+//
+// It never calls listen(2) and closes each socket at once, so it cannot
+// take a connection away from the app.
+func CheckPort(port int) (PortState, error) {
+	if port < 1 || port > 65535 {
+		return Free, fmt.Errorf("port %d out of range", port)
+	}
+	err := tryBind(port, ReuseAddr)
+	if err == nil {
+		return Free, nil
+	}
+	if !errors.Is(err, unix.EADDRINUSE) {
+		return Free, fmt.Errorf("probe port %d: %w", port, err)
+	}
+	err = tryBind(port, ReusePort)
+	if err == nil {
+		return Shared, nil
+	}
+	if errors.Is(err, unix.EADDRINUSE) {
+		return Exclusive, nil
+	}
+	return Free, fmt.Errorf("probe port %d: %w", port, err)
+}
+
+func tryBind(port int, opt func(uintptr) error) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	defer unix.Close(fd)
+	if err := opt(uintptr(fd)); err != nil {
+		return fmt.Errorf("setsockopt: %w", err)
+	}
+	return unix.Bind(fd, &unix.SockaddrInet4{Port: port})
+}

@@ -1,0 +1,157 @@
+package probehelper
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// listen opens a real loopback-reachable listener on 0.0.0.0:0, with or
+// without SO_REUSEPORT, and returns its port.
+func listen(t *testing.T, reuse bool) (net.Listener, int) {
+	t.Helper()
+	lc := net.ListenConfig{}
+	if reuse {
+		lc.Control = ListenControl
+	}
+	l, err := lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, l.Addr().(*net.TCPAddr).Port
+}
+
+func TestCheckPortStates(t *testing.T) {
+	l, port := listen(t, false)
+	if got, err := CheckPort(port); err != nil || got != Exclusive {
+		t.Fatalf("plain listener: %v %v, want exclusive", got, err)
+	}
+	l.Close()
+	if got, err := CheckPort(port); err != nil || got != Free {
+		t.Fatalf("after close: %v %v, want free", got, err)
+	}
+	_, rport := listen(t, true)
+	if got, err := CheckPort(rport); err != nil || got != Shared {
+		t.Fatalf("reuseport listener: %v %v, want shared", got, err)
+	}
+}
+
+// The probe must not disturb the app: after many checks the listener still
+// accepts, and the port is still exactly as it was.
+func TestCheckPortNeverListens(t *testing.T) {
+	l, port := listen(t, true)
+	for i := 0; i < 50; i++ {
+		if got, _ := CheckPort(port); got != Shared {
+			t.Fatalf("check %d: %v", i, got)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			c.Close()
+		}
+		done <- err
+	}()
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A bound-but-not-listening socket (as a half-started app has) counts as
+// holding the port; an app on 127.0.0.1 only is seen as exclusive by the
+// 0.0.0.0 probe, as the seed warns.
+func TestCheckPortLoopbackOnly(t *testing.T) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	if got, err := CheckPort(port); err != nil || got != Exclusive {
+		t.Fatalf("loopback-only listener: %v %v, want exclusive", got, err)
+	}
+}
+
+func TestCheckPortRange(t *testing.T) {
+	if _, err := CheckPort(0); err == nil {
+		t.Fatal("port 0 accepted")
+	}
+}
+
+// SO_REUSEPORT joins only for the same effective UID (SPEC §6): a root
+// check of a reusePort listener owned by another user says exclusive.
+func TestCheckPortOtherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root in CI")
+		}
+		t.Skip("needs root to run a listener as another user")
+	}
+	// The test binary sits in a root-only build dir: copy it where nobody
+	// can execute it.
+	dir, err := os.MkdirTemp("", "bm2-probe-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := dir + "/helper.test"
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=TestHelperListener")
+	cmd.Env = append(os.Environ(), "BM2_HELPER_LISTEN=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	port, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		t.Fatalf("helper said %q", buf[:n])
+	}
+	if got, err := CheckPort(port); err != nil || got != Exclusive {
+		t.Fatalf("root checking nobody's reusePort listener: %v %v, want exclusive", got, err)
+	}
+}
+
+// TestHelperListener is not a test: it is the other user's app for
+// TestCheckPortOtherUser.
+func TestHelperListener(t *testing.T) {
+	if os.Getenv("BM2_HELPER_LISTEN") != "1" {
+		t.Skip("helper process only")
+	}
+	lc := net.ListenConfig{Control: ListenControl}
+	l, err := lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
+	if err != nil {
+		os.Exit(3)
+	}
+	os.Stdout.WriteString(strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "\n")
+	time.Sleep(30 * time.Second)
+	os.Exit(0)
+}
