@@ -11,9 +11,7 @@ MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
 
 GO      ?= go
-GOFLAGS ?= -trimpath
-BINS    := bm2 bm2-generator
-export GOFLAGS
+BINS    := bm2 bm2-generator bm2-probe
 
 .PHONY: all build test test-unit test-e2e check fuzz bench demo install uninstall clean
 
@@ -21,7 +19,7 @@ all: build
 
 build:
 	@mkdir -p bin
-	$(GO) build -o bin/ $(addprefix ./cmd/,$(BINS))
+	$(GO) build -trimpath -o bin/ $(addprefix ./cmd/,$(BINS))
 
 # Unit tests, golden files and systemd-analyze verify, then the end-to-end
 # tests against a real systemd booted in namespaces (root; mandatory with CI=true).
@@ -54,8 +52,11 @@ install: build
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(GENDIR) $(DESTDIR)$(UNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/bm2
 	install -m 0755 bin/bm2 $(DESTDIR)$(BINDIR)/bm2
+	install -m 0755 bin/bm2-probe $(DESTDIR)$(LIBEXECDIR)/bm2-probe
 	install -m 0755 bin/bm2-generator $(DESTDIR)$(GENDIR)/bm2-generator
 	install -m 0644 units/static/bm2.slice units/static/bm2@.service $(DESTDIR)$(UNITDIR)/
+	sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/static/bm2-probe@.service > $(DESTDIR)$(UNITDIR)/bm2-probe@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/bm2-probe@.service
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf
 	install -m 0644 packaging/tmpfiles.d/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	@# On a live host (no DESTDIR) with systemd running, create the account and
@@ -69,7 +70,7 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	  systemctl stop bm2.slice 2>/dev/null || true; fi
 	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(GENDIR)/bm2-generator \
-	  $(DESTDIR)$(UNITDIR)/bm2.slice $(DESTDIR)$(UNITDIR)/bm2@.service \
+	  $(DESTDIR)$(UNITDIR)/bm2.slice $(DESTDIR)$(UNITDIR)/bm2@.service $(DESTDIR)$(UNITDIR)/bm2-probe@.service \
 	  $(DESTDIR)$(SYSUSERSDIR)/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi

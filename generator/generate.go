@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/units"
 )
@@ -37,12 +38,20 @@ type Diagnostic struct {
 	Err  error  // config.Errors, *config.ConflictError or another error naming the file
 }
 
-func (d Diagnostic) String() string {
-	msg := d.Err.Error()
-	if !strings.HasPrefix(msg, d.File) {
-		msg = d.File + ": " + msg
+func (d Diagnostic) String() string { return strings.Join(d.Lines(), "\n") }
+
+// Lines is the diagnostic as log lines, one per problem, each naming the
+// file (and, where known, the line and key):
+// "skipped api: /etc/bm2/api.toml:4: port: must be an integer, got a string".
+func (d Diagnostic) Lines() []string {
+	var lines []string
+	for _, msg := range strings.Split(d.Err.Error(), "\n") {
+		if !strings.HasPrefix(msg, d.File) {
+			msg = d.File + ": " + msg
+		}
+		lines = append(lines, "skipped "+config.Stem(d.File)+": "+msg)
 	}
-	return "skipped " + config.Stem(d.File) + ": " + strings.ReplaceAll(msg, "\n", "; ")
+	return lines
 }
 
 // Result is everything one generator run produces.
@@ -97,6 +106,12 @@ func ProjectFiles(p *config.Project) []File {
 			Path: path.Join(units.Instance(p.Name, i)+".d", DropInName),
 			Data: instanceDropIn(p, i),
 		})
+		if p.Mode == config.Cluster {
+			files = append(files, File{
+				Path: path.Join(units.Probe(p.Name, i)+".d", DropInName),
+				Data: probeDropIn(p, i),
+			})
+		}
 	}
 	return files
 }
@@ -161,6 +176,11 @@ func instanceDropIn(p *config.Project, i int) []byte {
 	// An errored project stays down, across daemon-reload and reboot, until
 	// `bm2 serve` or `bm2 start` clears the mark (see package state).
 	f.Add("Unit", "ConditionPathExists", "!"+units.Specifiers(state.ErroredPath(p.Name)))
+	if p.Mode == config.Cluster {
+		// Started after every start of the instance, automatic restarts
+		// included; ordered after it by the probe template.
+		f.Add("Unit", "Wants", units.Probe(p.Name, i))
+	}
 
 	f.Add("Service", "Slice", units.Slice(p.Name))
 	f.Add("Service", "WorkingDirectory", units.Specifiers(p.Cwd))
@@ -202,6 +222,32 @@ func instanceDropIn(p *config.Project, i int) []byte {
 	}
 	if r.LimitNOFILE != 0 {
 		f.Add("Service", "LimitNOFILE", strconv.Itoa(r.LimitNOFILE))
+	}
+	return f.Bytes()
+}
+
+// probeDropIn tells instance i's reusePort probe what to check and how to
+// react; see package probehelper.
+func probeDropIn(p *config.Project, i int) []byte {
+	var f units.File
+	header(&f, p)
+	f.Add("Unit", "Description", fmt.Sprintf("bm2 reusePort probe for %s instance %d", p.Name, i))
+	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	env := [][2]string{
+		{probehelper.EnvPort, strconv.Itoa(p.Port)},
+		{probehelper.EnvInstances, strconv.Itoa(p.Instances)},
+		{probehelper.EnvUser, p.User},
+	}
+	if p.Group != "" {
+		env = append(env, [2]string{probehelper.EnvGroup, p.Group})
+	}
+	env = append(env, [2]string{probehelper.EnvStopTimeout, strconv.FormatInt(p.StopTimeout.Milliseconds(), 10)})
+	if p.Notify.Webhook != "" {
+		env = append(env, [2]string{probehelper.EnvWebhook, p.Notify.Webhook},
+			[2]string{probehelper.EnvNotifyLevel, string(p.Notify.Level)})
+	}
+	for _, e := range env {
+		f.Add("Service", "Environment", units.QuoteEnv(e[0], e[1]))
 	}
 	return f.Bytes()
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/bm2dev/bm2/config"
 )
@@ -63,16 +65,20 @@ func Run(ctx context.Context, args []string, env Env) error {
 		env.Log.Log(3, "skipped: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	for _, d := range res.Skipped {
-		env.Log.Log(3, d.String())
-	}
-	if skipped > 0 {
-		instances := 0
-		for _, p := range res.Projects {
-			instances += p.Instances
+		for _, line := range d.Lines() {
+			env.Log.Log(3, line)
 		}
-		env.Log.Log(4, fmt.Sprintf("generated %d projects (%d instances), skipped %d", len(res.Projects), instances, skipped))
+	}
+	instances := 0
+	for _, p := range res.Projects {
+		instances += p.Instances
+	}
+	summary := fmt.Sprintf("generated %s (%s)", plural(len(res.Projects), "project"), plural(instances, "instance"))
+	if skipped > 0 {
+		env.Log.Log(4, fmt.Sprintf("%s, skipped %d", summary, skipped))
 		return fmt.Errorf("%w: %d of %d", ErrSkipped, skipped, skipped+len(res.Projects))
 	}
+	env.Log.Log(6, summary)
 	return nil
 }
 
@@ -122,33 +128,63 @@ func writeFile(name string, data []byte) error {
 	return err
 }
 
-// KmsgLogger writes "<prio>bm2[pid]: msg" records to /dev/kmsg, from where
-// journald files them under SYSLOG_IDENTIFIER=bm2. When kmsg cannot be
-// opened it falls back to Fallback (stderr in production).
-type KmsgLogger struct {
-	w        io.Writer
-	Fallback io.Writer
-}
-
-// OpenKmsg opens /dev/kmsg for writing, or returns a logger that writes to
-// fallback only.
-func OpenKmsg(fallback io.Writer) *KmsgLogger {
-	l := &KmsgLogger{Fallback: fallback}
+// OpenLogger picks where the generator's messages go. systemd.generator(7)
+// says /dev/kmsg (PID 1 discards a generator's stdout and stderr on systemd
+// 252), and journald files kmsg records written as "bm2[pid]: msg" under
+// SYSLOG_IDENTIFIER=bm2. Containers usually have no /dev/kmsg; there the
+// messages go to journald's native socket when it exists (a datagram with a
+// short deadline, so a busy journald can never stall PID 1), and to
+// fallback (stderr) as a last resort.
+func OpenLogger(fallback io.Writer) Logger {
 	if f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0); err == nil {
-		l.w = f
+		return &lineLogger{w: f, format: kmsgFormat, fallback: fallback}
 	}
-	return l
+	if c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: JournalSocket, Net: "unixgram"}); err == nil {
+		return &lineLogger{w: deadlineWriter{c}, format: journalFormat, fallback: fallback}
+	}
+	return &lineLogger{w: fallback, format: plainFormat}
 }
 
-// Log writes one message; kmsg takes one record per write.
-func (l *KmsgLogger) Log(priority int, msg string) {
-	if l.w != nil {
-		// 8 is LOG_USER (the kernel would force it anyway).
-		if _, err := fmt.Fprintf(l.w, "<%d>bm2[%d]: %s\n", 8+priority, os.Getpid(), msg); err == nil {
-			return
-		}
+// JournalSocket is journald's native protocol socket.
+const JournalSocket = "/run/systemd/journal/socket"
+
+type lineLogger struct {
+	w        io.Writer
+	format   func(priority int, msg string) string
+	fallback io.Writer
+}
+
+// Log writes one record in a single write.
+func (l *lineLogger) Log(priority int, msg string) {
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	if _, err := io.WriteString(l.w, l.format(priority, msg)); err != nil && l.fallback != nil {
+		io.WriteString(l.fallback, plainFormat(priority, msg))
 	}
-	if l.Fallback != nil {
-		fmt.Fprintf(l.Fallback, "bm2-generator: %s\n", msg)
+}
+
+// kmsgFormat: priority with the user facility (8), then "bm2[pid]: ".
+func kmsgFormat(priority int, msg string) string {
+	return fmt.Sprintf("<%d>bm2[%d]: %s\n", 8+priority, os.Getpid(), msg)
+}
+
+// journalFormat is one entry of journald's native protocol.
+func journalFormat(priority int, msg string) string {
+	return fmt.Sprintf("PRIORITY=%d\nSYSLOG_FACILITY=1\nSYSLOG_IDENTIFIER=bm2\nSYSLOG_PID=%d\nMESSAGE=%s\n",
+		priority, os.Getpid(), msg)
+}
+
+func plainFormat(priority int, msg string) string { return "bm2-generator: " + msg + "\n" }
+
+type deadlineWriter struct{ c *net.UnixConn }
+
+func (d deadlineWriter) Write(p []byte) (int, error) {
+	d.c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	return d.c.Write(p)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
 	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -85,6 +85,13 @@ func verify(t *testing.T, res Result) (string, error) {
 		t.Fatal(err)
 	}
 	names := []string{}
+	probe := filepath.Join(root, "usr/lib/bm2/bm2-probe")
+	if err := os.MkdirAll(filepath.Dir(probe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(probe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range res.Projects {
 		stub := p.RuntimeCommand()
 		if !path.IsAbs(stub) {
@@ -99,6 +106,9 @@ func verify(t *testing.T, res Result) (string, error) {
 		names = append(names, units.Slice(p.Name), units.Target(p.Name))
 		for i := 0; i < p.Instances; i++ {
 			names = append(names, units.Instance(p.Name, i))
+			if p.Mode == config.Cluster {
+				names = append(names, units.Probe(p.Name, i))
+			}
 		}
 	}
 	args := append([]string{"verify", "--root=" + root, "--man=no", "--recursive-errors=no"}, names...)

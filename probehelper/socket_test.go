@@ -100,6 +100,33 @@ func TestCheckPortOtherUser(t *testing.T) {
 		}
 		t.Skip("needs root to run a listener as another user")
 	}
+	port := startOtherUserListener(t)
+	if got, err := CheckPort(port); err != nil || got != Exclusive {
+		t.Fatalf("root checking nobody's reusePort listener: %v %v, want exclusive", got, err)
+	}
+	// As the listener's own user, the same port is joinable...
+	if got, err := CheckPortAs(65534, 65534, port); err != nil || got != Shared {
+		t.Fatalf("checking as nobody: %v %v, want shared", got, err)
+	}
+	// ...and borrowing the identity did not leak into the rest of the process.
+	if got, err := CheckPort(port); err != nil || got != Exclusive {
+		t.Fatalf("after CheckPortAs, root check: %v %v, want exclusive", got, err)
+	}
+	// An exclusive listener stays exclusive for everyone.
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got, err := CheckPortAs(65534, 65534, l.Addr().(*net.TCPAddr).Port); err != nil || got != Exclusive {
+		t.Fatalf("plain listener checked as nobody: %v %v, want exclusive", got, err)
+	}
+}
+
+// startOtherUserListener runs a reusePort listener as nobody (65534) in a
+// child process and returns its port.
+func startOtherUserListener(t *testing.T) int {
+	t.Helper()
 	// The test binary sits in a root-only build dir: copy it where nobody
 	// can execute it.
 	dir, err := os.MkdirTemp("", "bm2-probe-test-")
@@ -128,16 +155,14 @@ func TestCheckPortOtherUser(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	buf := make([]byte, 64)
 	n, _ := out.Read(buf)
 	port, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
 	if err != nil {
 		t.Fatalf("helper said %q", buf[:n])
 	}
-	if got, err := CheckPort(port); err != nil || got != Exclusive {
-		t.Fatalf("root checking nobody's reusePort listener: %v %v, want exclusive", got, err)
-	}
+	return port
 }
 
 // TestHelperListener is not a test: it is the other user's app for

@@ -9,6 +9,8 @@ import (
 const (
 	// Template is the shipped instance template.
 	Template = "bm2@.service"
+	// ProbeTemplate is the shipped reusePort probe template.
+	ProbeTemplate = "bm2-probe@.service"
 	// RootSlice is the parent of every project slice.
 	RootSlice = "bm2.slice"
 )
@@ -45,6 +47,11 @@ func InstanceID(project string, i int) string { return project + "-" + strconv.I
 // Instance is the full unit name of instance i, "bm2@<project>-<i>.service".
 func Instance(project string, i int) string {
 	return "bm2@" + InstanceID(project, i) + ".service"
+}
+
+// Probe is the reusePort probe of instance i, "bm2-probe@<project>-<i>.service".
+func Probe(project string, i int) string {
+	return "bm2-probe@" + InstanceID(project, i) + ".service"
 }
 
 // ParseInstance splits "api-0", "bm2@api-0" or "bm2@api-0.service" into the

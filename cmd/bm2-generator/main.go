@@ -4,15 +4,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/bm2dev/bm2/generator"
 )
 
 func main() {
-	log := generator.OpenKmsg(os.Stderr)
-	if err := generator.Run(context.Background(), os.Args[1:], generator.Env{Log: log}); err != nil {
-		log.Log(3, err.Error())
+	log := generator.OpenLogger(os.Stderr)
+	err := generator.Run(context.Background(), os.Args[1:], generator.Env{Log: log})
+	if err != nil {
+		if !errors.Is(err, generator.ErrSkipped) { // skips are logged one by one already
+			log.Log(3, err.Error())
+		}
 		os.Exit(1)
 	}
 }

@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/probehelper"
+	"github.com/bm2dev/bm2/state"
+)
+
+// Exit codes of the bm2 command, documented in bm2(1).
+const (
+	ExitOK        = 0 // success
+	ExitFailure   = 1 // the command failed (an instance did not come online, systemd refused, ...)
+	ExitUsage     = 2 // bad command line
+	ExitInvalid   = 3 // invalid project file, or bm2 check found a problem
+	ExitNoProject = 4 // no such project
+	ExitNoSystemd = 5 // systemd is not reachable
+)
+
+// Stdio is where a command reads and writes. cmd/bm2 passes the process's
+// standard streams; tests pass buffers.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Paths are the directories bm2 writes to.
+type Paths struct {
+	ConfigDir string // where bm2 serve registers projects: /etc/bm2
+	StateDir  string // errored marks and other state: /var/lib/bm2
+}
+
+// DefaultPaths are the system-scope directories.
+func DefaultPaths() Paths {
+	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir}
+}
+
+// SystemdSearchPath returns the directories systemd searches for a bare
+// command name in ExecStart=, in order (it does not use $PATH).
+func SystemdSearchPath() []string {
+	return []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"}
+}
+
+// Env is everything a command needs from the host. The zero value of every
+// field means "the real thing"; tests replace fields one by one.
+type Env struct {
+	Paths  Paths
+	Getenv func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
+	NumCPU int                 // resolves instances = "max"
+	Now    func() time.Time
+
+	// Connect reaches systemd; ConnectSystemd by default.
+	Connect func(ctx context.Context) (Systemd, error)
+	// Journal returns the last n lines a unit logged: by default what its
+	// processes wrote (journalctl _SYSTEMD_UNIT=UNIT), or when that is
+	// nothing, journalctl -u UNIT -n N -o cat --no-pager.
+	Journal func(ctx context.Context, unit string, n int) ([]string, error)
+	// CheckPorts probes ports as the given user would see them (see
+	// probehelper.CheckPort); by default root probes through a child
+	// process running as that user, everyone else probes in-process.
+	CheckPorts func(ctx context.Context, user string, ports []int) ([]probehelper.PortState, error)
+	// RuntimeDirs is where bare runtime names are looked up
+	// (SystemdSearchPath by default).
+	RuntimeDirs []string
+	// RuntimeVersion runs `<path> --version` (with a 5 s timeout by default).
+	RuntimeVersion func(ctx context.Context, path string) (string, error)
+	// PollInterval is how often serve and start look at instance states.
+	PollInterval time.Duration
+}
+
+// App is the bm2 command: its streams and its environment.
+type App struct {
+	Stdio
+	Env
+}
+
+// withDefaults fills in every field of Env left at its zero value.
+func (e Env) withDefaults() Env {
+	d := DefaultPaths()
+	if e.Paths.ConfigDir == "" {
+		e.Paths.ConfigDir = d.ConfigDir
+	}
+	if e.Paths.StateDir == "" {
+		e.Paths.StateDir = d.StateDir
+	}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.NumCPU == 0 {
+		e.NumCPU = runtime.NumCPU()
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Connect == nil {
+		e.Connect = ConnectSystemd
+	}
+	if e.Journal == nil {
+		e.Journal = journalTail
+	}
+	if e.CheckPorts == nil {
+		e.CheckPorts = checkPortsAs
+	}
+	if e.RuntimeDirs == nil {
+		e.RuntimeDirs = SystemdSearchPath()
+	}
+	if e.RuntimeVersion == nil {
+		e.RuntimeVersion = runtimeVersion
+	}
+	if e.PollInterval == 0 {
+		e.PollInterval = 250 * time.Millisecond
+	}
+	return e
+}
+
+func (a *App) state() state.Dir { return state.Dir{Path: a.Paths.StateDir} }
+
+// erroredMark reads a project's errored mark. A mark that exists but
+// cannot be read (it is root's, and the reader is not) still means errored.
+func (a *App) erroredMark(project string) (reason string, errored bool, err error) {
+	reason, errored, err = a.state().Errored(project)
+	if errors.Is(err, fs.ErrPermission) {
+		if _, serr := os.Lstat(a.state().ErroredPath(project)); serr == nil {
+			return "unknown (run as root to read it)", true, nil
+		}
+	}
+	return reason, errored, err
+}
+
+func (a *App) searchPath() []string { return config.SearchPath(a.Getenv) }
+
+// Run runs the bm2 command line args (without the program name) with the
+// real environment.
+func Run(ctx context.Context, args []string, stdio Stdio) error {
+	app := &App{Stdio: stdio}
+	return app.Run(ctx, args)
+}
+
+// Main runs args, reports an error as "bm2: <error>" plus a hint on stderr
+// and returns the exit code.
+func Main(ctx context.Context, args []string, stdio Stdio) int {
+	app := &App{Stdio: stdio}
+	return app.Main(ctx, args)
+}
+
+// Main is [Main] with this app's environment.
+func (a *App) Main(ctx context.Context, args []string) int {
+	err := a.Run(ctx, args)
+	if err == nil {
+		return ExitOK
+	}
+	a.report(err)
+	return ExitCode(err)
+}
+
+// Run runs one bm2 command line.
+func (a *App) Run(ctx context.Context, args []string) error {
+	if a.Out == nil {
+		a.Out = io.Discard
+	}
+	if a.Err == nil {
+		a.Err = io.Discard
+	}
+	if a.In == nil {
+		a.In = strings.NewReader("")
+	}
+	a.Env = a.Env.withDefaults()
+	return a.dispatch(ctx, args)
+}
+
+// report prints an error the way users see it: every line prefixed with
+// "bm2: ", then the hint.
+func (a *App) report(err error) {
+	msg := err.Error()
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintf(a.Err, "bm2: %s\n", line)
+	}
+	if h := hint(err); h != "" {
+		fmt.Fprintf(a.Err, "bm2: %s\n", h)
+	}
+}
+
+// exitError carries an exit code and a hint for the user.
+type exitError struct {
+	code int
+	err  error
+	hint string
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// withHint attaches a hint (what to do next) to err, keeping its code.
+func withHint(err error, hint string) error {
+	return &exitError{code: -1, err: err, hint: hint}
+}
+
+// fail gives err an exit code and a hint.
+func fail(code int, hint string, err error) error {
+	return &exitError{code: code, err: err, hint: hint}
+}
+
+func usageErr(cmd, format string, args ...any) error {
+	h := "run `bm2 --help` for the list of commands"
+	if cmd != "" {
+		h = "run `bm2 " + cmd + " --help` for its usage"
+	}
+	return fail(ExitUsage, h, fmt.Errorf(format, args...))
+}
+
+// hint returns the outermost hint attached to err, or a generic one for
+// the error's class.
+func hint(err error) string {
+	var x *exitError
+	for e := err; errors.As(e, &x); e = x.err {
+		if x.hint != "" {
+			return x.hint
+		}
+	}
+	switch ExitCode(err) {
+	case ExitNoSystemd:
+		return "bm2 needs systemd as PID 1 and its system bus (/run/dbus/system_bus_socket); is this host booted with systemd?"
+	case ExitNoProject:
+		return "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
+	case ExitInvalid:
+		return "fix the project file, then run `bm2 check` on it again"
+	}
+	if errors.Is(err, context.Canceled) {
+		return "interrupted; run the command again to finish"
+	}
+	return ""
+}
+
+// ExitCode maps an error returned by Run to the documented exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var x *exitError
+	for e := err; errors.As(e, &x); e = x.err {
+		if x.code >= 0 {
+			return x.code
+		}
+	}
+	switch {
+	case isUnreachable(err):
+		return ExitNoSystemd
+	case errors.Is(err, config.ErrConflict):
+		return ExitInvalid
+	}
+	var ce config.Errors
+	var e1 *config.Error
+	if errors.As(err, &ce) || errors.As(err, &e1) {
+		return ExitInvalid
+	}
+	return ExitFailure
+}
+
+// journalTail returns the last n lines a unit's processes logged (the
+// app's own output, which says why it failed), or, when they logged
+// nothing, the last n lines about the unit, systemd's included
+// (journalctl -u UNIT -n N -o cat --no-pager).
+func journalTail(ctx context.Context, unit string, n int) ([]string, error) {
+	lines, err := journalctl(ctx, "_SYSTEMD_UNIT="+unit, "-n", fmt.Sprint(n))
+	if err == nil && len(lines) > 0 {
+		return lines, nil
+	}
+	return journalctl(ctx, "-u", unit, "-n", fmt.Sprint(n))
+}
+
+func journalctl(ctx context.Context, args ...string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	args = append(args, "-o", "cat", "--no-pager")
+	out, err := exec.CommandContext(ctx, "journalctl", args...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("journalctl %s: %w", strings.Join(args, " "), err)
+	}
+	text := strings.TrimRight(string(out), "\n")
+	if text == "" || text == "-- No entries --" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
+}

@@ -1,0 +1,368 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// runner runs a command once its flags are parsed.
+type runner func(ctx context.Context, a *App, args []string) error
+
+// command is one bm2 subcommand.
+type command struct {
+	name    string
+	aliases []string
+	usage   string // arguments, e.g. "[dir]"
+	short   string // one line for the command list
+	long    string // the description in --help
+	example string
+	minArgs int
+	maxArgs int // -1: any number
+	hidden  bool
+	// setup defines the command's flags on fs and returns the runner that
+	// reads them.
+	setup func(fs *pflag.FlagSet) runner
+}
+
+const defaultTimeout = 60 * time.Second
+
+// commands is the command table, in the order --help lists it.
+func commands() []*command {
+	return []*command{
+		{
+			name: "check", usage: "[dir | file | name]", maxArgs: 1,
+			short: "validate a project file and report its ports and runtime",
+			long: `Validates a project file without changing anything, then reports what
+would happen if it ran: the notification target, whether every port of the
+project's range is free, held by a shared (reusePort) listener that
+instances can join, or held by an exclusive listener, and which runtime
+binary systemd would start, with its version.
+
+The argument is a project dir (meaning <dir>/bm2.toml), a file, or the name
+of a registered project; the default is ./bm2.toml. In a project dir's
+bm2.toml, "name" is required and "cwd" defaults to the dir, as with
+bm2 serve. The project's range is also checked against every registered
+project.
+
+check needs neither root nor systemd. It exits 3 when it finds a problem:
+an invalid file, a port conflict, a runtime that is missing or older than
+its floor (Bun 1.4.0, Node.js 24.0.0), or a port held exclusively by
+something other than the project's own running instances.`,
+			example: "cd /srv/api && bm2 check\nbm2 check /etc/bm2/api.toml",
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.check(ctx, args) }
+			},
+		},
+		{
+			name: "serve", usage: "[dir]", maxArgs: 1,
+			short: "register the project in dir/bm2.toml and start it",
+			long: `Registers (or re-registers) the project described by <dir>/bm2.toml
+(default: the current directory) and starts it.
+
+serve fills in "cwd" (the dir) and "runtime_path" (the runtime found on
+systemd's search path) when the file leaves them out, validates the result,
+refuses a port range that overlaps a registered project, and writes
+/etc/bm2/<name>.toml, only if its content changed. Then it clears an errored
+state, reloads systemd, resets failed instances and starts bm2-<name>.target
+(restarting it if it was running and the file changed), and shows each
+instance as it comes online. It fails, naming the instance, its result and
+its last log lines, when an instance fails or --timeout passes.
+
+Running serve again without changes changes nothing. Needs root.`,
+			example: "cd /srv/api && sudo bm2 serve\nsudo bm2 serve --timeout 2m /srv/api",
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for every instance to come online")
+				return func(ctx context.Context, a *App, args []string) error { return a.serve(ctx, args, *timeout) }
+			},
+		},
+		{
+			name: "list", aliases: []string{"ls"}, usage: "[name...]", maxArgs: -1,
+			short: "show every instance of every registered project",
+			long: `Shows one row per instance of every registered project (or of the named
+ones): project, instance id, exec mode, state (online, launching, waiting
+restart, stopping, stopped, errored), the reason of an errored or
+restarting instance, pid, port, automatic restarts, uptime, memory and
+cumulative CPU time.
+
+A project file that does not parse shows as one row in state "invalid".
+When systemd cannot be reached, states are "unknown". --json prints an
+array of objects with stable keys for scripts: project, id, unit, mode,
+state, reason, pid, port, restarts, uptime_ms, memory_bytes (null when
+unknown), cpu_ms (null when unknown).`,
+			example: "bm2 list\nbm2 ls api\nbm2 list --json | jq '.[] | select(.state != \"online\")'",
+			setup: func(fs *pflag.FlagSet) runner {
+				asJSON := fs.Bool("json", false, "print JSON instead of a table")
+				return func(ctx context.Context, a *App, args []string) error { return a.list(ctx, args, *asJSON) }
+			},
+		},
+		{
+			name: "start", usage: "<name | name-i>", minArgs: 1, maxArgs: 1,
+			short: "start a project (or one instance), clearing an errored state",
+			long: `Starts every instance of a registered project (bm2-<name>.target), or
+one instance given as <name>-<i> (bm2@<name>-<i>.service), and waits until
+it is online. Clears the project's errored state and resets failed
+instances first, so this is also how a project stopped by bm2 (for
+example for reuseport_missing) is brought back. Needs root.`,
+			example: "sudo bm2 start api\nsudo bm2 start api-2",
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.control(ctx, "start", args[0], *timeout)
+				}
+			},
+		},
+		{
+			name: "stop", usage: "<name | name-i>", minArgs: 1, maxArgs: 1,
+			short: "stop a project (or one instance)",
+			long: `Stops every instance of a registered project, or one instance given as
+<name>-<i>: SIGTERM, then SIGKILL after stop_timeout_ms. The project stays
+registered (and starts again at boot); bm2 delete unregisters it. Needs
+root.`,
+			example: "sudo bm2 stop api\nsudo bm2 stop api-2",
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.control(ctx, "stop", args[0], 0)
+				}
+			},
+		},
+		{
+			name: "restart", usage: "<name | name-i>", minArgs: 1, maxArgs: 1,
+			short: "restart a project (or one instance)",
+			long: `Restarts every instance of a registered project at once, or one instance
+given as <name>-<i>, and waits until it is online again. Needs root.`,
+			example: "sudo bm2 restart api\nsudo bm2 restart api-0",
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.control(ctx, "restart", args[0], *timeout)
+				}
+			},
+		},
+		{
+			name: "status", usage: "<name>", minArgs: 1, maxArgs: 1,
+			short: "show one project: its file, settings and instances",
+			long: `Shows a registered project: where its file is, what it runs, whether it
+is errored and why, and one line per instance, with the systemctl and
+journalctl commands that show more.`,
+			example: "bm2 status api",
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.status(ctx, args[0]) }
+			},
+		},
+		{
+			name: "delete", aliases: []string{"rm"}, usage: "<name>", minArgs: 1, maxArgs: 1,
+			short: "stop a project and unregister it",
+			long: `Stops every instance of a project, removes /etc/bm2/<name>.toml, clears
+its errored state and reloads systemd, so that no unit of the project is
+left. A project whose file lives elsewhere on the search path (shipped by a
+package in /usr/lib/bm2, say) is refused: bm2 only removes what bm2 serve
+wrote. The app's own directory is not touched. Needs root.`,
+			example: "sudo bm2 delete api",
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.delete(ctx, args[0]) }
+			},
+		},
+		{
+			name: "version", maxArgs: 0,
+			short:   "print bm2's version",
+			long:    `Prints the version of bm2 and of the Go toolchain that built it.`,
+			example: "bm2 version",
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.version() }
+			},
+		},
+		{
+			name: "help", usage: "[command]", maxArgs: 1,
+			short:   "show help for bm2 or one command",
+			long:    `Shows the list of commands, or the usage, description and an example of one command.`,
+			example: "bm2 help serve",
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error {
+					if len(args) == 0 {
+						a.mainHelp(a.Out)
+						return nil
+					}
+					c := lookup(args[0])
+					if c == nil {
+						return usageErr("", "unknown command %q", args[0])
+					}
+					a.commandHelp(a.Out, c, newFlagSet(c))
+					return nil
+				}
+			},
+		},
+		{
+			name: probePortsCommand, usage: "<port>...", minArgs: 1, maxArgs: -1, hidden: true,
+			short: "(internal) probe ports as the current user",
+			long:  `Used by bm2 check running as root to probe ports as the project's user.`,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.probePorts(args) }
+			},
+		},
+	}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+		for _, al := range c.aliases {
+			if al == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func newFlagSet(c *command) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("bm2 "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
+}
+
+// dispatch parses the command line and runs the command.
+func (a *App) dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		a.mainHelp(a.Err)
+		return usageErr("", "no command given")
+	}
+	switch args[0] {
+	case "-h", "--help":
+		a.mainHelp(a.Out)
+		return nil
+	case "-V", "--version":
+		return a.version()
+	}
+	if strings.HasPrefix(args[0], "-") {
+		return usageErr("", "unknown flag %q before the command", args[0])
+	}
+	c := lookup(args[0])
+	if c == nil {
+		return usageErr("", "unknown command %q", args[0])
+	}
+	fs := newFlagSet(c)
+	run := c.setup(fs)
+	fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			a.commandHelp(a.Out, c, fs)
+			return nil
+		}
+		return usageErr(c.name, "%s: %v", c.name, err)
+	}
+	if h, _ := fs.GetBool("help"); h {
+		a.commandHelp(a.Out, c, fs)
+		return nil
+	}
+	rest := fs.Args()
+	switch {
+	case len(rest) < c.minArgs:
+		return usageErr(c.name, "%s: missing argument: usage: bm2 %s %s", c.name, c.name, c.usage)
+	case c.maxArgs >= 0 && len(rest) > c.maxArgs:
+		return usageErr(c.name, "%s: too many arguments (%s): usage: bm2 %s %s",
+			c.name, strings.Join(rest[c.maxArgs:], " "), c.name, strings.TrimSpace(c.usage))
+	}
+	return run(ctx, a, rest)
+}
+
+func (a *App) mainHelp(w io.Writer) {
+	fmt.Fprint(w, `bm2 runs Node.js and Bun web services as N instances under systemd.
+
+Usage: bm2 <command> [flags] [arguments]
+
+Commands:
+`)
+	for _, c := range commands() {
+		if c.hidden {
+			continue
+		}
+		name := c.name
+		if len(c.aliases) > 0 {
+			name += " (" + strings.Join(c.aliases, ", ") + ")"
+		}
+		fmt.Fprintf(w, "  %-14s %s\n", name, c.short)
+	}
+	fmt.Fprint(w, `
+Projects are TOML files, one per project, in /etc/bm2 (see bm2.toml(5));
+systemd supervises the instances (bm2@<name>-<i>.service), and there is no
+bm2 daemon. Run "bm2 <command> --help" for a command's flags and an example.
+
+Exit codes: 0 ok, 1 failure, 2 usage error, 3 invalid project file or a
+problem found by check, 4 no such project, 5 systemd not reachable.
+`)
+}
+
+func (a *App) commandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
+	if fs.Lookup("help") == nil {
+		fs.BoolP("help", "h", false, "show this help")
+	}
+	usage := "bm2 " + c.name
+	if fs.HasAvailableFlags() {
+		usage += " [flags]"
+	}
+	if c.usage != "" {
+		usage += " " + c.usage
+	}
+	fmt.Fprintf(w, "Usage: %s\n", usage)
+	if len(c.aliases) > 0 {
+		fmt.Fprintf(w, "Aliases: %s\n", strings.Join(c.aliases, ", "))
+	}
+	fmt.Fprintf(w, "\n%s\n\nFlags:\n%s", c.long, flagUsages(fs))
+	if c.example != "" {
+		fmt.Fprintf(w, "\nExample:\n")
+		for _, line := range strings.Split(c.example, "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// flagUsages lists flags like pflag does, without its "[=true|false]" on
+// boolean flags.
+func flagUsages(fs *pflag.FlagSet) string {
+	var left, right []string
+	width := 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		l := "      --" + f.Name
+		if f.Shorthand != "" {
+			l = "  -" + f.Shorthand + ", --" + f.Name
+		}
+		varname, usage := pflag.UnquoteUsage(f)
+		if varname != "" && f.Value.Type() != "bool" {
+			l += " " + varname
+		}
+		switch f.Value.Type() {
+		case "bool":
+			if f.DefValue == "true" {
+				usage += " (default true)"
+			}
+		case "string":
+			if f.DefValue != "" {
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			}
+		default:
+			if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "[]" {
+				usage += " (default " + f.DefValue + ")"
+			}
+		}
+		left = append(left, l)
+		right = append(right, usage)
+		width = max(width, len(l))
+	})
+	var b strings.Builder
+	for i := range left {
+		fmt.Fprintf(&b, "%-*s   %s\n", width, left[i], right[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,381 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// control is `bm2 start|stop|restart <name | name-i>`.
+func (a *App) control(ctx context.Context, verb, arg string, timeout time.Duration) error {
+	e, idx, err := a.resolveUnit(arg)
+	if err != nil {
+		return err
+	}
+	p, err := usable(e)
+	if err != nil {
+		return err
+	}
+	unit, ids, label := units.Target(p.Name), allInstances(p), p.Name
+	if idx >= 0 {
+		unit, ids, label = units.Instance(p.Name, idx), []int{idx}, units.InstanceID(p.Name, idx)
+	}
+	names := make([]string, len(ids))
+	for k, i := range ids {
+		names[k] = units.Instance(p.Name, i)
+	}
+
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+
+	switch verb {
+	case "start":
+		reason, errored, err := a.erroredMark(p.Name)
+		if err != nil {
+			return fmt.Errorf("read errored state of %s: %w", p.Name, err)
+		}
+		if errored {
+			if err := a.state().ClearErrored(p.Name); err != nil {
+				return rootHint(err)
+			}
+			fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", p.Name, reason)
+		}
+		for _, n := range names {
+			if err := sd.ResetFailed(ctx, n); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(a.Out, "starting %s\n", unit)
+		if err := sd.Start(ctx, unit); err != nil {
+			return err
+		}
+		if err := a.waitOnline(ctx, sd, p, ids, timeout, "start"); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Out, "%s online\n", label)
+
+	case "restart":
+		if reason, errored, _ := a.erroredMark(p.Name); errored {
+			return fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
+				fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
+		}
+		for _, n := range names {
+			if err := sd.ResetFailed(ctx, n); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(a.Out, "restarting %s\n", unit)
+		if err := sd.Restart(ctx, unit); err != nil {
+			return err
+		}
+		if err := a.waitOnline(ctx, sd, p, ids, timeout, "restart"); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Out, "%s online\n", label)
+
+	case "stop":
+		// The reusePort probes first, so that none reacts to the stop.
+		probes, err := a.loadedProbes(ctx, sd, p.Name, idx)
+		if err != nil {
+			return err
+		}
+		for _, pr := range probes {
+			if err := sd.Stop(ctx, pr); err != nil {
+				return err
+			}
+		}
+		if err := sd.Stop(ctx, unit); err != nil {
+			return err
+		}
+		// Stopping the target stops its instances (PartOf=); an instance
+		// started on its own is stopped here too.
+		if idx < 0 {
+			statuses, err := sd.Units(ctx, names)
+			if err != nil {
+				return err
+			}
+			for _, u := range statuses {
+				if u.ActiveState != "inactive" && u.ActiveState != "failed" {
+					if err := sd.Stop(ctx, u.Name); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		fmt.Fprintf(a.Out, "%s stopped (%s)\n", label, plural(len(ids), "instance", "instances"))
+	default:
+		return fmt.Errorf("internal error: unknown verb %q", verb)
+	}
+	return nil
+}
+
+// status is `bm2 status <name>`.
+func (a *App) status(ctx context.Context, name string) error {
+	e, err := a.findProject(name)
+	if err != nil {
+		return err
+	}
+	w := a.Out
+	fmt.Fprintf(w, "%s: %s\n", e.Name, e.Path)
+	if e.Err != nil {
+		fmt.Fprintf(w, "  invalid: %s\n", oneLine(e.Err))
+		_, err := usable(e)
+		return err
+	}
+	p := e.Project
+	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
+		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), p.User)
+	fmt.Fprintf(w, "  script %s in %s\n", p.Script, p.Cwd)
+	if reason, errored, _ := a.erroredMark(p.Name); errored {
+		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
+	}
+
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
+		sd = nil
+	} else {
+		defer sd.Close()
+	}
+	rows, warnings := a.rows(ctx, []entry{e}, sd)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	for _, r := range rows {
+		pid, uptime, mem, cpu := "-", "-", "-", "-"
+		if r.PID != 0 {
+			pid = strconv.FormatUint(uint64(r.PID), 10)
+		}
+		if r.State == StateOnline && r.UptimeMS > 0 {
+			uptime = formatUptime(msDuration(r.UptimeMS))
+		}
+		if r.MemoryBytes != nil {
+			mem = formatMem(*r.MemoryBytes)
+		}
+		if r.CPUMS != nil {
+			cpu = formatCPU(*r.CPUMS * 1e6)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
+			*r.ID, r.Unit, r.State, orDash(r.Reason), pid, r.Port, r.Restarts, uptime, mem, cpu)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	fmt.Fprintf(w, "\nmore: systemctl status %s 'bm2@%s-*'\n", units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "      journalctl -u 'bm2@%s-*' -f\n", p.Name)
+	for _, warn := range warnings {
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", warn)
+	}
+	return nil
+}
+
+// delete is `bm2 delete <name>`.
+func (a *App) delete(ctx context.Context, name string) error {
+	regFile := filepath.Join(a.Paths.ConfigDir, name+".toml")
+	found := config.Discover(a.searchPath())
+	for _, m := range found.Masked {
+		if config.Stem(m) == name {
+			return fail(ExitFailure, fmt.Sprintf("remove %s by hand if you want the project it hides back", m),
+				fmt.Errorf("%s masks project %s (an empty file or a link to /dev/null); bm2 delete leaves masks alone", m, name))
+		}
+	}
+	e, err := a.findProject(name)
+	if err != nil {
+		return err
+	}
+	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
+		return fail(ExitFailure,
+			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `systemctl daemon-reload`", e.Path, regFile),
+			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
+	}
+
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		return fail(ExitNoSystemd, "nothing was changed; without systemd, removing "+regFile+" by hand is enough", err)
+	}
+	defer sd.Close()
+
+	instances, err := a.projectUnits(ctx, sd, name, e.Project)
+	if err != nil {
+		return err
+	}
+	probes, err := a.loadedProbes(ctx, sd, name, -1)
+	if err != nil {
+		return err
+	}
+	target, slice := units.Target(name), units.Slice(name)
+	// Probes first (they must not react to the stop), then the target
+	// (its instances are PartOf= it), any instance left, and the slice
+	// with whatever else still runs in it.
+	for _, pr := range probes {
+		if err := sd.Stop(ctx, pr); err != nil {
+			return err
+		}
+	}
+	if err := sd.Stop(ctx, target); err != nil {
+		return err
+	}
+	statuses, err := sd.Units(ctx, instances)
+	if err != nil {
+		return err
+	}
+	for _, u := range statuses {
+		if u.ActiveState != "inactive" && u.ActiveState != "failed" && u.LoadState != "not-found" {
+			if err := sd.Stop(ctx, u.Name); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sd.Stop(ctx, slice); err != nil {
+		return err
+	}
+	all := append(append([]string{target}, instances...), probes...)
+	all = append(all, slice)
+	for _, n := range all {
+		if err := sd.ResetFailed(ctx, n); err != nil {
+			return err
+		}
+	}
+	if err := os.Remove(regFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return rootHint(fmt.Errorf("remove %s: %w", regFile, err))
+	}
+	if err := a.state().ClearErrored(name); err != nil {
+		return rootHint(err)
+	}
+	if err := sd.Reload(ctx); err != nil {
+		return err
+	}
+	// systemd keeps a unit that failed until it is reset; everything else
+	// without a unit file is garbage-collected.
+	left, err := sd.Loaded(ctx, []string{"bm2@" + name + "-*.service", "bm2-probe@" + name + "-*.service", target, slice})
+	if err != nil {
+		return err
+	}
+	for _, u := range left {
+		if u.Name == target || u.Name == slice || instanceOf(u.Name) == name {
+			if err := sd.ResetFailed(ctx, u.Name); err != nil {
+				return err
+			}
+		}
+	}
+	fmt.Fprintf(a.Out, "deleted %s: stopped %s, removed %s\n", name, plural(len(instances), "instance", "instances"), regFile)
+	for _, s := range found.Shadow {
+		if config.Stem(s) == name {
+			fmt.Fprintf(a.Out, "note: %s now defines project %s (it was hidden by %s)\n", s, name, regFile)
+			break
+		}
+	}
+	return nil
+}
+
+// projectUnits lists a project's instance units: those its file declares
+// and any other instance systemd has loaded (its file may be invalid, or
+// instances may have been lowered).
+func (a *App) projectUnits(ctx context.Context, sd Systemd, name string, p *config.Project) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	if p != nil {
+		for _, n := range instanceNames(p) {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	loaded, err := sd.Loaded(ctx, []string{"bm2@" + name + "-*.service"})
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range loaded {
+		if n, _, ok := units.ParseInstance(u.Name); ok && n == name && !seen[u.Name] {
+			seen[u.Name] = true
+			out = append(out, u.Name)
+		}
+	}
+	return out, nil
+}
+
+// loadedProbes lists the reusePort probe units systemd has loaded for a
+// project (idx < 0) or one of its instances.
+func (a *App) loadedProbes(ctx context.Context, sd Systemd, name string, idx int) ([]string, error) {
+	loaded, err := sd.Loaded(ctx, []string{"bm2-probe@" + name + "-*.service"})
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range loaded {
+		n, i, ok := units.ParseInstance(strings.TrimPrefix(u.Name, "bm2-probe@"))
+		if ok && n == name && (idx < 0 || i == idx) {
+			out = append(out, u.Name)
+		}
+	}
+	return out, nil
+}
+
+// instanceOf returns the project of an instance or probe unit name, or "".
+func instanceOf(unit string) string {
+	n, _, ok := units.ParseInstance(strings.TrimPrefix(unit, "bm2-probe@"))
+	if !ok {
+		return ""
+	}
+	return n
+}
+
+// buildVersion is set at link time by packaging
+// (-ldflags "-X github.com/bm2dev/bm2/cli.buildVersion=1.2.3"); otherwise
+// the module version or VCS revision from the build info is used.
+var buildVersion string
+
+// version is `bm2 version`.
+func (a *App) version() error {
+	v, goVersion := buildVersion, ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		if v == "" {
+			rev, dirty := "", false
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					rev = s.Value
+				case "vcs.modified":
+					dirty = s.Value == "true"
+				}
+			}
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			if rev != "" {
+				v = "devel-" + rev
+				if dirty {
+					v += "-dirty"
+				}
+			}
+		}
+	}
+	if v == "" {
+		v = "devel"
+	}
+	if goVersion != "" {
+		fmt.Fprintf(a.Out, "bm2 %s (%s)\n", v, goVersion)
+	} else {
+		fmt.Fprintf(a.Out, "bm2 %s\n", v)
+	}
+	return nil
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

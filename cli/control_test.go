@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/state"
+)
+
+// served returns an env with the seed's project registered and running.
+func served(t *testing.T) *testEnv {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	te.sd.Calls()
+	return te
+}
+
+func TestStopStartRestart(t *testing.T) {
+	te := served(t)
+	te.mustRun(ExitOK, "stop", "api")
+	if got := te.sd.Calls(); got[0] != "stop bm2-api.target" {
+		t.Fatalf("calls %q", got)
+	}
+	if te.stdout.String() != "api stopped (4 instances)\n" {
+		t.Fatalf("stdout %q", te.stdout.String())
+	}
+	st, _ := te.sd.Units(context.Background(), []string{"bm2@api-0.service", "bm2@api-3.service"})
+	if st[0].ActiveState != "inactive" || st[1].ActiveState != "inactive" {
+		t.Fatalf("still running: %+v", st)
+	}
+
+	(state.Dir{Path: te.paths.StateDir}).SetErrored("api", "reuseport_missing")
+	te.mustRun(ExitFailure, "restart", "api") // errored: restart does not clear it
+	if !strings.Contains(te.stderr.String(), "project api is errored (reuseport_missing)") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	te.sd.Calls()
+
+	te.mustRun(ExitOK, "start", "api")
+	want := []string{
+		"reset-failed bm2@api-0.service", "reset-failed bm2@api-1.service",
+		"reset-failed bm2@api-2.service", "reset-failed bm2@api-3.service",
+		"start bm2-api.target",
+	}
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls %q\nwant %q", got, want)
+	}
+	if out := te.stdout.String(); !strings.HasPrefix(out, "cleared errored state of api (was: reuseport_missing)\nstarting bm2-api.target\napi-0 online (pid ") ||
+		!strings.HasSuffix(out, "api online\n") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+
+	te.mustRun(ExitOK, "restart", "api-2")
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, []string{"reset-failed bm2@api-2.service", "restart bm2@api-2.service"}) {
+		t.Fatalf("calls %q", got)
+	}
+	if out := te.stdout.String(); !strings.HasPrefix(out, "restarting bm2@api-2.service\napi-2 online (pid ") || !strings.HasSuffix(out, "api-2 online\n") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+
+	te.mustRun(ExitOK, "stop", "api-1")
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, []string{"stop bm2@api-1.service"}) {
+		t.Fatalf("calls %q", got)
+	}
+	te.mustRun(ExitOK, "start", "api-1")
+
+	te.mustRun(ExitNoProject, "start", "nope")
+	te.mustRun(ExitNoProject, "stop", "api-9")
+	if !strings.Contains(te.stderr.String(), "no such instance: api-9 (project api has 4)") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	te.noSD = true
+	te.mustRun(ExitNoSystemd, "stop", "api")
+}
+
+func TestStartFailure(t *testing.T) {
+	te := served(t)
+	te.mustRun(ExitOK, "stop", "api")
+	te.sd.fail["bm2@api-0.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "signal", ExecMainCode: 2, ExecMainStatus: 11}
+	te.mustRun(ExitFailure, "start", "api")
+	if !strings.HasPrefix(te.stderr.String(), "bm2: instance api-0 errored: signal, signal SIGSEGV\nbm2: (bm2@api-0.service has logged nothing)\nbm2: fix the app and run `bm2 start api` again") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+}
+
+func TestInvalidProjectCannotStart(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("etc/bm2/bad.toml", "name = \"bad\"\nport = 1\n")
+	te.mustRun(ExitInvalid, "start", "bad")
+	if !strings.Contains(te.stderr.String(), "project bad is invalid, so systemd has no units for it") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	te.mustRun(ExitInvalid, "status", "bad")
+}
+
+func TestStatus(t *testing.T) {
+	te := served(t)
+	te.mustRun(ExitOK, "status", "api")
+	out := te.stdout.String()
+	reg := filepath.Join(te.paths.ConfigDir, "api.toml")
+	for _, want := range []string{
+		"api: " + reg + "\n",
+		"  4 x cluster on port 3000, runtime bun (" + filepath.Join(te.bin, "bun") + "), user bm2\n",
+		"  ID  UNIT               STATE   REASON  PID   PORT  RESTARTS  UPTIME  MEM    CPU\n",
+		"  0   bm2@api-0.service  online  -       1001  3000  0         10s     40.0M  1.0s\n",
+		"more: systemctl status bm2-api.target 'bm2@api-*'\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("status lacks %q:\n%s", want, out)
+		}
+	}
+	te.mustRun(ExitNoProject, "status", "nope")
+}
+
+func TestDelete(t *testing.T) {
+	te := served(t)
+	reg := filepath.Join(te.paths.ConfigDir, "api.toml")
+	st := state.Dir{Path: te.paths.StateDir}
+	st.SetErrored("api", "reuseport_missing")
+	te.sd.mu.Lock()
+	te.sd.units["bm2@api-1.service"].ActiveState = "failed"
+	te.sd.mu.Unlock()
+	te.sd.set(UnitStatus{Name: "bm2-probe@api-0.service", ActiveState: "activating", SubState: "start"})
+	te.sd.set(UnitStatus{Name: "bm2-probe@api-x-0.service", ActiveState: "activating", SubState: "start"}) // another project's
+
+	te.mustRun(ExitOK, "delete", "api")
+	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("%s still there: %v", reg, err)
+	}
+	if _, errored, _ := st.Errored("api"); errored {
+		t.Fatal("errored mark left")
+	}
+	calls := te.sd.Calls()
+	if calls[0] != "stop bm2-probe@api-0.service" || calls[1] != "stop bm2-api.target" || !contains(calls, "stop bm2-api.slice") ||
+		!contains(calls, "reload") || !contains(calls, "reset-failed bm2@api-1.service") || contains(calls, "stop bm2-probe@api-x-0.service") {
+		t.Fatalf("calls %q", calls)
+	}
+	// No unit of the project is left behind.
+	left, _ := te.sd.Loaded(context.Background(), []string{"*api*"})
+	if len(left) != 1 || left[0].Name != "bm2-probe@api-x-0.service" {
+		t.Fatalf("left behind: %+v", left)
+	}
+	if te.stdout.String() != "deleted api: stopped 4 instances, removed "+reg+"\n" {
+		t.Fatalf("stdout %q", te.stdout.String())
+	}
+	te.mustRun(ExitNoProject, "delete", "api")
+}
+
+func TestDeleteRefusesFilesItDidNotWrite(t *testing.T) {
+	te := newTestEnv(t)
+	shipped := te.write("usr/lib/bm2/pkg.toml", "name = \"pkg\"\nscript = \"a.js\"\ncwd = \"/srv/pkg\"\nport = 7000\n")
+	te.mustRun(ExitFailure, "delete", "pkg")
+	if !strings.Contains(te.stderr.String(), "project pkg is defined by "+shipped) {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if _, err := os.Stat(shipped); err != nil {
+		t.Fatal(err)
+	}
+	if len(te.sd.Calls()) != 0 {
+		t.Fatal("systemd was touched")
+	}
+
+	// An empty /etc file masks the shipped one: delete leaves masks alone.
+	te.write("etc/bm2/pkg.toml", "")
+	te.mustRun(ExitFailure, "delete", "pkg")
+	if !strings.Contains(te.stderr.String(), "masks project pkg") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,41 @@
+// Package cli is the bm2 command.
+//
+// bm2 has no daemon. Projects are files (/etc/bm2/<name>.toml, see package
+// config); bm2-generator turns them into systemd units at every
+// daemon-reload (see package generator); systemd starts, supervises and
+// restarts the instances. This package is the friendly face over that
+// arrangement, and everything it does is something a person could do by
+// hand with an editor, systemctl and journalctl:
+//
+//	bm2 check    validate a project file, probe its ports, find its runtime (no root, no systemd)
+//	bm2 serve    write /etc/bm2/<name>.toml from a project dir's bm2.toml, daemon-reload, start
+//	bm2 list     one row per instance, from systemd's unit properties over D-Bus
+//	bm2 start / stop / restart / status / delete
+//
+// # Shape
+//
+// [Main] and [Run] are what cmd/bm2 calls; [App] holds the streams
+// ([Stdio]) and an [Env] of everything that touches the host: the config
+// and state directories ([Paths]), the environment, systemd ([Systemd],
+// reached through [ConnectSystemd]), the journal, the port probe and the
+// runtime lookup. Every field has a production default, and tests replace
+// them one by one: nothing in the package is global or mutable.
+//
+// All output goes to the App's writers: reports and progress to Out,
+// warnings and errors to Err. An error returned by Run is printed by Main
+// as "bm2: <error>" lines followed by a hint of what to do next, and mapped
+// to an exit code by [ExitCode]: 0 ok, 1 failure, 2 usage, 3 invalid
+// project file or a problem found by check, 4 no such project, 5 systemd
+// not reachable.
+//
+// # Talking to systemd
+//
+// [Systemd] is the handful of D-Bus calls bm2 needs: daemon-reload, jobs
+// that are waited for (start, stop, restart in "replace" mode), reset-failed,
+// and unit properties. Instance states are systemd's own, translated by
+// [InstanceState] (active/running is online, activating/auto-restart is
+// waiting restart, failed is errored with the service's Result as reason,
+// start-limit-hit reading restart_budget_exhausted). The one state systemd
+// cannot hold, a project bm2 stopped on purpose, is the errored mark of
+// package state, which overrides whatever systemd says.
+package cli

@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/probehelper"
+	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/units"
+)
+
+// fakeSystemd is an in-memory systemd: Reload runs the real generator over
+// the search path and loads what it produced; jobs change unit states the
+// way systemd would for bm2's units (targets want their instances,
+// instances are PartOf their target, the errored mark is a start
+// condition).
+type fakeSystemd struct {
+	mu       sync.Mutex
+	dirs     []string  // search path the "generator" reads
+	stateDir state.Dir // for ConditionPathExists=!errored mark
+	now      func() time.Time
+
+	units   map[string]*UnitStatus
+	wants   map[string][]string // target -> instances
+	calls   []string
+	nextPID uint32
+
+	fail  map[string]UnitStatus // instance -> the state it ends up in when started
+	stuck map[string]bool       // instance -> stays activating/auto-restart
+	fresh map[string]bool       // instance -> (re)started just now, every time it is looked at
+}
+
+func newFakeSystemd(dirs []string, st state.Dir, now func() time.Time) *fakeSystemd {
+	return &fakeSystemd{
+		dirs: dirs, stateDir: st, now: now,
+		units: map[string]*UnitStatus{}, wants: map[string][]string{},
+		nextPID: 1000, fail: map[string]UnitStatus{}, stuck: map[string]bool{}, fresh: map[string]bool{},
+	}
+}
+
+func (f *fakeSystemd) record(format string, args ...any) {
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
+
+// Calls returns the calls made so far and forgets them.
+func (f *fakeSystemd) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.calls
+	f.calls = nil
+	return c
+}
+
+func (f *fakeSystemd) unit(name string) *UnitStatus {
+	u, ok := f.units[name]
+	if !ok {
+		u = &UnitStatus{Name: name, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
+			MemoryCurrent: Unknown, CPUUsageNSec: Unknown}
+		f.units[name] = u
+	}
+	return u
+}
+
+// set puts a unit into a given state (for list tests).
+func (f *fakeSystemd) set(u UnitStatus) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if u.LoadState == "" {
+		u.LoadState = "loaded"
+	}
+	f.units[u.Name] = &u
+}
+
+func (f *fakeSystemd) Reload(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("reload")
+	found := config.Discover(f.dirs)
+	res := generator.Generate(found.Sources, generator.Options{NumCPU: 2})
+	loaded := map[string]bool{}
+	f.wants = map[string][]string{}
+	for _, p := range res.Projects {
+		t := units.Target(p.Name)
+		loaded[t] = true
+		for i := 0; i < p.Instances; i++ {
+			n := units.Instance(p.Name, i)
+			loaded[n] = true
+			f.wants[t] = append(f.wants[t], n)
+		}
+	}
+	for name, u := range f.units {
+		u.NeedDaemonReload = false
+		if loaded[name] {
+			u.LoadState = "loaded"
+			continue
+		}
+		u.LoadState = "not-found"
+		if u.ActiveState == "inactive" {
+			delete(f.units, name) // garbage-collected
+		}
+	}
+	for name := range loaded {
+		f.unit(name).LoadState = "loaded"
+	}
+	return nil
+}
+
+func (f *fakeSystemd) startInstance(name string) {
+	u := f.unit(name)
+	proj, _, _ := units.ParseInstance(name)
+	if _, errored, _ := f.stateDir.Errored(proj); errored {
+		return // condition failed: stays inactive
+	}
+	if u.ActiveState == "active" {
+		return
+	}
+	if st, ok := f.fail[name]; ok {
+		st.Name, st.LoadState = name, "loaded"
+		*u = st
+		return
+	}
+	if f.stuck[name] {
+		u.ActiveState, u.SubState, u.Result, u.MainPID = "activating", "auto-restart", "exit-code", 0
+		u.ExecMainCode, u.ExecMainStatus = 1, 1
+		u.NRestarts++
+		return
+	}
+	f.nextPID++
+	u.ActiveState, u.SubState, u.Result, u.MainPID = "active", "running", "success", f.nextPID
+	u.ActiveEnter = f.now().Add(-10 * time.Second) // jobs are instant; say it started a while ago
+	u.MemoryCurrent, u.CPUUsageNSec = 40<<20, 1e9
+}
+
+func (f *fakeSystemd) stopInstance(name string) {
+	u := f.unit(name)
+	if u.ActiveState == "failed" {
+		return
+	}
+	u.ActiveState, u.SubState, u.MainPID = "inactive", "dead", 0
+	u.MemoryCurrent, u.CPUUsageNSec = Unknown, Unknown
+}
+
+func (f *fakeSystemd) job(verb, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("%s %s", verb, name)
+	if _, ok := f.units[name]; !ok && verb == "stop" {
+		return nil
+	}
+	u := f.unit(name)
+	if u.LoadState != "loaded" && verb != "stop" {
+		return fmt.Errorf("%s %s: Unit %s not found.", verb, name, name)
+	}
+	if strings.HasSuffix(name, ".target") {
+		proj := strings.TrimSuffix(strings.TrimPrefix(name, "bm2-"), ".target")
+		// PartOf= propagates stop and restart to every loaded instance.
+		var members []string
+		for n := range f.units {
+			if p, _, ok := units.ParseInstance(n); ok && p == proj {
+				members = append(members, n)
+			}
+		}
+		sort.Strings(members)
+		if verb == "stop" || verb == "restart" {
+			for _, n := range members {
+				f.stopInstance(n)
+			}
+			u.ActiveState, u.SubState = "inactive", "dead"
+		}
+		if verb == "start" || verb == "restart" {
+			for _, n := range f.wants[name] {
+				f.startInstance(n)
+			}
+			u.ActiveState, u.SubState = "active", "active"
+		}
+		return nil
+	}
+	switch verb {
+	case "start":
+		f.startInstance(name)
+	case "stop":
+		f.stopInstance(name)
+	case "restart":
+		f.stopInstance(name)
+		f.startInstance(name)
+	}
+	return nil
+}
+
+func (f *fakeSystemd) Start(ctx context.Context, unit string) error   { return f.job("start", unit) }
+func (f *fakeSystemd) Stop(ctx context.Context, unit string) error    { return f.job("stop", unit) }
+func (f *fakeSystemd) Restart(ctx context.Context, unit string) error { return f.job("restart", unit) }
+
+func (f *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.record("reset-failed %s", unit)
+	if u, ok := f.units[unit]; ok && u.ActiveState == "failed" {
+		u.ActiveState, u.SubState, u.Result = "inactive", "dead", "success"
+	}
+	return nil
+}
+
+func (f *fakeSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]UnitStatus, len(names))
+	for i, n := range names {
+		if u, ok := f.units[n]; ok {
+			if f.fresh[n] && u.ActiveState == "active" {
+				u.ActiveEnter = f.now() // a crash loop caught while running
+			}
+			out[i] = *u
+		} else {
+			out[i] = UnitStatus{Name: n, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
+				MemoryCurrent: Unknown, CPUUsageNSec: Unknown}
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeSystemd) Loaded(ctx context.Context, patterns []string) ([]UnitStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []UnitStatus
+	for name, u := range f.units {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, name); ok {
+				out = append(out, *u)
+				break
+			}
+		}
+	}
+	sortUnits(out)
+	return out, nil
+}
+
+func (f *fakeSystemd) Close() error { return nil }
+
+// testEnv is a throw-away host: a config dir on the search path, a state
+// dir, a bin dir with fake runtimes, and a fake systemd.
+type testEnv struct {
+	t          *testing.T
+	root       string
+	paths      Paths
+	bin        string
+	sd         *fakeSystemd
+	noSD       bool // Connect fails
+	searchPath []string
+	journal    map[string][]string
+	now        time.Time
+	stdout     bytes.Buffer
+	stderr     bytes.Buffer
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	root := t.TempDir()
+	te := &testEnv{
+		t:    t,
+		root: root,
+		paths: Paths{
+			ConfigDir: filepath.Join(root, "etc", "bm2"),
+			StateDir:  filepath.Join(root, "var", "lib", "bm2"),
+		},
+		bin:     filepath.Join(root, "bin"),
+		journal: map[string][]string{},
+		now:     time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+	}
+	te.searchPath = []string{te.paths.ConfigDir, filepath.Join(root, "usr", "lib", "bm2")}
+	te.sd = newFakeSystemd(te.searchPath, state.Dir{Path: te.paths.StateDir}, func() time.Time { return te.now })
+	te.runtime("bun", "1.4.4")
+	te.runtime("node", "v24.1.0")
+	return te
+}
+
+// runtime puts a fake runtime into the bin dir that prints version.
+func (te *testEnv) runtime(name, version string) string {
+	te.t.Helper()
+	if err := os.MkdirAll(te.bin, 0o755); err != nil {
+		te.t.Fatal(err)
+	}
+	p := filepath.Join(te.bin, name)
+	script := fmt.Sprintf("#!/bin/sh\necho %s\n", version)
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		te.t.Fatal(err)
+	}
+	return p
+}
+
+// write creates a file under root and returns its path.
+func (te *testEnv) write(rel, content string) string {
+	te.t.Helper()
+	p := filepath.Join(te.root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		te.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		te.t.Fatal(err)
+	}
+	return p
+}
+
+func (te *testEnv) app() *App {
+	return &App{
+		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
+		Env: Env{
+			Paths: te.paths,
+			Getenv: func(k string) string {
+				if k == config.SearchPathEnv {
+					return strings.Join(te.searchPath, ":")
+				}
+				return ""
+			},
+			NumCPU: 2,
+			Now:    func() time.Time { return te.now },
+			Connect: func(ctx context.Context) (Systemd, error) {
+				if te.noSD {
+					return nil, unreachable(errors.New("connect to the system bus: dial unix /run/dbus/system_bus_socket: connect: no such file or directory"))
+				}
+				return te.sd, nil
+			},
+			Journal: func(ctx context.Context, unit string, n int) ([]string, error) {
+				lines := te.journal[unit]
+				if len(lines) > n {
+					lines = lines[len(lines)-n:]
+				}
+				return lines, nil
+			},
+			CheckPorts: func(ctx context.Context, user string, ports []int) ([]probehelper.PortState, error) {
+				return checkPortsIn(ctx, ports)
+			},
+			RuntimeDirs:  []string{te.bin},
+			PollInterval: time.Millisecond,
+		},
+	}
+}
+
+// run runs bm2 with args and returns the exit code; output is in
+// te.stdout and te.stderr (reset before each run).
+func (te *testEnv) run(args ...string) int {
+	te.t.Helper()
+	te.stdout.Reset()
+	te.stderr.Reset()
+	return te.app().Main(context.Background(), args)
+}
+
+// mustRun runs and fails the test unless the exit code is want.
+func (te *testEnv) mustRun(want int, args ...string) {
+	te.t.Helper()
+	if got := te.run(args...); got != want {
+		te.t.Fatalf("bm2 %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
+			strings.Join(args, " "), got, want, te.stdout.String(), te.stderr.String())
+	}
+}

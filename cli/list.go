@@ -1,0 +1,247 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// row is one line of bm2 list; its JSON form is what --json prints.
+type row struct {
+	Project     string  `json:"project"`
+	ID          *int    `json:"id"` // null for an invalid project
+	Unit        string  `json:"unit"`
+	Mode        string  `json:"mode"`
+	State       string  `json:"state"`
+	Reason      string  `json:"reason"`
+	PID         uint32  `json:"pid"`
+	Port        int     `json:"port"`
+	Restarts    uint32  `json:"restarts"`
+	UptimeMS    int64   `json:"uptime_ms"`
+	MemoryBytes *uint64 `json:"memory_bytes"` // null when unknown
+	CPUMS       *uint64 `json:"cpu_ms"`       // null when unknown
+}
+
+// maxReason is how much of a reason the table shows; --json has it all.
+const maxReason = 40
+
+// list is `bm2 list [name...]`.
+func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
+	entries, found := a.registry()
+	if len(names) > 0 {
+		var picked []entry
+		for _, n := range names {
+			e, err := a.findProject(n)
+			if err != nil {
+				return err
+			}
+			picked = append(picked, e)
+		}
+		entries = picked
+		sortEntries(entries)
+	}
+
+	var sd Systemd
+	if len(entries) > 0 {
+		var err error
+		sd, err = a.Connect(ctx)
+		if err != nil {
+			fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
+			sd = nil
+		} else {
+			defer sd.Close()
+		}
+	}
+	rows, warnings := a.rows(ctx, entries, sd)
+
+	if asJSON {
+		if rows == nil {
+			rows = []row{}
+		}
+		enc := json.NewEncoder(a.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			return fmt.Errorf("write JSON: %w", err)
+		}
+	} else if err := a.table(rows); err != nil {
+		return err
+	}
+
+	for _, w := range warnings {
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", w)
+	}
+	for _, err := range found.Errors {
+		if len(names) == 0 {
+			fmt.Fprintf(a.Err, "bm2: warning: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+	}
+	if len(entries) == 0 && len(names) == 0 {
+		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n",
+			strings.Join(a.searchPath(), ":"))
+	}
+	return nil
+}
+
+// rows builds the list's rows; sd is nil when systemd is not reachable.
+func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []string) {
+	var rows []row
+	var warnings []string
+	for _, e := range entries {
+		if e.Err != nil || e.Project == nil {
+			r := row{Project: e.Name, State: StateInvalid, Reason: invalidReason(e)}
+			if p := e.Project; p != nil {
+				r.Mode, r.Port = string(p.Mode), p.Port
+			}
+			rows = append(rows, r)
+			warnings = append(warnings, fmt.Sprintf("project %s is invalid: run `bm2 check %s` for details", e.Name, e.Path))
+			continue
+		}
+		p := e.Project
+		names := make([]string, p.Instances)
+		for i := range names {
+			names[i] = units.Instance(p.Name, i)
+		}
+		var statuses []UnitStatus
+		if sd != nil {
+			var err error
+			statuses, err = sd.Units(ctx, names)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: %v", p.Name, err))
+				statuses = nil
+			}
+		}
+		mark, errored, err := a.erroredMark(p.Name)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: read errored state: %v", p.Name, err))
+		}
+		for i := range names {
+			id := i
+			r := row{
+				Project: p.Name, ID: &id, Unit: names[i], Mode: string(p.Mode),
+				State: StateUnknown, Port: p.InstancePort(i),
+			}
+			if statuses != nil {
+				u := statuses[i]
+				r.State, r.Reason = projectInstanceState(u, p.MaxRestarts)
+				r.PID = u.MainPID
+				r.Restarts = u.NRestarts
+				if r.State == StateOnline && !u.ActiveEnter.IsZero() {
+					r.UptimeMS = a.Now().Sub(u.ActiveEnter).Milliseconds()
+					if r.UptimeMS < 0 {
+						r.UptimeMS = 0
+					}
+				}
+				if u.MemoryCurrent != Unknown {
+					m := u.MemoryCurrent
+					r.MemoryBytes = &m
+				}
+				if u.CPUUsageNSec != Unknown {
+					c := u.CPUUsageNSec / 1e6
+					r.CPUMS = &c
+				}
+			}
+			if errored {
+				r.State, r.Reason = StateErrored, mark
+				if r.Reason == "" {
+					r.Reason = "errored"
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows, warnings
+}
+
+// table prints rows aligned.
+func (a *App) table(rows []row) error {
+	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	for _, r := range rows {
+		id, pid, port, restarts, uptime, mem, cpu := "-", "-", "-", "-", "-", "-", "-"
+		if r.ID != nil {
+			id = strconv.Itoa(*r.ID)
+			restarts = strconv.FormatUint(uint64(r.Restarts), 10)
+		}
+		if r.PID != 0 {
+			pid = strconv.FormatUint(uint64(r.PID), 10)
+		}
+		if r.Port != 0 {
+			port = strconv.Itoa(r.Port)
+		}
+		if r.State == StateOnline && r.UptimeMS > 0 {
+			uptime = formatUptime(msDuration(r.UptimeMS))
+		}
+		if r.MemoryBytes != nil {
+			mem = formatMem(*r.MemoryBytes)
+		}
+		if r.CPUMS != nil {
+			cpu = formatCPU(*r.CPUMS * 1e6)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Project, id, orDash(r.Mode), r.State, orDash(truncate(r.Reason, maxReason)),
+			pid, port, restarts, uptime, mem, cpu)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// truncate shortens s to n runes, ending in "…" when cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// invalidReason is why a project file is invalid, on one line and without
+// the file's name (the row names the project).
+func invalidReason(e entry) string {
+	var es config.Errors
+	var one *config.Error
+	switch {
+	case errors.As(e.Err, &es):
+	case errors.As(e.Err, &one):
+		es = config.Errors{one}
+	default:
+		return strings.TrimPrefix(oneLine(e.Err), e.Path+": ")
+	}
+	parts := make([]string, len(es))
+	for i, ce := range es {
+		var b strings.Builder
+		if ce.Line > 0 {
+			fmt.Fprintf(&b, "line %d: ", ce.Line)
+		}
+		if ce.Key != "" {
+			b.WriteString(ce.Key + ": ")
+		}
+		b.WriteString(ce.Msg)
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// oneLine renders an error on one line.
+func oneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}

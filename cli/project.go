@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// ProjectFileName is the project file bm2 serve and bm2 check read in a
+// project dir.
+const ProjectFileName = "bm2.toml"
+
+// entry is one project found along the search path.
+type entry struct {
+	Name    string
+	Path    string          // the project file
+	Project *config.Project // nil when the file is invalid
+	Err     error           // why the project has no units: config.Errors or *config.ConflictError
+}
+
+// registry reads every registered project, in name order. Projects whose
+// files parse but whose ports overlap another's get the same verdict the
+// generator gives them (the name that sorts first keeps its range).
+func (a *App) registry() ([]entry, config.Found) {
+	found := config.Discover(a.searchPath())
+	entries := make([]entry, 0, len(found.Sources))
+	var parsed []*config.Project
+	for _, src := range found.Sources {
+		e := entry{Name: src.Name(), Path: src.Path}
+		e.Project, e.Err = config.Parse(src.Path, src.Data, a.NumCPU)
+		if e.Err == nil {
+			parsed = append(parsed, e.Project)
+		}
+		entries = append(entries, e)
+	}
+	_, refused := config.ResolveConflicts(parsed)
+	for _, c := range refused {
+		for i := range entries {
+			if entries[i].Name == c.Project {
+				entries[i].Err = c
+			}
+		}
+	}
+	// Files that are not projects at all (bad names, unreadable) but name
+	// a file still deserve a row.
+	for _, err := range found.Errors {
+		var ce *config.Error
+		if errors.As(err, &ce) && ce.File != "" {
+			entries = append(entries, entry{Name: config.Stem(ce.File), Path: ce.File, Err: err})
+		}
+	}
+	sortEntries(entries)
+	return entries, found
+}
+
+// held returns the valid registered projects other than the one named.
+func held(entries []entry, except string) []*config.Project {
+	var out []*config.Project
+	for _, e := range entries {
+		if e.Project != nil && e.Name != except {
+			out = append(out, e.Project)
+		}
+	}
+	return out
+}
+
+// findProject returns the registered project of that name; a missing one
+// is an ExitNoProject error.
+func (a *App) findProject(name string) (entry, error) {
+	entries, _ := a.registry()
+	for _, e := range entries {
+		if e.Name == name {
+			return e, nil
+		}
+	}
+	return entry{}, fail(ExitNoProject,
+		"`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one",
+		fmt.Errorf("no such project: %s (nothing named %s.toml in %s)", name, name, strings.Join(a.searchPath(), ":")))
+}
+
+// resolveUnit turns "api" or "api-2" into the project and either its
+// target (index -1) or one instance.
+func (a *App) resolveUnit(arg string) (entry, int, error) {
+	e, err := a.findProject(arg)
+	if err == nil {
+		return e, -1, nil
+	}
+	name, i, ok := units.ParseInstance(arg)
+	if !ok {
+		return entry{}, 0, err
+	}
+	pe, perr := a.findProject(name)
+	if perr != nil {
+		return entry{}, 0, err
+	}
+	if pe.Project != nil && i >= pe.Project.Instances {
+		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, pe.Project.Instances-1),
+			fmt.Errorf("no such instance: %s (project %s has %d)", arg, name, pe.Project.Instances))
+	}
+	return pe, i, nil
+}
+
+// usable returns the project of an entry, or the reason it has no units.
+func usable(e entry) (*config.Project, error) {
+	if e.Err != nil {
+		return nil, fail(ExitInvalid, fmt.Sprintf("fix %s and run `bm2 check %s`; bm2 list shows why it is invalid", e.Path, e.Path),
+			fmt.Errorf("project %s is invalid, so systemd has no units for it: %w", e.Name, e.Err))
+	}
+	return e.Project, nil
+}
+
+// dirProject reads a project dir's bm2.toml the way bm2 serve registers
+// it: "name" is required, "cwd" defaults to the (absolute) dir, and the
+// result is validated as <ConfigDir>/<name>.toml. Errors name file (as
+// given) and its own line numbers.
+func (a *App) dirProject(file, absDir string) (*config.Project, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fail(ExitInvalid,
+			fmt.Sprintf("write a %s in the project dir (see bm2.toml(5)), or name the project dir: bm2 serve /srv/api", ProjectFileName),
+			fmt.Errorf("no project file %s", file))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read project file: %w", err)
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+
+	var head struct {
+		Name any `toml:"name"`
+	}
+	md, err := toml.Decode(string(data), &head)
+	if err != nil {
+		if _, perr := config.Parse(file, data, a.NumCPU); perr != nil {
+			return nil, perr
+		}
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	name, ok := head.Name.(string)
+	if !md.IsDefined("name") {
+		return nil, config.Errors{{File: file, Key: "name", Err: config.ErrMissing,
+			Msg: fmt.Sprintf("required: the project's name, e.g. name = %q (bm2 serve registers it as %s/<name>.toml)",
+				suggestName(absDir), a.Paths.ConfigDir)}}
+	}
+	if !ok {
+		_, perr := config.Parse(file, data, a.NumCPU)
+		return nil, perr
+	}
+
+	shifted := false
+	if !md.IsDefined("cwd") {
+		data = append([]byte("cwd = "+config.TOMLString(absDir)+"\n"), data...)
+		shifted = true
+	}
+	regPath := filepath.Join(a.Paths.ConfigDir, filepath.Base(name)+".toml")
+	p, err := config.Parse(regPath, data, a.NumCPU)
+	if err != nil {
+		var es config.Errors
+		if !errors.As(err, &es) {
+			return nil, err
+		}
+		out := make(config.Errors, len(es))
+		for i, e := range es {
+			c := *e
+			c.File = file
+			if shifted && c.Line > 0 {
+				c.Line--
+			}
+			out[i] = &c
+		}
+		return nil, out
+	}
+	return p, nil
+}
+
+// suggestName offers a project name for a dir: its base name when that is
+// a valid name.
+func suggestName(dir string) string {
+	base := strings.ToLower(filepath.Base(dir))
+	if base == "" || base == "/" || base == "." {
+		return "api"
+	}
+	var b strings.Builder
+	for _, r := range base {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		}
+	}
+	if s := strings.TrimLeft(b.String(), "-_"); s != "" {
+		return s
+	}
+	return "api"
+}

@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// serve is `bm2 serve [dir]`.
+func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) error {
+	dir := "."
+	if len(args) > 0 {
+		dir = args[0]
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", dir, err)
+	}
+	if st, err := os.Stat(absDir); err != nil || !st.IsDir() {
+		return usageErr("serve", "%s is not a directory: bm2 serve takes the project dir that holds %s", dir, ProjectFileName)
+	}
+
+	// 1. Everything that can be refused is refused before anything changes.
+	p, err := a.dirProject(filepath.Join(dir, ProjectFileName), absDir)
+	if err != nil {
+		return err
+	}
+	rc := a.checkRuntime(ctx, p)
+	if rc.Problem != "" {
+		return fail(ExitInvalid, runtimeAdvice(p)+"; `bm2 check` shows what bm2 finds",
+			fmt.Errorf("runtime %s", rc.Problem))
+	}
+	if p.RuntimePath == "" {
+		p.RuntimePath = rc.Path
+	}
+	if err := a.checkRegistrable(p); err != nil {
+		return err
+	}
+	entries, _ := a.registry()
+	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
+		hint := "choose another port in bm2.toml, or unregister the other project with `bm2 delete`"
+		var ce *config.ConflictError
+		if errors.As(err, &ce) {
+			hint = fmt.Sprintf("choose another port in bm2.toml, or unregister %s (%s) with `bm2 delete %s`", ce.Holder, ce.HolderFile, ce.Holder)
+		}
+		return fail(ExitInvalid, hint, err)
+	}
+	content := config.Marshal(p)
+	if q, err := config.Parse(p.File, content, a.NumCPU); err != nil || !sameProject(p, q) {
+		return fmt.Errorf("internal error: the registered file would not read back as the project (%v); please report this", err)
+	}
+	old, err := os.ReadFile(p.File)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", p.File, err)
+	}
+	changed := !bytes.Equal(old, content)
+	if changed && old != nil {
+		// A hand-written file that means the same is left alone.
+		if q, err := config.Parse(p.File, old, a.NumCPU); err == nil && sameProject(p, q) {
+			changed = false
+		}
+	}
+
+	// 2. systemd must be there before anything is written.
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		return fail(ExitNoSystemd, fmt.Sprintf("nothing was written; bm2 serve needs a running systemd (check the project with `bm2 check %s` meanwhile)", dir), err)
+	}
+	defer sd.Close()
+
+	target := units.Target(p.Name)
+	names := instanceNames(p)
+	before, err := sd.Units(ctx, append([]string{target}, names...))
+	if err != nil {
+		return err
+	}
+	stale := before[0].LoadState != "loaded"
+	wasRunning := before[0].ActiveState == "active"
+	allOnline := before[0].ActiveState == "active"
+	for _, u := range before {
+		stale = stale || u.NeedDaemonReload
+	}
+	for _, u := range before[1:] {
+		s, _ := InstanceState(u)
+		wasRunning = wasRunning || u.MainPID != 0 || s == StateOnline
+		allOnline = allOnline && s == StateOnline
+	}
+
+	// 3. Register.
+	if changed {
+		if err := writeFileAtomic(p.File, content, 0o644); err != nil {
+			return rootHint(err)
+		}
+		verb := "registered"
+		if old != nil {
+			verb = "updated"
+		}
+		fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, p.Summary())
+	} else {
+		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, p.Summary())
+	}
+	reason, wasErrored, err := a.erroredMark(p.Name)
+	if err != nil {
+		return fmt.Errorf("read errored state of %s: %w", p.Name, err)
+	}
+	if wasErrored {
+		if err := a.state().ClearErrored(p.Name); err != nil {
+			return rootHint(err)
+		}
+		fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", p.Name, reason)
+	}
+
+	// 4. Let systemd see it and start it.
+	if changed || stale {
+		if err := sd.Reload(ctx); err != nil {
+			return err
+		}
+	}
+	for _, n := range names {
+		if err := sd.ResetFailed(ctx, n); err != nil {
+			return err
+		}
+	}
+	if err := a.stopStray(ctx, sd, p); err != nil {
+		return err
+	}
+	switch {
+	case (changed || stale) && wasRunning:
+		fmt.Fprintf(a.Out, "restarting %s\n", target)
+		err = sd.Restart(ctx, target)
+	case allOnline && !wasErrored:
+		// Already running as registered: nothing to do.
+	default:
+		fmt.Fprintf(a.Out, "starting %s\n", target)
+		err = sd.Start(ctx, target)
+	}
+	if err != nil {
+		return err
+	}
+	if err := a.waitOnline(ctx, sd, p, allInstances(p), timeout, "serve"); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Out, "%s online: %s\n", p.Name, summaryTail(p))
+	return nil
+}
+
+// summaryTail is the end of serve's and start's final line.
+func summaryTail(p *config.Project) string {
+	return fmt.Sprintf("%s x %s on port %s, runtime %s (%s); `bm2 list` shows it, `journalctl -u 'bm2@%s-*'` its output",
+		fmt.Sprint(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), p.Name)
+}
+
+func portText(p *config.Project) string {
+	r := p.Ports()
+	if r.Lo == r.Hi {
+		return fmt.Sprint(r.Lo)
+	}
+	return r.String()
+}
+
+// sameProject compares two parsed projects, treating empty lists as absent.
+func sameProject(p, q *config.Project) bool {
+	norm := func(p *config.Project) config.Project {
+		c := *p
+		if len(c.RuntimeArgs) == 0 {
+			c.RuntimeArgs = nil
+		}
+		if len(c.Args) == 0 {
+			c.Args = nil
+		}
+		if len(c.Env) == 0 {
+			c.Env = nil
+		}
+		return c
+	}
+	return reflect.DeepEqual(norm(p), norm(q))
+}
+
+// checkRegistrable makes sure the file serve writes is the one systemd
+// will read: the config dir is on the search path and no file of the same
+// name comes before it.
+func (a *App) checkRegistrable(p *config.Project) error {
+	sp := a.searchPath()
+	idx := -1
+	for i, d := range sp {
+		if filepath.Clean(d) == filepath.Clean(a.Paths.ConfigDir) {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		return fail(ExitFailure, "unset $"+config.SearchPathEnv+", or include "+a.Paths.ConfigDir+" in it",
+			fmt.Errorf("%s is not on the project search path (%s), so the generator would never read %s",
+				a.Paths.ConfigDir, strings.Join(sp, ":"), p.File))
+	}
+	for _, d := range sp[:idx] {
+		f := filepath.Join(d, p.Name+".toml")
+		if _, err := os.Lstat(f); err == nil {
+			return fail(ExitFailure, fmt.Sprintf("remove %s first, or manage project %s through it", f, p.Name),
+				fmt.Errorf("project %s is defined by %s, which comes before %s on the search path and would hide %s",
+					p.Name, f, a.Paths.ConfigDir, p.File))
+		}
+	}
+	return nil
+}
+
+// stopStray stops instances a project no longer has (instances was
+// lowered), and their reusePort probes: systemd keeps them running after
+// the reload otherwise.
+func (a *App) stopStray(ctx context.Context, sd Systemd, p *config.Project) error {
+	loaded, err := sd.Loaded(ctx, []string{"bm2@" + p.Name + "-*.service"})
+	if err != nil {
+		return err
+	}
+	for _, u := range loaded {
+		name, i, ok := units.ParseInstance(u.Name)
+		if !ok || name != p.Name || i < p.Instances {
+			continue
+		}
+		if u.ActiveState != "inactive" && u.ActiveState != "failed" {
+			if err := sd.Stop(ctx, u.Name); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Out, "stopped %s: no longer part of %s\n", units.InstanceID(name, i), p.Name)
+		}
+		if err := sd.ResetFailed(ctx, u.Name); err != nil {
+			return err
+		}
+	}
+	probes, err := a.loadedProbes(ctx, sd, p.Name, -1)
+	if err != nil {
+		return err
+	}
+	for _, pr := range probes {
+		if _, i, _ := units.ParseInstance(strings.TrimPrefix(pr, "bm2-probe@")); i >= p.Instances {
+			if err := sd.Stop(ctx, pr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func instanceNames(p *config.Project) []string {
+	names := make([]string, p.Instances)
+	for i := range names {
+		names[i] = units.Instance(p.Name, i)
+	}
+	return names
+}
+
+func allInstances(p *config.Project) []int {
+	ids := make([]int, p.Instances)
+	for i := range ids {
+		ids[i] = i
+	}
+	return ids
+}
+
+// writeFileAtomic writes data to a temporary file next to path and renames
+// it into place, so that the generator never reads half a file.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename, a no-op
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// rootHint adds "run it as root" to permission errors.
+func rootHint(err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return withHint(err, "this needs root: run the command again with sudo")
+	}
+	return err
+}

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/state"
+)
+
+const seedAPI = `name = "api"
+script = "src/index.ts"
+instances = 4
+port = 3000
+# exec_mode 省略即 cluster
+
+[env]
+NODE_ENV = "production"
+`
+
+func TestServeRegistersAndIsIdempotent(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	reg := filepath.Join(te.paths.ConfigDir, "api.toml")
+
+	te.mustRun(ExitOK, "serve", dir)
+	data, err := os.ReadFile(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFile := config.MarshalHeader + `name = "api"
+script = "src/index.ts"
+cwd = "` + dir + `"
+runtime = "bun"
+runtime_path = "` + filepath.Join(te.bin, "bun") + `"
+instances = 4
+port = 3000
+exec_mode = "cluster"
+
+[env]
+NODE_ENV = "production"
+`
+	if string(data) != wantFile {
+		t.Fatalf("registered file:\n%s\nwant:\n%s", data, wantFile)
+	}
+	if st, _ := os.Stat(reg); st.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v", st.Mode())
+	}
+	wantCalls := []string{
+		"reload",
+		"reset-failed bm2@api-0.service", "reset-failed bm2@api-1.service",
+		"reset-failed bm2@api-2.service", "reset-failed bm2@api-3.service",
+		"start bm2-api.target",
+	}
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, wantCalls) {
+		t.Fatalf("calls %q\nwant %q", got, wantCalls)
+	}
+	wantOut := "registered " + reg + `: project "api", 4 x cluster on port 3000, runtime bun
+starting bm2-api.target
+api-0 online (pid 1001)
+api-1 online (pid 1002)
+api-2 online (pid 1003)
+api-3 online (pid 1004)
+api online: 4 x cluster on port 3000, runtime bun (` + filepath.Join(te.bin, "bun") + `); ` +
+		"`bm2 list` shows it, `journalctl -u 'bm2@api-*'` its output\n"
+	if got := te.stdout.String(); got != wantOut {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", got, wantOut)
+	}
+
+	// Again, unchanged: the file is not rewritten, systemd is not
+	// reloaded, nothing is restarted.
+	before, _ := os.Stat(reg)
+	te.mustRun(ExitOK, "serve", dir)
+	after, _ := os.Stat(reg)
+	if !os.SameFile(before, after) || !before.ModTime().Equal(after.ModTime()) {
+		t.Fatal("the file was rewritten")
+	}
+	for _, c := range te.sd.Calls() {
+		if c == "reload" || strings.HasPrefix(c, "restart ") || strings.HasPrefix(c, "start ") || strings.HasPrefix(c, "stop ") {
+			t.Fatalf("second serve did %q", c)
+		}
+	}
+	if !strings.HasPrefix(te.stdout.String(), reg+" is up to date: ") || !strings.Contains(te.stdout.String(), "api-3 online (pid 1004)\n") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}
+
+func TestServeChangeRestartsAndStopsStray(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	te.sd.Calls()
+
+	te.write("srv/api/bm2.toml", strings.Replace(seedAPI, "instances = 4", "instances = 2", 1))
+	te.mustRun(ExitOK, "serve", dir)
+	want := []string{
+		"reload",
+		"reset-failed bm2@api-0.service", "reset-failed bm2@api-1.service",
+		"stop bm2@api-2.service", "reset-failed bm2@api-2.service",
+		"stop bm2@api-3.service", "reset-failed bm2@api-3.service",
+		"restart bm2-api.target",
+	}
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls %q\nwant %q", got, want)
+	}
+	out := te.stdout.String()
+	for _, line := range []string{"updated ", "stopped api-3: no longer part of api\n", "restarting bm2-api.target\n", "api-0 online (pid 1005)\n", "api-1 online (pid 1006)\n"} {
+		if !strings.Contains(out, line) {
+			t.Fatalf("stdout lacks %q:\n%s", line, out)
+		}
+	}
+}
+
+// A hand-written registered file that means the same is left alone.
+func TestServeKeepsEquivalentFile(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	reg := te.write("etc/bm2/api.toml", "# mine\nname=\"api\"\nscript=\"src/index.ts\"\ncwd=\""+dir+"\"\nruntime_path=\""+filepath.Join(te.bin, "bun")+"\"\ninstances=4\nport=3000\n[env]\nNODE_ENV=\"production\"\n")
+	te.mustRun(ExitOK, "serve", dir)
+	data, _ := os.ReadFile(reg)
+	if !strings.HasPrefix(string(data), "# mine\n") {
+		t.Fatalf("rewritten:\n%s", data)
+	}
+}
+
+func TestServeConflictWritesNothing(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("etc/bm2/web.toml", "name = \"web\"\nscript = \"a.js\"\ncwd = \"/srv/web\"\nport = 3000\n")
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", "name = \"api\"\nscript = \"a.js\"\ninstances = 4\nport = 3000\nexec_mode = \"fork\"\n"))
+	connected := false
+	a := te.app()
+	connect := a.Connect
+	a.Connect = func(ctx context.Context) (Systemd, error) { connected = true; return connect(ctx) }
+	if code := a.Main(context.Background(), []string{"serve", dir}); code != ExitInvalid {
+		t.Fatalf("exit %d\n%s", code, te.stderr.String())
+	}
+	if !strings.HasPrefix(te.stderr.String(), "bm2: port conflict: api port range 3000~3003 overlaps web 3000~3000\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(te.paths.ConfigDir, "api.toml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("api.toml written: %v", err)
+	}
+	if connected || len(te.sd.Calls()) != 0 {
+		t.Fatal("systemd was touched")
+	}
+}
+
+func TestServeClearsErroredState(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	st := state.Dir{Path: te.paths.StateDir}
+	if _, err := st.SetErrored("api", "reuseport_missing"); err != nil {
+		t.Fatal(err)
+	}
+	te.mustRun(ExitOK, "stop", "api")
+	te.sd.Calls()
+	te.mustRun(ExitOK, "serve", dir)
+	if _, errored, _ := st.Errored("api"); errored {
+		t.Fatal("still errored")
+	}
+	if !strings.Contains(te.stdout.String(), "cleared errored state of api (was: reuseport_missing)\n") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+	calls := te.sd.Calls()
+	if calls[len(calls)-1] != "start bm2-api.target" {
+		t.Fatalf("calls %q", calls)
+	}
+}
+
+func TestServeInstanceFails(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.sd.fail["bm2@api-2.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 16}
+	te.journal["bm2@api-2.service"] = []string{"l1", "l2", "l3", "l4", "l5", "error: Cannot find module 'src/index.ts'"}
+	te.mustRun(ExitFailure, "serve", dir)
+	want := `bm2: instance api-2 errored: restart_budget_exhausted, exit status 1
+bm2: last lines of its log (journalctl -u bm2@api-2.service -n 5):
+bm2:   l2
+bm2:   l3
+bm2:   l4
+bm2:   l5
+bm2:   error: Cannot find module 'src/index.ts'
+bm2: fix the app and run ` + "`bm2 serve`" + ` again; ` + "`bm2 status api`" + ` shows every instance
+`
+	if got := te.stderr.String(); got != want {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestServeTimeout(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.sd.stuck["bm2@api-1.service"] = true
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if !strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api to come online: api-1 is waiting restart (exit-code, exit status 1)\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if !strings.Contains(te.stdout.String(), "api-1 exited (exit-code, exit status 1), restarting\n") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}
+
+func TestServeWithoutSystemdWritesNothing(t *testing.T) {
+	te := newTestEnv(t)
+	te.noSD = true
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitNoSystemd, "serve", dir)
+	if _, err := os.Stat(filepath.Join(te.paths.ConfigDir, "api.toml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("api.toml written: %v", err)
+	}
+	if !strings.Contains(te.stderr.String(), "bm2: systemd is not reachable") || !strings.Contains(te.stderr.String(), "nothing was written") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+}
+
+func TestServeRefusals(t *testing.T) {
+	te := newTestEnv(t)
+	te.runtime("node", "v20.20.2")
+	dir := filepath.Dir(te.write("srv/old/bm2.toml", "name = \"old\"\nscript = \"a.js\"\nport = 4000\n"))
+	te.mustRun(ExitInvalid, "serve", dir)
+	if !strings.Contains(te.stderr.String(), "v20.20.2 is below the floor 24.0.0") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+
+	// A file earlier on the search path would hide the registration.
+	te.searchPath = append([]string{filepath.Join(te.root, "run", "bm2")}, te.searchPath...)
+	te.write("run/bm2/api.toml", "name = \"api\"\nscript = \"a.js\"\ncwd = \"/x\"\nport = 5000\n")
+	dir = filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitFailure, "serve", dir)
+	if !strings.Contains(te.stderr.String(), "comes before "+te.paths.ConfigDir) {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+
+	te.mustRun(ExitUsage, "serve", filepath.Join(te.root, "nowhere"))
+	te.mustRun(ExitInvalid, "serve", te.root) // no bm2.toml
+}
+
+// An app that crashes right after it starts is never online, although
+// systemd says active/running whenever bm2 happens to look.
+func TestServeWaitsForMinUptime(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.sd.fresh["bm2@api-3.service"] = true
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if !strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api to come online: api-3 has run for only 0s (min_uptime_ms = 1000)\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if strings.Contains(te.stdout.String(), "api-3 online") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}

@@ -1,0 +1,9 @@
+// Package e2e holds bm2's end-to-end tests: each boots a real systemd in
+// fresh namespaces (package sandbox), installs the freshly built bm2 inside
+// with `make install`, puts real Bun and Node.js binaries from npm in
+// /usr/local/bin (package runtimes), and drives the result with systemctl,
+// journalctl, curl and the bm2 command, as an operator would.
+//
+// They need root; without it they skip, except with CI=true, where they
+// must run.
+package e2e

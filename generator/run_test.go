@@ -1,0 +1,141 @@
+package generator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type recorder struct{ lines []string }
+
+func (r *recorder) Log(prio int, msg string) {
+	r.lines = append(r.lines, fmt.Sprintf("<%d> %s", prio, msg))
+}
+
+func writeProject(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".toml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func project(name string, port int) string {
+	return fmt.Sprintf("name = %q\nscript = \"index.js\"\ncwd = \"/srv/%s\"\nport = %d\n", name, name, port)
+}
+
+func TestRunWritesValidAndSkipsBroken(t *testing.T) {
+	root := t.TempDir()
+	etc, usr, out := filepath.Join(root, "etc"), filepath.Join(root, "usr"), filepath.Join(root, "out")
+	writeProject(t, etc, "api", project("api", 3000))
+	writeProject(t, etc, "bad", "name = \"bad\"\nport = 1\nwat = 2\n")
+	writeProject(t, usr, "api", project("api", 4000))   // shadowed by etc/api.toml
+	writeProject(t, usr, "zeta", project("zeta", 5000)) // only here
+	writeProject(t, etc, "masked", "")
+	writeProject(t, usr, "masked", project("masked", 6000))
+	log := &recorder{}
+	env := Env{Getenv: func(k string) string {
+		if k == "BM2_CONFIG_PATH" {
+			return etc + ":" + usr
+		}
+		return ""
+	}, Log: log, NumCPU: 2}
+	err := Run(context.Background(), []string{out, out + ".early", out + ".late"}, env)
+	if !errors.Is(err, ErrSkipped) {
+		t.Fatalf("Run = %v, want ErrSkipped", err)
+	}
+	mustExist := []string{"bm2-api.target", "bm2-zeta.target", "bm2@api-0.service.d/50-bm2.conf", "multi-user.target.wants/bm2-zeta.target"}
+	for _, p := range mustExist {
+		if _, err := os.Lstat(filepath.Join(out, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	for _, p := range []string{"bm2-bad.target", "bm2-masked.target"} {
+		if _, err := os.Lstat(filepath.Join(out, p)); err == nil {
+			t.Errorf("%s written", p)
+		}
+	}
+	for _, dir := range []string{out + ".early", out + ".late"} {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%s written; only the normal dir is used", dir)
+		}
+	}
+	conf, _ := os.ReadFile(filepath.Join(out, "bm2@api-0.service.d/50-bm2.conf"))
+	if !strings.Contains(string(conf), `BM2_APP_PORT=3000"`) {
+		t.Errorf("/etc did not win over /usr:\n%s", conf)
+	}
+	if target, _ := os.Readlink(filepath.Join(out, "multi-user.target.wants/bm2-api.target")); target != "../bm2-api.target" {
+		t.Errorf("wants symlink -> %q", target)
+	}
+	joined := strings.Join(log.lines, "\n")
+	for _, want := range []string{
+		"<3> skipped bad: " + filepath.Join(etc, "bad.toml") + ":3: wat: unknown key",
+		"<3> skipped bad: " + filepath.Join(etc, "bad.toml") + ": script: required",
+		"<4> generated 2 projects (2 instances), skipped 1",
+		"<6> " + filepath.Join(etc, "masked.toml") + " masks project masked",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("log lacks %q:\n%s", want, joined)
+		}
+	}
+	// No temporary files are left behind.
+	filepath.Walk(out, func(p string, info os.FileInfo, err error) error {
+		if strings.HasPrefix(filepath.Base(p), ".#") {
+			t.Errorf("temporary file left: %s", p)
+		}
+		return nil
+	})
+}
+
+func TestRunClean(t *testing.T) {
+	etc, out := t.TempDir(), t.TempDir()
+	writeProject(t, etc, "api", project("api", 3000))
+	log := &recorder{}
+	env := Env{Getenv: func(string) string { return etc }, Log: log, NumCPU: 1}
+	if err := Run(context.Background(), []string{out}, env); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.lines) != 1 || log.lines[0] != "<6> generated 1 project (1 instance)" {
+		t.Errorf("log = %q", log.lines)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	if err := Run(context.Background(), nil, Env{Log: &recorder{}}); err == nil || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("Run() = %v", err)
+	}
+}
+
+// Runs into a directory that cannot be written fail loudly.
+func TestRunUnwritable(t *testing.T) {
+	etc := t.TempDir()
+	writeProject(t, etc, "api", project("api", 3000))
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o644)
+	env := Env{Getenv: func(string) string { return etc }, Log: &recorder{}, NumCPU: 1}
+	if err := Run(context.Background(), []string{filepath.Join(blocker, "out")}, env); err == nil {
+		t.Error("Run into a path below a file succeeded")
+	}
+}
+
+func TestLogFormats(t *testing.T) {
+	pid := fmt.Sprint(os.Getpid())
+	if got := kmsgFormat(3, "skipped x"); got != "<11>bm2["+pid+"]: skipped x\n" {
+		t.Errorf("kmsg record %q", got)
+	}
+	if got := journalFormat(4, "m"); !strings.Contains(got, "PRIORITY=4\n") || !strings.Contains(got, "SYSLOG_IDENTIFIER=bm2\n") || !strings.HasSuffix(got, "MESSAGE=m\n") {
+		t.Errorf("journal entry %q", got)
+	}
+	var b strings.Builder
+	l := &lineLogger{w: &b, format: kmsgFormat}
+	l.Log(3, "two\nlines")
+	if strings.Count(b.String(), "\n") != 1 {
+		t.Errorf("one message became %q", b.String())
+	}
+}

@@ -1,0 +1,308 @@
+package probehelper
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/state"
+)
+
+// fakeClock is a monotonic clock that moves only when the probe sleeps;
+// onTick lets a test change the world at a given time.
+type fakeClock struct {
+	now    time.Duration
+	onTick func(now time.Duration)
+}
+
+func (c *fakeClock) Now() time.Duration { return c.now }
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.now += d
+	if c.onTick != nil {
+		c.onTick(c.now)
+	}
+	return ctx.Err()
+}
+
+type fakeSystemd struct {
+	mu      sync.Mutex
+	inst    Instance
+	stopped [][]string
+	asks    int
+	// flip, if set, is returned from the second ask after an exclusive
+	// verdict (to simulate a restart between check and re-check).
+	afterAsk func(n int, i Instance) Instance
+}
+
+func (s *fakeSystemd) Instance(ctx context.Context, unit string) (Instance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asks++
+	if s.afterAsk != nil {
+		s.inst = s.afterAsk(s.asks, s.inst)
+	}
+	return s.inst, nil
+}
+
+func (s *fakeSystemd) Stop(ctx context.Context, units ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = append(s.stopped, units)
+	return nil
+}
+
+type events struct {
+	mu  sync.Mutex
+	got []journal.Event
+}
+
+func (e *events) Emit(ev journal.Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, ev)
+	return nil
+}
+
+func (e *events) kinds() []journal.Kind {
+	var k []journal.Kind
+	for _, ev := range e.got {
+		k = append(k, ev.Kind)
+	}
+	return k
+}
+
+type notifier struct{ got []journal.Event }
+
+func (n *notifier) Notify(ctx context.Context, e journal.Event) error {
+	n.got = append(n.got, e)
+	return nil
+}
+
+type rig struct {
+	probe  *Probe
+	sd     *fakeSystemd
+	clock  *fakeClock
+	events *events
+	notes  *notifier
+	dir    string
+}
+
+// newRig probes a real port on this machine, with systemd and time faked.
+func newRig(t *testing.T, port int) *rig {
+	dir := t.TempDir()
+	r := &rig{
+		sd:     &fakeSystemd{inst: Instance{Online: true, Invocation: "inv1", OnlineAt: 10 * time.Second}},
+		clock:  &fakeClock{now: 10 * time.Second},
+		events: &events{},
+		notes:  &notifier{},
+		dir:    dir,
+	}
+	r.probe = &Probe{
+		Project: "api", Index: 1, Instances: 2, Port: port,
+		UID: os.Getuid(), GID: os.Getgid(),
+		Interval: DefaultInterval, Window: DefaultWindow,
+		Systemd: r.sd, Clock: r.clock, Check: CheckPortAs, Events: r.events,
+		Crashes: journal.CrashLog{Dir: filepath.Join(dir, "log")}, State: state.Dir{Path: filepath.Join(dir, "lib")},
+		Notifier: r.notes,
+	}
+	return r
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func listenOn(t *testing.T, port int, reuse bool) net.Listener {
+	t.Helper()
+	lc := net.ListenConfig{}
+	if reuse {
+		lc.Control = ListenControl
+	}
+	l, err := lc.Listen(context.Background(), "tcp4", "0.0.0.0:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestProbeConfirmsSlowStarter(t *testing.T) {
+	port := freePort(t)
+	r := newRig(t, port)
+	r.clock.onTick = func(now time.Duration) {
+		if now == 15*time.Second { // the app listens 5 s after coming online
+			listenOn(t, port, true)
+		}
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v; want confirmed", out, err)
+	}
+	if r.clock.now != 15*time.Second {
+		t.Errorf("confirmed at %v, want at the first tick after listening (15s)", r.clock.now)
+	}
+	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
+		t.Errorf("events %v", k)
+	}
+	if e := r.events.got[0]; e.Project != "api" || e.Instance != "api-1" || e.Fields["BM2_PORT"] != strconv.Itoa(port) {
+		t.Errorf("event %+v", e)
+	}
+	if len(r.sd.stopped) != 0 || len(r.notes.got) != 0 {
+		t.Errorf("confirmed but stopped %v / notified %v", r.sd.stopped, r.notes.got)
+	}
+}
+
+func TestProbeExclusiveStopsProject(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, false)
+	r := newRig(t, port)
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Missing {
+		t.Fatalf("Run = %v, %v; want missing", out, err)
+	}
+	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportMissing {
+		t.Fatalf("events %v", k)
+	}
+	ev := r.events.got[0]
+	if ev.Reason != "reuseport_missing" || !strings.Contains(ev.Detail, "cluster mode needs reusePort") {
+		t.Errorf("event %+v", ev)
+	}
+	if len(r.sd.stopped) != 1 || strings.Join(r.sd.stopped[0], " ") != "bm2-api.target bm2-api.slice" {
+		t.Errorf("stopped %v, want the target and the slice once", r.sd.stopped)
+	}
+	if len(r.notes.got) != 1 || r.notes.got[0].Kind != journal.ReuseportMissing || r.notes.got[0].Project != "api" {
+		t.Errorf("notifications %+v", r.notes.got)
+	}
+	for _, inst := range []string{"api-0", "api-1"} {
+		data, err := os.ReadFile(r.probe.Crashes.Path("api", inst))
+		if err != nil || !strings.Contains(string(data), " reason=reuseport_missing ") {
+			t.Errorf("%s crash.log: %q %v", inst, data, err)
+		}
+	}
+	if reason, ok, _ := r.probe.State.Errored("api"); !ok || reason != "reuseport_missing" {
+		t.Errorf("errored mark: %q %v", reason, ok)
+	}
+
+	// A second probe (another instance of the same project) reaches the
+	// same verdict but does not stop, log or notify again.
+	r2 := newRig(t, port)
+	r2.probe.State, r2.probe.Crashes = r.probe.State, r.probe.Crashes
+	out, err = r2.probe.Run(context.Background())
+	if err != nil || out != AlreadyErrored {
+		t.Fatalf("second Run = %v, %v; want already-errored", out, err)
+	}
+	if len(r2.sd.stopped)+len(r2.notes.got)+len(r2.events.got) != 0 {
+		t.Errorf("second probe acted: %v %v %v", r2.sd.stopped, r2.notes.got, r2.events.got)
+	}
+	data, _ := os.ReadFile(r.probe.Crashes.Path("api", "api-0"))
+	if n := strings.Count(string(data), "\n"); n != 1 {
+		t.Errorf("crash.log has %d lines, want 1", n)
+	}
+}
+
+func TestProbeStopsAfterWindow(t *testing.T) {
+	r := newRig(t, freePort(t))
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Stopped {
+		t.Fatalf("Run = %v, %v; want stopped", out, err)
+	}
+	if r.clock.now != 70*time.Second {
+		t.Errorf("gave up at %v, want 60s after coming online (70s)", r.clock.now)
+	}
+	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportProbeStopped {
+		t.Errorf("events %v", k)
+	}
+	if len(r.sd.stopped) != 0 {
+		t.Error("stopped the project for not listening")
+	}
+}
+
+// The window counts from the instance coming online, not from the probe's start.
+func TestProbeWindowFromOnline(t *testing.T) {
+	r := newRig(t, freePort(t))
+	r.clock.now = 65 * time.Second // the probe started 55 s late
+	r.probe.Run(context.Background())
+	if r.clock.now != 70*time.Second {
+		t.Errorf("gave up at %v, want 70s", r.clock.now)
+	}
+}
+
+// A restart while waiting gives the new invocation a fresh window.
+func TestProbeRestartResetsWindow(t *testing.T) {
+	r := newRig(t, freePort(t))
+	r.clock.onTick = func(now time.Duration) {
+		switch now {
+		case 50 * time.Second:
+			r.sd.inst = Instance{Online: false} // auto-restart
+		case 52 * time.Second:
+			r.sd.inst = Instance{Online: true, Invocation: "inv2", OnlineAt: 52 * time.Second}
+		}
+	}
+	out, _ := r.probe.Run(context.Background())
+	if out != Stopped || r.clock.now != 112*time.Second {
+		t.Errorf("Run = %v at %v, want stopped at 112s", out, r.clock.now)
+	}
+}
+
+func TestProbeInstanceGone(t *testing.T) {
+	r := newRig(t, freePort(t))
+	r.sd.inst = Instance{Gone: true}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Gone || len(r.events.got) != 0 {
+		t.Errorf("Run = %v, %v, events %v", out, err, r.events.got)
+	}
+}
+
+// An exclusive verdict about an invocation that restarted in between is
+// stale: no reaction; the new invocation is probed afresh.
+func TestProbeStaleExclusive(t *testing.T) {
+	port := freePort(t)
+	l := listenOn(t, port, false)
+	r := newRig(t, port)
+	r.sd.afterAsk = func(n int, i Instance) Instance {
+		if n == 2 { // the re-check after the first exclusive verdict
+			l.Close()
+			listenOn(t, port, true)
+			return Instance{Online: true, Invocation: "inv2", OnlineAt: 10 * time.Second}
+		}
+		return i
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v; want confirmed", out, err)
+	}
+	if len(r.sd.stopped) != 0 {
+		t.Error("stopped on a stale verdict")
+	}
+}
+
+// The probe joins as the app's user: a reusePort listener of another user
+// is confirmed when the probe takes that user's id.
+func TestProbeAsAppUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("needs root in CI")
+		}
+		t.Skip("needs root")
+	}
+	port := startOtherUserListener(t)
+	r := newRig(t, port)
+	r.probe.UID, r.probe.GID = 65534, 65534
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v; want confirmed", out, err)
+	}
+}

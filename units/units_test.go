@@ -1,0 +1,83 @@
+package units
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEscape(t *testing.T) {
+	for in, want := range map[string]string{
+		"api": "api", "my-api": `my\x2dapi`, "a_b.c": "a_b.c", ".x": `\x2ex`, "a/b": "a-b", "sp ace": `sp\x20ace`,
+	} {
+		if got := Escape(in); got != want {
+			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if Slice("my-api") != `bm2-my\x2dapi.slice` || Target("my-api") != "bm2-my-api.target" ||
+		Instance("my-api", 3) != "bm2@my-api-3.service" || Probe("api", 0) != "bm2-probe@api-0.service" {
+		t.Error("unit names")
+	}
+}
+
+func TestParseInstance(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		project string
+		index   int
+		ok      bool
+	}{
+		{"api-0", "api", 0, true},
+		{"bm2@my-api-12.service", "my-api", 12, true},
+		{"bm2@api-1-0", "api-1", 0, true},
+		{"api", "", 0, false},
+		{"api-", "", 0, false},
+		{"-1", "", 0, false},
+		{"api-01", "", 0, false},
+		{"api-x", "", 0, false},
+	} {
+		p, i, ok := ParseInstance(c.in)
+		if p != c.project || i != c.index || ok != c.ok {
+			t.Errorf("ParseInstance(%q) = %q %d %v", c.in, p, i, ok)
+		}
+	}
+}
+
+func TestQuoting(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":      "plain",
+		"two words":  `"two words"`,
+		"$HOME":      "$$HOME",
+		"100%":       "100%%",
+		`back\slash`: `"back\\slash"`,
+		`say "hi"`:   `"say \"hi\""`,
+		"":           `""`,
+		";":          `";"`,
+		"tab\there":  `"tab\there"`,
+		"it's":       `"it's"`,
+	} {
+		if got := QuoteArg(in); got != want {
+			t.Errorf("QuoteArg(%q) = %s, want %s", in, got, want)
+		}
+	}
+	if got := QuoteEnv("A", "x\ny %"); got != `"A=x\ny %%"` {
+		t.Errorf("QuoteEnv = %s", got)
+	}
+}
+
+func TestFileRendering(t *testing.T) {
+	var f File
+	f.Comment("hello")
+	f.Add("Unit", "Description", "d")
+	f.Add("Service", "ExecStart", "x")
+	f.Add("Unit", "After", "y")
+	want := "# hello\n\n[Unit]\nDescription=d\nAfter=y\n\n[Service]\nExecStart=x\n"
+	if got := string(f.Bytes()); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	for _, name := range []string{"bm2@.service", "bm2-probe@.service", "bm2.slice"} {
+		data, err := StaticFile(name)
+		if err != nil || !strings.Contains(string(data), "[Unit]") {
+			t.Errorf("static %s: %v", name, err)
+		}
+	}
+}
