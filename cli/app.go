@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/state"
 )
@@ -46,12 +47,6 @@ func DefaultPaths() Paths {
 	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir}
 }
 
-// SystemdSearchPath returns the directories systemd searches for a bare
-// command name in ExecStart=, in order (it does not use $PATH).
-func SystemdSearchPath() []string {
-	return []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"}
-}
-
 // Env is everything a command needs from the host. The zero value of every
 // field means "the real thing"; tests replace fields one by one.
 type Env struct {
@@ -71,7 +66,7 @@ type Env struct {
 	// process running as that user, everyone else probes in-process.
 	CheckPorts func(ctx context.Context, user string, ports []int) ([]probehelper.PortState, error)
 	// RuntimeDirs is where bare runtime names are looked up
-	// (SystemdSearchPath by default).
+	// (jsruntime.SearchPath by default).
 	RuntimeDirs []string
 	// RuntimeVersion runs `<path> --version` (with a 5 s timeout by default).
 	RuntimeVersion func(ctx context.Context, path string) (string, error)
@@ -113,10 +108,10 @@ func (e Env) withDefaults() Env {
 		e.CheckPorts = checkPortsAs
 	}
 	if e.RuntimeDirs == nil {
-		e.RuntimeDirs = SystemdSearchPath()
+		e.RuntimeDirs = jsruntime.SearchPath()
 	}
 	if e.RuntimeVersion == nil {
-		e.RuntimeVersion = runtimeVersion
+		e.RuntimeVersion = jsruntime.AskVersion
 	}
 	if e.PollInterval == 0 {
 		e.PollInterval = 250 * time.Millisecond
