@@ -12,6 +12,7 @@ SYSCONFDIR  ?= /etc
 
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
+STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service
 
 .PHONY: all build test test-unit test-e2e check fuzz bench demo install uninstall clean
 
@@ -54,9 +55,9 @@ install: build
 	install -m 0755 bin/bm2 $(DESTDIR)$(BINDIR)/bm2
 	install -m 0755 bin/bm2-probe $(DESTDIR)$(LIBEXECDIR)/bm2-probe
 	install -m 0755 bin/bm2-generator $(DESTDIR)$(GENDIR)/bm2-generator
-	install -m 0644 units/static/bm2.slice units/static/bm2@.service $(DESTDIR)$(UNITDIR)/
-	sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/static/bm2-probe@.service > $(DESTDIR)$(UNITDIR)/bm2-probe@.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/bm2-probe@.service
+	@# Static units name the helper as /usr/lib/bm2/bm2-probe: follow LIBEXECDIR.
+	for u in $(STATIC_UNITS); do \
+	  sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/static/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf
 	install -m 0644 packaging/tmpfiles.d/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	@# On a live host (no DESTDIR) with systemd running, create the account and
@@ -70,7 +71,7 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	  systemctl stop bm2.slice 2>/dev/null || true; fi
 	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(GENDIR)/bm2-generator \
-	  $(DESTDIR)$(UNITDIR)/bm2.slice $(DESTDIR)$(UNITDIR)/bm2@.service $(DESTDIR)$(UNITDIR)/bm2-probe@.service \
+	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(STATIC_UNITS)) \
 	  $(DESTDIR)$(SYSUSERSDIR)/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi

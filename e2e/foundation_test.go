@@ -74,7 +74,7 @@ port = 3100
 			`Environment="BM2_APP_PORT=3000"`,
 			`Environment="BM2_APP_INSTANCE=0"`,
 			`Environment="NODE_ENV=production"`,
-			"ExecStart=bun index.ts",
+			"ExecStart=/usr/lib/bm2/bm2-probe run bun -- bun index.ts",
 			"WorkingDirectory=/srv/api",
 			"User=bm2",
 			"RestartSec=100ms",

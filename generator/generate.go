@@ -21,8 +21,12 @@ const WantedBy = "multi-user.target"
 
 // Options are the facts about the host that generation depends on.
 type Options struct {
-	NumCPU int // resolves instances = "max"
+	NumCPU int    // resolves instances = "max"
+	Helper string // bm2-probe, which wraps the runtime in ExecStart=; DefaultHelper if ""
 }
+
+// DefaultHelper is where packages install bm2-probe.
+const DefaultHelper = "/usr/lib/bm2/bm2-probe"
 
 // File is one output file, relative to the generator directory. Exactly one
 // of Data and Link is meaningful: Link != "" makes a symlink.
@@ -79,8 +83,11 @@ func Generate(sources []config.Source, opts Options) Result {
 		res.Skipped = append(res.Skipped, Diagnostic{File: c.ProjectFile, Err: c})
 	}
 	sortDiagnostics(res.Skipped)
+	if opts.Helper == "" {
+		opts.Helper = DefaultHelper
+	}
 	for _, p := range kept {
-		res.Files = append(res.Files, ProjectFiles(p)...)
+		res.Files = append(res.Files, ProjectFiles(p, opts)...)
 	}
 	res.Projects = kept
 	return res
@@ -95,7 +102,7 @@ func sortDiagnostics(ds []Diagnostic) {
 }
 
 // ProjectFiles is every file generated for one valid project.
-func ProjectFiles(p *config.Project) []File {
+func ProjectFiles(p *config.Project, opts Options) []File {
 	files := []File{
 		{Path: units.Slice(p.Name), Data: sliceUnit(p)},
 		{Path: units.Target(p.Name), Data: targetUnit(p)},
@@ -104,7 +111,7 @@ func ProjectFiles(p *config.Project) []File {
 	for i := 0; i < p.Instances; i++ {
 		files = append(files, File{
 			Path: path.Join(units.Instance(p.Name, i)+".d", DropInName),
-			Data: instanceDropIn(p, i),
+			Data: instanceDropIn(p, i, opts.Helper),
 		})
 		if p.Mode == config.Cluster {
 			files = append(files, File{
@@ -164,7 +171,7 @@ func StartLimit(p *config.Project) (interval string, burst int) {
 	return strconv.FormatInt(window, 10) + "ms", burst
 }
 
-func instanceDropIn(p *config.Project, i int) []byte {
+func instanceDropIn(p *config.Project, i int, helper string) []byte {
 	var f units.File
 	header(&f, p)
 	f.Add("Unit", "Description", fmt.Sprintf("bm2 %s instance %d", p.Name, i))
@@ -198,7 +205,10 @@ func instanceDropIn(p *config.Project, i int) []byte {
 	if p.EnvFile != "" {
 		f.Add("Service", "EnvironmentFile", units.Specifiers(p.EnvFile))
 	}
-	words := append([]string{p.RuntimeCommand()}, p.RuntimeArgs...)
+	// The helper refuses a missing runtime or one below its floor before
+	// the app starts (exit 78, no restart), then becomes the runtime (execve).
+	words := []string{helper, "run", string(p.Runtime), "--", p.RuntimeCommand()}
+	words = append(words, p.RuntimeArgs...)
 	words = append(words, p.Script)
 	words = append(words, p.Args...)
 	f.Add("Service", "ExecStart", units.QuoteCommand(words))

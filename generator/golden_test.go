@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // testOptions pins the host facts so golden output is the same everywhere.
-var testOptions = Options{NumCPU: 2}
+var testOptions = Options{NumCPU: 2, Helper: DefaultHelper}
 
 // fixture is one golden case: a single testdata/<name>.toml, or every
 // *.toml in testdata/<name>/. Project files are presented to the generator

@@ -24,6 +24,18 @@ type Env struct {
 	Getenv func(string) string
 	Log    Logger
 	NumCPU int
+	Helper string // bm2-probe's path; "" means next to this generator (see HelperNextTo)
+}
+
+// HelperNextTo is where bm2-probe sits for a generator installed at exe:
+// <prefix>/lib/systemd/system-generators/bm2-generator → <prefix>/lib/bm2/bm2-probe.
+// It falls back to DefaultHelper when there is no such file.
+func HelperNextTo(exe string) string {
+	p := filepath.Join(filepath.Dir(exe), "..", "..", "bm2", "bm2-probe")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return DefaultHelper
 }
 
 // Logger receives the generator's messages with a syslog priority
@@ -46,6 +58,11 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if env.NumCPU == 0 {
 		env.NumCPU = runtime.NumCPU()
 	}
+	if env.Helper == "" {
+		if exe, err := os.Executable(); err == nil {
+			env.Helper = HelperNextTo(exe)
+		}
+	}
 	found := config.Discover(config.SearchPath(env.Getenv))
 	for _, p := range found.Shadow {
 		env.Log.Log(6, fmt.Sprintf("%s is hidden by a file of the same name earlier in the search path", p))
@@ -53,7 +70,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	for _, p := range found.Masked {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
-	res := Generate(found.Sources, Options{NumCPU: env.NumCPU})
+	res := Generate(found.Sources, Options{NumCPU: env.NumCPU, Helper: env.Helper})
 	if err := ctx.Err(); err != nil {
 		return err
 	}

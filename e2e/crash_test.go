@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/e2e/runtimes"
+)
+
+// serveCount polls url every 100 ms until stop is closed and returns how
+// many requests succeeded and failed.
+func (b *bed) serveCount(url string, stop <-chan struct{}) (ok, failed int) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if out, err := b.try(`curl -sf --max-time 1 ` + url); err == nil && out != "" {
+			ok++
+		} else {
+			failed++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Instance 1 crashes 200 ms after every start; with max_restarts = 3 it is
+// started exactly 4 times, then errored, while instance 0 serves throughout.
+func TestRestartBudget(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.nodeProject("crashy", 2, 3000, "CRASH_INSTANCE = \"1\"\nCRASH_AFTER_MS = \"200\"", "max_restarts = 3\nexec_mode = \"fork\"")
+	stop := make(chan struct{})
+	counts := make(chan [2]int)
+	b.sh(`systemctl daemon-reload && systemctl start bm2-crashy.target`)
+	b.eventually(10*time.Second, "crashy-0 serves", `curl -sf --max-time 1 http://127.0.0.1:3000/`)
+	go func() { ok, failed := b.serveCount("http://127.0.0.1:3000/", stop); counts <- [2]int{ok, failed} }()
+
+	b.eventually(30*time.Second, "crashy-1 failed", `test "$(systemctl show -P ActiveState bm2@crashy-1.service)" = failed`)
+	time.Sleep(time.Second) // instance 0 keeps serving after its neighbour gave up
+	close(stop)
+	c := <-counts
+	if c[1] != 0 || c[0] < 5 {
+		t.Errorf("instance 0 while its neighbour crashed: %d ok, %d failed requests", c[0], c[1])
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(b.sh(`journalctl --no-pager -o cat -u bm2@crashy-1.service | grep -c 'listening on 3001' || true`)))
+	if n != 4 {
+		t.Errorf("crashy-1 started %d times, want 4 (the first start and exactly 3 restarts)", n)
+	}
+	// systemd 252 counts the refused fifth start in NRestarts (4 here).
+	t.Logf("crashy-1: %d starts, NRestarts=%s, Result=%s", n, b.show("bm2@crashy-1.service", "NRestarts"), b.show("bm2@crashy-1.service", "Result"))
+	log := b.sh(`cat /var/log/bm2/crashy/crashy-1.crash.log`)
+	if got := strings.Count(log, "reason=exited code=1"); got != 4 {
+		t.Errorf("crash.log has %d exit lines, want 4:\n%s", got, log)
+	}
+	if !strings.Contains(log, "reason=restart_budget_exhausted") {
+		t.Errorf("crash.log lacks the errored line:\n%s", log)
+	}
+	es := b.waitEvents(10*time.Second, "instance_errored", "crashy", 1)
+	if es[0].str("BM2_INSTANCE") != "crashy-1" || es[0].str("BM2_REASON") != "restart_budget_exhausted" || es[0].str("PRIORITY") != "3" {
+		t.Errorf("instance_errored: %v", es[0])
+	}
+	if n := len(b.events("instance_crashed", "crashy")); n != 4 {
+		t.Errorf("%d instance_crashed events, want 4", n)
+	}
+	if s := b.show("bm2@crashy-0.service", "SubState"); s != "running" {
+		t.Errorf("crashy-0 is %s; the project must not be stopped", s)
+	}
+	if out := b.sh(`bm2 list --json crashy`); !strings.Contains(out, `"restart_budget_exhausted"`) {
+		t.Errorf("bm2 list --json does not show the reason:\n%s", out)
+	}
+}
+
+// An instance that runs longer than min_uptime_ms between crashes never
+// uses up its budget: here it crashes every 2 s, far more often than
+// max_restarts = 3 in total, and keeps being restarted.
+func TestRestartBudgetSlides(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.nodeProject("flaky", 1, 3000, "CRASH_INSTANCE = \"0\"\nCRASH_AFTER_MS = \"2000\"", "max_restarts = 3\nmin_uptime_ms = 1000")
+	b.sh(`systemctl daemon-reload && systemctl start bm2-flaky.target`)
+	deadline := time.Now().Add(40 * time.Second)
+	for {
+		n, _ := strconv.Atoi(b.show("bm2@flaky-0.service", "NRestarts"))
+		if st := b.show("bm2@flaky-0.service", "ActiveState"); st == "failed" {
+			t.Fatalf("flaky-0 gave up after %d restarts although each run lasted 2 s", n)
+		}
+		if n >= 10 {
+			t.Logf("flaky-0 restarted %d times, still going", n)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d restarts in 40 s", n)
+		}
+		time.Sleep(time.Second)
+	}
+	if len(b.events("instance_errored", "flaky")) != 0 {
+		t.Error("instance_errored for an instance within its budget")
+	}
+}
+
+// An app that ignores SIGTERM and has a child: stopping takes about
+// stop_timeout_ms, then SIGKILL takes the whole tree, child included.
+func TestStopTimeoutKillsTree(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.app("/srv/stubborn", "stubborn.js", "server.js")
+	b.write("/etc/bm2/stubborn.toml", `name = "stubborn"
+script = "server.js"
+cwd = "/srv/stubborn"
+runtime = "node"
+port = 3000
+stop_timeout_ms = 1000
+`)
+	b.sh(`systemctl daemon-reload && systemctl start bm2-stubborn.target`)
+	out := b.eventually(15*time.Second, "child started", `journalctl --no-pager -o cat -u bm2@stubborn-0.service | grep -o 'child pid [0-9]*' | tail -1 | grep .`)
+	child := strings.TrimPrefix(strings.TrimSpace(out), "child pid ")
+	b.sh(`kill -0 ` + child)
+	start := time.Now()
+	b.sh(`systemctl stop bm2@stubborn-0.service`)
+	took := time.Since(start)
+	t.Logf("MEASURE stop of a SIGTERM-ignoring app with stop_timeout_ms=1000 took %v", took.Round(time.Millisecond))
+	if took < 900*time.Millisecond || took > 5*time.Second {
+		t.Errorf("stop took %v, want about 1 s (SIGTERM ignored, SIGKILL after stop_timeout_ms)", took)
+	}
+	if _, err := b.try(`kill -0 ` + child); err == nil {
+		t.Errorf("child %s survived the stop", child)
+	}
+	if out := b.sh(`cat /sys/fs/cgroup/systemd/bm2.slice/bm2-stubborn.slice/bm2@stubborn-0.service/cgroup.procs 2>/dev/null || true`); strings.TrimSpace(out) != "" {
+		t.Errorf("processes left in the cgroup: %s", out)
+	}
+	if _, err := b.try(`curl -sf --max-time 1 http://127.0.0.1:3000/`); err == nil {
+		t.Error("port 3000 still answers")
+	}
+	if !strings.Contains(b.sh(`journalctl --no-pager -o cat -u bm2@stubborn-0.service`), "ignoring SIGTERM") {
+		t.Error("the app never saw SIGTERM")
+	}
+}
+
+// Runtimes below the floors (Node 20, Bun 1.3) and missing ones are refused
+// before the app starts, without a restart loop; Node 24.0.0 and Bun 1.4.0
+// are accepted.
+func TestRuntimeFloors(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	ctx := t.Context()
+	for _, rt := range []struct{ name, version, dir string }{
+		{runtimes.Bun, runtimes.Bun13, "/opt/bun13"},
+		{runtimes.Bun, runtimes.Bun140, "/opt/bun140"},
+		{runtimes.Node, runtimes.Node2400, "/opt/node2400"},
+	} {
+		p, err := runtimes.Path(ctx, rt.name, rt.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.sh(fmt.Sprintf(`install -D -m 0755 %q %s/%s`, p, rt.dir, rt.name))
+	}
+	project := func(name, runtime, path, app string, port int) {
+		script := "server.js"
+		if runtime == "bun" {
+			script = "index.ts"
+		}
+		b.app("/srv/"+name, app, script)
+		b.write("/etc/bm2/"+name+".toml", fmt.Sprintf("name = %q\nscript = %q\ncwd = \"/srv/%s\"\nruntime = %q\nruntime_path = %q\nport = %d\n",
+			name, script, name, runtime, path, port))
+	}
+	project("node20", "node", "/usr/bin/node", "node-server.js", 3000)
+	project("bun13", "bun", "/opt/bun13/bun", "bun-reuseport.ts", 3001)
+	project("nonode", "node", "/opt/nowhere/node", "node-server.js", 3002)
+	project("node2400", "node", "/opt/node2400/node", "node-server.js", 3003)
+	project("bun140", "bun", "/opt/bun140/bun", "bun-reuseport.ts", 3004)
+	b.sh(`systemctl daemon-reload && systemctl start bm2-node20.target bm2-bun13.target bm2-nonode.target bm2-node2400.target bm2-bun140.target`)
+
+	for _, c := range []struct{ name, want string }{
+		{"node20", "runtime /usr/bin/node is Node.js v20."},
+		{"bun13", "runtime /opt/bun13/bun is Bun 1.3.14, below the floor 1.4.0"},
+		{"nonode", "runtime /opt/nowhere/node does not exist"},
+	} {
+		unit := "bm2@" + c.name + "-0.service"
+		b.eventually(15*time.Second, c.name+" refused", `test "$(systemctl show -P ActiveState `+unit+`)" = failed`)
+		status := b.sh(`systemctl status --no-pager -n 20 ` + unit + ` || true`)
+		if !strings.Contains(status, c.want) || !strings.Contains(status, "status=78") {
+			t.Errorf("%s: systemctl status lacks %q / status=78:\n%s", c.name, c.want, status)
+		}
+		if n := b.show(unit, "NRestarts"); n != "0" {
+			t.Errorf("%s restarted %s times; a refused runtime must not loop", c.name, n)
+		}
+		if es := b.waitEvents(10*time.Second, "runtime_rejected", c.name, 1); !strings.Contains(es[0].str("MESSAGE"), c.want) {
+			t.Errorf("%s: runtime_rejected says %q", c.name, es[0].str("MESSAGE"))
+		}
+		if log := b.sh(`cat /var/log/bm2/` + c.name + `/` + c.name + `-0.crash.log`); !strings.Contains(log, "reason=runtime_rejected") {
+			t.Errorf("%s crash.log: %q", c.name, log)
+		}
+		if out := b.sh(`journalctl --no-pager -o cat -u ` + unit + ` | grep -c 'listening' || true`); strings.TrimSpace(out) != "0" {
+			t.Errorf("%s: the app started", c.name)
+		}
+	}
+	for _, name := range []string{"node2400", "bun140"} {
+		b.waitEvents(20*time.Second, "reuseport_confirmed", name, 1)
+		b.waitActive(5*time.Second, "bm2@"+name+"-0.service")
+	}
+	if !strings.HasPrefix(strings.TrimSpace(b.sh(`/opt/node2400/node --version`)), "v24.0.0") {
+		t.Error("not Node 24.0.0")
+	}
+}
