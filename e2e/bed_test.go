@@ -46,6 +46,12 @@ func newBed(t *testing.T) *bed {
 		t.Fatalf("node: %v", err)
 	}
 	repo := repoRoot(t)
+	t.Cleanup(func() {
+		// The host's /dev/null must come out of every sandbox as it went in.
+		if st, err := os.Stat("/dev/null"); err == nil && st.Mode().Perm() != 0o666 {
+			t.Errorf("the host's /dev/null is now %v", st.Mode())
+		}
+	})
 	m := sandbox.New(t, sandbox.Options{Repo: repo, Binds: []string{runtimes.CacheDir() + ":ro"}})
 	b := &bed{Machine: m, t: t, repo: repo}
 	b.sh(fmt.Sprintf(`set -e

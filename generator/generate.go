@@ -1,13 +1,11 @@
 package generator
 
 import (
-	"fmt"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/units"
 )
@@ -108,17 +106,12 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		{Path: units.Target(p.Name), Data: targetUnit(p)},
 		{Path: path.Join(WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
 	}
+	shared := newInstanceShared(p, opts.Helper)
 	for i := 0; i < p.Instances; i++ {
 		files = append(files, File{
 			Path: path.Join(units.Instance(p.Name, i)+".d", DropInName),
-			Data: instanceDropIn(p, i, opts.Helper),
+			Data: shared.dropIn(p, i),
 		})
-		if p.Mode == config.Cluster {
-			files = append(files, File{
-				Path: path.Join(units.Probe(p.Name, i)+".d", DropInName),
-				Data: probeDropIn(p, i),
-			})
-		}
 	}
 	return files
 }
@@ -171,18 +164,45 @@ func StartLimit(p *config.Project) (interval string, burst int) {
 	return strconv.FormatInt(window, 10) + "ms", burst
 }
 
-func instanceDropIn(p *config.Project, i int, helper string) []byte {
+// instanceShared is what every instance drop-in of a project has in
+// common, quoted once.
+type instanceShared struct {
+	interval, burst string
+	condition       string
+	env             []string // quoted [env] assignments
+	execStart       string
+	file            string
+}
+
+func newInstanceShared(p *config.Project, helper string) *instanceShared {
+	s := &instanceShared{file: units.Specifiers(p.File)}
+	interval, burst := StartLimit(p)
+	s.interval, s.burst = interval, strconv.Itoa(burst)
+	s.condition = "!" + units.Specifiers(state.ErroredPath(p.Name))
+	for _, e := range p.Env {
+		s.env = append(s.env, units.QuoteEnv(e.Name, e.Value))
+	}
+	// The helper refuses a missing runtime or one below its floor before
+	// the app starts (exit 78, no restart), then becomes the runtime (execve).
+	words := []string{helper, "run", string(p.Runtime), "--", p.RuntimeCommand()}
+	words = append(words, p.RuntimeArgs...)
+	words = append(words, p.Script)
+	words = append(words, p.Args...)
+	s.execStart = units.QuoteCommand(words)
+	return s
+}
+
+func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
 	var f units.File
 	header(&f, p)
-	f.Add("Unit", "Description", fmt.Sprintf("bm2 %s instance %d", p.Name, i))
-	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	f.Add("Unit", "Description", "bm2 "+p.Name+" instance "+strconv.Itoa(i))
+	f.Add("Unit", "SourcePath", s.file)
 	f.Add("Unit", "PartOf", units.Target(p.Name))
-	interval, burst := StartLimit(p)
-	f.Add("Unit", "StartLimitIntervalSec", interval)
-	f.Add("Unit", "StartLimitBurst", strconv.Itoa(burst))
+	f.Add("Unit", "StartLimitIntervalSec", s.interval)
+	f.Add("Unit", "StartLimitBurst", s.burst)
 	// An errored project stays down, across daemon-reload and reboot, until
 	// `bm2 serve` or `bm2 start` clears the mark (see package state).
-	f.Add("Unit", "ConditionPathExists", "!"+units.Specifiers(state.ErroredPath(p.Name)))
+	f.Add("Unit", "ConditionPathExists", s.condition)
 	if p.Mode == config.Cluster {
 		// Started after every start of the instance, automatic restarts
 		// included; ordered after it by the probe template.
@@ -199,19 +219,13 @@ func instanceDropIn(p *config.Project, i int, helper string) []byte {
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_INSTANCE", strconv.Itoa(i)))
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_PORT", strconv.Itoa(p.InstancePort(i))))
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode)))
-	for _, e := range p.Env {
-		f.Add("Service", "Environment", units.QuoteEnv(e.Name, e.Value))
+	for _, e := range s.env {
+		f.Add("Service", "Environment", e)
 	}
 	if p.EnvFile != "" {
 		f.Add("Service", "EnvironmentFile", units.Specifiers(p.EnvFile))
 	}
-	// The helper refuses a missing runtime or one below its floor before
-	// the app starts (exit 78, no restart), then becomes the runtime (execve).
-	words := []string{helper, "run", string(p.Runtime), "--", p.RuntimeCommand()}
-	words = append(words, p.RuntimeArgs...)
-	words = append(words, p.Script)
-	words = append(words, p.Args...)
-	f.Add("Service", "ExecStart", units.QuoteCommand(words))
+	f.Add("Service", "ExecStart", s.execStart)
 	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
 	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
 	r := p.Resources
@@ -232,32 +246,6 @@ func instanceDropIn(p *config.Project, i int, helper string) []byte {
 	}
 	if r.LimitNOFILE != 0 {
 		f.Add("Service", "LimitNOFILE", strconv.Itoa(r.LimitNOFILE))
-	}
-	return f.Bytes()
-}
-
-// probeDropIn tells instance i's reusePort probe what to check and how to
-// react; see package probehelper.
-func probeDropIn(p *config.Project, i int) []byte {
-	var f units.File
-	header(&f, p)
-	f.Add("Unit", "Description", fmt.Sprintf("bm2 reusePort probe for %s instance %d", p.Name, i))
-	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
-	env := [][2]string{
-		{probehelper.EnvPort, strconv.Itoa(p.Port)},
-		{probehelper.EnvInstances, strconv.Itoa(p.Instances)},
-		{probehelper.EnvUser, p.User},
-	}
-	if p.Group != "" {
-		env = append(env, [2]string{probehelper.EnvGroup, p.Group})
-	}
-	env = append(env, [2]string{probehelper.EnvStopTimeout, strconv.FormatInt(p.StopTimeout.Milliseconds(), 10)})
-	if p.Notify.Webhook != "" {
-		env = append(env, [2]string{probehelper.EnvWebhook, p.Notify.Webhook},
-			[2]string{probehelper.EnvNotifyLevel, string(p.Notify.Level)})
-	}
-	for _, e := range env {
-		f.Add("Service", "Environment", units.QuoteEnv(e[0], e[1]))
 	}
 	return f.Bytes()
 }

@@ -142,6 +142,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 //
 //	## assert-key-is FILE SECTION KEY VALUE     the last KEY= in [SECTION] is VALUE
 //	## assert-key-has FILE SECTION KEY VALUE    some KEY= in [SECTION] is VALUE
+//	## assert-key-absent FILE SECTION KEY       [SECTION] has no KEY=
 //	## assert-file FILE                         FILE is generated
 //	## assert-no-file FILE                      FILE is not generated
 //	## assert-link FILE TARGET                  FILE is a symlink to TARGET
@@ -181,6 +182,14 @@ func checkAssertions(t *testing.T, fx fixture, res Result) {
 					}
 				} else if !contains(vals, parts[3]) {
 					t.Errorf("%s: %s [%s] %s = %q, want one to be %q", where, parts[0], parts[1], parts[2], vals, parts[3])
+				}
+			case "assert-key-absent":
+				parts := strings.SplitN(rest, " ", 3)
+				if len(parts) != 3 {
+					t.Fatalf("%s: malformed %s", where, verb)
+				}
+				if vals := values(files[parts[0]].Data, parts[1], parts[2]); len(vals) > 0 {
+					t.Errorf("%s: %s [%s] %s = %q, want none", where, parts[0], parts[1], parts[2], vals)
 				}
 			case "assert-file":
 				if _, ok := files[rest]; !ok {

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
@@ -101,31 +103,59 @@ func Run(ctx context.Context, args []string, env Env) error {
 
 // Write puts files into dir. Every regular file is written to a temporary
 // name and renamed into place, so a reader never sees half a file; symlinks
-// are created under a temporary name and renamed likewise.
+// are created under a temporary name and renamed likewise. Directories are
+// made first; files are then written by a few goroutines (the work is all
+// system calls, and they run in parallel).
 func Write(dir string, files []File) error {
-	made := map[string]bool{}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	made := map[string]bool{dir: true}
 	for _, f := range files {
-		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
-		parent := filepath.Dir(dst)
-		if !made[parent] {
+		parent := filepath.Dir(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		if made[parent] {
+			continue
+		}
+		if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			if err := os.MkdirAll(parent, 0o755); err != nil {
 				return err
 			}
-			made[parent] = true
 		}
-		tmp := filepath.Join(parent, ".#"+filepath.Base(dst))
-		if f.Link != "" {
-			_ = os.Remove(tmp)
-			if err := os.Symlink(f.Link, tmp); err != nil {
-				return err
+		made[parent] = true
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(files)/64))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(files); i += workers {
+				if err := writeOne(dir, files[i]); err != nil {
+					errs[w] = err
+					return
+				}
 			}
-		} else if err := writeFile(tmp, f.Data); err != nil {
+		}(w)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func writeOne(dir string, f File) error {
+	dst := filepath.Join(dir, filepath.FromSlash(f.Path))
+	tmp := filepath.Join(filepath.Dir(dst), ".#"+filepath.Base(dst))
+	if f.Link != "" {
+		_ = os.Remove(tmp)
+		if err := os.Symlink(f.Link, tmp); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, dst); err != nil {
-			_ = os.Remove(tmp)
-			return err
-		}
+	} else if err := writeFile(tmp, f.Data); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
+		return err
 	}
 	return nil
 }

@@ -7,26 +7,22 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/units"
 )
 
-// Environment the generator's drop-in for bm2-probe@<project>-<i>.service sets.
-const (
-	EnvPort        = "BM2_APP_PORT"
-	EnvInstances   = "BM2_INSTANCES"
-	EnvUser        = "BM2_PROBE_USER"
-	EnvGroup       = "BM2_PROBE_GROUP"
-	EnvStopTimeout = "BM2_STOP_TIMEOUT_MS"
-	EnvWebhook     = "BM2_NOTIFY_WEBHOOK"
-	EnvNotifyLevel = "BM2_NOTIFY_LEVEL"
-)
-
 // Main is bm2-probe: `bm2-probe <project>-<i>`, run by
 // bm2-probe@<project>-<i>.service after every start of the instance.
+//
+// It takes what it checks from what systemd actually runs — the instance's
+// BM2_APP_PORT, User= and Group= — so a project file edited without a
+// daemon-reload cannot make it probe the wrong port or as the wrong user;
+// only the notification settings come from the project file.
 func Main(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)")
@@ -35,34 +31,28 @@ func Main(ctx context.Context, args []string, getenv func(string) string, out io
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", args[0])
 	}
-	num := func(key string) (int, error) {
-		n, err := strconv.Atoi(getenv(key))
-		if err != nil {
-			return 0, fmt.Errorf("%s=%q: %w (the generator's drop-in sets it; run systemctl daemon-reload)", key, getenv(key), err)
-		}
-		return n, nil
-	}
-	port, err := num(EnvPort)
-	if err != nil {
-		return err
-	}
-	instances, err := num(EnvInstances)
-	if err != nil {
-		return err
-	}
-	stopMS, err := num(EnvStopTimeout)
-	if err != nil {
-		return err
-	}
-	uid, gid, err := lookupIDs(getenv(EnvUser), getenv(EnvGroup))
-	if err != nil {
-		return err
-	}
 	bus, err := Dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer bus.Close()
+	unit := units.Instance(project, index)
+	run, err := bus.Running(ctx, unit)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(run.Env["BM2_APP_PORT"])
+	if err != nil {
+		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run systemctl daemon-reload)", unit)
+	}
+	uid, gid, err := lookupIDs(run.User, run.Group)
+	if err != nil {
+		return err
+	}
+	instances, err := bus.Instances(ctx, project)
+	if err != nil || instances == 0 {
+		instances = index + 1
+	}
 	p := &Probe{
 		Project: project, Index: index, Instances: instances, Port: port, UID: uid, GID: gid,
 		Interval: DefaultInterval, Window: DefaultWindow,
@@ -71,11 +61,11 @@ func Main(ctx context.Context, args []string, getenv func(string) string, out io
 		Crashes: journal.CrashLog{Dir: journal.DefaultLogDir},
 		State:   state.Default,
 	}
-	if url := getenv(EnvWebhook); url != "" {
-		p.Notifier = journal.Webhook{URL: url, MinLevel: getenv(EnvNotifyLevel)}
+	if n := notifySettings(project, getenv); n.Webhook != "" {
+		p.Notifier = journal.Webhook{URL: n.Webhook, MinLevel: string(n.Level)}
 	}
-	// Stopping waits for SIGTERM, then SIGKILL after stop_timeout_ms.
-	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+time.Duration(stopMS)*time.Millisecond+30*time.Second)
+	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
+	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+run.StopTimeout+30*time.Second)
 	defer cancel()
 	start := time.Now()
 	outcome, err := p.Run(runCtx)
@@ -83,10 +73,25 @@ func Main(ctx context.Context, args []string, getenv func(string) string, out io
 	return err
 }
 
-// lookupIDs resolves the app's user (name or number) and optional group.
+// notifySettings reads the project's [notify] table from its file on the
+// search path; a missing or broken file means no notification.
+func notifySettings(project string, getenv func(string) string) config.Notify {
+	found := config.Discover(config.SearchPath(getenv))
+	for _, src := range found.Sources {
+		if src.Name() == project {
+			if p, err := config.Parse(src.Path, src.Data, 1); err == nil {
+				return p.Notify
+			}
+		}
+	}
+	return config.Notify{}
+}
+
+// lookupIDs resolves the app's user (name or number; "" is root, as for
+// systemd) and optional group.
 func lookupIDs(userName, groupName string) (uid, gid int, err error) {
 	if userName == "" {
-		return 0, 0, fmt.Errorf("%s is not set (the generator's drop-in sets it; run systemctl daemon-reload)", EnvUser)
+		userName = "root"
 	}
 	u, err := user.Lookup(userName)
 	if err != nil {
@@ -106,4 +111,15 @@ func lookupIDs(userName, groupName string) (uid, gid int, err error) {
 		gid, _ = strconv.Atoi(g.Gid)
 	}
 	return uid, gid, nil
+}
+
+// envMap turns systemd's Environment= list into a map.
+func envMap(list []string) map[string]string {
+	m := make(map[string]string, len(list))
+	for _, kv := range list {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }

@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/bm2dev/bm2/units"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
 	"golang.org/x/sys/unix"
@@ -112,4 +115,44 @@ func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Running is what an instance runs with, as systemd sees it.
+type Running struct {
+	Env         map[string]string // Environment=
+	User, Group string
+	StopTimeout time.Duration // TimeoutStopUSec
+}
+
+// Running reads the instance's Service properties.
+func (b *Bus) Running(ctx context.Context, unit string) (Running, error) {
+	props, err := b.Conn.GetUnitTypePropertiesContext(ctx, unit, "Service")
+	if err != nil {
+		return Running{}, fmt.Errorf("%s: %w", unit, err)
+	}
+	var r Running
+	env, _ := props["Environment"].([]string)
+	r.Env = envMap(env)
+	r.User, _ = props["User"].(string)
+	r.Group, _ = props["Group"].(string)
+	if us, ok := props["TimeoutStopUSec"].(uint64); ok && us < uint64(time.Hour/time.Microsecond) {
+		r.StopTimeout = time.Duration(us) * time.Microsecond
+	}
+	return r, nil
+}
+
+// Instances counts the instances the project's target wants.
+func (b *Bus) Instances(ctx context.Context, project string) (int, error) {
+	props, err := b.Conn.GetUnitPropertiesContext(ctx, units.Target(project))
+	if err != nil {
+		return 0, err
+	}
+	wants, _ := props["Wants"].([]string)
+	n := 0
+	for _, w := range wants {
+		if p, _, ok := units.ParseInstance(w); ok && p == project && strings.HasPrefix(w, "bm2@") {
+			n++
+		}
+	}
+	return n, nil
 }

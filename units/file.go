@@ -39,7 +39,18 @@ func (f *File) Add(sectionName, key, value string) {
 
 // Bytes renders the file.
 func (f *File) Bytes() []byte {
+	n := 0
+	for _, c := range f.comments {
+		n += len(c) + 3
+	}
+	for _, s := range f.sections {
+		n += len(s.name) + 4
+		for _, e := range s.entries {
+			n += len(e[0]) + len(e[1]) + 2
+		}
+	}
 	var b bytes.Buffer
+	b.Grow(n)
 	for _, c := range f.comments {
 		b.WriteString("# ")
 		b.WriteString(c)

@@ -73,12 +73,16 @@ M=$STAGING/merged
 # instance and shm. Not the host's /dev, where systemd-tmpfiles would create
 # nodes and links and journald would read the kernel log.
 mount -t tmpfs -o mode=755,nosuid,size=4m bm2-e2e-dev "$M/dev"
-for n in null zero full random urandom tty; do
-	: >"$M/dev/$n"
-	mount --bind "/dev/$n" "$M/dev/$n"
-done
-: >"$M/dev/console"
-mount --bind /dev/null "$M/dev/console"
+# Fresh nodes, never binds of the host's: systemd chowns and chmods its
+# console (root:tty 0620), and with /dev/console bound to the host's
+# /dev/null that made the host's /dev/null unwritable for everyone but root.
+mknod -m 666 "$M/dev/null" c 1 3
+mknod -m 666 "$M/dev/zero" c 1 5
+mknod -m 666 "$M/dev/full" c 1 7
+mknod -m 666 "$M/dev/random" c 1 8
+mknod -m 666 "$M/dev/urandom" c 1 9
+mknod -m 666 "$M/dev/tty" c 5 0
+mknod -m 600 "$M/dev/console" c 1 3
 mkdir -m 755 "$M/dev/pts"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,gid=5,nosuid,noexec devpts "$M/dev/pts"
 ln -s pts/ptmx "$M/dev/ptmx"
@@ -185,5 +189,7 @@ done
 
 # Without CAP_SYS_MODULE and CAP_SYS_TIME, nothing in the sandbox can load
 # kernel modules or set the (host-global) clock.
+# Standard input from the sandbox's own /dev/null, not an inherited host file.
+exec </dev/null
 exec setpriv --bounding-set -sys_module,-sys_time \
 	env -i container="$CONTAINER" /lib/systemd/systemd --system --unit=basic.target
