@@ -158,3 +158,34 @@ func TestFailed(t *testing.T) {
 		t.Errorf("errored project got more events: %+v", ev.got[2:])
 	}
 }
+
+func TestRunCachesVersion(t *testing.T) {
+	dir := t.TempDir()
+	node := exe(t, dir, "node")
+	cacheDir := t.TempDir()
+	env, _, _, execd := runEnv(t, dir, "v24.1.0")
+	get := env.Getenv
+	env.Getenv = func(k string) string {
+		if k == "RUNTIME_DIRECTORY" {
+			return cacheDir
+		}
+		return get(k)
+	}
+	asked := 0
+	env.Version = func(ctx context.Context, p string) (string, error) { asked++; return "v24.1.0\n", nil }
+	for i := 0; i < 3; i++ {
+		if err := Run(context.Background(), []string{"node", "--", node, "s.js"}, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if asked != 1 || len(*execd) == 0 {
+		t.Errorf("asked the version %d times over 3 starts, want 1", asked)
+	}
+	// A different binary at the same path is asked again.
+	time.Sleep(10 * time.Millisecond)
+	os.WriteFile(node, []byte("#!/bin/sh\n# new\n"), 0o755)
+	Run(context.Background(), []string{"node", "--", node, "s.js"}, env)
+	if asked != 2 {
+		t.Errorf("a replaced binary was not asked again (asked %d)", asked)
+	}
+}

@@ -67,9 +67,13 @@ func Run(ctx context.Context, args []string, env RunEnv) error {
 		return reject("runtime_missing", fmt.Sprintf("runtime %s %v; instance not started (install %s %s or newer, or set runtime_path)",
 			argv[0], err, displayName(kind), floor))
 	}
-	out, err := env.Version(ctx, exe)
-	if err != nil {
-		return reject("runtime_missing", fmt.Sprintf("runtime %s does not run: %v; instance not started", exe, err))
+	cache := versionCache{dir: env.Getenv("RUNTIME_DIRECTORY"), exe: exe}
+	out, cached := cache.load()
+	if !cached {
+		out, err = env.Version(ctx, exe)
+		if err != nil {
+			return reject("runtime_missing", fmt.Sprintf("runtime %s does not run: %v; instance not started", exe, err))
+		}
 	}
 	printed := strings.TrimSpace(out)
 	if line, _, ok := strings.Cut(printed, "\n"); ok {
@@ -82,6 +86,9 @@ func Run(ctx context.Context, args []string, env RunEnv) error {
 	if v.Compare(floor) < 0 {
 		return reject("runtime_below_floor", fmt.Sprintf("runtime %s is %s %s, below the floor %s; instance not started (install %s %s or newer, or set runtime_path)",
 			exe, displayName(kind), printed, floor, displayName(kind), floor))
+	}
+	if !cached {
+		cache.store(printed)
 	}
 	return env.Exec(exe, argv, env.Environ())
 }
@@ -121,5 +128,45 @@ func DefaultRunEnv() RunEnv {
 		Version: jsruntime.AskVersion,
 		Exec:    syscall.Exec,
 		Environ: os.Environ,
+	}
+}
+
+// versionCache remembers the runtime's version across restarts of one
+// instance, in the instance's own RuntimeDirectory= (kept over restarts,
+// removed at stop, writable only by the app's user), so a crash-looping
+// instance does not pay for `<runtime> --version` on every start. The key
+// is the binary's identity: path, device, inode, size and modification time.
+type versionCache struct{ dir, exe string }
+
+func (c versionCache) key() string {
+	var st syscall.Stat_t
+	if c.dir == "" || syscall.Stat(c.exe, &st) != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %d %d %d %d.%d", c.exe, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+}
+
+func (c versionCache) load() (string, bool) {
+	key := c.key()
+	if key == "" {
+		return "", false
+	}
+	data, err := os.ReadFile(filepath.Join(c.dir, "runtime-version"))
+	if err != nil {
+		return "", false
+	}
+	k, v, ok := strings.Cut(string(data), "\n")
+	if !ok || k != key {
+		return "", false
+	}
+	return strings.TrimSpace(v), true
+}
+
+func (c versionCache) store(version string) {
+	if key := c.key(); key != "" {
+		tmp := filepath.Join(c.dir, ".runtime-version")
+		if os.WriteFile(tmp, []byte(key+"\n"+version+"\n"), 0o600) == nil {
+			os.Rename(tmp, filepath.Join(c.dir, "runtime-version"))
+		}
 	}
 }
