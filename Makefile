@@ -14,7 +14,7 @@ GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service
 
-.PHONY: all build test test-unit test-e2e check fuzz bench demo install uninstall clean
+.PHONY: all build test test-unit test-e2e check fuzz bench demo install install-files uninstall clean
 
 all: build
 
@@ -49,7 +49,11 @@ bench: build
 demo: build
 	./demo/run
 
-install: build
+install: build install-files
+
+# install-files installs what `make build` left in bin/ without rebuilding
+# (the end-to-end beds run it in parallel from one tree).
+install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(GENDIR) $(DESTDIR)$(UNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/bm2
 	install -m 0755 bin/bm2 $(DESTDIR)$(BINDIR)/bm2
@@ -66,6 +70,13 @@ install: build
 	  systemd-sysusers $(SYSUSERSDIR)/bm2.conf && \
 	  systemd-tmpfiles --create $(TMPFILESDIR)/bm2.conf && \
 	  systemctl daemon-reload; fi
+	@# sysctl.d: net.ipv4.tcp_migrate_req=1, so that `bm2 reload` drops no
+	@# connection (see the file); applied at once on a live host.
+	install -d $(DESTDIR)$(PREFIX)/lib/sysctl.d
+	install -m 0644 packaging/sysctl.d/50-bm2.conf $(DESTDIR)$(PREFIX)/lib/sysctl.d/50-bm2.conf
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	  /usr/lib/systemd/systemd-sysctl $(PREFIX)/lib/sysctl.d/50-bm2.conf || \
+	  echo "warning: could not apply $(PREFIX)/lib/sysctl.d/50-bm2.conf; it applies at the next boot"; fi
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
@@ -76,6 +87,22 @@ uninstall:
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 	@echo "kept $(SYSCONFDIR)/bm2 (your project files), /var/lib/bm2 and /var/log/bm2"
+	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/50-bm2.conf
 
 clean:
 	rm -rf bin dist
+
+# Debian packaging (debian/, packaging/man/): `make deb` builds
+# dist/bm2_<version>_<arch>.deb from the working tree with dpkg-buildpackage,
+# offline (debian/README.source); `make man` checks the man pages for
+# groff warnings. debian/build-deps.sh installs what they need.
+.PHONY: deb man
+
+deb:
+	bash debian/build-deb dist
+
+man:
+	@for f in packaging/man/*.[1-8]; do \
+	  w=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$$f" 2>&1 >/dev/null); \
+	  if [ -n "$$w" ]; then echo "$$f:"; echo "$$w"; exit 1; fi; \
+	done; echo "man pages: no warnings"

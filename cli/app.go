@@ -70,6 +70,14 @@ type Env struct {
 	RuntimeDirs []string
 	// RuntimeVersion runs `<path> --version` (with a 5 s timeout by default).
 	RuntimeVersion func(ctx context.Context, path string) (string, error)
+	// ReadJournal runs a journal query and calls each for every entry, as
+	// it arrives (readJournal: journalctl -o json by default). bm2 logs,
+	// bm2 events and the wait for reusePort verdicts read the journal
+	// through it.
+	ReadJournal func(ctx context.Context, q JournalQuery, each func(JournalEntry) error) error
+	// Listening tells whether a unit's processes hold a listening TCP
+	// socket on port (listensOn, from /proc, by default).
+	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
 }
@@ -112,6 +120,12 @@ func (e Env) withDefaults() Env {
 	}
 	if e.RuntimeVersion == nil {
 		e.RuntimeVersion = jsruntime.AskVersion
+	}
+	if e.ReadJournal == nil {
+		e.ReadJournal = readJournal
+	}
+	if e.Listening == nil {
+		e.Listening = listensOn
 	}
 	if e.PollInterval == 0 {
 		e.PollInterval = 250 * time.Millisecond

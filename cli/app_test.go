@@ -39,7 +39,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	te.mustRun(ExitOK, "serve", "--help")
-	if !strings.Contains(te.stdout.String(), "      --timeout duration   how long to wait for every instance to come online (default 1m0s)\n") {
+	if !strings.Contains(te.stdout.String(), "      --timeout duration   how long to wait for every instance to come online and be confirmed (default 1m0s)\n") {
 		t.Fatalf("serve --help:\n%s", te.stdout.String())
 	}
 	te.mustRun(ExitOK, "list", "--help")
@@ -61,6 +61,11 @@ func TestUsageErrors(t *testing.T) {
 		{"stop", "a", "b"},
 		{"version", "extra"},
 		{"help", "nope"},
+		{"reload"},
+		{"logs"},
+		{"logs", "a", "b"},
+		{"events", "a", "b"},
+		{"events", "Not_A-Name"},
 	} {
 		if code := te.run(args...); code != ExitUsage {
 			t.Errorf("bm2 %v: exit %d, want %d\n%s", args, code, ExitUsage, te.stderr.String())

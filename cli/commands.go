@@ -71,13 +71,22 @@ refuses a port range that overlaps a registered project, and writes
 /etc/bm2/<name>.toml, only if its content changed. Then it clears an errored
 state, reloads systemd, resets failed instances and starts bm2-<name>.target
 (restarting it if it was running and the file changed), and shows each
-instance as it comes online. It fails, naming the instance, its result and
-its last log lines, when an instance fails or --timeout passes.
+instance as it comes online and, in cluster mode, as the reusePort probe
+confirms it ("api-0 confirmed (reusePort)"). It fails, naming the instance,
+its result and its last log lines, when an instance fails or --timeout
+passes; when the probe finds the port held without reusePort, it says so:
+the project is then errored (reuseport_missing) until the app is fixed
+and serve runs again.
 
-Running serve again without changes changes nothing. Needs root.`,
+Running serve again without changes changes nothing. Needs root.
+
+Exit codes: 0 every instance online (and confirmed); 1 an instance failed,
+the project became errored, or the timeout passed; 3 invalid bm2.toml, a
+port conflict or an unusable runtime (nothing was written); 5 systemd not
+reachable (nothing was written).`,
 			example: "cd /srv/api && sudo bm2 serve\nsudo bm2 serve --timeout 2m /srv/api",
 			setup: func(fs *pflag.FlagSet) runner {
-				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for every instance to come online")
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for every instance to come online and be confirmed")
 				return func(ctx context.Context, a *App, args []string) error { return a.serve(ctx, args, *timeout) }
 			},
 		},
@@ -91,10 +100,19 @@ restarting instance, pid, port, automatic restarts, uptime, memory and
 cumulative CPU time.
 
 A project file that does not parse shows as one row in state "invalid".
-When systemd cannot be reached, states are "unknown". --json prints an
-array of objects with stable keys for scripts: project, id, unit, mode,
-state, reason, pid, port, restarts, uptime_ms, memory_bytes (null when
-unknown), cpu_ms (null when unknown).`,
+When systemd cannot be reached, states are "unknown".
+
+REUSEPORT is the reusePort probe's verdict on an online cluster-mode
+instance's current run: confirmed (it shares the port), pending (no
+verdict yet), no_listener (nobody listened within 60 s), or missing (the
+project was stopped because the port was held exclusively); "-" in fork
+mode, for instances that are not running, and when the journal cannot be
+read (as a user outside the adm group).
+
+--json prints an array of objects with stable keys for scripts: project,
+id, unit, mode, state, reason, pid, port, reuseport (null when "-"),
+restarts, uptime_ms, memory_bytes (null when unknown), cpu_ms (null when
+unknown).`,
 			example: "bm2 list\nbm2 ls api\nbm2 list --json | jq '.[] | select(.state != \"online\")'",
 			setup: func(fs *pflag.FlagSet) runner {
 				asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -108,7 +126,8 @@ unknown), cpu_ms (null when unknown).`,
 one instance given as <name>-<i> (bm2@<name>-<i>.service), and waits until
 it is online. Clears the project's errored state and resets failed
 instances first, so this is also how a project stopped by bm2 (for
-example for reuseport_missing) is brought back. Needs root.`,
+example for reuseport_missing) is brought back. In cluster mode it also
+waits for the reusePort probe to confirm each instance. Needs root.`,
 			example: "sudo bm2 start api\nsudo bm2 start api-2",
 			setup: func(fs *pflag.FlagSet) runner {
 				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
@@ -135,12 +154,120 @@ root.`,
 			name: "restart", usage: "<name | name-i>", minArgs: 1, maxArgs: 1,
 			short: "restart a project (or one instance)",
 			long: `Restarts every instance of a registered project at once, or one instance
-given as <name>-<i>, and waits until it is online again. Needs root.`,
+given as <name>-<i>, and waits until it is online again (and, in cluster
+mode, confirmed). All at once means the port has no listener for a moment:
+bm2 reload restarts one instance at a time and drops nothing. Needs root.`,
 			example: "sudo bm2 restart api\nsudo bm2 restart api-0",
 			setup: func(fs *pflag.FlagSet) runner {
 				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
 				return func(ctx context.Context, a *App, args []string) error {
 					return a.control(ctx, "restart", args[0], *timeout)
+				}
+			},
+		},
+		{
+			name: "reload", usage: "<name | name-i>", minArgs: 1, maxArgs: 1,
+			short: "restart a project one instance at a time, dropping no request",
+			long: `A rolling restart: restarts the instances of a registered project one at
+a time (after deploying new code, say), each only when the one before is
+back: online (running for min_uptime_ms), listening on its port again
+(when its previous run did; seen in /proc), and in cluster mode confirmed
+by the reusePort probe (a new reuseport_confirmed event for its new run).
+It shows each step:
+
+  api-0 restarting… online, listening, confirmed (1.2s)
+
+In cluster mode the other instances keep the port meanwhile, and the
+kernel hands new connections to them. For no request to fail, the app
+must stop accepting and finish what it has on SIGTERM — in Node.js,
+process.on("SIGTERM", () => server.close()); see "Reloading without
+dropping requests" in the README for keep-alive connections — and
+net.ipv4.tcp_migrate_req must be 1 (bm2 installs
+/usr/lib/sysctl.d/50-bm2.conf), so that connections still queued on the
+closing listener move to another instance instead of being reset. A
+project with one instance has no other listener: use instances >= 2. In
+fork mode each instance has its own port, so the gateway must retry
+another instance meanwhile (nginx: proxy_next_upstream).
+
+If the project file changed since systemd read it, systemd is reloaded
+first. The first instance that does not come back stops the reload, naming
+it, its result and its last log lines; the instances not reached yet keep
+running the previous version. Needs root.
+
+Exit codes: 0 every instance back; 1 an instance did not come back or
+--timeout passed (per instance), or the project is errored or not
+running; 3 invalid project file; 4 no such project; 5 systemd not
+reachable.`,
+			example: "sudo bm2 reload api\nsudo bm2 reload api-2\nsudo bm2 reload --timeout 2m api",
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for each instance to come back")
+				return func(ctx context.Context, a *App, args []string) error { return a.reload(ctx, args[0], *timeout) }
+			},
+		},
+		{
+			name: "logs", usage: "<name | name-i>", minArgs: 1, maxArgs: 1,
+			short: "show the app's output (from the journal)",
+			long: `Shows what the instances of a project (or one instance, given as
+<name>-<i>) wrote to stdout and stderr, and what systemd said about them,
+from the journal: journalctl -u bm2@<name>-<i>.service for each instance,
+oldest first. Each line starts with its time and instance:
+
+  2026-11-30 04:00:00 api-0 | listening on 3000
+
+-n shows only the last N lines (all: every line; 0: none, with -f only
+new ones), -f keeps printing new lines until interrupted, --since takes
+any time journalctl understands ("10 min ago", "today",
+"2026-11-30 04:00").
+
+Reading other users' logs needs root or membership of the adm or
+systemd-journal group.
+
+Exit codes: 0 ok (also when there are no lines; it says so on stderr);
+1 journalctl failed, or the journal cannot be read by this user; 2 bad
+-n; 3 invalid project file; 4 no such project.`,
+			example: "bm2 logs api\nbm2 logs api-2 -n 100\nbm2 logs api -f\nbm2 logs api --since '1 hour ago' -n all",
+			setup: func(fs *pflag.FlagSet) runner {
+				follow := fs.BoolP("follow", "f", false, "keep printing new lines")
+				lines := fs.StringP("lines", "n", defaultLines, "show the last `N` lines, or all")
+				since := fs.String("since", "", "show lines since `TIME` (journalctl --since)")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.logs(ctx, args[0], *follow, *lines, *since)
+				}
+			},
+		},
+		{
+			name: "events", usage: "[name | name-i]", maxArgs: 1,
+			short: "show bm2's own events (from the journal)",
+			long: `Shows bm2's events from the journal (journalctl -t bm2): for every
+project, one project, or one instance given as <name>-<i>. Events are
+reuseport_confirmed, reuseport_missing, reuseport_probe_stopped,
+instance_crashed, instance_errored, runtime_rejected and project_stopped;
+without a name the generator's messages (a project file it skipped, a
+port conflict) show too. One line per event, oldest first:
+
+  TIME                 PROJECT     INSTANCE      EVENT                    REASON             MESSAGE
+
+--json prints one JSON object per line instead, with stable keys (null
+when absent): time (RFC 3339, UTC), event, project, instance, reason,
+level (info, warning, error), message, detail, message_id (journald's
+MESSAGE_ID, fixed per event type).
+
+-n shows only the last N events (all: every one; 0: none, with -f only
+new ones), -f keeps printing new ones until interrupted, --since takes
+any time journalctl understands. Events of a deleted project stay in the
+journal and can still be shown.
+
+Exit codes: 0 ok (also when there are none; it says so on stderr); 1
+journalctl failed, or the journal cannot be read by this user; 2 bad
+arguments.`,
+			example: "bm2 events\nbm2 events api -n 50\nbm2 events api --json | jq 'select(.level == \"error\")'\nbm2 events -f",
+			setup: func(fs *pflag.FlagSet) runner {
+				follow := fs.BoolP("follow", "f", false, "keep printing new events")
+				asJSON := fs.Bool("json", false, "print one JSON object per event")
+				lines := fs.StringP("lines", "n", defaultLines, "show the last `N` events, or all")
+				since := fs.String("since", "", "show events since `TIME` (journalctl --since)")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.eventsCmd(ctx, args, *follow, *asJSON, *lines, *since)
 				}
 			},
 		},

@@ -66,7 +66,7 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		if err := a.waitOnline(ctx, sd, p, ids, timeout, "start"); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "%s online\n", label)
+		fmt.Fprintf(a.Out, "%s %s\n", label, readyWord(p))
 
 	case "restart":
 		if reason, errored, _ := a.erroredMark(p.Name); errored {
@@ -85,7 +85,7 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		if err := a.waitOnline(ctx, sd, p, ids, timeout, "restart"); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "%s online\n", label)
+		fmt.Fprintf(a.Out, "%s %s\n", label, readyWord(p))
 
 	case "stop":
 		// The reusePort probes first, so that none reacts to the stop.
@@ -154,9 +154,12 @@ func (a *App) status(ctx context.Context, name string) error {
 	rows, warnings := a.rows(ctx, []entry{e}, sd)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
-		pid, uptime, mem, cpu := "-", "-", "-", "-"
+		pid, uptime, mem, cpu, reuseport := "-", "-", "-", "-", "-"
+		if r.Reuseport != nil {
+			reuseport = *r.Reuseport
+		}
 		if r.PID != 0 {
 			pid = strconv.FormatUint(uint64(r.PID), 10)
 		}
@@ -169,14 +172,15 @@ func (a *App) status(ctx context.Context, name string) error {
 		if r.CPUMS != nil {
 			cpu = formatCPU(*r.CPUMS * 1e6)
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n",
-			*r.ID, r.Unit, r.State, orDash(r.Reason), pid, r.Port, r.Restarts, uptime, mem, cpu)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n",
+			*r.ID, r.Unit, r.State, orDash(r.Reason), pid, r.Port, reuseport, r.Restarts, uptime, mem, cpu)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
 	fmt.Fprintf(w, "\nmore: systemctl status %s 'bm2@%s-*'\n", units.Target(p.Name), p.Name)
-	fmt.Fprintf(w, "      journalctl -u 'bm2@%s-*' -f\n", p.Name)
+	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
+	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
 		fmt.Fprintf(a.Err, "bm2: warning: %s\n", warn)
 	}

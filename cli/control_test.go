@@ -53,7 +53,7 @@ func TestStopStartRestart(t *testing.T) {
 		t.Fatalf("calls %q\nwant %q", got, want)
 	}
 	if out := te.stdout.String(); !strings.HasPrefix(out, "cleared errored state of api (was: reuseport_missing)\nstarting bm2-api.target\napi-0 online (pid ") ||
-		!strings.HasSuffix(out, "api online\n") {
+		!strings.HasSuffix(out, "api online and confirmed\n") {
 		t.Fatalf("stdout:\n%s", out)
 	}
 
@@ -61,7 +61,7 @@ func TestStopStartRestart(t *testing.T) {
 	if got := te.sd.Calls(); !reflect.DeepEqual(got, []string{"reset-failed bm2@api-2.service", "restart bm2@api-2.service"}) {
 		t.Fatalf("calls %q", got)
 	}
-	if out := te.stdout.String(); !strings.HasPrefix(out, "restarting bm2@api-2.service\napi-2 online (pid ") || !strings.HasSuffix(out, "api-2 online\n") {
+	if out := te.stdout.String(); !strings.HasPrefix(out, "restarting bm2@api-2.service\napi-2 online (pid ") || !strings.HasSuffix(out, "api-2 online and confirmed\n") {
 		t.Fatalf("stdout:\n%s", out)
 	}
 
@@ -108,8 +108,8 @@ func TestStatus(t *testing.T) {
 	for _, want := range []string{
 		"api: " + reg + "\n",
 		"  4 x cluster on port 3000, runtime bun (" + filepath.Join(te.bin, "bun") + "), user bm2\n",
-		"  ID  UNIT               STATE   REASON  PID   PORT  RESTARTS  UPTIME  MEM    CPU\n",
-		"  0   bm2@api-0.service  online  -       1001  3000  0         10s     40.0M  1.0s\n",
+		"  ID  UNIT               STATE   REASON  PID   PORT  REUSEPORT  RESTARTS  UPTIME  MEM    CPU\n",
+		"  0   bm2@api-0.service  online  -       1001  3000  confirmed  0         10s     40.0M  1.0s\n",
 		"more: systemctl status bm2-api.target 'bm2@api-*'\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -132,6 +133,7 @@ func (s *dbusSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, 
 			SubState:         str(props["SubState"]),
 			NeedDaemonReload: boolean(props["NeedDaemonReload"]),
 			ActiveEnter:      usec(props["ActiveEnterTimestamp"]),
+			InvocationID:     invocation(props["InvocationID"]),
 			MemoryCurrent:    Unknown,
 			CPUUsageNSec:     Unknown,
 		}
@@ -147,6 +149,7 @@ func (s *dbusSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, 
 			u.NRestarts = u32(sp["NRestarts"])
 			u.ExecMainCode = i32(sp["ExecMainCode"])
 			u.ExecMainStatus = i32(sp["ExecMainStatus"])
+			u.ControlGroup = str(sp["ControlGroup"])
 			if v, ok := sp["MemoryCurrent"].(uint64); ok {
 				u.MemoryCurrent = v
 			}
@@ -173,6 +176,18 @@ func (s *dbusSystemd) Loaded(ctx context.Context, patterns []string) ([]UnitStat
 	}
 	sortUnits(out)
 	return out, nil
+}
+
+// invocation renders an InvocationID property (16 bytes) as hex, the way
+// systemctl and the journal's _SYSTEMD_INVOCATION_ID show it.
+func invocation(v any) string {
+	b, _ := v.([]byte)
+	for _, c := range b {
+		if c != 0 {
+			return hex.EncodeToString(b)
+		}
+	}
+	return "" // never started
 }
 
 func isService(name string) bool {

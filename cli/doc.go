@@ -11,6 +11,9 @@
 //	bm2 serve    write /etc/bm2/<name>.toml from a project dir's bm2.toml, daemon-reload, start
 //	bm2 list     one row per instance, from systemd's unit properties over D-Bus
 //	bm2 start / stop / restart / status / delete
+//	bm2 reload   a rolling restart: one instance at a time, each back before the next
+//	bm2 logs     the app's output: journalctl -u bm2@<name>-<i>.service, prefixed
+//	bm2 events   bm2's own events: journalctl -t bm2, as a table or JSON lines
 //
 // # Shape
 //
@@ -32,10 +35,28 @@
 //
 // [Systemd] is the handful of D-Bus calls bm2 needs: daemon-reload, jobs
 // that are waited for (start, stop, restart in "replace" mode), reset-failed,
-// and unit properties. Instance states are systemd's own, translated by
+// and unit properties (InvocationID included: it names one run of an
+// instance). Instance states are systemd's own, translated by
 // [InstanceState] (active/running is online, activating/auto-restart is
 // waiting restart, failed is errored with the service's Result as reason,
 // start-limit-hit reading restart_budget_exhausted). The one state systemd
 // cannot hold, a project bm2 stopped on purpose, is the errored mark of
 // package state, which overrides whatever systemd says.
+//
+// # The journal and the reusePort probe
+//
+// bm2 reads the journal only through journalctl (-o json), which is what
+// operators trust and what knows the journal's access rules: [JournalQuery]
+// and [Env.ReadJournal]. In cluster mode, serve, start, restart and reload
+// wait for the reusePort probe's verdict on each instance's current run: a
+// reuseport_confirmed event for the instance logged since the run came
+// online (or, when events carry BM2_INVOCATION, naming the run's
+// InvocationID). reuseport_missing shows as the project's errored mark,
+// which the probe writes before it logs. bm2 list shows the verdict in its
+// REUSEPORT column.
+//
+// As the probe judges the port group, not the instance (the group stays
+// joinable while any instance listens), reload also checks that a
+// restarted instance's own process listens on its port again (from /proc:
+// [Env.Listening]) before it restarts the next one.
 package cli

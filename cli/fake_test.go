@@ -16,6 +16,7 @@ import (
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/units"
@@ -40,6 +41,11 @@ type fakeSystemd struct {
 	fail  map[string]UnitStatus // instance -> the state it ends up in when started
 	stuck map[string]bool       // instance -> stays activating/auto-restart
 	fresh map[string]bool       // instance -> (re)started just now, every time it is looked at
+
+	cluster     map[string]bool   // project -> cluster mode, as of the last Reload
+	nextInvoke  int               // InvocationIDs
+	onStart     func(unit string) // called (locked) after an instance came online
+	onStartUnit []string          // instances started since the last onStart drain
 }
 
 func newFakeSystemd(dirs []string, st state.Dir, now func() time.Time) *fakeSystemd {
@@ -47,6 +53,7 @@ func newFakeSystemd(dirs []string, st state.Dir, now func() time.Time) *fakeSyst
 		dirs: dirs, stateDir: st, now: now,
 		units: map[string]*UnitStatus{}, wants: map[string][]string{},
 		nextPID: 1000, fail: map[string]UnitStatus{}, stuck: map[string]bool{}, fresh: map[string]bool{},
+		cluster: map[string]bool{},
 	}
 }
 
@@ -91,7 +98,9 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 	res := generator.Generate(found.Sources, generator.Options{NumCPU: 2})
 	loaded := map[string]bool{}
 	f.wants = map[string][]string{}
+	f.cluster = map[string]bool{}
 	for _, p := range res.Projects {
+		f.cluster[p.Name] = p.Mode == config.Cluster
 		t := units.Target(p.Name)
 		loaded[t] = true
 		for i := 0; i < p.Instances; i++ {
@@ -138,9 +147,14 @@ func (f *fakeSystemd) startInstance(name string) {
 		return
 	}
 	f.nextPID++
+	f.nextInvoke++
 	u.ActiveState, u.SubState, u.Result, u.MainPID = "active", "running", "success", f.nextPID
 	u.ActiveEnter = f.now().Add(-10 * time.Second) // jobs are instant; say it started a while ago
+	u.InvocationID = fmt.Sprintf("%032x", f.nextInvoke)
 	u.MemoryCurrent, u.CPUUsageNSec = 40<<20, 1e9
+	if f.onStart != nil {
+		f.onStart(name)
+	}
 }
 
 func (f *fakeSystemd) stopInstance(name string) {
@@ -260,6 +274,9 @@ type testEnv struct {
 	noSD       bool // Connect fails
 	searchPath []string
 	journal    map[string][]string
+	entries    *fakeJournal
+	probe      map[string]string // instance -> what its reusePort probe finds: "missing", "none"; default confirmed
+	listening  map[uint32]bool   // pid -> not listening when false
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
@@ -275,15 +292,140 @@ func newTestEnv(t *testing.T) *testEnv {
 			ConfigDir: filepath.Join(root, "etc", "bm2"),
 			StateDir:  filepath.Join(root, "var", "lib", "bm2"),
 		},
-		bin:     filepath.Join(root, "bin"),
-		journal: map[string][]string{},
-		now:     time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		bin:       filepath.Join(root, "bin"),
+		journal:   map[string][]string{},
+		entries:   &fakeJournal{},
+		probe:     map[string]string{},
+		listening: map[uint32]bool{},
+		now:       time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
 	}
 	te.searchPath = []string{te.paths.ConfigDir, filepath.Join(root, "usr", "lib", "bm2")}
 	te.sd = newFakeSystemd(te.searchPath, state.Dir{Path: te.paths.StateDir}, func() time.Time { return te.now })
 	te.runtime("bun", "1.4.4")
 	te.runtime("node", "v24.1.0")
+	te.sd.onStart = te.probeRun
 	return te
+}
+
+// probeRun plays the reusePort probe of a cluster-mode instance that just
+// came online (called with the fake systemd locked): by default it logs
+// reuseport_confirmed; te.probe can make it find the port exclusive (it
+// marks the project errored and stops its instances, as the real one does)
+// or say nothing.
+func (te *testEnv) probeRun(unit string) {
+	proj, i, _ := units.ParseInstance(unit)
+	if !te.sd.cluster[proj] {
+		return
+	}
+	id := units.InstanceID(proj, i)
+	at := te.now.Add(-9 * time.Second) // after ActiveEnter (now - 10 s)
+	switch te.probe[unit] {
+	case "none":
+	case "missing":
+		te.entries.event(at, journal.ReuseportMissing, proj, id, "reuseport_missing",
+			id+": port 3000 is bound exclusively: cluster mode lacks reusePort; stopping project "+proj)
+		(state.Dir{Path: te.paths.StateDir}).SetErrored(proj, "reuseport_missing")
+		for n := range te.sd.units {
+			if p, _, ok := units.ParseInstance(n); ok && p == proj {
+				te.sd.stopInstance(n)
+			}
+		}
+	default:
+		te.entries.event(at, journal.ReuseportConfirmed, proj, id, "",
+			id+": port 3000 is shared with SO_REUSEPORT: cluster mode confirmed")
+	}
+}
+
+// fakeJournal is an in-memory journal with journalctl's selection rules.
+type fakeJournal struct {
+	mu      sync.Mutex
+	entries []JournalEntry
+	queries []JournalQuery
+}
+
+func (j *fakeJournal) add(e JournalEntry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.entries = append(j.entries, e)
+}
+
+// event logs one of bm2's events.
+func (j *fakeJournal) event(at time.Time, kind journal.Kind, project, instance, reason, msg string) {
+	e := JournalEntry{
+		"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()),
+		"SYSLOG_IDENTIFIER":    journal.Identifier,
+		"MESSAGE":              msg,
+		"PRIORITY":             fmt.Sprint(int(kind.Priority())),
+		"MESSAGE_ID":           kind.MessageID(),
+		"BM2_EVENT":            string(kind),
+		"BM2_PROJECT":          project,
+		"BM2_LEVEL":            kind.Level(),
+	}
+	if instance != "" {
+		e["BM2_INSTANCE"] = instance
+	}
+	if reason != "" {
+		e["BM2_REASON"] = reason
+	}
+	j.add(e)
+}
+
+// line logs a line of an instance's output.
+func (j *fakeJournal) line(at time.Time, unit, msg string) {
+	id := strings.TrimSuffix(strings.TrimPrefix(unit, "bm2@"), ".service")
+	j.add(JournalEntry{"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()), "_SYSTEMD_UNIT": unit,
+		"SYSLOG_IDENTIFIER": id, "MESSAGE": msg, "PRIORITY": "6", "_PID": "4242"})
+}
+
+func (j *fakeJournal) read(ctx context.Context, q JournalQuery, each func(JournalEntry) error) error {
+	j.mu.Lock()
+	j.queries = append(j.queries, q)
+	byField := map[string][]string{}
+	for _, m := range q.Matches {
+		k, v, _ := strings.Cut(m, "=")
+		byField[k] = append(byField[k], v)
+	}
+	var since int64
+	if strings.HasPrefix(q.Since, "@") { // other forms select everything
+		var sec, usec int64
+		if _, err := fmt.Sscanf(q.Since, "@%d.%06d", &sec, &usec); err != nil {
+			j.mu.Unlock()
+			return fmt.Errorf("fake journal: --since %q", q.Since)
+		}
+		since = sec*1e6 + usec
+	}
+	var out []JournalEntry
+	for _, e := range j.entries {
+		ok := true
+		for k, vs := range byField {
+			found := false
+			for _, v := range vs {
+				found = found || e[k] == v
+			}
+			ok = ok && found
+		}
+		if len(q.Units) > 0 {
+			found := false
+			for _, u := range q.Units {
+				found = found || e["_SYSTEMD_UNIT"] == u || e["UNIT"] == u
+			}
+			ok = ok && found
+		}
+		if ts := e.Time().UnixMicro(); ok && ts >= since {
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Time().Before(out[b].Time()) })
+	if q.Lines > 0 && len(out) > q.Lines {
+		out = out[len(out)-q.Lines:]
+	}
+	j.mu.Unlock()
+	for _, e := range out {
+		if err := each(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runtime puts a fake runtime into the bin dir that prints version.
@@ -341,6 +483,14 @@ func (te *testEnv) app() *App {
 			},
 			CheckPorts: func(ctx context.Context, user string, ports []int) ([]probehelper.PortState, error) {
 				return checkPortsIn(ctx, ports)
+			},
+			ReadJournal: te.entries.read,
+			Listening: func(ctx context.Context, u UnitStatus, port int) (bool, error) {
+				if u.MainPID == 0 {
+					return false, nil
+				}
+				l, ok := te.listening[u.MainPID]
+				return l || !ok, nil
 			},
 			RuntimeDirs:  []string{te.bin},
 			PollInterval: time.Millisecond,

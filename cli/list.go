@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -24,6 +26,7 @@ type row struct {
 	Reason      string  `json:"reason"`
 	PID         uint32  `json:"pid"`
 	Port        int     `json:"port"`
+	Reuseport   *string `json:"reuseport"` // cluster mode: the probe's verdict on the current run; null otherwise
 	Restarts    uint32  `json:"restarts"`
 	UptimeMS    int64   `json:"uptime_ms"`
 	MemoryBytes *uint64 `json:"memory_bytes"` // null when unknown
@@ -94,7 +97,48 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []string) {
 	var rows []row
 	var warnings []string
+	type project struct {
+		e        entry
+		statuses []UnitStatus
+	}
+	var projects []project
+	var probed []string // cluster-mode projects with a running instance
+	var since time.Time // when the oldest of their running instances came online
 	for _, e := range entries {
+		pr := project{e: e}
+		if p := e.Project; e.Err == nil && p != nil && sd != nil {
+			names := instanceNames(p)
+			var err error
+			pr.statuses, err = sd.Units(ctx, names)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: %v", p.Name, err))
+				pr.statuses = nil
+			}
+			running := false
+			for _, u := range pr.statuses {
+				if st, _ := InstanceState(u); st == StateOnline && !u.ActiveEnter.IsZero() {
+					running = true
+					if since.IsZero() || u.ActiveEnter.Before(since) {
+						since = u.ActiveEnter
+					}
+				}
+			}
+			if running && p.Mode == config.Cluster {
+				probed = append(probed, p.Name)
+			}
+		}
+		projects = append(projects, pr)
+	}
+	var events []event
+	journalOK := len(probed) > 0
+	if journalOK {
+		var err error
+		events, err = a.projectEvents(ctx, probed, reuseportKinds, since)
+		journalOK = err == nil
+	}
+
+	for _, pr := range projects {
+		e := pr.e
 		if e.Err != nil || e.Project == nil {
 			r := row{Project: e.Name, State: StateInvalid, Reason: invalidReason(e)}
 			if p := e.Project; p != nil {
@@ -105,27 +149,15 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 			continue
 		}
 		p := e.Project
-		names := make([]string, p.Instances)
-		for i := range names {
-			names[i] = units.Instance(p.Name, i)
-		}
-		var statuses []UnitStatus
-		if sd != nil {
-			var err error
-			statuses, err = sd.Units(ctx, names)
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: %v", p.Name, err))
-				statuses = nil
-			}
-		}
+		statuses := pr.statuses
 		mark, errored, err := a.erroredMark(p.Name)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: read errored state: %v", p.Name, err))
 		}
-		for i := range names {
+		for i := 0; i < p.Instances; i++ {
 			id := i
 			r := row{
-				Project: p.Name, ID: &id, Unit: names[i], Mode: string(p.Mode),
+				Project: p.Name, ID: &id, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
 				State: StateUnknown, Port: p.InstancePort(i),
 			}
 			if statuses != nil {
@@ -147,11 +179,22 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 					c := u.CPUUsageNSec / 1e6
 					r.CPUMS = &c
 				}
+				if p.Mode == config.Cluster && r.State == StateOnline && journalOK {
+					v, _ := reuseportVerdict(u, units.InstanceID(p.Name, i), events)
+					if v == "" {
+						v = verdictPending
+					}
+					r.Reuseport = &v
+				}
 			}
 			if errored {
 				r.State, r.Reason = StateErrored, mark
 				if r.Reason == "" {
 					r.Reason = "errored"
+				}
+				if mark == probehelper.ReasonReuseportMissing {
+					v := verdictMissing
+					r.Reuseport = &v
 				}
 			}
 			rows = append(rows, r)
@@ -163,9 +206,12 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 // table prints rows aligned.
 func (a *App) table(rows []row) error {
 	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
-		id, pid, port, restarts, uptime, mem, cpu := "-", "-", "-", "-", "-", "-", "-"
+		id, pid, port, reuseport, restarts, uptime, mem, cpu := "-", "-", "-", "-", "-", "-", "-", "-"
+		if r.Reuseport != nil {
+			reuseport = *r.Reuseport
+		}
 		if r.ID != nil {
 			id = strconv.Itoa(*r.ID)
 			restarts = strconv.FormatUint(uint64(r.Restarts), 10)
@@ -185,9 +231,9 @@ func (a *App) table(rows []row) error {
 		if r.CPUMS != nil {
 			cpu = formatCPU(*r.CPUMS * 1e6)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			r.Project, id, orDash(r.Mode), r.State, orDash(truncate(r.Reason, maxReason)),
-			pid, port, restarts, uptime, mem, cpu)
+			pid, port, reuseport, restarts, uptime, mem, cpu)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

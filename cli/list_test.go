@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/state"
 )
 
@@ -78,22 +79,25 @@ func listEnv(t *testing.T) *testEnv {
 	if _, err := (state.Dir{Path: te.paths.StateDir}).SetErrored("zeta", "reuseport_missing"); err != nil {
 		t.Fatal(err)
 	}
+	// api-0's current run is confirmed; an older run of api-1 was.
+	te.entries.event(now.Add(-3*time.Minute), journal.ReuseportConfirmed, "api", "api-0", "", "api-0: confirmed")
+	te.entries.event(now.Add(-time.Hour), journal.ReuseportConfirmed, "api", "api-1", "", "api-1: confirmed")
 	return te
 }
 
 func TestListTable(t *testing.T) {
 	te := listEnv(t)
 	te.mustRun(ExitOK, "list")
-	want := `PROJECT  ID  MODE     STATE            REASON                                    PID   PORT  RESTARTS  UPTIME  MEM    CPU
-api      0   cluster  online           -                                         1234  3000  0         3m12s   41.2M  1.3s
-api      1   cluster  launching        -                                         1240  3000  0         -       1.0M   0.0s
-api      2   cluster  waiting restart  exit-code                                 -     3000  3         -       -      -
-api      3   cluster  errored          restart_budget_exhausted                  -     3000  16        -       -      -
-bad      -   -        invalid          script: required (the entry file, relat…  -     -     -         -       -      -
-web      0   fork     stopped          -                                         -     4000  0         -       -      -
-web      1   fork     errored          signal                                    -     4001  1         -       -      -
-web      2   fork     online           -                                         77    4002  2         1d2h    2.0G   1m30s
-zeta     0   cluster  errored          reuseport_missing                         -     5000  0         -       -      -
+	want := `PROJECT  ID  MODE     STATE            REASON                                    PID   PORT  REUSEPORT  RESTARTS  UPTIME  MEM    CPU
+api      0   cluster  online           -                                         1234  3000  confirmed  0         3m12s   41.2M  1.3s
+api      1   cluster  launching        -                                         1240  3000  -          0         -       1.0M   0.0s
+api      2   cluster  waiting restart  exit-code                                 -     3000  -          3         -       -      -
+api      3   cluster  errored          restart_budget_exhausted                  -     3000  -          16        -       -      -
+bad      -   -        invalid          script: required (the entry file, relat…  -     -     -          -         -       -      -
+web      0   fork     stopped          -                                         -     4000  -          0         -       -      -
+web      1   fork     errored          signal                                    -     4001  -          1         -       -      -
+web      2   fork     online           -                                         77    4002  -          2         1d2h    2.0G   1m30s
+zeta     0   cluster  errored          reuseport_missing                         -     5000  missing    0         -       -      -
 `
 	if got := te.stdout.String(); got != want {
 		t.Fatalf("table:\n%s\nwant:\n%s", got, want)
@@ -119,7 +123,7 @@ func TestListJSON(t *testing.T) {
 	if len(rows) != 9 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	keys := []string{"project", "id", "unit", "mode", "state", "reason", "pid", "port", "restarts", "uptime_ms", "memory_bytes", "cpu_ms"}
+	keys := []string{"project", "id", "unit", "mode", "state", "reason", "pid", "port", "reuseport", "restarts", "uptime_ms", "memory_bytes", "cpu_ms"}
 	for _, r := range rows {
 		if len(r) != len(keys) {
 			t.Fatalf("keys of %v", r)
@@ -133,7 +137,7 @@ func TestListJSON(t *testing.T) {
 	api0 := rows[0]
 	if api0["project"] != "api" || api0["id"] != 0.0 || api0["unit"] != "bm2@api-0.service" || api0["state"] != "online" ||
 		api0["pid"] != 1234.0 || api0["port"] != 3000.0 || api0["uptime_ms"] != 192000.0 ||
-		api0["memory_bytes"] != 43201331.0 || api0["cpu_ms"] != 1300.0 {
+		api0["memory_bytes"] != 43201331.0 || api0["cpu_ms"] != 1300.0 || api0["reuseport"] != "confirmed" {
 		t.Fatalf("api-0: %v", api0)
 	}
 	if r := rows[3]; r["state"] != "errored" || r["reason"] != ReasonBudget || r["memory_bytes"] != nil || r["cpu_ms"] != nil {
@@ -142,7 +146,10 @@ func TestListJSON(t *testing.T) {
 	if r := rows[4]; r["project"] != "bad" || r["state"] != "invalid" || r["id"] != nil || !strings.Contains(r["reason"].(string), "script: required") {
 		t.Fatalf("bad: %v", r)
 	}
-	if r := rows[8]; r["state"] != "errored" || r["reason"] != "reuseport_missing" {
+	if r := rows[7]; r["reuseport"] != nil {
+		t.Fatalf("web-2: %v", r)
+	}
+	if r := rows[8]; r["state"] != "errored" || r["reason"] != "reuseport_missing" || r["reuseport"] != "missing" {
 		t.Fatalf("zeta: %v", r)
 	}
 	// Keys come out in a fixed order.

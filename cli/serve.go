@@ -80,7 +80,7 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 
 	target := units.Target(p.Name)
 	names := instanceNames(p)
-	before, err := sd.Units(ctx, append([]string{target}, names...))
+	before, err := a.unitsBefore(ctx, sd, target, names)
 	if err != nil {
 		return err
 	}
@@ -90,10 +90,12 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	for _, u := range before {
 		stale = stale || u.NeedDaemonReload
 	}
+	online := map[string]bool{}
 	for _, u := range before[1:] {
 		s, _ := InstanceState(u)
 		wasRunning = wasRunning || u.MainPID != 0 || s == StateOnline
 		allOnline = allOnline && s == StateOnline
+		online[u.Name] = s == StateOnline
 	}
 
 	// 3. Register.
@@ -135,6 +137,19 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 		return err
 	}
 	switch {
+	case (changed || stale) && wasRunning && !wasErrored:
+		// A running project takes its new settings as `bm2 reload` does:
+		// one instance at a time, each back before the next, so the port
+		// never goes dark. Instances the new file adds start afterwards.
+		fmt.Fprintf(a.Out, "rolling restart of %s, one instance at a time\n", p.Name)
+		for _, i := range allInstances(p) {
+			if online[units.Instance(p.Name, i)] {
+				if err := a.reloadInstance(ctx, sd, p, i, timeout); err != nil {
+					return err
+				}
+			}
+		}
+		err = sd.Start(ctx, target)
 	case (changed || stale) && wasRunning:
 		fmt.Fprintf(a.Out, "restarting %s\n", target)
 		err = sd.Restart(ctx, target)
@@ -150,13 +165,60 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err := a.waitOnline(ctx, sd, p, allInstances(p), timeout, "serve"); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "%s online: %s\n", p.Name, summaryTail(p))
+	fmt.Fprintf(a.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
 	return nil
 }
 
-// summaryTail is the end of serve's and start's final line.
+// readyWord is what serve, start and reload say of a project whose
+// instances all came up: online, and in cluster mode confirmed by the
+// reusePort probe.
+func readyWord(p *config.Project) string {
+	if p.Mode == config.Cluster {
+		return "online and confirmed"
+	}
+	return "online"
+}
+
+// unitsBefore reads the target's state and its instances'. Instances of a
+// project systemd has no target for are only asked about when systemd has
+// them loaded anyway: asking loads the bare template, and systemd logs
+// that it has no ExecStart= into the instance's log.
+func (a *App) unitsBefore(ctx context.Context, sd Systemd, target string, names []string) ([]UnitStatus, error) {
+	ts, err := sd.Units(ctx, []string{target})
+	if err != nil {
+		return nil, err
+	}
+	if ts[0].LoadState == "loaded" {
+		is, err := sd.Units(ctx, names)
+		return append(ts, is...), err
+	}
+	loaded, err := sd.Loaded(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	isLoaded := map[string]bool{}
+	for _, u := range loaded {
+		isLoaded[u.Name] = true
+	}
+	out := ts
+	for _, n := range names {
+		if !isLoaded[n] {
+			out = append(out, UnitStatus{Name: n, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
+				MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+			continue
+		}
+		st, err := sd.Units(ctx, []string{n})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st[0])
+	}
+	return out, nil
+}
+
+// summaryTail is the end of serve's final line.
 func summaryTail(p *config.Project) string {
-	return fmt.Sprintf("%s x %s on port %s, runtime %s (%s); `bm2 list` shows it, `journalctl -u 'bm2@%s-*'` its output",
+	return fmt.Sprintf("%s x %s on port %s, runtime %s (%s); `bm2 list` shows it, `bm2 logs %s` its output",
 		fmt.Sprint(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), p.Name)
 }
 

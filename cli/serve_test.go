@@ -67,8 +67,12 @@ api-0 online (pid 1001)
 api-1 online (pid 1002)
 api-2 online (pid 1003)
 api-3 online (pid 1004)
-api online: 4 x cluster on port 3000, runtime bun (` + filepath.Join(te.bin, "bun") + `); ` +
-		"`bm2 list` shows it, `journalctl -u 'bm2@api-*'` its output\n"
+api-0 confirmed (reusePort)
+api-1 confirmed (reusePort)
+api-2 confirmed (reusePort)
+api-3 confirmed (reusePort)
+api online and confirmed: 4 x cluster on port 3000, runtime bun (` + filepath.Join(te.bin, "bun") + `); ` +
+		"`bm2 list` shows it, `bm2 logs api` its output\n"
 	if got := te.stdout.String(); got != wantOut {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", got, wantOut)
 	}
@@ -104,13 +108,16 @@ func TestServeChangeRestartsAndStopsStray(t *testing.T) {
 		"reset-failed bm2@api-0.service", "reset-failed bm2@api-1.service",
 		"stop bm2@api-2.service", "reset-failed bm2@api-2.service",
 		"stop bm2@api-3.service", "reset-failed bm2@api-3.service",
-		"restart bm2-api.target",
+		// A rolling restart, as bm2 reload does: one instance at a time.
+		"reset-failed bm2@api-0.service", "restart bm2@api-0.service",
+		"reset-failed bm2@api-1.service", "restart bm2@api-1.service",
+		"start bm2-api.target",
 	}
 	if got := te.sd.Calls(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("calls %q\nwant %q", got, want)
 	}
 	out := te.stdout.String()
-	for _, line := range []string{"updated ", "stopped api-3: no longer part of api\n", "restarting bm2-api.target\n", "api-0 online (pid 1005)\n", "api-1 online (pid 1006)\n"} {
+	for _, line := range []string{"updated ", "stopped api-3: no longer part of api\n", "rolling restart of api, one instance at a time\n"} {
 		if !strings.Contains(out, line) {
 			t.Fatalf("stdout lacks %q:\n%s", line, out)
 		}
@@ -254,5 +261,63 @@ func TestServeWaitsForMinUptime(t *testing.T) {
 	}
 	if strings.Contains(te.stdout.String(), "api-3 online") {
 		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}
+
+// The reusePort probe finds the port held exclusively: serve says so, with
+// what the probe saw, the app's last lines and what to do.
+func TestServeReuseportMissing(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.probe["bm2@api-0.service"] = "missing"
+	te.journal["bm2@api-0.service"] = []string{"listening on 3000 without reusePort"}
+	te.mustRun(ExitFailure, "serve", dir)
+	want := `bm2: api is errored: reuseport_missing: api-0: port 3000 is bound exclusively: cluster mode lacks reusePort; stopping project api
+bm2: cluster mode needs every instance to listen on $BM2_APP_PORT (3000) with reusePort
+bm2: last lines of its log (journalctl -u bm2@api-0.service -n 5):
+bm2:   listening on 3000 without reusePort
+bm2: listen with reusePort: true — Bun: Bun.serve({ port, reusePort: true }) (Bun's node:http ignores it); Node.js >= 24: server.listen({ port, reusePort: true }) — or set exec_mode = "fork" in bm2.toml; then run ` + "`bm2 serve`" + ` again
+`
+	if got := te.stderr.String(); got != want {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.Contains(te.stdout.String(), "confirmed") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "list", "--json")
+	if !strings.Contains(te.stdout.String(), `"reason": "reuseport_missing"`) || !strings.Contains(te.stdout.String(), `"reuseport": "missing"`) {
+		t.Fatalf("list --json:\n%s", te.stdout.String())
+	}
+
+	// Fixed, serve clears the mark and every instance is confirmed again.
+	delete(te.probe, "bm2@api-0.service")
+	te.mustRun(ExitOK, "serve", dir)
+	if out := te.stdout.String(); !strings.Contains(out, "cleared errored state of api (was: reuseport_missing)\n") ||
+		!strings.Contains(out, "api-0 confirmed (reusePort)\n") || !strings.Contains(out, "\napi online and confirmed: ") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+}
+
+// Without a verdict, serve waits, and says what it waited for.
+func TestServeWaitsForConfirmation(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.probe["bm2@api-1.service"] = "none"
+	te.probe["bm2@api-2.service"] = "none"
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if !strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api to come online and be confirmed: "+
+		"api-1, api-2 are online but not confirmed (no reuseport_confirmed event yet; `journalctl -u 'bm2-probe@api-*'` shows the probe)\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if out := te.stdout.String(); !strings.Contains(out, "api-0 confirmed (reusePort)\n") || strings.Contains(out, "api-1 confirmed") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+
+	// A fork-mode project is not probed.
+	te2 := newTestEnv(t)
+	dir = filepath.Dir(te2.write("srv/web/bm2.toml", "name = \"web\"\nscript = \"s.js\"\nexec_mode = \"fork\"\ninstances = 2\nport = 4000\n"))
+	te2.mustRun(ExitOK, "serve", dir)
+	if out := te2.stdout.String(); strings.Contains(out, "confirmed") || !strings.Contains(out, "\nweb online: 2 x fork on port 4000~4001") {
+		t.Fatalf("stdout:\n%s", out)
 	}
 }

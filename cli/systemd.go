@@ -54,6 +54,8 @@ type UnitStatus struct {
 	ExecMainCode   int32     // how the last main process ended: CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)
 	ExecMainStatus int32     // its exit status, or the signal number that ended it
 	ActiveEnter    time.Time // when the unit last became active; zero if never
+	InvocationID   string    // changes with every start of the unit (hex); "" if never started
+	ControlGroup   string    // e.g. /bm2.slice/bm2-api.slice/bm2@api-0.service; "" when it has none
 	MemoryCurrent  uint64    // bytes; Unknown when not accounted or not running
 	CPUUsageNSec   uint64    // cumulative CPU time; Unknown when not accounted
 }

@@ -84,9 +84,11 @@ func Discover(dirs []string) Found {
 				continue
 			}
 			seen[name] = true
-			if target, err := os.Readlink(p); err == nil && target == os.DevNull {
-				f.Masked = append(f.Masked, p)
-				continue
+			if e.Type()&fs.ModeSymlink != 0 {
+				if target, err := os.Readlink(p); err == nil && target == os.DevNull {
+					f.Masked = append(f.Masked, p)
+					continue
+				}
 			}
 			st, err := os.Stat(p)
 			if err != nil {

@@ -72,6 +72,9 @@ func run(ctx context.Context) error {
 		"for i in 1 2 3 4 5 6 7 8; do curl -s http://127.0.0.1:3000/; done",
 		"systemctl status --no-pager -n 0 bm2@hello-0 | head -12",
 		"journalctl -t bm2 --no-pager -o short -n 8",
+		"bm2 logs hello -n 4",
+		"bm2 events hello -n 4",
+		"bm2 reload hello",
 	} {
 		if err := sh(true, s); err != nil {
 			return fmt.Errorf("%s: %w", s, err)

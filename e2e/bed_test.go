@@ -55,7 +55,7 @@ func newBed(t *testing.T) *bed {
 	m := sandbox.New(t, sandbox.Options{Repo: repo, Binds: []string{runtimes.CacheDir() + ":ro"}})
 	b := &bed{Machine: m, t: t, repo: repo}
 	b.sh(fmt.Sprintf(`set -e
-make -s -C %q install >/dev/null
+make -s -C %q install-files >/dev/null
 install -m 0755 %q /usr/local/bin/bun
 install -m 0755 %q /usr/local/bin/node
 id bm2 >/dev/null

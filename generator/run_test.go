@@ -39,6 +39,10 @@ func TestRunWritesValidAndSkipsBroken(t *testing.T) {
 	writeProject(t, usr, "zeta", project("zeta", 5000)) // only here
 	writeProject(t, etc, "masked", "")
 	writeProject(t, usr, "masked", project("masked", 6000))
+	if err := os.Symlink(os.DevNull, filepath.Join(etc, "nulled.toml")); err != nil {
+		t.Fatal(err)
+	}
+	writeProject(t, usr, "nulled", project("nulled", 7000))
 	log := &recorder{}
 	env := Env{Getenv: func(k string) string {
 		if k == "BM2_CONFIG_PATH" {
@@ -56,7 +60,7 @@ func TestRunWritesValidAndSkipsBroken(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 		}
 	}
-	for _, p := range []string{"bm2-bad.target", "bm2-masked.target"} {
+	for _, p := range []string{"bm2-bad.target", "bm2-masked.target", "bm2-nulled.target"} {
 		if _, err := os.Lstat(filepath.Join(out, p)); err == nil {
 			t.Errorf("%s written", p)
 		}
@@ -79,6 +83,7 @@ func TestRunWritesValidAndSkipsBroken(t *testing.T) {
 		"<3> skipped bad: " + filepath.Join(etc, "bad.toml") + ": script: required",
 		"<4> generated 2 projects (2 instances), skipped 1",
 		"<6> " + filepath.Join(etc, "masked.toml") + " masks project masked",
+		"<6> " + filepath.Join(etc, "nulled.toml") + " masks project nulled",
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("log lacks %q:\n%s", want, joined)

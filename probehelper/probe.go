@@ -88,6 +88,8 @@ type Probe struct {
 	Crashes  journal.CrashLog
 	State    state.Dir
 	Notifier Notifier // nil: notifications disabled
+
+	invocation string // of the instance start being probed: BM2_INVOCATION
 }
 
 func (p *Probe) instanceID() string { return units.InstanceID(p.Project, p.Index) }
@@ -113,6 +115,7 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 		default:
 			if inst.Invocation != invocation {
 				invocation = inst.Invocation
+				p.invocation = invocation
 				windowEnd = inst.OnlineAt + p.Window
 			}
 			if p.Clock.Now() >= windowEnd {
@@ -192,6 +195,10 @@ func (p *Probe) react(ctx context.Context) (Outcome, error) {
 func (p *Probe) emit(e journal.Event) error {
 	e.Project, e.Instance = p.Project, p.instanceID()
 	e.Fields = withPort(e.Fields, p.Port)
+	if p.invocation != "" {
+		// Ties the verdict to one start of the instance (its InvocationID).
+		e.Fields["BM2_INVOCATION"] = p.invocation
+	}
 	return p.Events.Emit(e)
 }
 

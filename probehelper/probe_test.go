@@ -157,7 +157,7 @@ func TestProbeConfirmsSlowStarter(t *testing.T) {
 	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
 		t.Errorf("events %v", k)
 	}
-	if e := r.events.got[0]; e.Project != "api" || e.Instance != "api-1" || e.Fields["BM2_PORT"] != strconv.Itoa(port) {
+	if e := r.events.got[0]; e.Project != "api" || e.Instance != "api-1" || e.Fields["BM2_PORT"] != strconv.Itoa(port) || e.Fields["BM2_INVOCATION"] != "inv1" {
 		t.Errorf("event %+v", e)
 	}
 	if len(r.sd.stopped) != 0 || len(r.notes.got) != 0 {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"math"
+	"sort"
+	"time"
+)
+
+// Results is everything a run measured; bench/results.json holds it as is.
+type Results struct {
+	Settings   settings            `json:"settings"`
+	Started    time.Time           `json:"started"`
+	Finished   time.Time           `json:"finished"`
+	Machine    []kv                `json:"machine"`
+	Versions   []kv                `json:"versions"`
+	Binaries   []kv                `json:"binaries_sha256_prefix"`
+	Sysctls    []string            `json:"sysctls"`
+	Throughput []TputRun           `json:"throughput,omitempty"`
+	Start      []StartRun          `json:"start,omitempty"`
+	Crash      []CrashRun          `json:"crash,omitempty"`
+	Reload     ReloadResults       `json:"reload"`
+	Generator  []GenRun            `json:"generator,omitempty"`
+	Commands   map[string][]string `json:"commands"`
+	// Host load while the bench ran: the 1-minute load average and the
+	// number of other sandboxes (other people's test runs), every 5 s.
+	Load []LoadSample `json:"host_load"`
+}
+
+// LoadSample is one look at how busy the host was.
+type LoadSample struct {
+	At      time.Time `json:"at"`
+	Load1   float64   `json:"load1"`
+	Foreign int       `json:"other_sandboxes"`
+}
+
+// ReloadResults is the reload figure.
+type ReloadResults struct {
+	Bm2Available bool        `json:"bm2_available"`
+	Bm2Check     string      `json:"bm2_check"`
+	Runs         []ReloadRun `json:"runs,omitempty"`
+}
+
+// minMed returns the minimum and the median (NaN for none).
+func minMed(xs []float64) (lo, med float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[0], s[n/2]
+	}
+	return s[0], (s[n/2-1] + s[n/2]) / 2
+}
+
+func maxOf(xs []float64) float64 {
+	m := math.NaN()
+	for _, x := range xs {
+		if math.IsNaN(m) || x > m {
+			m = x
+		}
+	}
+	return m
+}
+
+// series is a set of samples keyed by repetition, so that two series can be
+// compared run by run.
+type series map[int]float64
+
+func (s series) values() []float64 {
+	reps := make([]int, 0, len(s))
+	for r := range s {
+		reps = append(reps, r)
+	}
+	sort.Ints(reps)
+	v := make([]float64, len(reps))
+	for i, r := range reps {
+		v[i] = s[r]
+	}
+	return v
+}
+
+// ratios divides a by b repetition by repetition (repetitions in both only).
+func ratios(a, b series) []float64 {
+	var out []float64
+	for _, r := range sortedKeys(a) {
+		if bv, ok := b[r]; ok && bv != 0 {
+			out = append(out, a[r]/bv)
+		}
+	}
+	return out
+}
+
+func sortedKeys(s series) []int {
+	reps := make([]int, 0, len(s))
+	for r := range s {
+		reps = append(reps, r)
+	}
+	sort.Ints(reps)
+	return reps
+}

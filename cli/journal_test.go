@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/journal"
+)
+
+func TestJournalQueryArgs(t *testing.T) {
+	q := JournalQuery{Units: []string{"bm2@api-0.service", "bm2@api-1.service"}, Lines: 20, Follow: true, Since: "today"}
+	want := []string{"--no-pager", "-o", "json", "-u", "bm2@api-0.service", "-u", "bm2@api-1.service", "--since", "today", "-n", "20", "-f"}
+	if got := q.args(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q", got)
+	}
+	q = JournalQuery{Matches: []string{"SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=api"}}
+	want = []string{"--no-pager", "-o", "json", "SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=api"}
+	if got := q.args(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q", got)
+	}
+	if got := sinceTime(time.UnixMicro(1764475200_000042)); got != "@1764475200.000042" {
+		t.Fatal(got)
+	}
+}
+
+func TestParseJournalEntry(t *testing.T) {
+	line := `{"__REALTIME_TIMESTAMP":"1764475200123456","MESSAGE":[104,105,10],"BM2_EVENT":"reuseport_confirmed","_PID":["12","13"],"X":null}`
+	e, err := parseJournalEntry([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e["MESSAGE"] != "hi\n" || e["_PID"] != "12" || e["BM2_EVENT"] != "reuseport_confirmed" {
+		t.Fatalf("%q", e)
+	}
+	if _, ok := e["X"]; ok {
+		t.Fatalf("null field kept: %q", e)
+	}
+	if got := e.Time(); !got.Equal(time.UnixMicro(1764475200123456)) {
+		t.Fatal(got)
+	}
+	ev := eventOf(JournalEntry{"PRIORITY": "3", "MESSAGE": "m", "BM2_EVENT": "x"})
+	if ev.Level != "error" || ev.Kind != "x" {
+		t.Fatalf("%+v", ev)
+	}
+}
+
+// The verdict belongs to the instance's current run: an event with the
+// run's InvocationID, or without one, logged after the run came online.
+func TestReuseportVerdict(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	u := UnitStatus{ActiveEnter: t0, InvocationID: "bbbb"}
+	evs := []event{
+		{Time: t0.Add(-time.Minute), Kind: string(journal.ReuseportConfirmed), Instance: "api-0"}, // an older run
+		{Time: t0.Add(time.Second), Kind: string(journal.ReuseportConfirmed), Instance: "api-1"},  // another instance
+	}
+	if v, _ := reuseportVerdict(u, "api-0", evs); v != "" {
+		t.Fatalf("verdict %q from an older run", v)
+	}
+	evs = append(evs, event{Time: t0.Add(time.Second), Kind: string(journal.ReuseportConfirmed), Instance: "api-0"})
+	if v, _ := reuseportVerdict(u, "api-0", evs); v != verdictConfirmed {
+		t.Fatalf("verdict %q", v)
+	}
+	// An InvocationID, when the event has one, decides.
+	evs[2].Invocation = "aaaa"
+	if v, _ := reuseportVerdict(u, "api-0", evs); v != "" {
+		t.Fatalf("verdict %q for another invocation", v)
+	}
+	evs = append(evs, event{Time: t0.Add(-time.Hour), Kind: string(journal.ReuseportProbeStopped), Instance: "api-0", Invocation: "bbbb"})
+	if v, _ := reuseportVerdict(u, "api-0", evs); v != verdictNoListener {
+		t.Fatalf("verdict %q", v)
+	}
+}
+
+func TestListensOn(t *testing.T) {
+	if _, err := os.Stat("/proc/self/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	pid := uint32(os.Getpid())
+	ctx := context.Background()
+	self := UnitStatus{MainPID: pid}
+	if ok, err := listensOn(ctx, self, port); !ok || err != nil {
+		t.Fatalf("listening socket not found: %v %v", ok, err)
+	}
+	// A connected socket on the port is not a listener of this process.
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l.Close()
+	if ok, err := listensOn(ctx, self, port); ok || err != nil {
+		t.Fatalf("closed listener found: %v %v", ok, err)
+	}
+	if ok, err := listensOn(ctx, UnitStatus{}, port); ok || err != nil {
+		t.Fatalf("pid 0: %v %v", ok, err)
+	}
+	inodes, err := listeningInodes(filepath.Join(t.TempDir(), "nope"), port)
+	if err == nil || inodes != nil {
+		t.Fatalf("%v %v", inodes, err)
+	}
+}
+
+func TestEvents(t *testing.T) {
+	te := newTestEnv(t)
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	te.entries.event(t0, journal.ReuseportConfirmed, "api", "api-0", "", "api-0: port 3000 is shared with SO_REUSEPORT: cluster mode confirmed")
+	te.entries.event(t0.Add(time.Second), journal.ReuseportMissing, "web", "web-1", "reuseport_missing", "web-1: port 4000 is bound exclusively")
+	te.entries.add(JournalEntry{"__REALTIME_TIMESTAMP": "1777636802000000", "SYSLOG_IDENTIFIER": "bm2", "PRIORITY": "4",
+		"MESSAGE": "skipped bad: /etc/bm2/bad.toml:4: port: must be an integer, got a string"})
+	te.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\ninstances = 2\nport = 3000\n")
+
+	te.mustRun(ExitOK, "events", "--json", "-n", "all")
+	lines := strings.Split(strings.TrimSpace(te.stdout.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+	if lines[0] != `{"time":"2026-05-01T12:00:00.000000Z","event":"reuseport_confirmed","project":"api","instance":"api-0","reason":null,"level":"info","message":"api-0: port 3000 is shared with SO_REUSEPORT: cluster mode confirmed","detail":null,"message_id":"44f30fffb0214cdeb15b218ca0731307"}` {
+		t.Fatalf("line 0: %s", lines[0])
+	}
+	var generator map[string]any
+	if err := json.Unmarshal([]byte(lines[2]), &generator); err != nil || generator["event"] != nil || generator["level"] != "warning" || len(generator) != 9 {
+		t.Fatalf("line 2: %s (%v)", lines[2], err)
+	}
+
+	te.mustRun(ExitOK, "events", "web")
+	out := te.stdout.String()
+	if !strings.HasPrefix(out, "TIME                 PROJECT     INSTANCE      EVENT                    REASON             MESSAGE\n") ||
+		!strings.Contains(out, "  web         web-1         reuseport_missing        reuseport_missing  web-1: port 4000 is bound exclusively\n") ||
+		strings.Contains(out, "api") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+	q := te.entries.queries[len(te.entries.queries)-1]
+	if !reflect.DeepEqual(q.Matches, []string{"SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=web"}) || q.Lines != 20 {
+		t.Fatalf("query %+v", q)
+	}
+
+	te.mustRun(ExitOK, "events", "api-0", "-n", "5", "--since", "today")
+	q = te.entries.queries[len(te.entries.queries)-1]
+	if !reflect.DeepEqual(q.Matches, []string{"SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=api", "BM2_INSTANCE=api-0"}) || q.Lines != 5 || q.Since != "today" {
+		t.Fatalf("query %+v", q)
+	}
+
+	te.mustRun(ExitOK, "events", "gone")
+	if te.stdout.String() != "" || !strings.Contains(te.stderr.String(), "bm2: no events of gone in the journal (journalctl -t bm2 shows the same)") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	te.mustRun(ExitUsage, "events", "-n", "x")
+}
+
+func TestLogs(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\ninstances = 12\nport = 3000\n")
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	te.entries.line(t0, "bm2@api-0.service", "instance 0 listening on 3000")
+	te.entries.line(t0.Add(time.Second), "bm2@api-11.service", "instance 11 listening on 3000")
+	te.entries.add(JournalEntry{"__REALTIME_TIMESTAMP": "1777636803000000", "_SYSTEMD_UNIT": "init.scope", "_PID": "1",
+		"UNIT": "bm2@api-0.service", "SYSLOG_IDENTIFIER": "systemd", "MESSAGE": "Stopping bm2@api-0.service - bm2 api instance 0..."})
+	te.entries.line(t0.Add(time.Second), "bm2@web-0.service", "not api")
+
+	te.mustRun(ExitOK, "logs", "api")
+	local := func(s string) string {
+		tm, _ := time.Parse("2006-01-02 15:04:05", s)
+		return tm.Local().Format(timeLayout)
+	}
+	want := local("2026-05-01 12:00:00") + " api-0  | instance 0 listening on 3000\n" +
+		local("2026-05-01 12:00:01") + " api-11 | instance 11 listening on 3000\n" +
+		local("2026-05-01 12:00:03") + " api-0  | systemd: Stopping bm2@api-0.service - bm2 api instance 0...\n"
+	if got := te.stdout.String(); got != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", got, want)
+	}
+	q := te.entries.queries[len(te.entries.queries)-1]
+	if len(q.Units) != 12 || q.Units[11] != "bm2@api-11.service" || q.Lines != 20 || q.Follow {
+		t.Fatalf("query %+v", q)
+	}
+
+	te.mustRun(ExitOK, "logs", "api-11", "-n", "all", "-f")
+	q = te.entries.queries[len(te.entries.queries)-1]
+	if !reflect.DeepEqual(q.Units, []string{"bm2@api-11.service"}) || q.Lines != 0 || !q.Follow {
+		t.Fatalf("query %+v", q)
+	}
+	if got := te.stdout.String(); got != local("2026-05-01 12:00:01")+" api-11 | instance 11 listening on 3000\n" {
+		t.Fatalf("stdout:\n%s", got)
+	}
+
+	te.mustRun(ExitOK, "logs", "api-5")
+	if !strings.Contains(te.stderr.String(), "bm2: no log lines of api-5 in the journal (journalctl -u bm2@api-5.service shows the same)") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	te.mustRun(ExitNoProject, "logs", "nope")
+	te.mustRun(ExitNoProject, "logs", "api-12")
+	te.mustRun(ExitUsage, "logs", "api", "-n", "-3")
+
+	// A user who cannot read the system journal is told so.
+	te2 := newTestEnv(t)
+	te2.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\nport = 3000\n")
+	app := te2.app()
+	app.ReadJournal = func(ctx context.Context, q JournalQuery, each func(JournalEntry) error) error {
+		return errJournalRestricted
+	}
+	if code := app.Main(context.Background(), []string{"logs", "api"}); code != ExitFailure ||
+		!strings.Contains(te2.stderr.String(), "bm2: no log lines of api: this user cannot read the system journal\nbm2: run it as root, or add yourself to the adm or systemd-journal group\n") {
+		t.Fatalf("exit %d\n%s", code, te2.stderr.String())
+	}
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// listensOn tells whether a unit's own processes hold a listening TCP
+// socket on port (IPv4 or IPv6, any address): one of their file
+// descriptors is a socket that /proc/<pid>/net/tcp{,6} shows in state
+// LISTEN on that port. This is how bm2 reload knows that a restarted
+// instance accepts connections again before it restarts the next one (the
+// reusePort probe cannot tell: the port group is joinable as long as any
+// instance listens). The processes are those of the unit's control group,
+// or its main process when the group cannot be read. Reading another
+// user's /proc/<pid>/fd needs root.
+func listensOn(_ context.Context, u UnitStatus, port int) (bool, error) {
+	pids := unitPIDs(u)
+	if len(pids) == 0 {
+		return false, nil
+	}
+	var firstErr error
+	for _, pid := range pids {
+		ok, err := pidListensOn(pid, port)
+		if ok {
+			return true, nil
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return false, firstErr
+}
+
+func pidListensOn(pid uint32, port int) (bool, error) {
+	proc := filepath.Join("/proc", strconv.FormatUint(uint64(pid), 10))
+	listening := map[string]bool{} // socket inodes listening on port
+	for _, f := range []string{"net/tcp", "net/tcp6"} {
+		inodes, err := listeningInodes(filepath.Join(proc, f), port)
+		if err != nil && !os.IsNotExist(err) {
+			return false, err
+		}
+		for _, in := range inodes {
+			listening[in] = true
+		}
+	}
+	if len(listening) == 0 {
+		return false, nil
+	}
+	fds, err := os.ReadDir(filepath.Join(proc, "fd"))
+	if os.IsNotExist(err) {
+		return false, nil // gone meanwhile
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the sockets of pid %d: %w", pid, err)
+	}
+	for _, fd := range fds {
+		link, err := os.Readlink(filepath.Join(proc, "fd", fd.Name()))
+		if err != nil {
+			continue // closed meanwhile
+		}
+		if in, ok := strings.CutPrefix(link, "socket:["); ok && listening[strings.TrimSuffix(in, "]")] {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// cgroupRoots are where a unit's ControlGroup is found: the unified
+// hierarchy on a hybrid host, a unified host, systemd's legacy hierarchy.
+var cgroupRoots = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/systemd"}
+
+// unitPIDs returns the processes in a unit's control group, or its main
+// process when the group cannot be read.
+func unitPIDs(u UnitStatus) []uint32 {
+	if u.ControlGroup != "" {
+		for _, root := range cgroupRoots {
+			data, err := os.ReadFile(filepath.Join(root, u.ControlGroup, "cgroup.procs"))
+			if err != nil {
+				continue
+			}
+			var pids []uint32
+			for _, f := range strings.Fields(string(data)) {
+				if n, err := strconv.ParseUint(f, 10, 32); err == nil {
+					pids = append(pids, uint32(n))
+				}
+			}
+			if len(pids) > 0 {
+				return pids
+			}
+		}
+	}
+	if u.MainPID != 0 {
+		return []uint32{u.MainPID}
+	}
+	return nil
+}
+
+// listeningInodes returns the inodes of the sockets /proc/net/tcp (or
+// tcp6) lists in state LISTEN (0A) on port.
+func listeningInodes(file string, port int) ([]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	want := fmt.Sprintf(":%04X", port)
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	for sc.Scan() {
+		// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 10 || fields[3] != "0A" || !strings.HasSuffix(fields[1], want) {
+			continue
+		}
+		out = append(out, fields[9])
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bm2dev/bm2/units"
+)
+
+// logs is `bm2 logs <name | name-i>`: the app's output from the journal,
+// as journalctl -u bm2@<name>-<i>.service (for every instance) shows it,
+// one line per entry prefixed with the time and the instance.
+func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since string) error {
+	n, err := parseLines("logs", lines)
+	if err != nil {
+		return err
+	}
+	e, idx, err := a.resolveUnit(arg)
+	if err != nil {
+		return err
+	}
+	p, err := usable(e)
+	if err != nil {
+		return err
+	}
+	q := JournalQuery{Lines: n, Follow: follow, Since: since}
+	ids := allInstances(p)
+	label := p.Name
+	if idx >= 0 {
+		ids, label = []int{idx}, units.InstanceID(p.Name, idx)
+	}
+	width := 0
+	for _, i := range ids {
+		q.Units = append(q.Units, units.Instance(p.Name, i))
+		width = max(width, len(units.InstanceID(p.Name, i)))
+	}
+	if q.Lines < 0 {
+		q.Lines = 0
+		if !follow {
+			return nil
+		}
+		q.Since = sinceTime(a.Now())
+	}
+	count := 0
+	err = a.ReadJournal(ctx, q, func(e JournalEntry) error {
+		count++
+		prefix := fmt.Sprintf("%s %-*s | ", e.Time().Local().Format(timeLayout), width, logSource(e))
+		if e["_PID"] == "1" || e["_SYSTEMD_UNIT"] == "init.scope" {
+			prefix += "systemd: "
+		}
+		msg := strings.TrimRight(e["MESSAGE"], "\n")
+		for _, line := range strings.Split(msg, "\n") {
+			if _, err := fmt.Fprintf(a.Out, "%s%s\n", prefix, line); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	raw := "journalctl -u " + units.Instance(p.Name, ids[0])
+	if len(ids) > 1 {
+		raw = fmt.Sprintf("journalctl -u 'bm2@%s-*'", p.Name)
+	}
+	return a.journalDone(ctx, err, follow, count, "log lines of "+label, raw)
+}
+
+// logSource is the instance an app log entry comes from: the bm2 unit that
+// logged it or that systemd logged about, as "api-0".
+func logSource(e JournalEntry) string {
+	for _, k := range []string{"_SYSTEMD_UNIT", "UNIT", "OBJECT_SYSTEMD_UNIT"} {
+		if n, i, ok := units.ParseInstance(e[k]); ok && strings.HasPrefix(e[k], "bm2@") {
+			return units.InstanceID(n, i)
+		}
+	}
+	return e["SYSLOG_IDENTIFIER"]
+}

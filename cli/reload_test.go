@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/state"
+)
+
+// reloadEnv is served() with a clock that moves a second at every start
+// of an instance, so that every run of an instance (and its probe's
+// verdict) has its own time, as on a real host.
+func reloadEnv(t *testing.T, toml string) *testEnv {
+	te := newTestEnv(t)
+	te.sd.onStart = func(unit string) {
+		te.now = te.now.Add(time.Second)
+		te.probeRun(unit)
+	}
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", toml))
+	te.mustRun(ExitOK, "serve", dir)
+	te.sd.Calls()
+	return te
+}
+
+func TestReloadRolls(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.mustRun(ExitOK, "reload", "api")
+	want := `reloading api: 4 x cluster on port 3000, one instance at a time
+api-0 restarting… online, listening, confirmed (1.0s)
+api-1 restarting… online, listening, confirmed (1.0s)
+api-2 restarting… online, listening, confirmed (1.0s)
+api-3 restarting… online, listening, confirmed (1.0s)
+api reloaded: 4 instances in 4.0s, online and confirmed
+`
+	if got := te.stdout.String(); got != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr:\n%s", got, want, te.stderr.String())
+	}
+	wantCalls := []string{
+		"reset-failed bm2@api-0.service", "restart bm2@api-0.service",
+		"reset-failed bm2@api-1.service", "restart bm2@api-1.service",
+		"reset-failed bm2@api-2.service", "restart bm2@api-2.service",
+		"reset-failed bm2@api-3.service", "restart bm2@api-3.service",
+	}
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, wantCalls) {
+		t.Fatalf("calls %q\nwant %q", got, wantCalls)
+	}
+	if te.stderr.String() != "" {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+
+	// One instance.
+	te.mustRun(ExitOK, "reload", "api-2")
+	if got := te.stdout.String(); got != "reloading api: 4 x cluster on port 3000, one instance\napi-2 restarting… online, listening, confirmed (1.0s)\napi-2 reloaded: 1 instance in 1.0s, online and confirmed\n" {
+		t.Fatalf("stdout:\n%s", got)
+	}
+	te.mustRun(ExitNoProject, "reload", "api-4")
+	te.mustRun(ExitNoProject, "reload", "nope")
+}
+
+// The first instance that does not come back stops the reload; the rest
+// keep running the previous version.
+func TestReloadStopsAtFirstFailure(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.sd.fail["bm2@api-1.service"] = UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+	te.journal["bm2@api-1.service"] = []string{"SyntaxError: Unexpected token"}
+	te.mustRun(ExitFailure, "reload", "api")
+	wantOut := "reloading api: 4 x cluster on port 3000, one instance at a time\n" +
+		"api-0 restarting… online, listening, confirmed (1.0s)\n" +
+		"api-1 restarting… failed\n"
+	if got := te.stdout.String(); got != wantOut {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", got, wantOut)
+	}
+	wantErr := `bm2: instance api-1 did not come back after its restart: exit-code, exit status 1
+bm2: last lines of its log (journalctl -u bm2@api-1.service -n 5):
+bm2:   SyntaxError: Unexpected token
+bm2: reload stopped: api-2, api-3 still run the previous version
+bm2: fix the app and run ` + "`bm2 reload api`" + ` again; ` + "`bm2 logs api-1`" + ` shows its output
+`
+	if got := te.stderr.String(); got != wantErr {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", got, wantErr)
+	}
+	for _, c := range te.sd.Calls() {
+		if strings.Contains(c, "api-2") || strings.Contains(c, "api-3") {
+			t.Fatalf("%s after api-1 failed", c)
+		}
+	}
+}
+
+// A restarted instance that does not listen again holds the reload up,
+// although the probe confirms the port group (the other instances hold it).
+func TestReloadWaitsForTheListener(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.listening[1005] = false // api-0's next process
+	te.mustRun(ExitFailure, "reload", "--timeout", "30ms", "api")
+	if !strings.HasSuffix(te.stdout.String(), "api-0 restarting… online, failed\n") ||
+		!strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api-0 to listen on port 3000\n") ||
+		!strings.Contains(te.stderr.String(), "bm2: reload stopped: api-1, api-2, api-3 still run the previous version\n") {
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", te.stdout.String(), te.stderr.String())
+	}
+}
+
+func TestReloadReuseportMissing(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.probe["bm2@api-0.service"] = "missing"
+	te.mustRun(ExitFailure, "reload", "api")
+	errOut := te.stderr.String()
+	for _, want := range []string{
+		"bm2: api is errored: reuseport_missing: api-0: port 3000 is bound exclusively: cluster mode lacks reusePort; stopping project api\n",
+		"bm2: cluster mode needs every instance to listen on $BM2_APP_PORT (3000) with reusePort\n",
+		"or set exec_mode = \"fork\" in bm2.toml; then run `bm2 start api` again\n",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Fatalf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	// Errored: nothing to reload until it is started again.
+	te.mustRun(ExitFailure, "reload", "api")
+	if !strings.Contains(te.stderr.String(), "project api is errored (reuseport_missing): there is nothing running to reload") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+}
+
+func TestReloadFork(t *testing.T) {
+	te := reloadEnv(t, "name = \"web\"\nscript = \"s.js\"\nexec_mode = \"fork\"\ninstances = 2\nport = 4000\n")
+	te.listening[1002] = false // web-1 does not listen on its port: it is not waited for
+	te.mustRun(ExitOK, "reload", "web")
+	want := `reloading web: 2 x fork on port 4000~4001, one instance at a time
+web-0 restarting… online, listening (1.0s)
+web-1 restarting… online (1.0s)
+web reloaded: 2 instances in 2.0s, online
+`
+	if got := te.stdout.String(); got != want {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestReloadRefusals(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.mustRun(ExitOK, "stop", "api")
+	te.mustRun(ExitFailure, "reload", "api")
+	if !strings.Contains(te.stderr.String(), "bm2: project api is not running: there is nothing to reload\nbm2: `bm2 start api` starts it\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	te.mustRun(ExitOK, "start", "api")
+	(state.Dir{Path: te.paths.StateDir}).SetErrored("api", "reuseport_missing")
+	te.mustRun(ExitFailure, "reload", "api")
+	te.noSD = true
+	te.mustRun(ExitNoSystemd, "reload", "api")
+
+	one := reloadEnv(t, "name = \"solo\"\nscript = \"s.js\"\nport = 4000\n")
+	one.mustRun(ExitOK, "reload", "solo")
+	if !strings.Contains(one.stderr.String(), "bm2: warning: solo has one instance, so port 4000 has no listener while it restarts") {
+		t.Fatalf("stderr:\n%s", one.stderr.String())
+	}
+}

@@ -1,0 +1,36 @@
+// Test app for rolling reloads (Node.js >= 24): listens with reusePort on
+// $BM2_APP_PORT and, on SIGTERM, stops accepting and finishes what it has,
+// as the README's "Reloading without dropping requests" recommends:
+//   - every response from then on says "Connection: close", so keep-alive
+//     clients finish their request and reconnect (to another instance);
+//   - the listener closes at once (net.Server's close: http.Server's own
+//     close() would also drop idle keep-alive connections at once, racing
+//     requests already on their way);
+//   - connections still idle a second later are closed; the process exits
+//     when the last one is gone.
+// SHUTDOWN=close does only process.on("SIGTERM", () => server.close()),
+// SHUTDOWN=none nothing (SIGTERM kills it), for comparison.
+const http = require("node:http");
+const net = require("node:net");
+
+const env = process.env;
+const instance = env.BM2_APP_INSTANCE;
+const port = Number(env.BM2_APP_PORT);
+let closing = false;
+
+const server = http.createServer((req, res) => {
+  if (closing) res.setHeader("connection", "close");
+  res.end(`${env.BM2_APP_NAME} ${instance} ${process.pid}\n`);
+});
+server.listen({ port, reusePort: true }, () => console.log(`instance ${instance} listening on ${port}`));
+
+if (env.SHUTDOWN === "close") {
+  process.on("SIGTERM", () => server.close());
+} else if (env.SHUTDOWN !== "none") {
+  process.on("SIGTERM", () => {
+    console.log(`instance ${instance} closing`);
+    closing = true;
+    net.Server.prototype.close.call(server);
+    setTimeout(() => server.closeIdleConnections(), 1000).unref();
+  });
+}

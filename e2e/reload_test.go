@@ -1,0 +1,197 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// wrkReport makes wrk print one machine-readable summary line.
+const wrkReport = `done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("WRK requests=%d connect=%d read=%d write=%d status=%d timeout=%d\n",
+    summary.requests, e.connect, e.read, e.write, e.status, e.timeout))
+end
+`
+
+// wrkResult is wrk's summary: requests completed and errors of each kind
+// (status: responses that are not 2xx or 3xx).
+type wrkResult struct {
+	requests, connect, read, write, status, timeout int
+}
+
+func (w wrkResult) errors() int { return w.connect + w.read + w.write + w.status + w.timeout }
+
+func (w wrkResult) String() string {
+	return fmt.Sprintf("%d requests, %d errors (connect %d, read %d, write %d, timeout %d, non-2xx/3xx %d)",
+		w.requests, w.errors(), w.connect, w.read, w.write, w.timeout, w.status)
+}
+
+var wrkLine = regexp.MustCompile(`WRK requests=(\d+) connect=(\d+) read=(\d+) write=(\d+) status=(\d+) timeout=(\d+)`)
+
+// reloadUnderLoad runs wrk against port (16 connections, HTTP keep-alive
+// or "Connection: close" on every request) and `bm2 reload project` one
+// second into it; wrk stops one second after the reload ends (SIGINT makes
+// it stop and report), so the load covers the whole reload however long it
+// takes — about 8 s for 4 instances. It returns wrk's summary, reload's
+// output and how long reload took.
+func (b *bed) reloadUnderLoad(project string, port int, keepAlive bool) (wrkResult, string, time.Duration) {
+	b.t.Helper()
+	if _, err := b.try(`command -v wrk && command -v nstat`); err != nil {
+		if os.Getenv("CI") == "true" {
+			b.t.Fatalf("wrk and nstat are needed (apt-get install wrk iproute2; .ci/run installs them): %v", err)
+		}
+		b.t.Skipf("skipping: wrk or nstat is not installed (apt-get install wrk iproute2)")
+	}
+	header := ""
+	if !keepAlive {
+		header = `-H "Connection: close"`
+	}
+	out := b.sh(fmt.Sprintf(`cat >/tmp/report.lua <<'EOF'
+%sEOF
+nstat -n
+wrk -t2 -c16 -d60s --timeout 2s %s -s /tmp/report.lua http://127.0.0.1:%d/ >/tmp/wrk.out 2>&1 &
+wrk=$!
+sleep 1
+start=$(date +%%s%%N)
+bm2 reload %s >/tmp/reload.out 2>&1
+rc=$?
+end=$(date +%%s%%N)
+sleep 1
+kill -INT $wrk
+wait $wrk
+echo "TCP $(nstat -z TcpExtTCPMigrateReqSuccess TcpExtTCPMigrateReqFailure TcpExtListenOverflows TcpExtListenDrops TcpExtTCPReqQFullDrop TcpAttemptFails TcpEstabResets TcpOutRsts TcpRetransSegs TcpExtTCPTimeouts | awk 'NR>1 && $2 != 0 {printf "%%s=%%s ", $1, $2}')"
+echo "RELOAD rc=$rc ms=$(( (end - start) / 1000000 ))"
+cat /tmp/reload.out
+echo "--- wrk"
+cat /tmp/wrk.out`, wrkReport, header, port, project))
+	m := regexp.MustCompile(`RELOAD rc=(\d+) ms=(\d+)`).FindStringSubmatch(out)
+	w := wrkLine.FindStringSubmatch(out)
+	if m == nil || w == nil {
+		b.t.Fatalf("no result:\n%s", out)
+	}
+	if m[1] != "0" {
+		b.t.Fatalf("bm2 reload %s exited %s:\n%s", project, m[1], out)
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	ms := n(m[2])
+	res := wrkResult{n(w[1]), n(w[2]), n(w[3]), n(w[4]), n(w[5]), n(w[6])}
+	reloadOut, _, _ := strings.Cut(out[strings.Index(out, m[0])+len(m[0])+1:], "--- wrk")
+	if tcp := regexp.MustCompile(`(?m)^TCP .*$`).FindString(out); tcp != "" {
+		reloadOut = "kernel counters (nstat): " + strings.TrimPrefix(tcp, "TCP ") + "\n" + reloadOut
+	}
+	return res, reloadOut, time.Duration(ms) * time.Millisecond
+}
+
+const apiNodeToml = `name = "api"
+script = "server.js"
+runtime = "node"
+instances = 4
+port = 3000
+min_uptime_ms = 500
+`
+
+// A rolling reload of 4 Node.js instances under steady load: every
+// instance is replaced, one at a time, and not one request fails, with
+// keep-alive connections and with a new connection per request.
+// BM2_E2E_MEASURE=1 also measures without net.ipv4.tcp_migrate_req and
+// with apps that do less on SIGTERM (logged, not asserted).
+func TestReload(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	// make install applied packaging/sysctl.d/50-bm2.conf in the sandbox's
+	// own network namespace.
+	if v := strings.TrimSpace(b.sh(`sysctl -n net.ipv4.tcp_migrate_req`)); v != "1" {
+		t.Fatalf("net.ipv4.tcp_migrate_req = %s after make install, want 1", v)
+	}
+	b.app("/srv/api", "graceful-server.js", "server.js")
+	// min_uptime_ms = 500: online means up for half a second (the default
+	// is a second), to keep the test short.
+	b.write("/srv/api/bm2.toml", apiNodeToml)
+	b.must(0, "/srv/api", "serve")
+	b.eventually(10*time.Second, "api answers", `curl -sf --max-time 2 http://127.0.0.1:3000/`)
+
+	for _, keepAlive := range []bool{true, false} {
+		name := "keep-alive"
+		if !keepAlive {
+			name = "connection close"
+		}
+		t.Run(name, func(t *testing.T) {
+			b := b.in(t)
+			before := b.pids("api", 4)
+			res, out, took := b.reloadUnderLoad("api", 3000, keepAlive)
+			t.Logf("MEASURE reload of 4 Node instances under wrk -c16 (%s, tcp_migrate_req=1): %v; reload took %v\n%s", name, res, took, out)
+			if res.errors() != 0 {
+				t.Errorf("%v during the reload", res)
+			}
+			if res.requests < 1000 {
+				t.Errorf("only %d requests: the load was not steady", res.requests)
+			}
+			for i := 0; i < 4; i++ {
+				if !regexp.MustCompile(fmt.Sprintf(`(?m)^api-%d restarting… online, listening, confirmed \(\d+\.\ds\)$`, i)).MatchString(out) {
+					t.Errorf("reload's output for api-%d:\n%s", i, out)
+				}
+			}
+			if !strings.Contains(out, "api reloaded: 4 instances in ") {
+				t.Errorf("reload's output:\n%s", out)
+			}
+			after := b.pids("api", 4)
+			for i := range after {
+				if after[i] == before[i] {
+					t.Errorf("api-%d was not restarted (pid %s)", i, after[i])
+				}
+			}
+			b.confirmedNow("api", 4)
+		})
+	}
+
+	if os.Getenv("BM2_E2E_MEASURE") == "" {
+		return
+	}
+	// For the record: what the sysctl and the app's SIGTERM handling buy.
+	for _, c := range []struct{ migrate, shutdown string }{{"0", ""}, {"1", "close"}, {"0", "close"}, {"1", "none"}} {
+		b.sh("sysctl -q -w net.ipv4.tcp_migrate_req=" + c.migrate)
+		toml := apiNodeToml
+		if c.shutdown != "" {
+			toml += fmt.Sprintf("[env]\nSHUTDOWN = %q\n", c.shutdown)
+		}
+		b.write("/srv/api/bm2.toml", toml)
+		b.must(0, "/srv/api", "serve")
+		for _, keepAlive := range []bool{true, false} {
+			res, out, took := b.reloadUnderLoad("api", 3000, keepAlive)
+			counters, _, _ := strings.Cut(out, "\n")
+			t.Logf("MEASURE tcp_migrate_req=%s SHUTDOWN=%q keep-alive=%v: %v; reload took %v; %s", c.migrate, c.shutdown, keepAlive, res, took, counters)
+		}
+	}
+	b.sh("sysctl -q -w net.ipv4.tcp_migrate_req=1")
+}
+
+// The same with Bun 1.4.4 and HTTP keep-alive. (Bun keeps a connection
+// open after a request that says "Connection: close", which wrk counts as
+// a read error on every request, reload or not; so that case is measured
+// with Node.js only.)
+func TestReloadBun(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.app("/srv/api", "graceful-bun.ts", "index.ts")
+	b.write("/srv/api/bm2.toml", `name = "api"
+script = "index.ts"
+instances = 4
+port = 3000
+min_uptime_ms = 500
+`)
+	b.must(0, "/srv/api", "serve")
+	b.eventually(10*time.Second, "api answers", `curl -sf --max-time 2 http://127.0.0.1:3000/`)
+	res, out, took := b.reloadUnderLoad("api", 3000, true)
+	t.Logf("MEASURE reload of 4 Bun instances under wrk -c16 (keep-alive, tcp_migrate_req=1): %v; reload took %v\n%s", res, took, out)
+	if res.errors() != 0 {
+		t.Errorf("%v during the reload", res)
+	}
+	if !strings.Contains(out, "api reloaded: 4 instances in ") {
+		t.Errorf("reload's output:\n%s", out)
+	}
+}
