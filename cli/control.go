@@ -44,15 +44,8 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 
 	switch verb {
 	case "start":
-		reason, errored, err := a.erroredMark(p.Name)
-		if err != nil {
-			return fmt.Errorf("read errored state of %s: %w", p.Name, err)
-		}
-		if errored {
-			if err := a.state().ClearErrored(p.Name); err != nil {
-				return rootHint(err)
-			}
-			fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", p.Name, reason)
+		if _, err := a.clearErrored(p.Name); err != nil {
+			return err
 		}
 		for _, n := range names {
 			if err := sd.ResetFailed(ctx, n); err != nil {

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -56,7 +55,7 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 		return fail(ExitInvalid, hint, err)
 	}
 	content := config.Marshal(p)
-	if q, err := config.Parse(p.File, content, a.NumCPU); err != nil || !sameProject(p, q) {
+	if q, err := config.Parse(p.File, content, a.NumCPU); err != nil || !config.Equal(p, q) {
 		return fmt.Errorf("internal error: the registered file would not read back as the project (%v); please report this", err)
 	}
 	old, err := os.ReadFile(p.File)
@@ -66,7 +65,7 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	changed := !bytes.Equal(old, content)
 	if changed && old != nil {
 		// A hand-written file that means the same is left alone.
-		if q, err := config.Parse(p.File, old, a.NumCPU); err == nil && sameProject(p, q) {
+		if q, err := config.Parse(p.File, old, a.NumCPU); err == nil && config.Equal(p, q) {
 			changed = false
 		}
 	}
@@ -111,15 +110,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	} else {
 		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, p.Summary())
 	}
-	reason, wasErrored, err := a.erroredMark(p.Name)
+	wasErrored, err := a.clearErrored(p.Name)
 	if err != nil {
-		return fmt.Errorf("read errored state of %s: %w", p.Name, err)
-	}
-	if wasErrored {
-		if err := a.state().ClearErrored(p.Name); err != nil {
-			return rootHint(err)
-		}
-		fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", p.Name, reason)
+		return err
 	}
 
 	// 4. Let systemd see it and start it.
@@ -228,24 +221,6 @@ func portText(p *config.Project) string {
 		return fmt.Sprint(r.Lo)
 	}
 	return r.String()
-}
-
-// sameProject compares two parsed projects, treating empty lists as absent.
-func sameProject(p, q *config.Project) bool {
-	norm := func(p *config.Project) config.Project {
-		c := *p
-		if len(c.RuntimeArgs) == 0 {
-			c.RuntimeArgs = nil
-		}
-		if len(c.Args) == 0 {
-			c.Args = nil
-		}
-		if len(c.Env) == 0 {
-			c.Env = nil
-		}
-		return c
-	}
-	return reflect.DeepEqual(norm(p), norm(q))
 }
 
 // checkRegistrable makes sure the file serve writes is the one systemd
@@ -368,4 +343,21 @@ func rootHint(err error) error {
 		return withHint(err, "this needs root: run the command again with sudo")
 	}
 	return err
+}
+
+// clearErrored removes a project's errored mark, saying so, and reports
+// whether there was one.
+func (a *App) clearErrored(name string) (bool, error) {
+	reason, errored, err := a.erroredMark(name)
+	if err != nil {
+		return false, fmt.Errorf("read errored state of %s: %w", name, err)
+	}
+	if !errored {
+		return false, nil
+	}
+	if err := a.state().ClearErrored(name); err != nil {
+		return false, rootHint(err)
+	}
+	fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", name, reason)
+	return true, nil
 }

@@ -3,7 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -16,29 +15,13 @@ func roundTrip(t *testing.T, p *Project, numCPU int) []byte {
 	if err != nil {
 		t.Fatalf("Parse(Marshal(p)) failed: %v\n%s", err, out)
 	}
-	if !reflect.DeepEqual(normalize(p), normalize(q)) {
+	if !Equal(p, q) {
 		t.Fatalf("round trip changed the project:\n got %+v\nwant %+v\n%s", q, p, out)
 	}
 	if again := Marshal(q); string(again) != string(out) {
 		t.Fatalf("Marshal is not stable:\n%s\n---\n%s", out, again)
 	}
 	return out
-}
-
-// normalize treats an empty list like an absent one: both mean "none", and
-// Marshal writes neither.
-func normalize(p *Project) Project {
-	c := *p
-	if len(c.RuntimeArgs) == 0 {
-		c.RuntimeArgs = nil
-	}
-	if len(c.Args) == 0 {
-		c.Args = nil
-	}
-	if len(c.Env) == 0 {
-		c.Env = nil
-	}
-	return c
 }
 
 func TestMarshalRoundTripFixtures(t *testing.T) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -129,4 +130,24 @@ func (p *Project) RuntimeCommand() string {
 func (p *Project) Summary() string {
 	return fmt.Sprintf("project %q, %d x %s on port %d, runtime %s",
 		p.Name, p.Instances, p.Mode, p.Port, p.Runtime)
+}
+
+// Equal reports whether two projects are the same, treating an empty list
+// (args, runtime_args, env) like an absent one: both mean "none".
+func Equal(p, q *Project) bool {
+	return reflect.DeepEqual(normalized(p), normalized(q))
+}
+
+func normalized(p *Project) Project {
+	c := *p
+	if len(c.RuntimeArgs) == 0 {
+		c.RuntimeArgs = nil
+	}
+	if len(c.Args) == 0 {
+		c.Args = nil
+	}
+	if len(c.Env) == 0 {
+		c.Env = nil
+	}
+	return c
 }
