@@ -70,8 +70,9 @@ systemd's search path) when the file leaves them out, validates the result,
 refuses a port range that overlaps a registered project, and writes
 /etc/bm2/<name>.toml, only if its content changed. Then it clears an errored
 state, reloads systemd, resets failed instances and starts bm2-<name>.target
-(restarting it if it was running and the file changed), and shows each
-instance as it comes online and, in cluster mode, as the reusePort probe
+(if it was running and the file changed, it restarts the instances one at
+a time, as reload does), and shows each instance as it comes online and,
+in cluster mode, as the reusePort probe
 confirms it ("api-0 confirmed (reusePort)"). It fails, naming the instance,
 its result and its last log lines, when an instance fails or --timeout
 passes; when the probe finds the port held without reusePort, it says so:

@@ -203,11 +203,6 @@ func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
 	// An errored project stays down, across daemon-reload and reboot, until
 	// `bm2 serve` or `bm2 start` clears the mark (see package state).
 	f.Add("Unit", "ConditionPathExists", s.condition)
-	if p.Mode == config.Cluster {
-		// Started after every start of the instance, automatic restarts
-		// included; ordered after it by the probe template.
-		f.Add("Unit", "Wants", units.Probe(p.Name, i))
-	}
 
 	f.Add("Service", "Slice", units.Slice(p.Name))
 	f.Add("Service", "WorkingDirectory", units.Specifiers(p.Cwd))
@@ -226,6 +221,14 @@ func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
 		f.Add("Service", "EnvironmentFile", units.Specifiers(p.EnvFile))
 	}
 	f.Add("Service", "ExecStart", s.execStart)
+	if p.Mode == config.Cluster {
+		// A fresh probe run after every start of the instance, automatic
+		// restarts included. A restart job, not Wants=: a start request for
+		// a probe still running (about the previous start) would merge into
+		// that run, and the new start would go unprobed. "-": a failure here
+		// never fails the instance; "+": root, to talk to systemd.
+		f.Add("Service", "ExecStartPost", "-+systemctl restart --no-block "+units.Probe(p.Name, i))
+	}
 	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
 	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
 	r := p.Resources

@@ -156,6 +156,10 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 // react is the project-level answer to an exclusive listener: errored mark
 // (first run wins), event, crash.log lines, stop the slice, notify.
 func (p *Probe) react(ctx context.Context) (Outcome, error) {
+	// Once the project is marked errored the reaction must finish, even if
+	// this probe run is being stopped (a restart of its unit).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
 	first, err := p.State.SetErrored(p.Project, ReasonReuseportMissing)
 	if err != nil {
 		return Missing, err
