@@ -45,23 +45,28 @@ func (r *runner) generator(ctx context.Context) error {
 	}
 	r.res.Generator = runs
 	for _, n := range r.s.GenSizes {
-		var wall, rss []float64
-		files := 0
-		for _, g := range runs {
-			if g.Projects != n {
-				continue
-			}
-			if g.Rep < 0 {
-				files = g.Files
-				continue
-			}
-			wall = append(wall, g.WallMs)
-			rss = append(rss, float64(g.MaxRSS))
-		}
+		wall, rss, files := genSamples(runs, n)
 		wmin, wmed := minMed(wall)
 		_, rmed := minMed(rss)
 		r.logf("generator %4d projects (%5d files): min %7.2f ms  median %7.2f ms  max RSS %5.1f MiB",
 			n, files, wmin, wmed, rmed/1024)
 	}
 	return nil
+}
+
+// genSamples picks the timed runs for n projects: wall times (ms), max RSS
+// (KiB) and the file count the untimed warm-up run reported.
+func genSamples(runs []GenRun, n int) (wall, rss []float64, files int) {
+	for _, g := range runs {
+		if g.Projects != n {
+			continue
+		}
+		if g.Rep < 0 {
+			files = g.Files
+			continue
+		}
+		wall = append(wall, g.WallMs)
+		rss = append(rss, float64(g.MaxRSS))
+	}
+	return wall, rss, files
 }

@@ -637,18 +637,9 @@ func (rp *report) generatorMD(b *strings.Builder) {
 	headRatio := "—"
 	meds := map[int]float64{}
 	for _, n := range rp.res.Settings.GenSizes {
-		var wall, rss []float64
-		files := 0
-		for _, g := range runs {
-			if g.Projects != n {
-				continue
-			}
-			if g.Rep < 0 {
-				files = g.Files
-				continue
-			}
-			wall = append(wall, g.WallMs)
-			rss = append(rss, float64(g.MaxRSS)/1024)
+		wall, rss, files := genSamples(runs, n)
+		for i := range rss {
+			rss[i] /= 1024 // MiB
 		}
 		if len(wall) == 0 {
 			continue
