@@ -53,7 +53,7 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 			}
 		}
 		fmt.Fprintf(a.Out, "starting %s\n", unit)
-		if err := sd.Start(ctx, unit); err != nil {
+		if err := a.startErr(p.Name, sd.Start(ctx, unit)); err != nil {
 			return err
 		}
 		if err := a.waitOnline(ctx, sd, p, ids, timeout, "start"); err != nil {

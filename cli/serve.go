@@ -152,7 +152,7 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 		fmt.Fprintf(a.Out, "starting %s\n", target)
 		err = sd.Start(ctx, target)
 	}
-	if err != nil {
+	if err := a.startErr(p.Name, err); err != nil {
 		return err
 	}
 	if err := a.waitOnline(ctx, sd, p, allInstances(p), timeout, "serve"); err != nil {
@@ -360,4 +360,18 @@ func (a *App) clearErrored(name string) (bool, error) {
 	}
 	fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", name, reason)
 	return true, nil
+}
+
+// startErr filters the error of a start job. When the reusePort probe stops
+// the project while its start job still waits (it replaces that job), the
+// job ends "canceled"; the project is then errored, and waitOnline explains
+// why better than "job canceled" would.
+func (a *App) startErr(project string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, errored, _ := a.erroredMark(project); errored {
+		return nil
+	}
+	return err
 }
