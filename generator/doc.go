@@ -6,7 +6,7 @@
 // same bytes. For every valid project it produces
 //
 //	bm2-<name>.slice                            the project's slice (under bm2.slice)
-//	bm2-<name>.target                           wants and orders every instance
+//	bm2-<name>.target                           wants every instance
 //	multi-user.target.wants/bm2-<name>.target   symlink: the project starts at boot
 //	bm2@<name>-<i>.service.d/50-bm2.conf        instance i's settings for the shipped template
 //

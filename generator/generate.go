@@ -141,12 +141,14 @@ func targetUnit(p *config.Project) []byte {
 	for i := range names {
 		names[i] = units.Instance(p.Name, i)
 	}
-	// One line per instance keeps lines short for 1024 instances.
+	// One line per instance keeps lines short for 1024 instances. No
+	// After=: starting the target only queues the instances' start jobs and
+	// is done at once. Ordered after them, its job would wait through crash
+	// loops, and the reusePort probe's stop of the project would cancel it
+	// ("Job for bm2-api.target canceled"); bm2 serve and bm2 start wait for
+	// the instances themselves.
 	for _, n := range names {
 		f.Add("Unit", "Wants", n)
-	}
-	for _, n := range names {
-		f.Add("Unit", "After", n)
 	}
 	return f.Bytes()
 }

@@ -189,3 +189,17 @@ func TestRunCachesVersion(t *testing.T) {
 		t.Errorf("a replaced binary was not asked again (asked %d)", asked)
 	}
 }
+
+// A runtime that does not answer --version is a failure systemd retries,
+// not a refusal for good.
+func TestRunVersionFailureIsRetried(t *testing.T) {
+	dir := t.TempDir()
+	exe(t, dir, "bun")
+	env, ev, _, execd := runEnv(t, dir, "")
+	env.Version = func(ctx context.Context, p string) (string, error) { return "", errors.New("no answer within 5s") }
+	err := Run(context.Background(), []string{"bun", "--", "bun", "i.ts"}, env)
+	var rej *RejectedError
+	if err == nil || errors.As(err, &rej) || len(ev.got) != 0 || len(*execd) != 0 {
+		t.Errorf("Run = %v (rejected: %v), events %v", err, errors.As(err, &rej), ev.got)
+	}
+}

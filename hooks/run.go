@@ -72,7 +72,11 @@ func Run(ctx context.Context, args []string, env RunEnv) error {
 	if !cached {
 		out, err = env.Version(ctx, exe)
 		if err != nil {
-			return reject("runtime_missing", fmt.Sprintf("runtime %s does not run: %v; instance not started", exe, err))
+			// It exists but did not answer: perhaps only a slow moment (a
+			// busy host paging in a 100 MB binary). A plain failure, so
+			// systemd retries it within the restart budget; only a missing
+			// runtime or one below its floor is refused for good.
+			return fmt.Errorf("runtime %s did not tell its version: %v; instance not started (systemd retries it)", exe, err)
 		}
 	}
 	printed := strings.TrimSpace(out)
