@@ -24,7 +24,6 @@ const (
 	InstanceCrashed       Kind = "instance_crashed"
 	InstanceErrored       Kind = "instance_errored"
 	RuntimeRejected       Kind = "runtime_rejected"
-	ProjectStopped        Kind = "project_stopped"
 )
 
 type kindInfo struct {
@@ -39,7 +38,6 @@ var kinds = map[Kind]kindInfo{
 	InstanceCrashed:       {"f2094127a7e2480c9ce5c60d78d83fb2", sdjournal.PriWarning},
 	InstanceErrored:       {"8142a04800b24fc794e195b028d94e5e", sdjournal.PriErr},
 	RuntimeRejected:       {"a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
-	ProjectStopped:        {"31a60558f11241dd949058501de75591", sdjournal.PriErr},
 }
 
 // MessageID is the kind's stable journald MESSAGE_ID.

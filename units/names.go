@@ -6,15 +6,6 @@ import (
 	"strings"
 )
 
-const (
-	// Template is the shipped instance template.
-	Template = "bm2@.service"
-	// ProbeTemplate is the shipped reusePort probe template.
-	ProbeTemplate = "bm2-probe@.service"
-	// RootSlice is the parent of every project slice.
-	RootSlice = "bm2.slice"
-)
-
 // Escape escapes s for use as one component of a unit name, as
 // systemd-escape(1) does: "-" (hierarchy in slice names) and every byte
 // outside [A-Za-z0-9:_.] become \xNN, "/" becomes "-".
