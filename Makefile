@@ -18,9 +18,13 @@ STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service
 
 all: build
 
+# bm2-probe runs as root from bm2's units (the probe, the exit and failure
+# hooks): it is linked statically, without cgo, so that no dynamic loader
+# (and no LD_PRELOAD, LD_AUDIT, LD_LIBRARY_PATH) is ever involved.
 build:
 	@mkdir -p bin
-	$(GO) build -trimpath -o bin/ $(addprefix ./cmd/,$(BINS))
+	$(GO) build -trimpath -o bin/ ./cmd/bm2 ./cmd/bm2-generator
+	CGO_ENABLED=0 GO_EXTLINK_ENABLED=0 $(GO) build -trimpath -buildmode=exe -o bin/ ./cmd/bm2-probe
 
 # Unit tests, golden files and systemd-analyze verify, then the end-to-end
 # tests against a real systemd booted in namespaces (root; mandatory with CI=true).

@@ -13,9 +13,12 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
-	"github.com/bm2dev/bm2/probehelper"
+	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/sysd"
 )
 
 // Exit codes of the bm2 command, documented in bm2(1).
@@ -61,20 +64,26 @@ type Env struct {
 	// processes wrote (journalctl _SYSTEMD_UNIT=UNIT), or when that is
 	// nothing, journalctl -u UNIT -n N -o cat --no-pager.
 	Journal func(ctx context.Context, unit string, n int) ([]string, error)
-	// CheckPorts probes ports as the given user would see them (see
-	// probehelper.CheckPort); by default root probes through a child
-	// process running as that user, everyone else probes in-process.
-	CheckPorts func(ctx context.Context, user string, ports []int) ([]probehelper.PortState, error)
+	// CheckPorts probes ports as the given user would see them
+	// (reuseport.CheckPortsAs by default: as root it takes the user's
+	// identity; anyone else can check only as themselves).
+	CheckPorts func(ctx context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error)
+	// LookupUser resolves a project's user (identity.Lookup by default).
+	LookupUser func(ctx context.Context, name, group string) (identity.Identity, error)
 	// RuntimeDirs is where bare runtime names are looked up
 	// (jsruntime.SearchPath by default).
 	RuntimeDirs []string
-	// RuntimeVersion runs `<path> --version` (with a 5 s timeout by default).
-	RuntimeVersion func(ctx context.Context, path string) (string, error)
+	// RuntimeVersion runs `<path> --version` as id (with a 5 s timeout by
+	// default; as root, never as root but as the project's user).
+	RuntimeVersion func(ctx context.Context, id identity.Identity, path string) (string, error)
 	// ReadJournal runs a journal query and calls each for every entry, as
-	// it arrives (readJournal: journalctl -o json by default). bm2 logs,
+	// it arrives (journal.Read: journalctl -o json by default). bm2 logs,
 	// bm2 events and the wait for reusePort verdicts read the journal
 	// through it.
-	ReadJournal func(ctx context.Context, q JournalQuery, each func(JournalEntry) error) error
+	ReadJournal func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error
+	// Security returns the exposure score systemd-analyze security gives a
+	// unit (systemd-analyze by default).
+	Security func(ctx context.Context, unit string) (string, error)
 	// Listening tells whether a unit's processes hold a listening TCP
 	// socket on port (listensOn, from /proc, by default).
 	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
@@ -109,20 +118,28 @@ func (e Env) withDefaults() Env {
 	if e.Connect == nil {
 		e.Connect = ConnectSystemd
 	}
+	if e.LookupUser == nil {
+		e.LookupUser = identity.Lookup
+	}
+	if e.Security == nil {
+		e.Security = securityScore
+	}
 	if e.Journal == nil {
 		e.Journal = journalTail
 	}
 	if e.CheckPorts == nil {
-		e.CheckPorts = checkPortsAs
+		e.CheckPorts = func(_ context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error) {
+			return reuseport.CheckPortsAs(id, ports)
+		}
 	}
 	if e.RuntimeDirs == nil {
 		e.RuntimeDirs = jsruntime.SearchPath()
 	}
 	if e.RuntimeVersion == nil {
-		e.RuntimeVersion = jsruntime.AskVersion
+		e.RuntimeVersion = askVersionAs
 	}
 	if e.ReadJournal == nil {
-		e.ReadJournal = readJournal
+		e.ReadJournal = journal.Read
 	}
 	if e.Listening == nil {
 		e.Listening = listensOn
@@ -237,6 +254,15 @@ func hint(err error) string {
 			return x.hint
 		}
 	}
+	if sysd.IsDenied(err) {
+		return "managing system services needs root: run the command again with sudo"
+	}
+	if errors.Is(err, journal.ErrRestricted) {
+		return journal.RestrictedHint
+	}
+	if errors.Is(err, journal.ErrNoJournalctl) {
+		return "bm2 reads the journal with journalctl, from systemd; is it installed?"
+	}
 	switch ExitCode(err) {
 	case ExitNoSystemd:
 		return "bm2 needs systemd as PID 1 and its system bus (/run/dbus/system_bus_socket); is this host booted with systemd?"
@@ -263,7 +289,7 @@ func ExitCode(err error) int {
 		}
 	}
 	switch {
-	case isUnreachable(err):
+	case sysd.IsUnreachable(err):
 		return ExitNoSystemd
 	case errors.Is(err, config.ErrConflict):
 		return ExitInvalid
@@ -301,4 +327,20 @@ func journalctl(ctx context.Context, args ...string) ([]string, error) {
 		return nil, nil
 	}
 	return strings.Split(text, "\n"), nil
+}
+
+// askVersionAs runs a runtime's --version as id: directly when that is who
+// runs bm2, as id's child process when bm2 runs as root (a runtime id can
+// replace must never run as root), and not at all otherwise.
+func askVersionAs(ctx context.Context, id identity.Identity, path string) (string, error) {
+	self := identity.Self()
+	switch {
+	case id.UID == self.UID:
+		return jsruntime.AskVersion(ctx, path)
+	case self.UID == 0:
+		return jsruntime.AsUser(id.UID, id.GID)(ctx, path)
+	}
+	// Not root and not the project's user: our own run of it tells the
+	// version as well, and harms nobody but ourselves.
+	return jsruntime.AskVersion(ctx, path)
 }

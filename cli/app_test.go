@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/sysd"
 )
 
 func TestHelp(t *testing.T) {
@@ -17,9 +18,6 @@ func TestHelp(t *testing.T) {
 		out := te.stdout.String()
 		if !strings.HasPrefix(out, "bm2 runs Node.js and Bun web services") || !strings.Contains(out, "Exit codes:") {
 			t.Fatalf("bm2 %v:\n%s", args, out)
-		}
-		if strings.Contains(out, probePortsCommand) {
-			t.Fatal("the hidden command is listed")
 		}
 	}
 	for _, c := range commands() {
@@ -96,11 +94,11 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("wrapped: %w", config.Errors{{File: "f", Msg: "m", Err: config.ErrValue}}), ExitInvalid},
 		{conflict, ExitInvalid},
 		{fail(ExitNoProject, "h", errors.New("no such project")), ExitNoProject},
-		{unreachable(errors.New("dial")), ExitNoSystemd},
-		{fmt.Errorf("start: %w", unreachable(errors.New("dial"))), ExitNoSystemd},
-		{withHint(unreachable(errors.New("dial")), "hint only"), ExitNoSystemd},
+		{sysd.Unreachable(errors.New("dial")), ExitNoSystemd},
+		{fmt.Errorf("start: %w", sysd.Unreachable(errors.New("dial"))), ExitNoSystemd},
+		{withHint(sysd.Unreachable(errors.New("dial")), "hint only"), ExitNoSystemd},
 		{withHint(errors.New("x"), "hint only"), ExitFailure},
-		{fail(ExitFailure, "outer", unreachable(errors.New("dial"))), ExitFailure},
+		{fail(ExitFailure, "outer", sysd.Unreachable(errors.New("dial"))), ExitFailure},
 		{context.Canceled, ExitFailure},
 	} {
 		if got := ExitCode(tc.err); got != tc.code {
@@ -143,23 +141,4 @@ func TestRunAndMainEntryPoints(t *testing.T) {
 	if code := Main(context.Background(), []string{"nope"}, Stdio{Out: &out, Err: &errOut}); code != ExitUsage || !strings.Contains(errOut.String(), `bm2: unknown command "nope"`) {
 		t.Fatalf("Main: %d %q", code, errOut.String())
 	}
-}
-
-func TestProbePortsCommand(t *testing.T) {
-	te := newTestEnv(t)
-	port := freePorts(t, 2)
-	hold(t, port+1, true)
-	te.mustRun(ExitOK, probePortsCommand, fmt.Sprint(port), fmt.Sprint(port+1))
-	want := fmt.Sprintf("%d free\n%d shared\n", port, port+1)
-	if te.stdout.String() != want {
-		t.Fatalf("stdout %q want %q", te.stdout.String(), want)
-	}
-	states, err := parseProbeOutput(want, []int{port, port + 1})
-	if err != nil || states[0].String() != "free" || states[1].String() != "shared" {
-		t.Fatalf("parse: %v %v", states, err)
-	}
-	if _, err := parseProbeOutput(want, []int{port}); err == nil {
-		t.Fatal("extra line accepted")
-	}
-	te.mustRun(ExitUsage, probePortsCommand, "0")
 }

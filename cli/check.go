@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/probehelper"
+	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/jsruntime"
+	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -25,10 +28,17 @@ func (a *App) check(ctx context.Context, args []string) error {
 	w := a.Out
 
 	fmt.Fprintf(w, "config ok: %s\n", p.Summary())
-	if p.Notify.Webhook == "" {
+	switch {
+	case p.Notify.Webhook != "":
+		fmt.Fprintf(w, "notify: webhook %s (level %s)\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level)
+	case p.PrivateUnread:
+		fmt.Fprintf(w, "notify: unknown (%s is readable by root only)\n", config.PrivatePath(p.File))
+	default:
 		fmt.Fprintln(w, "notify: disabled")
-	} else {
-		fmt.Fprintf(w, "notify: webhook %s (level %s)\n", p.Notify.Webhook, p.Notify.Level)
+	}
+	if p.ExposedSecrets {
+		problems = append(problems, fmt.Sprintf("%s holds [env] or the webhook and every user can read it: move them to %s (mode 0600), or let `bm2 serve` or `bm2 migrate` do it",
+			p.File, config.PrivatePath(p.File)))
 	}
 
 	r := p.Ports()
@@ -36,7 +46,25 @@ func (a *App) check(ctx context.Context, args []string) error {
 	for port := r.Lo; port <= r.Hi; port++ {
 		ports = append(ports, port)
 	}
-	states, err := a.CheckPorts(ctx, p.User, ports)
+	id, err := a.projectIdentity(ctx, p, true)
+	var states []reuseport.PortState
+	if err == nil {
+		states, err = a.CheckPorts(ctx, id, ports)
+	}
+	switch {
+	case errors.Is(err, identity.ErrNotPermitted):
+		// Only "free" is the same for every user; whether a held port can
+		// be joined depends on who asks.
+		states, err = a.CheckPorts(ctx, identity.Self(), ports)
+		if err == nil {
+			for i, s := range states {
+				if s != reuseport.Free {
+					states[i] = unknownToOthers
+				}
+			}
+			fmt.Fprintf(w, "(ports checked as you, not as %s: run as root to tell whether %s can join a held port)\n", id, id)
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(w, "ports %s: cannot probe: %v\n", r, err)
 		problems = append(problems, fmt.Sprintf("ports %s could not be probed: %v", r, err))
@@ -46,7 +74,7 @@ func (a *App) check(ctx context.Context, args []string) error {
 		}
 		var own map[int]bool
 		for i, s := range states {
-			if s != probehelper.Exclusive {
+			if s != reuseport.Exclusive {
 				continue
 			}
 			if own == nil {
@@ -59,9 +87,11 @@ func (a *App) check(ctx context.Context, args []string) error {
 	}
 
 	rc := a.checkRuntime(ctx, p)
-	fmt.Fprintln(w, rc.Line())
-	if rc.Problem != "" {
-		problems = append(problems, "runtime "+rc.Problem+": "+runtimeAdvice(p))
+	if rc.OK() {
+		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
+	} else {
+		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
+		problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
 	}
 
 	entries, _ := a.registry()
@@ -104,7 +134,7 @@ func (a *App) checkTarget(args []string) (*config.Project, string, error) {
 		if rerr != nil {
 			return nil, "", fmt.Errorf("read project file: %w", rerr)
 		}
-		p, perr := config.Parse(arg, data, a.NumCPU)
+		p, perr := config.Parse(arg, data, config.Options{NumCPU: a.NumCPU})
 		return p, arg, perr
 	case errors.Is(err, fs.ErrNotExist) && len(args) > 0 && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
 		e, ferr := a.findProject(arg)
@@ -118,9 +148,7 @@ func (a *App) checkTarget(args []string) (*config.Project, string, error) {
 				return nil, e.Path, e.Err
 			}
 			// A refused range is reported by the conflict check below.
-			data, _ := os.ReadFile(e.Path)
-			p, perr := config.Parse(e.Path, data, a.NumCPU)
-			return p, e.Path, perr
+			return e.Project, e.Path, nil
 		}
 		return e.Project, e.Path, nil
 	case errors.Is(err, fs.ErrNotExist) && len(args) == 0:
@@ -188,4 +216,42 @@ func (a *App) ownPorts(ctx context.Context, name string) map[int]bool {
 		}
 	}
 	return own
+}
+
+// unknownToOthers is the state of a held port checked by someone who could
+// not take the project's identity.
+const unknownToOthers = reuseport.PortState(-1)
+
+// describe is the wording bm2 check uses for a port's state.
+func describe(s reuseport.PortState) string {
+	switch s {
+	case reuseport.Free:
+		return "free"
+	case reuseport.Shared:
+		return "held by a shared listener (joinable)"
+	case reuseport.Exclusive:
+		return "held by an exclusive listener (cannot join)"
+	case unknownToOthers:
+		return "held by a listener (whether the project's user can join it is not known)"
+	}
+	return s.String()
+}
+
+// portLines renders the ports part of bm2 check: one line for the whole
+// range when every port is in the same state, one line per port otherwise.
+func portLines(ports []int, states []reuseport.PortState) []string {
+	same := true
+	for _, s := range states[1:] {
+		if s != states[0] {
+			same = false
+		}
+	}
+	if same {
+		return []string{fmt.Sprintf("ports %d~%d: %s", ports[0], ports[len(ports)-1], describe(states[0]))}
+	}
+	lines := make([]string, len(ports))
+	for i, p := range ports {
+		lines[i] = fmt.Sprintf("port %d: %s", p, describe(states[i]))
+	}
+	return lines
 }

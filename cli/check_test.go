@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/probehelper"
+	"github.com/bm2dev/bm2/reuseport"
 )
 
 // freePorts finds n consecutive TCP ports that are free on 0.0.0.0.
@@ -26,7 +26,7 @@ func freePorts(t *testing.T, n int) int {
 		}
 		ok := true
 		for p := base; p < base+n; p++ {
-			if s, err := probehelper.CheckPort(p); err != nil || s != probehelper.Free {
+			if s, err := reuseport.CheckPort(p); err != nil || s != reuseport.Free {
 				ok = false
 				break
 			}
@@ -44,7 +44,7 @@ func hold(t *testing.T, port int, shared bool) {
 	t.Helper()
 	lc := net.ListenConfig{}
 	if shared {
-		lc.Control = probehelper.ListenControl
+		lc.Control = reuseport.ListenControl
 	}
 	l, err := lc.Listen(context.Background(), "tcp4", fmt.Sprintf("0.0.0.0:%d", port))
 	if err != nil {
@@ -198,14 +198,14 @@ func TestCheckRuntimeProblems(t *testing.T) {
 	node := te.runtime("node", "v20.20.2")
 	dir := filepath.Dir(te.write("app/bm2.toml", fmt.Sprintf("name = \"app\"\nscript = \"a.js\"\nport = %d\n", port)))
 	te.mustRun(ExitInvalid, "check", dir)
-	want := "runtime: " + node + " v20.20.2 is below the floor 24.0.0\n"
+	want := "runtime: " + node + " is Node.js v20.20.2, below the floor 24.0.0\n"
 	if !strings.HasSuffix(te.stdout.String(), want) {
 		t.Fatalf("stdout:\n%s\nwant last line %q", te.stdout.String(), want)
 	}
 
 	te.write("app/bm2.toml", fmt.Sprintf("name = \"app\"\nscript = \"a.ts\"\nport = %d\nruntime_path = %q\n", port, filepath.Join(te.root, "nope", "bun")))
 	te.mustRun(ExitInvalid, "check", dir)
-	if !strings.Contains(te.stdout.String(), "runtime: "+filepath.Join(te.root, "nope", "bun")+" (runtime_path) does not exist\n") {
+	if !strings.Contains(te.stdout.String(), "runtime: "+filepath.Join(te.root, "nope", "bun")+" does not exist\n") {
 		t.Fatalf("stdout:\n%s", te.stdout.String())
 	}
 

@@ -325,14 +325,6 @@ wrote. The app's own directory is not touched. Needs root.`,
 				}
 			},
 		},
-		{
-			name: probePortsCommand, usage: "<port>...", minArgs: 1, maxArgs: -1, hidden: true,
-			short: "(internal) probe ports as the current user",
-			long:  `Used by bm2 check running as root to probe ports as the project's user.`,
-			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.probePorts(args) }
-			},
-		},
 	}
 }
 

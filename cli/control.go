@@ -8,9 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
@@ -112,70 +110,6 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		fmt.Fprintf(a.Out, "%s stopped (%s)\n", label, plural(len(ids), "instance", "instances"))
 	default:
 		return fmt.Errorf("internal error: unknown verb %q", verb)
-	}
-	return nil
-}
-
-// status is `bm2 status <name>`.
-func (a *App) status(ctx context.Context, name string) error {
-	e, err := a.findProject(name)
-	if err != nil {
-		return err
-	}
-	w := a.Out
-	fmt.Fprintf(w, "%s: %s\n", e.Name, e.Path)
-	if e.Err != nil {
-		fmt.Fprintf(w, "  invalid: %s\n", oneLine(e.Err))
-		_, err := usable(e)
-		return err
-	}
-	p := e.Project
-	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
-		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), p.User)
-	fmt.Fprintf(w, "  script %s in %s\n", p.Script, p.Cwd)
-	if reason, errored, _ := a.erroredMark(p.Name); errored {
-		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
-	}
-
-	sd, err := a.Connect(ctx)
-	if err != nil {
-		fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
-		sd = nil
-	} else {
-		defer sd.Close()
-	}
-	rows, warnings := a.rows(ctx, []entry{e}, sd)
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
-	for _, r := range rows {
-		pid, uptime, mem, cpu, reuseport := "-", "-", "-", "-", "-"
-		if r.Reuseport != nil {
-			reuseport = *r.Reuseport
-		}
-		if r.PID != 0 {
-			pid = strconv.FormatUint(uint64(r.PID), 10)
-		}
-		if r.State == StateOnline && r.UptimeMS > 0 {
-			uptime = formatUptime(msDuration(r.UptimeMS))
-		}
-		if r.MemoryBytes != nil {
-			mem = formatMem(*r.MemoryBytes)
-		}
-		if r.CPUMS != nil {
-			cpu = formatCPU(*r.CPUMS * 1e6)
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n",
-			*r.ID, r.Unit, r.State, orDash(r.Reason), pid, r.Port, reuseport, r.Restarts, uptime, mem, cpu)
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write status: %w", err)
-	}
-	fmt.Fprintf(w, "\nmore: systemctl status %s 'bm2@%s-*'\n", units.Target(p.Name), p.Name)
-	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
-	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
-	for _, warn := range warnings {
-		fmt.Fprintf(a.Err, "bm2: warning: %s\n", warn)
 	}
 	return nil
 }

@@ -107,7 +107,7 @@ func TestStatus(t *testing.T) {
 	reg := filepath.Join(te.paths.ConfigDir, "api.toml")
 	for _, want := range []string{
 		"api: " + reg + "\n",
-		"  4 x cluster on port 3000, runtime bun (" + filepath.Join(te.bin, "bun") + "), user bm2\n",
+		"  4 x cluster on port 3000, runtime bun (" + filepath.Join(te.bin, "bun") + "), user bm2-api (its own account)\n",
 		"  ID  UNIT               STATE   REASON  PID   PORT  REUSEPORT  RESTARTS  UPTIME  MEM    CPU\n",
 		"  0   bm2@api-0.service  online  -       1001  3000  confirmed  0         10s     40.0M  1.0s\n",
 		"more: systemctl status bm2-api.target 'bm2@api-*'\n",

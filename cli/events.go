@@ -58,17 +58,19 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	if err != nil {
 		return err
 	}
-	q := JournalQuery{Matches: []string{"SYSLOG_IDENTIFIER=" + journal.Identifier}, Lines: n, Follow: follow, Since: since}
+	// Only what bm2 wrote itself: an app cannot add to this list.
+	q := journal.Query{BM2: true, Generator: true, Lines: n, Follow: follow, Since: since}
 	what := "events"
 	if len(args) > 0 {
 		project, instance, err := a.eventsFilter(args[0])
 		if err != nil {
 			return err
 		}
-		q.Matches = append(q.Matches, "BM2_PROJECT="+project)
+		q.Generator = false
+		q.Matches = append(q.Matches, journal.FieldProject+"="+project)
 		what = "events of " + project
 		if instance != "" {
-			q.Matches = append(q.Matches, "BM2_INSTANCE="+instance)
+			q.Matches = append(q.Matches, journal.FieldInstance+"="+instance)
 			what = "events of " + instance
 		}
 	}
@@ -77,7 +79,7 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 		if !follow {
 			return nil
 		}
-		q.Since = sinceTime(a.Now())
+		q.Since = journal.SinceTime(a.Now())
 	}
 
 	// The header comes with the first event, or at once when following.
@@ -92,22 +94,25 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	enc := json.NewEncoder(a.Out)
 	enc.SetEscapeHTML(false)
 	count := 0
-	err = a.ReadJournal(ctx, q, func(e JournalEntry) error {
+	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
+		ev, ok := journal.Decode(e)
+		if !ok {
+			return nil
+		}
 		count++
 		if count == 1 && !follow {
 			header()
 		}
-		ev := eventOf(e)
 		if asJSON {
 			return enc.Encode(eventJSON{
 				Time:  ev.Time.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
-				Event: nullable(ev.Kind), Project: nullable(ev.Project), Instance: nullable(ev.Instance),
-				Reason: nullable(ev.Reason), Level: nullable(ev.Level), Message: ev.Message,
+				Event: nullable(string(ev.Kind)), Project: nullable(ev.Project), Instance: nullable(ev.Instance),
+				Reason: nullable(string(ev.Reason)), Level: nullable(ev.Level), Message: ev.Message,
 				Detail: nullable(ev.Detail), MessageID: nullable(ev.MessageID),
 			})
 		}
 		_, err := fmt.Fprintf(a.Out, eventFormat, ev.Time.Local().Format(timeLayout), orDash(ev.Project),
-			orDash(ev.Instance), orDash(ev.Kind), orDash(ev.Reason), oneLineText(ev.Message))
+			orDash(ev.Instance), orDash(string(ev.Kind)), orDash(string(ev.Reason)), oneLineText(ev.Message))
 		return err
 	})
 	return a.journalDone(ctx, err, follow, count, what, "journalctl -t bm2")
@@ -145,11 +150,11 @@ func (a *App) journalDone(ctx context.Context, err error, follow bool, count int
 	if follow && errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil
 	}
-	if errors.Is(err, errJournalRestricted) {
+	if errors.Is(err, journal.ErrRestricted) {
 		if count == 0 {
-			return fail(ExitFailure, journalAccessHint, fmt.Errorf("no %s: %w", what, err))
+			return fail(ExitFailure, journal.RestrictedHint, fmt.Errorf("no %s: %w", what, err))
 		}
-		fmt.Fprintf(a.Err, "bm2: warning: %v, so some entries may be missing; %s\n", err, journalAccessHint)
+		fmt.Fprintf(a.Err, "bm2: warning: %v, so some entries may be missing; %s\n", err, journal.RestrictedHint)
 		return nil
 	}
 	if err != nil {

@@ -16,9 +16,11 @@ import (
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
-	"github.com/bm2dev/bm2/probehelper"
+	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -339,11 +341,11 @@ func (te *testEnv) probeRun(unit string) {
 // fakeJournal is an in-memory journal with journalctl's selection rules.
 type fakeJournal struct {
 	mu      sync.Mutex
-	entries []JournalEntry
-	queries []JournalQuery
+	entries []journal.Entry
+	queries []journal.Query
 }
 
-func (j *fakeJournal) add(e JournalEntry) {
+func (j *fakeJournal) add(e journal.Entry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.entries = append(j.entries, e)
@@ -351,9 +353,11 @@ func (j *fakeJournal) add(e JournalEntry) {
 
 // event logs one of bm2's events.
 func (j *fakeJournal) event(at time.Time, kind journal.Kind, project, instance, reason, msg string) {
-	e := JournalEntry{
+	e := journal.Entry{
 		"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()),
 		"SYSLOG_IDENTIFIER":    journal.Identifier,
+		"_UID":                 "0",
+		"_TRANSPORT":           "journal",
 		"MESSAGE":              msg,
 		"PRIORITY":             fmt.Sprint(int(kind.Priority())),
 		"MESSAGE_ID":           kind.MessageID(),
@@ -373,11 +377,11 @@ func (j *fakeJournal) event(at time.Time, kind journal.Kind, project, instance, 
 // line logs a line of an instance's output.
 func (j *fakeJournal) line(at time.Time, unit, msg string) {
 	id := strings.TrimSuffix(strings.TrimPrefix(unit, "bm2@"), ".service")
-	j.add(JournalEntry{"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()), "_SYSTEMD_UNIT": unit,
+	j.add(journal.Entry{"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()), "_SYSTEMD_UNIT": unit,
 		"SYSLOG_IDENTIFIER": id, "MESSAGE": msg, "PRIORITY": "6", "_PID": "4242"})
 }
 
-func (j *fakeJournal) read(ctx context.Context, q JournalQuery, each func(JournalEntry) error) error {
+func (j *fakeJournal) read(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
 	j.mu.Lock()
 	j.queries = append(j.queries, q)
 	byField := map[string][]string{}
@@ -394,9 +398,9 @@ func (j *fakeJournal) read(ctx context.Context, q JournalQuery, each func(Journa
 		}
 		since = sec*1e6 + usec
 	}
-	var out []JournalEntry
+	var out []journal.Entry
 	for _, e := range j.entries {
-		ok := true
+		ok := !q.BM2 || journal.Trusted(e) && (e["_UID"] == "0" || q.Generator)
 		for k, vs := range byField {
 			found := false
 			for _, v := range vs {
@@ -470,7 +474,7 @@ func (te *testEnv) app() *App {
 			Now:    func() time.Time { return te.now },
 			Connect: func(ctx context.Context) (Systemd, error) {
 				if te.noSD {
-					return nil, unreachable(errors.New("connect to the system bus: dial unix /run/dbus/system_bus_socket: connect: no such file or directory"))
+					return nil, sysd.Unreachable(errors.New("connect to the system bus: dial unix /run/dbus/system_bus_socket: connect: no such file or directory"))
 				}
 				return te.sd, nil
 			},
@@ -481,9 +485,13 @@ func (te *testEnv) app() *App {
 				}
 				return lines, nil
 			},
-			CheckPorts: func(ctx context.Context, user string, ports []int) ([]probehelper.PortState, error) {
-				return checkPortsIn(ctx, ports)
+			CheckPorts: func(ctx context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error) {
+				return reuseport.CheckPortsAs(identity.Self(), ports)
 			},
+			LookupUser: func(ctx context.Context, name, group string) (identity.Identity, error) {
+				return identity.Self(), nil
+			},
+			Security:    func(ctx context.Context, unit string) (string, error) { return "1.2 OK", nil },
 			ReadJournal: te.entries.read,
 			Listening: func(ctx context.Context, u UnitStatus, port int) (bool, error) {
 				if u.MainPID == 0 {

@@ -14,56 +14,19 @@ import (
 	"github.com/bm2dev/bm2/journal"
 )
 
-func TestJournalQueryArgs(t *testing.T) {
-	q := JournalQuery{Units: []string{"bm2@api-0.service", "bm2@api-1.service"}, Lines: 20, Follow: true, Since: "today"}
-	want := []string{"--no-pager", "-o", "json", "-u", "bm2@api-0.service", "-u", "bm2@api-1.service", "--since", "today", "-n", "20", "-f"}
-	if got := q.args(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("%q", got)
-	}
-	q = JournalQuery{Matches: []string{"SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=api"}}
-	want = []string{"--no-pager", "-o", "json", "SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=api"}
-	if got := q.args(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("%q", got)
-	}
-	if got := sinceTime(time.UnixMicro(1764475200_000042)); got != "@1764475200.000042" {
-		t.Fatal(got)
-	}
-}
-
-func TestParseJournalEntry(t *testing.T) {
-	line := `{"__REALTIME_TIMESTAMP":"1764475200123456","MESSAGE":[104,105,10],"BM2_EVENT":"reuseport_confirmed","_PID":["12","13"],"X":null}`
-	e, err := parseJournalEntry([]byte(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e["MESSAGE"] != "hi\n" || e["_PID"] != "12" || e["BM2_EVENT"] != "reuseport_confirmed" {
-		t.Fatalf("%q", e)
-	}
-	if _, ok := e["X"]; ok {
-		t.Fatalf("null field kept: %q", e)
-	}
-	if got := e.Time(); !got.Equal(time.UnixMicro(1764475200123456)) {
-		t.Fatal(got)
-	}
-	ev := eventOf(JournalEntry{"PRIORITY": "3", "MESSAGE": "m", "BM2_EVENT": "x"})
-	if ev.Level != "error" || ev.Kind != "x" {
-		t.Fatalf("%+v", ev)
-	}
-}
-
 // The verdict belongs to the instance's current run: an event with the
 // run's InvocationID, or without one, logged after the run came online.
 func TestReuseportVerdict(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	u := UnitStatus{ActiveEnter: t0, InvocationID: "bbbb"}
-	evs := []event{
-		{Time: t0.Add(-time.Minute), Kind: string(journal.ReuseportConfirmed), Instance: "api-0"}, // an older run
-		{Time: t0.Add(time.Second), Kind: string(journal.ReuseportConfirmed), Instance: "api-1"},  // another instance
+	evs := []journal.Event{
+		{Time: t0.Add(-time.Minute), Kind: journal.ReuseportConfirmed, Instance: "api-0"}, // an older run
+		{Time: t0.Add(time.Second), Kind: journal.ReuseportConfirmed, Instance: "api-1"},  // another instance
 	}
 	if v, _ := reuseportVerdict(u, "api-0", evs); v != "" {
 		t.Fatalf("verdict %q from an older run", v)
 	}
-	evs = append(evs, event{Time: t0.Add(time.Second), Kind: string(journal.ReuseportConfirmed), Instance: "api-0"})
+	evs = append(evs, journal.Event{Time: t0.Add(time.Second), Kind: journal.ReuseportConfirmed, Instance: "api-0"})
 	if v, _ := reuseportVerdict(u, "api-0", evs); v != verdictConfirmed {
 		t.Fatalf("verdict %q", v)
 	}
@@ -72,7 +35,7 @@ func TestReuseportVerdict(t *testing.T) {
 	if v, _ := reuseportVerdict(u, "api-0", evs); v != "" {
 		t.Fatalf("verdict %q for another invocation", v)
 	}
-	evs = append(evs, event{Time: t0.Add(-time.Hour), Kind: string(journal.ReuseportProbeStopped), Instance: "api-0", Invocation: "bbbb"})
+	evs = append(evs, journal.Event{Time: t0.Add(-time.Hour), Kind: journal.ReuseportProbeStopped, Instance: "api-0", Invocation: "bbbb"})
 	if v, _ := reuseportVerdict(u, "api-0", evs); v != verdictNoListener {
 		t.Fatalf("verdict %q", v)
 	}
@@ -117,8 +80,11 @@ func TestEvents(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	te.entries.event(t0, journal.ReuseportConfirmed, "api", "api-0", "", "api-0: port 3000 is shared with SO_REUSEPORT: cluster mode confirmed")
 	te.entries.event(t0.Add(time.Second), journal.ReuseportMissing, "web", "web-1", "reuseport_missing", "web-1: port 4000 is bound exclusively")
-	te.entries.add(JournalEntry{"__REALTIME_TIMESTAMP": "1777636802000000", "SYSLOG_IDENTIFIER": "bm2", "PRIORITY": "4",
-		"MESSAGE": "skipped bad: /etc/bm2/bad.toml:4: port: must be an integer, got a string"})
+	te.entries.add(journal.Entry{"__REALTIME_TIMESTAMP": "1777636802000000", "SYSLOG_IDENTIFIER": "bm2", "PRIORITY": "4",
+		"_TRANSPORT": "kernel", "MESSAGE": "skipped bad: /etc/bm2/bad.toml:4: port: must be an integer, got a string"})
+	// What an app logs under bm2's name is not bm2's: never shown.
+	te.entries.add(journal.Entry{"__REALTIME_TIMESTAMP": "1777636803000000", "SYSLOG_IDENTIFIER": "bm2", "PRIORITY": "6",
+		"_UID": "61234", "_TRANSPORT": "journal", "BM2_EVENT": "reuseport_confirmed", "BM2_PROJECT": "web", "MESSAGE": "forged"})
 	te.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\ninstances = 2\nport = 3000\n")
 
 	te.mustRun(ExitOK, "events", "--json", "-n", "all")
@@ -138,17 +104,17 @@ func TestEvents(t *testing.T) {
 	out := te.stdout.String()
 	if !strings.HasPrefix(out, "TIME                 PROJECT     INSTANCE      EVENT                    REASON             MESSAGE\n") ||
 		!strings.Contains(out, "  web         web-1         reuseport_missing        reuseport_missing  web-1: port 4000 is bound exclusively\n") ||
-		strings.Contains(out, "api") {
+		strings.Contains(out, "api") || strings.Contains(out, "forged") {
 		t.Fatalf("stdout:\n%s", out)
 	}
 	q := te.entries.queries[len(te.entries.queries)-1]
-	if !reflect.DeepEqual(q.Matches, []string{"SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=web"}) || q.Lines != 20 {
+	if !reflect.DeepEqual(q.Matches, []string{"BM2_PROJECT=web"}) || !q.BM2 || q.Generator || q.Lines != 20 {
 		t.Fatalf("query %+v", q)
 	}
 
 	te.mustRun(ExitOK, "events", "api-0", "-n", "5", "--since", "today")
 	q = te.entries.queries[len(te.entries.queries)-1]
-	if !reflect.DeepEqual(q.Matches, []string{"SYSLOG_IDENTIFIER=bm2", "BM2_PROJECT=api", "BM2_INSTANCE=api-0"}) || q.Lines != 5 || q.Since != "today" {
+	if !reflect.DeepEqual(q.Matches, []string{"BM2_PROJECT=api", "BM2_INSTANCE=api-0"}) || !q.BM2 || q.Lines != 5 || q.Since != "today" {
 		t.Fatalf("query %+v", q)
 	}
 
@@ -165,7 +131,7 @@ func TestLogs(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	te.entries.line(t0, "bm2@api-0.service", "instance 0 listening on 3000")
 	te.entries.line(t0.Add(time.Second), "bm2@api-11.service", "instance 11 listening on 3000")
-	te.entries.add(JournalEntry{"__REALTIME_TIMESTAMP": "1777636803000000", "_SYSTEMD_UNIT": "init.scope", "_PID": "1",
+	te.entries.add(journal.Entry{"__REALTIME_TIMESTAMP": "1777636803000000", "_SYSTEMD_UNIT": "init.scope", "_PID": "1",
 		"UNIT": "bm2@api-0.service", "SYSLOG_IDENTIFIER": "systemd", "MESSAGE": "Stopping bm2@api-0.service - bm2 api instance 0..."})
 	te.entries.line(t0.Add(time.Second), "bm2@web-0.service", "not api")
 
@@ -206,8 +172,8 @@ func TestLogs(t *testing.T) {
 	te2 := newTestEnv(t)
 	te2.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\nport = 3000\n")
 	app := te2.app()
-	app.ReadJournal = func(ctx context.Context, q JournalQuery, each func(JournalEntry) error) error {
-		return errJournalRestricted
+	app.ReadJournal = func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
+		return journal.ErrRestricted
 	}
 	if code := app.Main(context.Background(), []string{"logs", "api"}); code != ExitFailure ||
 		!strings.Contains(te2.stderr.String(), "bm2: no log lines of api: this user cannot read the system journal\nbm2: run it as root, or add yourself to the adm or systemd-journal group\n") {

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/probehelper"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -129,7 +129,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 		}
 		projects = append(projects, pr)
 	}
-	var events []event
+	var events []journal.Event
 	journalOK := len(probed) > 0
 	if journalOK {
 		var err error
@@ -192,7 +192,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 				if r.Reason == "" {
 					r.Reason = "errored"
 				}
-				if mark == probehelper.ReasonReuseportMissing {
+				if mark == string(journal.ReasonReuseportMissing) {
 					v := verdictMissing
 					r.Reuseport = &v
 				}

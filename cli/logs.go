@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -24,7 +25,7 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 	if err != nil {
 		return err
 	}
-	q := JournalQuery{Lines: n, Follow: follow, Since: since}
+	q := journal.Query{Lines: n, Follow: follow, Since: since}
 	ids := allInstances(p)
 	label := p.Name
 	if idx >= 0 {
@@ -40,10 +41,10 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 		if !follow {
 			return nil
 		}
-		q.Since = sinceTime(a.Now())
+		q.Since = journal.SinceTime(a.Now())
 	}
 	count := 0
-	err = a.ReadJournal(ctx, q, func(e JournalEntry) error {
+	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
 		count++
 		prefix := fmt.Sprintf("%s %-*s | ", e.Time().Local().Format(timeLayout), width, logSource(e))
 		if e["_PID"] == "1" || e["_SYSTEMD_UNIT"] == "init.scope" {
@@ -66,7 +67,7 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 
 // logSource is the instance an app log entry comes from: the bm2 unit that
 // logged it or that systemd logged about, as "api-0".
-func logSource(e JournalEntry) string {
+func logSource(e journal.Entry) string {
 	for _, k := range []string{"_SYSTEMD_UNIT", "UNIT", "OBJECT_SYSTEMD_UNIT"} {
 		if n, i, ok := units.ParseInstance(e[k]); ok && strings.HasPrefix(e[k], "bm2@") {
 			return units.InstanceID(n, i)

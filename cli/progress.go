@@ -5,17 +5,119 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/journal"
-	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/units"
 )
 
 // journalLines is how many log lines a failure report shows.
 const journalLines = 5
+
+// wait drives a waiter (wait.go) until it is done, fails or runs out of
+// time: at every tick it reads the instances' states and the errored mark,
+// and whatever the last step asked for (the probe's verdicts from the
+// journal, the instance's sockets from /proc), prints what the step says
+// and explains a failure with the instance's last log lines.
+func (a *App) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Duration, verb string) error {
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	names := make([]string, len(w.ids))
+	for k, i := range w.ids {
+		names[k] = units.Instance(w.p.Name, i)
+	}
+	tick := time.NewTicker(a.PollInterval)
+	defer tick.Stop()
+	var ask needs
+	var last []UnitStatus
+	warned := false
+	for {
+		statuses, err := sd.Units(wctx, names)
+		if err != nil && wctx.Err() == nil {
+			return err
+		}
+		if err == nil {
+			last = statuses
+			s := snapshot{now: a.Now(), units: statuses, asked: ask}
+			if reason, errored, _ := a.erroredMark(w.p.Name); errored {
+				s.errored = reason
+			}
+			if ask.events {
+				s.events, s.eventsErr = a.projectEvents(wctx, []string{w.p.Name}, reuseportKinds, ask.since)
+			}
+			if ask.listen {
+				s.listen, s.listenErr = a.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
+			}
+			if wctx.Err() == nil {
+				r := w.step(s)
+				for _, o := range r.out {
+					fmt.Fprint(a.Out, o)
+				}
+				switch r.fail.kind {
+				case failNone:
+				case failJournalOff:
+					if !warned {
+						fmt.Fprintf(a.Err, "bm2: warning: cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them\n", s.eventsErr)
+						warned = true
+					}
+				default:
+					return a.explain(ctx, sd, w, r.fail, verb)
+				}
+				if r.done {
+					return nil
+				}
+				fetchNow := (r.next.events && !ask.events) || (r.next.listen && !ask.listen)
+				ask = r.next
+				if fetchNow {
+					continue // what it needs next, at once
+				}
+			}
+		}
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return a.explainTimeout(ctx, w, last, timeout, verb)
+		case <-tick.C:
+		}
+	}
+}
+
+// explain turns a failed step into the error the user reads.
+func (a *App) explain(ctx context.Context, sd Systemd, w *waiter, f failure, verb string) error {
+	switch f.kind {
+	case failProject:
+		return a.projectErrored(ctx, sd, w.p, w.ids[0], f.reason, verb)
+	case failNotBack:
+		how := exitText(f.unit, f.reason)
+		if how == "" {
+			how, _ = projectInstanceState(f.unit, w.p.MaxRestarts)
+		}
+		id := units.InstanceID(w.p.Name, w.ids[0])
+		return &notBackError{fmt.Errorf("instance %s did not come back after its restart: %s%s", id, how, a.logTail(ctx, units.Instance(w.p.Name, w.ids[0])))}
+	}
+	return a.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
+}
+
+func (a *App) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
+	if w.mode == untilBack {
+		for _, o := range w.closeLine() {
+			fmt.Fprint(a.Out, o)
+		}
+		var u UnitStatus
+		if len(last) > 0 {
+			u = last[0]
+		}
+		id := units.InstanceID(w.p.Name, w.ids[0])
+		return &notBackError{fmt.Errorf("timed out after %s waiting for %s %s%s", timeout, id, w.waitingFor(u, a.Now()), a.logTail(ctx, units.Instance(w.p.Name, w.ids[0])))}
+	}
+	return a.timedOut(ctx, w.p, w.ids, last, w.judged(last), timeout, verb)
+}
 
 // waitOnline watches instances ids of p until every one is online, printing
 // a line as each comes online. Online means running with a main process
@@ -27,183 +129,50 @@ const journalLines = 5
 // probe stopped it) ends the wait with an error naming the instance, its
 // result and its last log lines; so does the timeout.
 func (a *App) waitOnline(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration, verb string) error {
-	if timeout <= 0 {
-		timeout = defaultTimeout
-	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	names := make([]string, len(ids))
-	for k, i := range ids {
-		names[k] = units.Instance(p.Name, i)
-	}
-	online := make([]bool, len(ids))
-	crashed := make([]bool, len(ids))
-	verdictOf := make([]string, len(ids)) // the run (invocationKey) the probe gave a verdict on
-	probe := p.Mode == config.Cluster
-	// judged tells, for the timeout's message, which instances the probe
-	// has given a verdict on in their current run.
-	judged := func(last []UnitStatus) []bool {
-		out := make([]bool, len(last))
-		for k, u := range last {
-			out[k] = !probe || verdictOf[k] == invocationKey(u)
-		}
-		return out
-	}
-	tick := time.NewTicker(a.PollInterval)
-	defer tick.Stop()
-	var last []UnitStatus
-	for {
-		statuses, err := sd.Units(wctx, names)
-		if err != nil {
-			if wctx.Err() != nil && ctx.Err() == nil {
-				return a.timedOut(ctx, p, ids, last, judged(last), timeout, verb)
-			}
-			return err
-		}
-		last = statuses
-		if reason, errored, _ := a.erroredMark(p.Name); errored {
-			return a.projectErrored(ctx, sd, p, ids[0], reason, verb)
-		}
-		done := true
-		var unconfirmed []int
-		for k, u := range statuses {
-			id := units.InstanceID(p.Name, ids[k])
-			st, reason := projectInstanceState(u, p.MaxRestarts)
-			switch st {
-			case StateOnline:
-				if a.settled(u, p) {
-					if !online[k] {
-						fmt.Fprintf(a.Out, "%s online (pid %d)\n", id, u.MainPID)
-						online[k] = true
-					}
-					if probe && verdictOf[k] != invocationKey(u) {
-						unconfirmed = append(unconfirmed, k)
-						done = false
-					}
-					continue
-				}
-			case StateErrored, StateStopped:
-				return a.instanceFailed(ctx, sd, p, ids[k], u, reason, verb)
-			case StateWaiting:
-				// Once per crash loop, not once per crash.
-				if !crashed[k] || online[k] {
-					how := exitText(u, reason)
-					if how != "" {
-						how = " (" + how + ")"
-					}
-					fmt.Fprintf(a.Out, "%s exited%s, restarting\n", id, how)
-					crashed[k] = true
-				}
-			}
-			online[k] = false
-			done = false
-		}
-		if len(unconfirmed) > 0 {
-			since := statuses[unconfirmed[0]].ActiveEnter
-			for _, k := range unconfirmed {
-				if statuses[k].ActiveEnter.Before(since) {
-					since = statuses[k].ActiveEnter
-				}
-			}
-			evs, err := a.projectEvents(wctx, []string{p.Name}, reuseportKinds, since)
-			if err != nil && wctx.Err() == nil {
-				// Without the journal, there is nothing to wait for.
-				fmt.Fprintf(a.Err, "bm2: warning: cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them\n", err)
-				probe = false
-				for _, k := range unconfirmed {
-					verdictOf[k] = invocationKey(statuses[k])
-				}
-			}
-			for _, k := range unconfirmed {
-				u, id := statuses[k], units.InstanceID(p.Name, ids[k])
-				v, ev := reuseportVerdict(u, id, evs)
-				switch v {
-				case verdictConfirmed:
-					fmt.Fprintf(a.Out, "%s confirmed (reusePort)\n", id)
-				case verdictNoListener:
-					fmt.Fprintf(a.Out, "%s not confirmed: %s\n", id, ev.Message)
-				default:
-					continue // missing: the errored mark ends the wait
-				}
-				verdictOf[k] = invocationKey(u)
-			}
-			done = true
-			for k := range statuses {
-				done = done && online[k] && (!probe || verdictOf[k] == invocationKey(statuses[k]))
-			}
-		}
-		if done {
-			return nil
-		}
-		select {
-		case <-wctx.Done():
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return a.timedOut(ctx, p, ids, last, judged(last), timeout, verb)
-		case <-tick.C:
-		}
-	}
+	return a.wait(ctx, sd, newWaiter(untilOnline, p, ids, a.Now()), timeout, verb)
 }
 
-// The reusePort probe's verdicts on one run of an instance.
-const (
-	verdictConfirmed  = "confirmed"   // reuseport_confirmed
-	verdictMissing    = "missing"     // reuseport_missing: the probe stopped the project
-	verdictNoListener = "no_listener" // reuseport_probe_stopped: nobody listened within 60 s
-	verdictPending    = "pending"     // online, no verdict yet
-)
-
-var reuseportKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}
-
-// invocationKey identifies one run of a unit.
-func invocationKey(u UnitStatus) string {
-	if u.InvocationID != "" {
-		return u.InvocationID
+// reloadInstance restarts instance i and waits until it is back: online,
+// listening again if it listened before, and (cluster mode) confirmed. It
+// prints one line: "api-0 restarting… online, listening, confirmed (1.2s)".
+func (a *App) reloadInstance(ctx context.Context, sd Systemd, p *config.Project, i int, timeout time.Duration) error {
+	unit := units.Instance(p.Name, i)
+	before, err := sd.Units(ctx, []string{unit})
+	if err != nil {
+		return err
 	}
-	return u.ActiveEnter.UTC().Format(time.RFC3339Nano)
-}
-
-// reuseportVerdict is the probe's latest verdict on the current run of
-// instance id (unit u) among evs, and the event that gave it; "" when there
-// is none. An event belongs to the run when it records the run's
-// InvocationID, or, without one, when it was logged after the run came
-// online (the probe only judges a running instance).
-func reuseportVerdict(u UnitStatus, id string, evs []event) (string, event) {
-	var v string
-	var last event
-	for _, ev := range evs {
-		if ev.Instance != id {
-			continue
+	w := newWaiter(untilBack, p, []int{i}, a.Now())
+	w.before = before[0]
+	// An instance that listened on its port must listen again before the
+	// next one goes: the reusePort probe cannot tell, as the port group
+	// stays joinable while the other instances listen. (One that did not,
+	// or whose sockets cannot be read, is not waited for: it may not be a
+	// network service, or listen through a process bm2 cannot see.)
+	wasListening, lerr := a.Listening(ctx, before[0], p.InstancePort(i))
+	w.checkListen = lerr == nil && wasListening
+	w.listening = !w.checkListen
+	fmt.Fprintf(a.Out, "%s restarting… ", units.InstanceID(p.Name, i))
+	w.lineOpen = true
+	defer func() {
+		for _, o := range w.closeLine() {
+			fmt.Fprint(a.Out, o)
 		}
-		if ev.Invocation != "" && u.InvocationID != "" {
-			if ev.Invocation != u.InvocationID {
-				continue
-			}
-		} else if u.ActiveEnter.IsZero() || ev.Time.Before(u.ActiveEnter) {
-			continue
-		}
-		switch journal.Kind(ev.Kind) {
-		case journal.ReuseportConfirmed:
-			v = verdictConfirmed
-		case journal.ReuseportMissing:
-			v = verdictMissing
-		case journal.ReuseportProbeStopped:
-			v = verdictNoListener
-		default:
-			continue
-		}
-		last = ev
+	}()
+	if err := sd.ResetFailed(ctx, unit); err != nil {
+		return err
 	}
-	return v, last
+	if err := sd.Restart(ctx, unit); err != nil {
+		return err
+	}
+	return a.wait(ctx, sd, w, timeout, "reload")
 }
 
-// settled tells whether an instance is online for good: running, with a
-// main process, for at least min_uptime_ms.
-func (a *App) settled(u UnitStatus, p *config.Project) bool {
-	st, _ := InstanceState(u)
-	return st == StateOnline && u.MainPID != 0 && a.Now().Sub(u.ActiveEnter) >= p.MinUptime
-}
+// notBackError is a restarted instance that did not come back: the
+// reload stops there.
+type notBackError struct{ err error }
+
+func (e *notBackError) Error() string { return e.err.Error() }
+func (e *notBackError) Unwrap() error { return e.err }
 
 // instanceFailed builds the error for an instance that will not come
 // online: which one, why (systemd's Result and the exit status), and the
@@ -237,7 +206,7 @@ func againCommand(p *config.Project, verb string) string {
 func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project, i int, mark, verb string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is errored: %s", p.Name, mark)
-	if mark != probehelper.ReasonReuseportMissing {
+	if mark != string(journal.ReasonReuseportMissing) {
 		b.WriteString(a.logTail(ctx, units.Instance(p.Name, i)))
 		return fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 events %s` shows what happened", againCommand(p, verb), p.Name),
 			errors.New(b.String()))
@@ -270,33 +239,19 @@ func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project,
 		errors.New(b.String()))
 }
 
-// lastEvent returns the project's most recent event of a kind.
-func (a *App) lastEvent(ctx context.Context, project string, kind journal.Kind) (event, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var last event
-	found := false
-	q := JournalQuery{Lines: 1, Matches: []string{
-		"SYSLOG_IDENTIFIER=" + journal.Identifier, "BM2_PROJECT=" + project, "BM2_EVENT=" + string(kind)}}
-	_ = a.ReadJournal(ctx, q, func(e JournalEntry) error {
-		last, found = eventOf(e), true
-		return nil
-	})
-	return last, found
-}
-
 // timedOut builds the error for instances that did not come online (or
 // were not confirmed) in time.
 func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last []UnitStatus, judged []bool, timeout time.Duration, verb string) error {
 	var pending, unconfirmed []string
 	first, firstUnconfirmed := -1, -1
+	now := a.Now()
 	for k, u := range last {
 		st, reason := projectInstanceState(u, p.MaxRestarts)
 		id := units.InstanceID(p.Name, ids[k])
 		switch {
-		case a.settled(u, p) && judged[k]:
+		case settled(u, p, now) && judged[k]:
 			continue
-		case a.settled(u, p):
+		case settled(u, p, now):
 			unconfirmed = append(unconfirmed, id)
 			if firstUnconfirmed < 0 {
 				firstUnconfirmed = k
@@ -304,7 +259,7 @@ func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last [
 			continue
 		case st == StateOnline:
 			pending = append(pending, fmt.Sprintf("%s has run for only %s (min_uptime_ms = %d)", id,
-				formatUptime(a.Now().Sub(u.ActiveEnter)), p.MinUptime.Milliseconds()))
+				formatUptime(now.Sub(u.ActiveEnter)), p.MinUptime.Milliseconds()))
 		default:
 			s := fmt.Sprintf("%s is %s", id, st)
 			if r := exitText(u, reason); r != "" {
@@ -357,37 +312,4 @@ func (a *App) logTail(ctx context.Context, unit string) string {
 		b.WriteString(l)
 	}
 	return b.String()
-}
-
-// exitText explains how an instance's last run ended: the reason (Result)
-// and, when known, the exit status or signal.
-func exitText(u UnitStatus, reason string) string {
-	var detail string
-	switch u.ExecMainCode {
-	case 1: // CLD_EXITED
-		detail = fmt.Sprintf("exit status %d", u.ExecMainStatus)
-	case 2, 3: // CLD_KILLED, CLD_DUMPED
-		detail = fmt.Sprintf("signal %s", signalName(u.ExecMainStatus))
-	}
-	switch {
-	case reason == "" && detail == "":
-		return ""
-	case reason == "":
-		return detail
-	case detail == "" || (reason == "exit-code" && u.ExecMainCode != 1):
-		return reason
-	}
-	return reason + ", " + detail
-}
-
-func signalName(n int32) string {
-	names := map[syscall.Signal]string{
-		syscall.SIGHUP: "HUP", syscall.SIGINT: "INT", syscall.SIGQUIT: "QUIT", syscall.SIGILL: "ILL",
-		syscall.SIGABRT: "ABRT", syscall.SIGBUS: "BUS", syscall.SIGFPE: "FPE", syscall.SIGKILL: "KILL",
-		syscall.SIGSEGV: "SEGV", syscall.SIGPIPE: "PIPE", syscall.SIGTERM: "TERM",
-	}
-	if s, ok := names[syscall.Signal(n)]; ok {
-		return "SIG" + s
-	}
-	return fmt.Sprint(n)
 }

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/units"
@@ -20,46 +17,14 @@ import (
 const ProjectFileName = "bm2.toml"
 
 // entry is one project found along the search path.
-type entry struct {
-	Name    string
-	Path    string          // the project file
-	Project *config.Project // nil when the file is invalid
-	Err     error           // why the project has no units: config.Errors or *config.ConflictError
-}
+type entry = config.Entry
 
-// registry reads every registered project, in name order. Projects whose
-// files parse but whose ports overlap another's get the same verdict the
-// generator gives them (the name that sorts first keeps its range).
-func (a *App) registry() ([]entry, config.Found) {
-	found := config.Discover(a.searchPath())
-	entries := make([]entry, 0, len(found.Sources))
-	var parsed []*config.Project
-	for _, src := range found.Sources {
-		e := entry{Name: src.Name(), Path: src.Path}
-		e.Project, e.Err = config.Parse(src.Path, src.Data, a.NumCPU)
-		if e.Err == nil {
-			parsed = append(parsed, e.Project)
-		}
-		entries = append(entries, e)
-	}
-	_, refused := config.ResolveConflicts(parsed)
-	for _, c := range refused {
-		for i := range entries {
-			if entries[i].Name == c.Project {
-				entries[i].Err = c
-			}
-		}
-	}
-	// Files that are not projects at all (bad names, unreadable) but name
-	// a file still deserve a row.
-	for _, err := range found.Errors {
-		var ce *config.Error
-		if errors.As(err, &ce) && ce.File != "" {
-			entries = append(entries, entry{Name: config.Stem(ce.File), Path: ce.File, Err: err})
-		}
-	}
-	sortEntries(entries)
-	return entries, found
+// registry reads every registered project, in name order, as the
+// generator sees them (config.Load: the name that sorts first keeps a
+// contested port range).
+func (a *App) registry() ([]entry, config.Loaded) {
+	l := config.Load(a.searchPath(), config.Options{NumCPU: a.NumCPU})
+	return l.Entries, l
 }
 
 // held returns the valid registered projects other than the one named.
@@ -120,8 +85,8 @@ func usable(e entry) (*config.Project, error) {
 
 // dirProject reads a project dir's bm2.toml the way bm2 serve registers
 // it: "name" is required, "cwd" defaults to the (absolute) dir, and the
-// result is validated as <ConfigDir>/<name>.toml. Errors name file (as
-// given) and its own line numbers.
+// result is registered as <ConfigDir>/<name>.toml. Errors name file as
+// given, with its own line numbers.
 func (a *App) dirProject(file, absDir string) (*config.Project, error) {
 	data, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -132,52 +97,20 @@ func (a *App) dirProject(file, absDir string) (*config.Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read project file: %w", err)
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-
-	var head struct {
-		Name any `toml:"name"`
-	}
-	md, err := toml.Decode(string(data), &head)
-	if err != nil {
-		if _, perr := config.Parse(file, data, a.NumCPU); perr != nil {
-			return nil, perr
-		}
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	name, ok := head.Name.(string)
-	if !md.IsDefined("name") {
-		return nil, config.Errors{{File: file, Key: "name", Err: config.ErrMissing,
-			Msg: fmt.Sprintf("required: the project's name, e.g. name = %q (bm2 serve registers it as %s/<name>.toml)",
-				suggestName(absDir), a.Paths.ConfigDir)}}
-	}
-	if !ok {
-		_, perr := config.Parse(file, data, a.NumCPU)
-		return nil, perr
-	}
-
-	shifted := false
-	if !md.IsDefined("cwd") {
-		data = append([]byte("cwd = "+config.TOMLString(absDir)+"\n"), data...)
-		shifted = true
-	}
-	regPath := filepath.Join(a.Paths.ConfigDir, filepath.Base(name)+".toml")
-	p, err := config.Parse(regPath, data, a.NumCPU)
+	p, err := config.Parse(file, data, config.Options{NumCPU: a.NumCPU, Cwd: absDir, AnyName: true})
 	if err != nil {
 		var es config.Errors
-		if !errors.As(err, &es) {
-			return nil, err
-		}
-		out := make(config.Errors, len(es))
-		for i, e := range es {
-			c := *e
-			c.File = file
-			if shifted && c.Line > 0 {
-				c.Line--
+		if errors.As(err, &es) {
+			for _, e := range es {
+				if e.Key == "name" && errors.Is(e, config.ErrMissing) {
+					e.Msg = fmt.Sprintf("required: the project's name, e.g. name = %q (bm2 serve registers it as %s/<name>.toml)",
+						suggestName(absDir), a.Paths.ConfigDir)
+				}
 			}
-			out[i] = &c
 		}
-		return nil, out
+		return nil, err
 	}
+	p.File = filepath.Join(a.Paths.ConfigDir, p.Name+".toml")
 	return p, nil
 }
 

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -35,9 +37,8 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 		return err
 	}
 	rc := a.checkRuntime(ctx, p)
-	if rc.Problem != "" {
-		return fail(ExitInvalid, runtimeAdvice(p)+"; `bm2 check` shows what bm2 finds",
-			fmt.Errorf("runtime %s", rc.Problem))
+	if !rc.OK() {
+		return fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
 	}
 	if p.RuntimePath == "" {
 		p.RuntimePath = rc.Path
@@ -54,21 +55,11 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 		}
 		return fail(ExitInvalid, hint, err)
 	}
-	content := config.Marshal(p)
-	if q, err := config.Parse(p.File, content, a.NumCPU); err != nil || !config.Equal(p, q) {
-		return fmt.Errorf("internal error: the registered file would not read back as the project (%v); please report this", err)
+	reg, err := a.registration(p)
+	if err != nil {
+		return err
 	}
-	old, err := os.ReadFile(p.File)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", p.File, err)
-	}
-	changed := !bytes.Equal(old, content)
-	if changed && old != nil {
-		// A hand-written file that means the same is left alone.
-		if q, err := config.Parse(p.File, old, a.NumCPU); err == nil && config.Equal(p, q) {
-			changed = false
-		}
-	}
+	changed := reg.changed
 
 	// 2. systemd must be there before anything is written.
 	sd, err := a.Connect(ctx)
@@ -99,14 +90,17 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 
 	// 3. Register.
 	if changed {
-		if err := writeFileAtomic(p.File, content, 0o644); err != nil {
+		if err := reg.write(); err != nil {
 			return rootHint(err)
 		}
 		verb := "registered"
-		if old != nil {
+		if reg.existed {
 			verb = "updated"
 		}
 		fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, p.Summary())
+		if reg.private != nil {
+			fmt.Fprintf(a.Out, "kept %s in %s, which only root can read\n", privateWhat(p), config.PrivatePath(p.File))
+		}
 	} else {
 		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, p.Summary())
 	}
@@ -304,37 +298,87 @@ func allInstances(p *config.Project) []int {
 	return ids
 }
 
-// writeFileAtomic writes data to a temporary file next to path and renames
-// it into place, so that the generator never reads half a file.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+// registration is what bm2 serve writes for a project: the project file,
+// which every user may read, and its private part ([env] and the webhook),
+// which only root may (config.Marshal).
+type registration struct {
+	p               *config.Project
+	public, private []byte
+	oldPrivate      []byte // what the private part held before, nil if none
+	existed         bool   // the project file was there before
+	changed         bool
+}
+
+// registration works out what to write for p and whether anything
+// changes. A hand-written file that means the same is left alone, unless
+// it holds secrets every user may read: those move to the private part.
+func (a *App) registration(p *config.Project) (*registration, error) {
+	r := &registration{p: p}
+	r.public, r.private = config.Marshal(p)
+	src := config.Source{Path: p.File, Data: r.public, PrivatePath: config.PrivatePath(p.File), PrivateData: r.private}
+	if q, err := config.ParseSource(src, config.Options{NumCPU: a.NumCPU}); err != nil || !config.Equal(p, q) {
+		return nil, fmt.Errorf("internal error: the registered files would not read back as the project (%v); please report this", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	old, err := os.ReadFile(p.File)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, rootHint(fmt.Errorf("read %s: %w", p.File, err))
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename, a no-op
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	r.existed = err == nil
+	r.oldPrivate, err = os.ReadFile(src.PrivatePath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
 	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	r.changed = !bytes.Equal(old, r.public) || !bytes.Equal(r.oldPrivate, r.private)
+	if r.changed && r.existed {
+		oldSrc := config.Source{Path: p.File, Data: old, PrivatePath: src.PrivatePath, PrivateData: r.oldPrivate}
+		if q, err := config.ParseSource(oldSrc, config.Options{NumCPU: a.NumCPU}); err == nil && config.Equal(p, q) && !q.SecretsInFile {
+			r.changed = false
+		}
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	return r, nil
+}
+
+// write registers the project: the private part first (so the project
+// file never names secrets that are not in place), then the project file;
+// if that fails, the private part is put back as it was.
+func (r *registration) write() error {
+	priv := config.PrivatePath(r.p.File)
+	if r.private != nil {
+		if err := os.MkdirAll(filepath.Dir(priv), 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", filepath.Dir(priv), err)
+		}
+		if err := atomicfile.Write(priv, r.private, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", priv, err)
+		}
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := os.MkdirAll(filepath.Dir(r.p.File), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(r.p.File), err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := atomicfile.Write(r.p.File, r.public, 0o644); err != nil {
+		if r.oldPrivate != nil {
+			_ = atomicfile.Write(priv, r.oldPrivate, 0o600)
+		} else if r.private != nil {
+			_ = atomicfile.Remove(priv)
+		}
+		return fmt.Errorf("write %s: %w", r.p.File, err)
+	}
+	if r.private == nil && r.oldPrivate != nil {
+		if err := atomicfile.Remove(priv); err != nil {
+			return fmt.Errorf("remove %s: %w", priv, err)
+		}
 	}
 	return nil
+}
+
+// privateWhat names what a project keeps in its private part.
+func privateWhat(p *config.Project) string {
+	switch {
+	case len(p.Env) > 0 && p.Notify.Webhook != "":
+		return "[env] and the webhook"
+	case p.Notify.Webhook != "":
+		return "the webhook"
+	}
+	return "[env]"
 }
 
 // rootHint adds "run it as root" to permission errors.

@@ -42,15 +42,24 @@ runtime_path = "` + filepath.Join(te.bin, "bun") + `"
 instances = 4
 port = 3000
 exec_mode = "cluster"
-
-[env]
-NODE_ENV = "production"
 `
 	if string(data) != wantFile {
 		t.Fatalf("registered file:\n%s\nwant:\n%s", data, wantFile)
 	}
 	if st, _ := os.Stat(reg); st.Mode().Perm() != 0o644 {
 		t.Fatalf("mode %v", st.Mode())
+	}
+	// [env] lives in the private part, root's alone.
+	priv := filepath.Join(te.paths.ConfigDir, "private", "api.toml")
+	pdata, _ := os.ReadFile(priv)
+	if want := config.PrivateHeader + "\n[env]\nNODE_ENV = \"production\"\n"; string(pdata) != want {
+		t.Fatalf("private part:\n%s\nwant:\n%s", pdata, want)
+	}
+	if st, _ := os.Stat(priv); st.Mode().Perm() != 0o600 {
+		t.Fatalf("private part mode %v", st.Mode())
+	}
+	if st, _ := os.Stat(filepath.Dir(priv)); st.Mode().Perm() != 0o700 {
+		t.Fatalf("private dir mode %v", st.Mode())
 	}
 	wantCalls := []string{
 		"reload",
@@ -62,6 +71,7 @@ NODE_ENV = "production"
 		t.Fatalf("calls %q\nwant %q", got, wantCalls)
 	}
 	wantOut := "registered " + reg + `: project "api", 4 x cluster on port 3000, runtime bun
+kept [env] in ` + priv + `, which only root can read
 starting bm2-api.target
 api-0 online (pid 1001)
 api-1 online (pid 1002)
@@ -124,15 +134,26 @@ func TestServeChangeRestartsAndStopsStray(t *testing.T) {
 	}
 }
 
-// A hand-written registered file that means the same is left alone.
+// A hand-written registered file that means the same is left alone, unless
+// it holds secrets every user can read: those move to the private part.
 func TestServeKeepsEquivalentFile(t *testing.T) {
 	te := newTestEnv(t)
-	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
-	reg := te.write("etc/bm2/api.toml", "# mine\nname=\"api\"\nscript=\"src/index.ts\"\ncwd=\""+dir+"\"\nruntime_path=\""+filepath.Join(te.bin, "bun")+"\"\ninstances=4\nport=3000\n[env]\nNODE_ENV=\"production\"\n")
+	noEnv := strings.Replace(seedAPI, "[env]\nNODE_ENV = \"production\"\n", "", 1)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", noEnv))
+	mine := "# mine\nname=\"api\"\nscript=\"src/index.ts\"\ncwd=\"" + dir + "\"\nruntime_path=\"" + filepath.Join(te.bin, "bun") + "\"\ninstances=4\nport=3000\n"
+	reg := te.write("etc/bm2/api.toml", mine)
+	te.mustRun(ExitOK, "serve", dir)
+	if data, _ := os.ReadFile(reg); string(data) != mine {
+		t.Fatalf("rewritten:\n%s", data)
+	}
+
+	te.write("srv/api/bm2.toml", seedAPI)
+	te.write("etc/bm2/api.toml", mine+"[env]\nNODE_ENV=\"production\"\n")
 	te.mustRun(ExitOK, "serve", dir)
 	data, _ := os.ReadFile(reg)
-	if !strings.HasPrefix(string(data), "# mine\n") {
-		t.Fatalf("rewritten:\n%s", data)
+	priv, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "api.toml"))
+	if strings.Contains(string(data), "production") || !strings.Contains(string(priv), "NODE_ENV = \"production\"") {
+		t.Fatalf("secrets stayed in the world-readable file:\n%s\n---\n%s", data, priv)
 	}
 }
 
@@ -232,7 +253,7 @@ func TestServeRefusals(t *testing.T) {
 	te.runtime("node", "v20.20.2")
 	dir := filepath.Dir(te.write("srv/old/bm2.toml", "name = \"old\"\nscript = \"a.js\"\nport = 4000\n"))
 	te.mustRun(ExitInvalid, "serve", dir)
-	if !strings.Contains(te.stderr.String(), "v20.20.2 is below the floor 24.0.0") {
+	if !strings.Contains(te.stderr.String(), "is Node.js v20.20.2, below the floor 24.0.0") {
 		t.Fatalf("stderr:\n%s", te.stderr.String())
 	}
 

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"math"
-	"time"
+
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/sysd"
 )
 
-// Systemd is the part of systemd's D-Bus API the bm2 command uses. The real
-// implementation talks to PID 1 over the system bus (see [ConnectSystemd]);
-// tests use a fake.
+// Systemd is the part of systemd's D-Bus API the bm2 command uses; the
+// real one is *sysd.Conn (see ConnectSystemd), tests use a fake.
 type Systemd interface {
 	// Reload is `systemctl daemon-reload`: generators run again and unit
 	// files are re-read. It returns when the reload is complete.
@@ -36,28 +35,19 @@ type Systemd interface {
 	Close() error
 }
 
-// Unknown marks a counter systemd does not know (it reports 2^64-1).
-const Unknown = math.MaxUint64
-
 // UnitStatus is what bm2 reads about one unit.
-type UnitStatus struct {
-	Name             string
-	LoadState        string // loaded, not-found, masked, ...
-	ActiveState      string // active, activating, deactivating, inactive, failed, reloading
-	SubState         string // running, start, auto-restart, dead, failed, ...
-	NeedDaemonReload bool   // a unit file or its source changed since systemd read it
+type UnitStatus = sysd.Status
 
-	// Service properties.
-	Result         string    // success, exit-code, signal, core-dump, timeout, start-limit-hit, ...
-	MainPID        uint32    // 0 when none
-	NRestarts      uint32    // automatic restarts since the unit was last started by hand
-	ExecMainCode   int32     // how the last main process ended: CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)
-	ExecMainStatus int32     // its exit status, or the signal number that ended it
-	ActiveEnter    time.Time // when the unit last became active; zero if never
-	InvocationID   string    // changes with every start of the unit (hex); "" if never started
-	ControlGroup   string    // e.g. /bm2.slice/bm2-api.slice/bm2@api-0.service; "" when it has none
-	MemoryCurrent  uint64    // bytes; Unknown when not accounted or not running
-	CPUUsageNSec   uint64    // cumulative CPU time; Unknown when not accounted
+// Unknown marks a counter systemd does not know (it reports 2^64-1).
+const Unknown = sysd.Unknown
+
+// ConnectSystemd connects to the system manager (sysd.Connect).
+func ConnectSystemd(ctx context.Context) (Systemd, error) {
+	c, err := sysd.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Instance states shown by bm2 list and bm2 status.
@@ -71,10 +61,6 @@ const (
 	StateInvalid   = "invalid"
 	StateUnknown   = "unknown"
 )
-
-// ReasonBudget is the reason of an instance that used up its restart
-// budget (systemd's start-limit-hit).
-const ReasonBudget = "restart_budget_exhausted"
 
 // ReasonNotLoaded is the reason of an instance systemd has no unit for:
 // the generator has not run since the project was registered.
@@ -94,6 +80,9 @@ func InstanceState(u UnitStatus) (state, reason string) {
 		return StateStopping, ""
 	case "failed":
 		r := resultReason(u.Result)
+		if u.ExecMainCode == 1 && u.ExecMainStatus == 78 {
+			r = string(journal.ReasonRejected)
+		}
 		if r == "" {
 			r = "failed"
 		}
@@ -116,38 +105,22 @@ func InstanceState(u UnitStatus) (state, reason string) {
 // than start-limit-hit.
 func projectInstanceState(u UnitStatus, maxRestarts int) (state, reason string) {
 	state, reason = InstanceState(u)
-	if state == StateErrored && reason != ReasonBudget && u.NRestarts > 0 && int64(u.NRestarts) >= int64(maxRestarts) {
-		reason = ReasonBudget
+	if state == StateErrored && reason != string(journal.ReasonBudget) && reason != string(journal.ReasonRejected) &&
+		u.NRestarts > 0 && int64(u.NRestarts) >= int64(maxRestarts) {
+		reason = string(journal.ReasonBudget)
 	}
 	return state, reason
 }
 
-// resultReason turns systemd's Result property into a reason; success is
-// no reason at all.
+// resultReason turns systemd's Result property into a reason: systemd's
+// own word, success being no reason at all and start-limit-hit the
+// restart budget.
 func resultReason(result string) string {
 	switch result {
 	case "", "success":
 		return ""
 	case "start-limit-hit":
-		return ReasonBudget
+		return string(journal.ReasonBudget)
 	}
 	return result
-}
-
-// systemdError marks errors that mean systemd could not be reached at all
-// (as opposed to systemd refusing or failing a request).
-type systemdError struct{ err error }
-
-func (e *systemdError) Error() string {
-	return "systemd is not reachable: " + e.err.Error()
-}
-
-func (e *systemdError) Unwrap() error { return e.err }
-
-// unreachable wraps err so that [ExitCode] maps it to [ExitNoSystemd].
-func unreachable(err error) error { return &systemdError{err: err} }
-
-func isUnreachable(err error) bool {
-	var se *systemdError
-	return errors.As(err, &se)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // DefaultSearchPath is where project files are looked for, highest priority
@@ -35,10 +36,17 @@ func SearchPath(getenv func(string) string) []string {
 	return append([]string(nil), DefaultSearchPath...)
 }
 
-// Source is one project file found along the search path, read into memory.
+// Source is one project file found along the search path, read into
+// memory, with its private part.
 type Source struct {
 	Path string
 	Data []byte
+	Mode fs.FileMode // of the project file; 0 when unknown
+
+	PrivatePath   string // PrivatePath(Path)
+	PrivateData   []byte // nil when there is none
+	PrivateErr    error  // the private part exists but must not be used (owner, mode)
+	PrivateUnread bool   // the private part may exist, but this process cannot read it
 }
 
 // Name is the project name the file implies.
@@ -78,12 +86,11 @@ func Discover(dirs []string) Found {
 				f.Shadow = append(f.Shadow, p)
 				continue
 			}
+			seen[name] = true
 			if !nameRE.MatchString(name) || len(name) > maxNameLen {
-				seen[name] = true
 				f.Errors = append(f.Errors, &Error{File: p, Msg: fmt.Sprintf("%q is not a valid project name: use 1 to %d of a-z, 0-9, '-' and '_', starting with a letter or digit", name, maxNameLen), Err: ErrValue})
 				continue
 			}
-			seen[name] = true
 			if e.Type()&fs.ModeSymlink != 0 {
 				if target, err := os.Readlink(p); err == nil && target == os.DevNull {
 					f.Masked = append(f.Masked, p)
@@ -108,9 +115,147 @@ func Discover(dirs []string) Found {
 				f.Masked = append(f.Masked, p)
 				continue
 			}
-			f.Sources = append(f.Sources, Source{Path: p, Data: data})
+			f.Sources = append(f.Sources, readPrivate(Source{Path: p, Data: data, Mode: st.Mode()}))
 		}
 	}
 	sort.Slice(f.Sources, func(i, j int) bool { return f.Sources[i].Name() < f.Sources[j].Name() })
 	return f
+}
+
+// readPrivate reads a project's private part. It must be a regular file
+// (not a symlink) owned by root and readable by nobody else, in a
+// directory that is root's too; otherwise it is not used, and the project
+// is refused with the reason (a secret that others may read, or may swap,
+// is not one). A process that may not look into the directory (a normal
+// user running bm2 list) reads the project without it.
+func readPrivate(s Source) Source {
+	s.PrivatePath = PrivatePath(s.Path)
+	dir := filepath.Dir(s.PrivatePath)
+	dst, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s
+	}
+	if err == nil && (!dst.IsDir() || !rootOwned(dst) || dst.Mode().Perm()&0o022 != 0) {
+		s.PrivateErr = fmt.Errorf("%s must be a directory owned by root that only root can write (chown root: %s; chmod 0700 %s)", dir, dir, dir)
+		return s
+	}
+	st, err := os.Lstat(s.PrivatePath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return s
+	case errors.Is(err, fs.ErrPermission):
+		s.PrivateUnread = true
+		return s
+	case err != nil:
+		s.PrivateErr = err
+		return s
+	case !st.Mode().IsRegular():
+		s.PrivateErr = errors.New("must be a regular file (not a symbolic link)")
+		return s
+	case !rootOwned(st) || st.Mode().Perm()&0o077 != 0:
+		s.PrivateErr = fmt.Errorf("holds secrets, so it must be owned by root and readable by root alone, but it is %s (chown root: %s; chmod 0600 %s)",
+			st.Mode().Perm(), s.PrivatePath, s.PrivatePath)
+		return s
+	}
+	data, err := os.ReadFile(s.PrivatePath)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		s.PrivateUnread = true
+	case err != nil:
+		s.PrivateErr = err
+	default:
+		s.PrivateData = data
+	}
+	return s
+}
+
+func rootOwned(st fs.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && sys.Uid == 0
+}
+
+// Entry is one project found along the search path.
+type Entry struct {
+	Name    string
+	Path    string
+	Project *Project // nil when the file is invalid; set, but refused, on a port conflict
+	Err     error    // why the project has no units: Errors, *ConflictError or a read error
+}
+
+// Loaded is every project along the search path, as the generator sees
+// them.
+type Loaded struct {
+	Entries []Entry // by name: valid, invalid and refused
+	Masked  []string
+	Shadow  []string
+	Errors  []error // directories that cannot be read
+}
+
+// Kept returns the projects that get units: valid, and holding their ports.
+func (l Loaded) Kept() []*Project {
+	var out []*Project
+	for _, e := range l.Entries {
+		if e.Err == nil {
+			out = append(out, e.Project)
+		}
+	}
+	return out
+}
+
+// Find returns the entry of a project name.
+func (l Loaded) Find(name string) (Entry, bool) {
+	for _, e := range l.Entries {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Load is Discover and Resolve: every project along dirs, parsed, with the
+// port conflicts decided as the generator decides them.
+func Load(dirs []string, opts Options) Loaded {
+	found := Discover(dirs)
+	l := Resolve(found.Sources, opts)
+	l.Masked, l.Shadow = found.Masked, found.Shadow
+	// Files that are not projects at all (bad names, not regular files)
+	// but name a file still get an entry; directories only an error.
+	for _, err := range found.Errors {
+		var ce *Error
+		if errors.As(err, &ce) && ce.File != "" {
+			l.Entries = append(l.Entries, Entry{Name: Stem(ce.File), Path: ce.File, Err: err})
+		} else {
+			l.Errors = append(l.Errors, err)
+		}
+	}
+	sort.SliceStable(l.Entries, func(i, j int) bool { return l.Entries[i].Name < l.Entries[j].Name })
+	return l
+}
+
+// Resolve parses sources and decides which projects keep their port
+// ranges (ResolveConflicts). It does no I/O.
+func Resolve(sources []Source, opts Options) Loaded {
+	var l Loaded
+	var parsed []*Project
+	for _, src := range sources {
+		e := Entry{Name: src.Name(), Path: src.Path}
+		p, err := ParseSource(src, opts)
+		if err != nil {
+			e.Err = err
+		} else {
+			e.Project = p
+			parsed = append(parsed, p)
+		}
+		l.Entries = append(l.Entries, e)
+	}
+	_, refused := ResolveConflicts(parsed)
+	for _, c := range refused {
+		for i := range l.Entries {
+			if l.Entries[i].Name == c.Project {
+				l.Entries[i].Err = c
+			}
+		}
+	}
+	sort.SliceStable(l.Entries, func(i, j int) bool { return l.Entries[i].Name < l.Entries[j].Name })
+	return l
 }

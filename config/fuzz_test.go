@@ -21,7 +21,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("name = \"fuzz\"\nscript = \"a.js\"\ncwd = \"/srv\"\nport = 1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse("/etc/bm2/fuzz.toml", data, 4)
+		p, err := Parse("/etc/bm2/fuzz.toml", data, Options{NumCPU: 4})
 		if err != nil {
 			var es Errors
 			if !errors.As(err, &es) || len(es) == 0 {

@@ -13,112 +13,83 @@ import (
 const MarshalHeader = "# Registered by `bm2 serve`. Edit the project's bm2.toml and run `bm2 serve`\n" +
 	"# again (or edit this file and run `systemctl daemon-reload`). See bm2.toml(5).\n"
 
-// Marshal renders a project as the canonical project file that `bm2 serve`
-// registers: keys in a fixed order, name, script, cwd, runtime,
-// runtime_path (when set), instances, port and exec_mode always, every other
-// key only when it differs from its default. The same project always gives
-// the same bytes, and Parse(p.File, Marshal(p), n) gives back p (for
-// instances = "max", with the same n).
-func Marshal(p *Project) []byte {
-	var b bytes.Buffer
-	b.WriteString(MarshalHeader)
-	kv := func(key, value string) {
-		b.WriteString(key)
-		b.WriteString(" = ")
-		b.WriteString(value)
-		b.WriteByte('\n')
-	}
-	str := func(key, value string) { kv(key, TOMLString(value)) }
-	num := func(key string, n int64) { kv(key, strconv.FormatInt(n, 10)) }
-	list := func(key string, values []string) {
-		q := make([]string, len(values))
-		for i, v := range values {
-			q[i] = TOMLString(v)
+// PrivateHeader starts the private part Marshal writes.
+const PrivateHeader = "# The private part of a project registered by `bm2 serve`: what other users\n" +
+	"# must not read. Owned by root, mode 0600. See bm2.toml(5).\n"
+
+// Marshal renders a project as the canonical files that `bm2 serve`
+// registers: the project file, which every user may read, and the private
+// part ([env] and the webhook, nil when the project has neither), which
+// only root may. Keys come in the key table's order; name, script, cwd,
+// runtime, instances, port and exec_mode always, every other key only
+// when it differs from its default. The same project always gives the
+// same bytes, and parsing them back (ParseSource) gives p again (for
+// instances = "max", with the same NumCPU).
+func Marshal(p *Project) (public, private []byte) {
+	var pub, priv bytes.Buffer
+	pub.WriteString(MarshalHeader)
+	tables := map[string]*[2]bytes.Buffer{} // table -> public, private lines
+	var order []string
+	for _, s := range specs {
+		if s.get == nil || s.kind == kTable {
+			continue
 		}
-		kv(key, "["+strings.Join(q, ", ")+"]")
+		v, ok := s.get(p)
+		if !ok {
+			continue
+		}
+		table, key, nested := strings.Cut(s.key, ".")
+		if !nested {
+			fmt.Fprintf(&pub, "%s = %s\n", s.key, tomlValue(v))
+			continue
+		}
+		t, ok := tables[table]
+		if !ok {
+			t = &[2]bytes.Buffer{}
+			tables[table] = t
+			order = append(order, table)
+		}
+		side := 0
+		if s.private {
+			side = 1
+		}
+		fmt.Fprintf(&t[side], "%s = %s\n", key, tomlValue(v))
 	}
-
-	str("name", p.Name)
-	str("script", p.Script)
-	str("cwd", p.Cwd)
-	str("runtime", string(p.Runtime))
-	if p.RuntimePath != "" {
-		str("runtime_path", p.RuntimePath)
-	}
-	if len(p.RuntimeArgs) > 0 {
-		list("runtime_args", p.RuntimeArgs)
-	}
-	if len(p.Args) > 0 {
-		list("args", p.Args)
-	}
-	if p.MaxInstance {
-		str("instances", "max")
-	} else {
-		num("instances", int64(p.Instances))
-	}
-	num("port", int64(p.Port))
-	str("exec_mode", string(p.Mode))
-	if p.User != DefaultUser {
-		str("user", p.User)
-	}
-	if p.Group != "" {
-		str("group", p.Group)
-	}
-	if p.RestartDelay != DefaultRestartDelay {
-		num("restart_delay_ms", p.RestartDelay.Milliseconds())
-	}
-	if p.MaxRestarts != DefaultMaxRestarts {
-		num("max_restarts", int64(p.MaxRestarts))
-	}
-	if p.MinUptime != DefaultMinUptime {
-		num("min_uptime_ms", p.MinUptime.Milliseconds())
-	}
-	if p.StopTimeout != DefaultStopTimeout {
-		num("stop_timeout_ms", p.StopTimeout.Milliseconds())
-	}
-	if p.EnvFile != "" {
-		str("env_file", p.EnvFile) // absolute after Parse
-	}
-
 	if len(p.Env) > 0 {
-		b.WriteString("\n[env]\n")
+		fmt.Fprintf(&priv, "\n[env]\n")
 		for _, e := range p.Env { // sorted by Parse
-			kv(tomlKey(e.Name), TOMLString(e.Value))
+			fmt.Fprintf(&priv, "%s = %s\n", tomlKey(e.Name), TOMLString(e.Value))
 		}
 	}
+	for _, table := range order {
+		t := tables[table]
+		for side, out := range []*bytes.Buffer{&pub, &priv} {
+			if t[side].Len() > 0 {
+				fmt.Fprintf(out, "\n[%s]\n", table)
+				out.Write(t[side].Bytes())
+			}
+		}
+	}
+	if priv.Len() == 0 {
+		return pub.Bytes(), nil
+	}
+	return pub.Bytes(), append([]byte(PrivateHeader), priv.Bytes()...)
+}
 
-	if p.Notify.Webhook != "" || (p.Notify.Level != DefaultNotifyLevel && p.Notify.Level != "") {
-		b.WriteString("\n[notify]\n")
-		if p.Notify.Webhook != "" {
-			str("webhook", p.Notify.Webhook)
+func tomlValue(v any) string {
+	switch v := v.(type) {
+	case string:
+		return TOMLString(v)
+	case int:
+		return strconv.Itoa(v)
+	case []string:
+		q := make([]string, len(v))
+		for i, s := range v {
+			q[i] = TOMLString(s)
 		}
-		if p.Notify.Level != DefaultNotifyLevel && p.Notify.Level != "" {
-			str("level", string(p.Notify.Level))
-		}
+		return "[" + strings.Join(q, ", ") + "]"
 	}
-
-	if r := p.Resources; r != (Resources{}) {
-		b.WriteString("\n[resources]\n")
-		if r.MemoryMax != "" {
-			str("memory_max", r.MemoryMax)
-		}
-		if r.MemoryHigh != "" {
-			str("memory_high", r.MemoryHigh)
-		}
-		if r.CPUQuota != "" {
-			str("cpu_quota", r.CPUQuota)
-		}
-		if r.CPUWeight != 0 {
-			num("cpu_weight", int64(r.CPUWeight))
-		}
-		if r.TasksMax != 0 {
-			num("tasks_max", int64(r.TasksMax))
-		}
-		if r.LimitNOFILE != 0 {
-			num("limit_nofile", int64(r.LimitNOFILE))
-		}
-	}
-	return b.Bytes()
+	panic(fmt.Sprintf("config: no TOML form for %T", v))
 }
 
 var bareKeyRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

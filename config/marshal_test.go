@@ -8,20 +8,21 @@ import (
 )
 
 // roundTrip checks Parse(Marshal(p)) == p and that marshalling is stable.
+// It returns the public file followed by the private part.
 func roundTrip(t *testing.T, p *Project, numCPU int) []byte {
 	t.Helper()
-	out := Marshal(p)
-	q, err := Parse(p.File, out, numCPU)
+	pub, priv := Marshal(p)
+	q, err := ParseSource(Source{Path: p.File, Data: pub, PrivatePath: PrivatePath(p.File), PrivateData: priv}, Options{NumCPU: numCPU})
 	if err != nil {
-		t.Fatalf("Parse(Marshal(p)) failed: %v\n%s", err, out)
+		t.Fatalf("Parse(Marshal(p)) failed: %v\n%s\n---\n%s", err, pub, priv)
 	}
 	if !Equal(p, q) {
-		t.Fatalf("round trip changed the project:\n got %+v\nwant %+v\n%s", q, p, out)
+		t.Fatalf("round trip changed the project:\n got %+v\nwant %+v\n%s\n---\n%s", q, p, pub, priv)
 	}
-	if again := Marshal(q); string(again) != string(out) {
-		t.Fatalf("Marshal is not stable:\n%s\n---\n%s", out, again)
+	if pub2, priv2 := Marshal(q); string(pub2) != string(pub) || string(priv2) != string(priv) {
+		t.Fatalf("Marshal is not stable:\n%s\n---\n%s", pub, pub2)
 	}
-	return out
+	return append(pub, priv...)
 }
 
 func TestMarshalRoundTripFixtures(t *testing.T) {
@@ -35,7 +36,7 @@ func TestMarshalRoundTripFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Parse("/etc/bm2/"+filepath.Base(f), data, 2)
+			p, err := Parse("/etc/bm2/"+filepath.Base(f), data, Options{NumCPU: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +50,7 @@ func TestMarshalAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Parse("/etc/bm2/api.toml", data, 2)
+	p, err := Parse("/etc/bm2/api.toml", data, Options{NumCPU: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +63,23 @@ instances = 4
 port = 3000
 exec_mode = "cluster"
 user = "www-data"
-
+`
+	wantPrivate := PrivateHeader + `
 [env]
 NODE_ENV = "production"
 
 [notify]
 webhook = "http://127.0.0.1:9000/hook"
 `
-	if got := string(Marshal(p)); got != want {
-		t.Fatalf("Marshal:\n%s\nwant:\n%s", got, want)
+	pub, priv := Marshal(p)
+	if string(pub) != want || string(priv) != wantPrivate {
+		t.Fatalf("Marshal:\n%s\n---\n%s\nwant:\n%s\n---\n%s", pub, priv, want, wantPrivate)
+	}
+	// What other users may read carries no secret.
+	for _, secret := range []string{"production", "9000"} {
+		if strings.Contains(string(pub), secret) {
+			t.Errorf("the public file holds %q", secret)
+		}
 	}
 }
 
@@ -80,7 +89,7 @@ script = "a.js"
 cwd = "/srv/m"
 instances = "max"
 port = 80
-`), 3)
+`), Options{NumCPU: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +107,7 @@ port = 80
 func TestMarshalAwkwardStrings(t *testing.T) {
 	p := &Project{
 		Name: "odd", File: "/etc/bm2/odd.toml", Script: "a \"b\" \\c\td.js", Cwd: "/srv/ü nicode/100%",
-		Runtime: Node, Instances: 2, Port: 10, Mode: Fork, User: DefaultUser,
+		Runtime: Node, Instances: 2, Port: 10, Mode: Fork, Sandbox: Sandbox{Mode: Strict},
 		RestartDelay: 0, MaxRestarts: 0, MinUptime: 0, StopTimeout: DefaultStopTimeout,
 		Args: []string{"", "tab\there", "'single'"},
 		Env: []EnvVar{
@@ -121,7 +130,7 @@ func FuzzMarshal(f *testing.F) {
 		f.Add(strings.Replace(string(data), `name = "`+Stem(p)+`"`, `name = "fuzz"`, 1))
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		p, err := Parse("/etc/bm2/fuzz.toml", []byte(data), 4)
+		p, err := Parse("/etc/bm2/fuzz.toml", []byte(data), Options{NumCPU: 4})
 		if err != nil {
 			return
 		}

@@ -3,10 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"path"
-	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,142 +12,462 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// rawProject mirrors the file. Pointers tell "absent" from "zero".
-type rawProject struct {
-	Name           *string           `toml:"name"`
-	Script         *string           `toml:"script"`
-	Cwd            *string           `toml:"cwd"`
-	Runtime        *string           `toml:"runtime"`
-	RuntimePath    *string           `toml:"runtime_path"`
-	RuntimeArgs    []string          `toml:"runtime_args"`
-	Args           []string          `toml:"args"`
-	Instances      *instances        `toml:"instances"`
-	Port           *int64            `toml:"port"`
-	ExecMode       *string           `toml:"exec_mode"`
-	User           *string           `toml:"user"`
-	Group          *string           `toml:"group"`
-	RestartDelayMS *int64            `toml:"restart_delay_ms"`
-	MaxRestarts    *int64            `toml:"max_restarts"`
-	MinUptimeMS    *int64            `toml:"min_uptime_ms"`
-	StopTimeoutMS  *int64            `toml:"stop_timeout_ms"`
-	EnvFile        *string           `toml:"env_file"`
-	Env            map[string]string `toml:"env"`
-	Notify         *struct {
-		Webhook *string `toml:"webhook"`
-		Level   *string `toml:"level"`
-	} `toml:"notify"`
-	Resources *struct {
-		MemoryMax   *string `toml:"memory_max"`
-		MemoryHigh  *string `toml:"memory_high"`
-		CPUQuota    *string `toml:"cpu_quota"`
-		CPUWeight   *int64  `toml:"cpu_weight"`
-		TasksMax    *int64  `toml:"tasks_max"`
-		LimitNOFILE *int64  `toml:"limit_nofile"`
-	} `toml:"resources"`
-}
-
-// instances is an integer or the string "max".
-type instances struct {
-	n   int64
-	max bool
-}
-
-func (in *instances) UnmarshalTOML(v any) error {
-	switch v := v.(type) {
-	case int64:
-		in.n = v
-		return nil
-	case string:
-		if v == "max" {
-			in.max = true
-			return nil
-		}
-		return fmt.Errorf("must be a whole number or \"max\", got %q", v)
-	default:
-		return fmt.Errorf("must be a whole number or \"max\", got a %s", tomlTypeName(v))
-	}
-}
-
-func tomlTypeName(v any) string {
-	switch v.(type) {
-	case int64:
-		return "integer"
-	case float64:
-		return "float"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "table"
-	default:
-		return fmt.Sprintf("%T", v)
-	}
-}
-
-var (
-	nameRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
-	userRE     = regexp.MustCompile(`^([a-z_][a-z0-9_-]*[$]?|[0-9]+)$`)
-	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	sizeRE     = regexp.MustCompile(`^([0-9]+[KMGT]?|[0-9]+(\.[0-9]+)?%|infinity)$`)
-	cpuQuotaRE = regexp.MustCompile(`^[1-9][0-9]*%$`)
-)
-
-// Stem is the project name a file path implies: its base name without ".toml".
-func Stem(file string) string {
-	return strings.TrimSuffix(filepath.Base(file), ".toml")
+// Options are what parsing needs beyond the file.
+type Options struct {
+	// NumCPU resolves instances = "max".
+	NumCPU int
+	// Cwd is cwd when the file sets none: the directory of a project dir's
+	// bm2.toml, which bm2 serve registers. "" makes cwd required.
+	Cwd string
+	// AnyName lifts the rule that name equals the file's stem (a project
+	// dir's bm2.toml is registered as <name>.toml).
+	AnyName bool
 }
 
 // Parse decodes and validates one project file. file is used for messages
-// and for the name-must-match-stem rule; numCPU resolves instances = "max".
-// On failure the error is an Errors value listing every problem found.
-func Parse(file string, data []byte, numCPU int) (*Project, error) {
-	var raw rawProject
-	md, err := toml.NewDecoder(strings.NewReader(string(data))).Decode(&raw)
-	if err != nil {
-		return nil, Errors{decodeError(file, err)}
+// and for the name-must-match-stem rule. On failure the error is an Errors
+// value listing every problem found, in line order.
+func Parse(file string, data []byte, opts Options) (*Project, error) {
+	return ParseSource(Source{Path: file, Data: data}, opts)
+}
+
+// ParseSource is Parse for a project found on the search path, with its
+// private part (PrivatePath) when it has one: the private part may hold
+// only [env] and notify.webhook, and a key set in both files is an error.
+func ParseSource(src Source, opts Options) (*Project, error) {
+	v := &validator{file: src.Path, numCPU: opts.NumCPU, anyName: opts.AnyName}
+	fields := v.decode(src.Path, src.Data, false)
+	if src.PrivateErr != nil {
+		v.errs = append(v.errs, &Error{File: src.PrivatePath, Msg: src.PrivateErr.Error(), Err: ErrValue})
+	} else if src.PrivateData != nil {
+		fields = v.merge(fields, v.decode(src.PrivatePath, src.PrivateData, true))
 	}
-	v := &validator{file: file, lines: keyLines(data)}
-	for _, k := range md.Undecoded() {
-		key := k.String()
-		// Report only the outermost unknown key: [foo] with foo.a and foo.b
-		// is one mistake, not three.
-		if len(k) > 1 && !md.IsDefined(k[:len(k)-1]...) {
-			continue
-		}
-		if len(k) > 1 && isUndecoded(md, k[:len(k)-1]) {
-			continue
-		}
-		v.add(key, ErrUnknownKey, "unknown key%s", suggest(key))
-	}
-	p := v.project(&raw, numCPU)
-	if len(v.errs) > 0 {
-		sort.SliceStable(v.errs, func(i, j int) bool { return v.errs[i].Line < v.errs[j].Line })
+	if v.syntax {
 		return nil, v.errs
 	}
+	p := v.build(fields, opts)
+	if len(v.errs) > 0 {
+		sort.SliceStable(v.errs, func(i, j int) bool {
+			if v.errs[i].File != v.errs[j].File {
+				return v.errs[i].File == src.Path // the project file's own first
+			}
+			return v.errs[i].Line < v.errs[j].Line
+		})
+		return nil, v.errs
+	}
+	p.File = src.Path
+	if src.PrivateData != nil {
+		p.PrivateFile = src.PrivatePath
+	}
+	p.PrivateUnread = src.PrivateUnread
+	p.SecretsInFile = v.publicSecret
+	p.ExposedSecrets = v.publicSecret && src.Mode.Perm()&0o004 != 0
 	return p, nil
 }
 
-func isUndecoded(md toml.MetaData, k toml.Key) bool {
-	want := k.String()
-	for _, u := range md.Undecoded() {
-		if u.String() == want {
-			return true
-		}
-	}
-	return false
+// field is one key set in a file, with its value as the TOML decoder gave
+// it and where it was set.
+type field struct {
+	key  string // dotted
+	val  any
+	file string
+	line int
 }
 
-// known lists every key, for "did you mean" hints.
-var known = []string{
-	"name", "script", "cwd", "runtime", "runtime_path", "runtime_args", "args",
-	"instances", "port", "exec_mode", "user", "group", "restart_delay_ms",
-	"max_restarts", "min_uptime_ms", "stop_timeout_ms", "env_file", "env",
-	"notify", "notify.webhook", "notify.level", "resources",
-	"resources.memory_max", "resources.memory_high", "resources.cpu_quota",
-	"resources.cpu_weight", "resources.tasks_max", "resources.limit_nofile",
+type validator struct {
+	file    string // the project file, for the name rule
+	numCPU  int
+	anyName bool
+	errs    Errors
+	syntax  bool // a file did not decode at all
+	// publicSecret: the project file itself (not its private part) sets
+	// [env] or the webhook.
+	publicSecret bool
+	where        map[string]field
+}
+
+func (v *validator) add(key string, class error, format string, args ...any) {
+	f := v.where[strings.SplitN(key, "[", 2)[0]]
+	file := f.file
+	if file == "" {
+		file = v.file
+	}
+	v.errs = append(v.errs, &Error{File: file, Line: f.line, Key: key, Msg: fmt.Sprintf(format, args...), Err: class})
+}
+
+// errAt locates a value: decoding a toml.Primitive into a type whose
+// UnmarshalTOML fails makes the library report the key's line, which it
+// does not expose otherwise.
+var errAt = errors.New("locate")
+
+type capture struct{ v any }
+
+func (c *capture) UnmarshalTOML(v any) error { c.v = v; return errAt }
+
+// decode reads one document into fields: top-level keys, and the keys of
+// known tables as "table.key". Unknown keys are reported here, with a
+// "did you mean" from the key table; a private part may hold only
+// private keys.
+func (v *validator) decode(file string, data []byte, private bool) []field {
+	var top map[string]toml.Primitive
+	md, err := toml.Decode(strings.TrimPrefix(string(data), "\ufeff"), &top)
+	if err != nil {
+		v.syntax = true
+		v.errs = append(v.errs, decodeError(file, err))
+		return nil
+	}
+	locate := func(p toml.Primitive) (any, int) {
+		var c capture
+		err := md.PrimitiveDecode(p, &c)
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return c.v, pe.Line
+		}
+		return c.v, 0
+	}
+	var out []field
+	defer func() {
+		for _, f := range out {
+			if !private && (strings.HasPrefix(f.key, "env.") || f.key == "notify.webhook") {
+				v.publicSecret = true
+			}
+		}
+	}()
+	unknown := func(key string, line int) {
+		v.errs = append(v.errs, &Error{File: file, Line: line, Key: key, Msg: "unknown key" + suggest(key), Err: ErrUnknownKey})
+	}
+	for _, k := range sortedKeys(top) {
+		val, line := locate(top[k])
+		s, ok := lookup(k)
+		if !ok {
+			unknown(k, line)
+			continue
+		}
+		if private && !s.private && s.kind != kTable {
+			v.errs = append(v.errs, &Error{File: file, Line: line, Key: k, Err: ErrValue,
+				Msg: "does not belong in the private part, which holds only [env] and notify.webhook: move it to the project file"})
+			continue
+		}
+		if (s.kind != kTable && s.kind != kEnv) || !isTable(val) {
+			out = append(out, field{key: k, val: val, file: file, line: line})
+			continue
+		}
+		var sub map[string]toml.Primitive
+		if err := md.PrimitiveDecode(top[k], &sub); err != nil {
+			v.errs = append(v.errs, decodeError(file, err))
+			continue
+		}
+		for _, sk := range sortedKeys(sub) {
+			key := k + "." + sk
+			sval, sline := locate(sub[sk])
+			if s.kind == kEnv { // free names, checked by the env key
+				out = append(out, field{key: key, val: sval, file: file, line: sline})
+				continue
+			}
+			ss, ok := lookup(key)
+			switch {
+			case !ok:
+				unknown(key, sline)
+			case private && !ss.private:
+				v.errs = append(v.errs, &Error{File: file, Line: sline, Key: key, Err: ErrValue,
+					Msg: "does not belong in the private part, which holds only [env] and notify.webhook"})
+			default:
+				out = append(out, field{key: key, val: sval, file: file, line: sline})
+			}
+		}
+	}
+	return out
+}
+
+func isTable(v any) bool { _, ok := v.(map[string]any); return ok }
+
+// envTable gathers the variables of [env], decoded one field each (so
+// that each has its own line), back into one table.
+func envTable(key string, fields []field) (field, bool) {
+	m := map[string]any{}
+	for _, f := range fields {
+		if name, ok := strings.CutPrefix(f.key, key+"."); ok {
+			m[name] = f.val
+		}
+	}
+	return field{key: key, val: m}, len(m) > 0
+}
+
+// merge adds the private part's fields; a key set in both files is an
+// error that names both.
+func (v *validator) merge(main, private []field) []field {
+	seen := map[string]field{}
+	for _, f := range main {
+		seen[f.key] = f
+	}
+	for _, f := range private {
+		if m, dup := seen[f.key]; dup {
+			v.errs = append(v.errs, &Error{File: f.file, Line: f.line, Key: f.key, Err: ErrValue,
+				Msg: fmt.Sprintf("is set in %s:%d too: keep it in one of the two files", m.file, m.line)})
+			continue
+		}
+		main = append(main, f)
+	}
+	return main
+}
+
+// build checks every field against the key table and makes the project.
+func (v *validator) build(fields []field, opts Options) *Project {
+	p := &Project{
+		Mode:         Cluster,
+		Instances:    1,
+		RestartDelay: DefaultRestartDelay,
+		MaxRestarts:  DefaultMaxRestarts,
+		MinUptime:    DefaultMinUptime,
+		StopTimeout:  DefaultStopTimeout,
+		Notify:       Notify{Level: DefaultNotifyLevel},
+		Sandbox:      Sandbox{Mode: Strict},
+	}
+	v.where = make(map[string]field, len(fields))
+	for _, f := range fields {
+		v.where[f.key] = f
+	}
+	// In table order: instances before port (fork ranges), cwd before the
+	// paths relative to it.
+	for _, s := range specs {
+		f, ok := v.where[s.key]
+		if s.kind == kEnv && !ok {
+			f, ok = envTable(s.key, fields)
+		}
+		if !ok {
+			continue
+		}
+		if val, ok := v.typed(s, f); ok && s.set != nil {
+			s.set(v, p, s.key, val)
+		}
+	}
+	v.finish(p, opts)
+	return p
+}
+
+// typed checks a value's TOML type against the key's kind and returns it
+// in the Go type the key's set function takes.
+func (v *validator) typed(s spec, f field) (any, bool) {
+	want := ""
+	switch s.kind {
+	case kString:
+		if _, ok := f.val.(string); ok {
+			return f.val, true
+		}
+		want = "a string"
+	case kInt:
+		if _, ok := f.val.(int64); ok {
+			return f.val, true
+		}
+		want = "an integer"
+	case kIntOrMax:
+		if n, ok := f.val.(int64); ok {
+			return n, true
+		}
+		if s, ok := f.val.(string); ok {
+			if s == "max" {
+				return s, true
+			}
+			v.add(f.key, ErrValue, "must be a whole number or \"max\", got %q", s)
+			return nil, false
+		}
+		want = "a whole number or \"max\""
+	case kStrings:
+		arr, ok := f.val.([]any)
+		if !ok {
+			want = "an array of strings"
+			break
+		}
+		out := make([]string, 0, len(arr))
+		good := true
+		for i, e := range arr {
+			s, ok := e.(string)
+			if !ok {
+				v.add(fmt.Sprintf("%s[%d]", f.key, i), ErrType, "must be a string, got %s%s", typeWord(e), quoteHint(e))
+				good = false
+				continue
+			}
+			out = append(out, s)
+		}
+		return out, good
+	case kEnv:
+		m, ok := f.val.(map[string]any)
+		if !ok {
+			want = "a table of strings"
+			break
+		}
+		out := make(map[string]string, len(m))
+		good := true
+		for _, k := range sortedKeys(m) {
+			s, ok := m[k].(string)
+			if !ok {
+				v.add(f.key+"."+k, ErrType, "must be a string, got %s%s", typeWord(m[k]), quoteHint(m[k]))
+				good = false
+				continue
+			}
+			out[k] = s
+		}
+		return out, good
+	case kTable:
+		want = "a table"
+	}
+	hint := ""
+	if want == "a string" {
+		hint = quoteHint(f.val)
+	}
+	v.add(f.key, ErrType, "must be %s, got %s%s", want, typeWord(f.val), hint)
+	return nil, false
+}
+
+// finish fills in what depends on several keys, reports required keys
+// that are missing and checks what no single key can.
+func (v *validator) finish(p *Project, opts Options) {
+	if _, ok := v.where["name"]; !ok {
+		v.missing("name", fmt.Sprintf(" (the project's name; this file's name implies %q)", Stem(v.file)))
+		if opts.AnyName {
+			v.errs[len(v.errs)-1].Msg = "required: the project's name, e.g. name = \"api\" (bm2 serve registers it as <name>.toml)"
+		}
+	}
+	if _, ok := v.where["script"]; !ok {
+		v.missing("script", " (the entry file, relative to cwd)")
+	}
+	if _, ok := v.where["cwd"]; !ok {
+		if opts.Cwd != "" {
+			p.Cwd = path.Clean(opts.Cwd)
+		} else {
+			v.missing("cwd", " (the app's absolute directory; bm2 serve fills it in)")
+		}
+	}
+	if _, ok := v.where["port"]; !ok {
+		v.missing("port", " (the port the app listens on, 1-65535)")
+	}
+	if _, ok := v.where["runtime"]; !ok {
+		p.Runtime = RuntimeFor(p.Script)
+	}
+	if p.Mode == Fork && p.Port > 0 && p.Port+p.Instances-1 > 65535 {
+		v.add("port", ErrValue, "fork mode needs ports %d~%d, past 65535", p.Port, p.Port+p.Instances-1)
+	}
+	if p.Name != "" {
+		if msg := NameError(p.Name, p.Instances); msg != "" {
+			v.add("name", ErrValue, "%s", msg)
+		}
+	}
+	if p.Cwd != "" {
+		if p.EnvFile != "" && !path.IsAbs(p.EnvFile) {
+			p.EnvFile = path.Join(p.Cwd, p.EnvFile)
+		}
+		for i, w := range p.Sandbox.Writable {
+			if !path.IsAbs(w) {
+				p.Sandbox.Writable[i] = path.Join(p.Cwd, w)
+			} else {
+				p.Sandbox.Writable[i] = path.Clean(w)
+			}
+		}
+		if len(p.Cwd)+len(p.Script)+1 > maxPath {
+			v.add("script", ErrValue, "makes a path longer than %d bytes with cwd", maxPath)
+		}
+	}
+	if p.EnvFile != "" {
+		p.EnvFile = path.Clean(p.EnvFile)
+		if len(p.EnvFile) > maxPath {
+			v.add("env_file", ErrValue, "makes a path longer than %d bytes", maxPath)
+		}
+	}
+	sort.Strings(p.Sandbox.Writable)
+}
+
+func (v *validator) missing(key, hint string) {
+	v.errs = append(v.errs, &Error{File: v.file, Key: key, Msg: "required" + hint, Err: ErrMissing})
+}
+
+// text checks a string that ends up in a unit file: no NUL or control
+// characters other than tab, and at most max bytes.
+func (v *validator) text(key, s string, max int) bool {
+	for _, r := range s {
+		if r == 0 || (r < 0x20 && r != '\t') || r == 0x7f {
+			v.add(key, ErrValue, "must not contain control characters")
+			return false
+		}
+	}
+	if len(s) > max {
+		v.add(key, ErrValue, "is %d bytes long, more than %d", len(s), max)
+		return false
+	}
+	return true
+}
+
+func (v *validator) noBackslash(key, s string) bool {
+	if strings.ContainsRune(s, '\\') || strings.TrimSpace(s) != s {
+		v.add(key, ErrValue, "must not contain backslashes or surrounding spaces, got %q", s)
+		return false
+	}
+	return true
+}
+
+func (v *validator) absPath(key, s string) bool {
+	if !v.text(key, s, maxPath) {
+		return false
+	}
+	if !path.IsAbs(s) {
+		v.add(key, ErrValue, "must be an absolute path, got %q", s)
+		return false
+	}
+	return v.noBackslash(key, s)
+}
+
+func (v *validator) intRange(key string, n, lo, hi int64) bool {
+	if n < lo || n > hi {
+		v.add(key, ErrValue, "must be between %d and %d, got %d", lo, hi, n)
+		return false
+	}
+	return true
+}
+
+// words checks the words of a command line (runtime_args, args).
+func (v *validator) words(key string, words []string) []string {
+	total := 0
+	for i, w := range words {
+		v.text(fmt.Sprintf("%s[%d]", key, i), w, maxWord)
+		total += len(w) + 1
+	}
+	if total > maxWordsLen {
+		v.add(key, ErrValue, "is %d bytes long in all, more than %d", total, maxWordsLen)
+	}
+	return words
+}
+
+// account checks a user or group as systemd's User= and Group= accept it:
+// a name of at most 31 characters, or a number in systemd's valid range
+// (0 to 4294967294, without 65535, which 16-bit interfaces use as -1).
+func (v *validator) account(key, s, what string) bool {
+	if uidRE.MatchString(s) {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n > maxUID || n == invalidUID16 {
+			v.add(key, ErrValue, "%s is not a %s id systemd accepts (0 to %d, without %d)", s, what, uint64(maxUID), invalidUID16)
+			return false
+		}
+		return true
+	}
+	if !userRE.MatchString(s) || len(s) > maxUserName {
+		v.add(key, ErrValue, "%q is not a valid %s name (at most %d of a-z, A-Z, 0-9, '_' and '-', not starting with a digit or '-')", s, what, maxUserName)
+		return false
+	}
+	return true
+}
+
+// RuntimeFor is the runtime used when the file names none: Bun for
+// TypeScript entry files, Node.js otherwise.
+func RuntimeFor(script string) Runtime {
+	switch strings.ToLower(path.Ext(script)) {
+	case ".ts", ".tsx", ".mts", ".cts":
+		return Bun
+	}
+	return defaultRuntimeNodeJS
+}
+
+// FormatMS renders a duration as systemd milliseconds, e.g. "100ms".
+func FormatMS(d time.Duration) string {
+	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
 // suggest returns ` (did you mean "x"?)` for a near miss, or "".
@@ -187,323 +504,50 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// decodeError turns the TOML library's error into an *Error with a line.
+// decodeError turns the TOML library's syntax error into an *Error with a
+// line.
 func decodeError(file string, err error) *Error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		msg := pe.Message
-		class := ErrSyntax
-		if strings.Contains(msg, "incompatible types") || strings.Contains(msg, "must be a whole number") ||
-			strings.Contains(msg, "cannot be") || strings.Contains(msg, "type mismatch") {
-			class = ErrType
-			msg = typeMessage(msg)
-		}
-		return &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg, Err: class}
-	}
-	// Type mismatches come as plain errors:
-	// toml: line 4 (last key "port"): incompatible types: ...
-	if m := typeErrRE.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Error{File: file, Line: line, Key: m[2], Msg: typeMessage(m[3]), Err: ErrType}
+		return &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message, Err: ErrSyntax}
 	}
 	return &Error{File: file, Msg: err.Error(), Err: ErrSyntax}
 }
 
-var typeErrRE = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "([^"]*)"\): (.*)$`)
-
-// typeMessage rewrites the library's type complaint in the words of the file.
-func typeMessage(msg string) string {
-	// "incompatible types: TOML value has type int64; destination has type string"
-	if i := strings.Index(msg, "TOML value has type "); i >= 0 {
-		rest := msg[i+len("TOML value has type "):]
-		got, want, ok := strings.Cut(rest, "; destination has type ")
-		if ok {
-			msg := fmt.Sprintf("must be %s, got %s", goTypeWord(want), goTypeWord(got))
-			if goTypeWord(want) == "a string" && goTypeWord(got) != "a table" && goTypeWord(got) != "an array" {
-				msg += " (put the value in quotes)"
-			}
-			return msg
-		}
-	}
-	return msg
-}
-
-func goTypeWord(t string) string {
-	t = strings.TrimSpace(t)
-	switch {
-	case t == "string":
+// typeWord names the TOML type of a decoded value.
+func typeWord(v any) string {
+	switch v.(type) {
+	case string:
 		return "a string"
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+	case int64:
 		return "an integer"
-	case strings.HasPrefix(t, "float"):
+	case float64:
 		return "a float"
-	case t == "bool":
+	case bool:
 		return "a boolean"
-	case strings.HasPrefix(t, "[]"), strings.HasPrefix(t, "array"):
+	case []any, []map[string]any:
 		return "an array"
-	case strings.HasPrefix(t, "map"), strings.HasPrefix(t, "struct"), strings.HasPrefix(t, "table"):
+	case map[string]any:
 		return "a table"
 	}
-	return t
+	return "a date or time"
 }
 
-type validator struct {
-	file  string
-	lines map[string]int
-	errs  Errors
+// quoteHint suggests quotes when a value that should be a string was
+// written as a scalar of another type.
+func quoteHint(v any) string {
+	switch v.(type) {
+	case int64, float64, bool:
+		return " (put the value in quotes)"
+	}
+	return ""
 }
 
-func (v *validator) add(key string, class error, format string, args ...any) {
-	v.errs = append(v.errs, &Error{
-		File: v.file, Line: v.lines[key], Key: key, Msg: fmt.Sprintf(format, args...), Err: class,
-	})
-}
-
-func (v *validator) missing(key, hint string) {
-	v.errs = append(v.errs, &Error{File: v.file, Key: key, Msg: "required" + hint, Err: ErrMissing})
-}
-
-// text checks a string that ends up in a unit file: no NUL or control
-// characters other than tab.
-func (v *validator) text(key, s string) bool {
-	for _, r := range s {
-		if r == 0 || (r < 0x20 && r != '\t') || r == 0x7f {
-			v.add(key, ErrValue, "must not contain control characters")
-			return false
-		}
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
 	}
-	return true
-}
-
-func (v *validator) absPath(key, s string) bool {
-	if !v.text(key, s) {
-		return false
-	}
-	if !path.IsAbs(s) {
-		v.add(key, ErrValue, "must be an absolute path, got %q", s)
-		return false
-	}
-	if strings.ContainsRune(s, '\\') || strings.TrimSpace(s) != s {
-		v.add(key, ErrValue, "must not contain backslashes or surrounding spaces, got %q", s)
-		return false
-	}
-	return true
-}
-
-func (v *validator) intRange(key string, n, lo, hi int64) bool {
-	if n < lo || n > hi {
-		v.add(key, ErrValue, "must be between %d and %d, got %d", lo, hi, n)
-		return false
-	}
-	return true
-}
-
-func (v *validator) project(raw *rawProject, numCPU int) *Project {
-	p := &Project{
-		File:         v.file,
-		Mode:         Cluster,
-		User:         DefaultUser,
-		RestartDelay: DefaultRestartDelay,
-		MaxRestarts:  DefaultMaxRestarts,
-		MinUptime:    DefaultMinUptime,
-		StopTimeout:  DefaultStopTimeout,
-		Notify:       Notify{Level: DefaultNotifyLevel},
-	}
-	stem := Stem(v.file)
-	switch {
-	case raw.Name == nil:
-		v.missing("name", fmt.Sprintf(" (the project's name; this file's name implies %q)", stem))
-	case !nameRE.MatchString(*raw.Name) || len(*raw.Name) > maxNameLen:
-		v.add("name", ErrValue, "%q is not a valid project name: use 1 to %d of a-z, 0-9, '-' and '_', starting with a letter or digit", *raw.Name, maxNameLen)
-	case *raw.Name != stem:
-		v.add("name", ErrValue, "%q does not match the file name: rename the file to %s.toml or set name = %q", *raw.Name, *raw.Name, stem)
-	default:
-		p.Name = *raw.Name
-	}
-
-	if raw.Script == nil {
-		v.missing("script", " (the entry file, relative to cwd)")
-	} else if *raw.Script == "" {
-		v.add("script", ErrValue, "must not be empty")
-	} else if v.text("script", *raw.Script) {
-		p.Script = *raw.Script
-	}
-
-	if raw.Cwd == nil {
-		v.missing("cwd", " (the app's absolute directory; bm2 serve fills it in)")
-	} else if v.absPath("cwd", *raw.Cwd) {
-		p.Cwd = path.Clean(*raw.Cwd)
-	}
-
-	if raw.Runtime != nil {
-		switch r := Runtime(*raw.Runtime); r {
-		case Bun, Node:
-			p.Runtime = r
-		default:
-			v.add("runtime", ErrValue, "must be \"bun\" or \"node\", got %q", *raw.Runtime)
-		}
-	} else {
-		p.Runtime = RuntimeFor(p.Script)
-	}
-	if raw.RuntimePath != nil && v.absPath("runtime_path", *raw.RuntimePath) {
-		p.RuntimePath = path.Clean(*raw.RuntimePath)
-	}
-	for i, a := range raw.RuntimeArgs {
-		v.text(fmt.Sprintf("runtime_args[%d]", i), a)
-	}
-	p.RuntimeArgs = raw.RuntimeArgs
-	for i, a := range raw.Args {
-		v.text(fmt.Sprintf("args[%d]", i), a)
-	}
-	p.Args = raw.Args
-
-	p.Instances = 1
-	if raw.Instances != nil {
-		if raw.Instances.max {
-			p.MaxInstance = true
-			p.Instances = max(1, min(numCPU, maxInstances))
-		} else if v.intRange("instances", raw.Instances.n, 1, maxInstances) {
-			p.Instances = int(raw.Instances.n)
-		}
-	}
-
-	if raw.ExecMode != nil {
-		switch m := ExecMode(*raw.ExecMode); m {
-		case Cluster, Fork:
-			p.Mode = m
-		default:
-			v.add("exec_mode", ErrValue, "must be \"cluster\" or \"fork\", got %q", *raw.ExecMode)
-		}
-	}
-
-	if raw.Port == nil {
-		v.missing("port", " (the port the app listens on, 1-65535)")
-	} else if v.intRange("port", *raw.Port, 1, 65535) {
-		p.Port = int(*raw.Port)
-		if p.Mode == Fork && p.Port+p.Instances-1 > 65535 {
-			v.add("port", ErrValue, "fork mode needs ports %d~%d, past 65535", p.Port, p.Port+p.Instances-1)
-		}
-	}
-
-	if raw.User != nil {
-		if !userRE.MatchString(*raw.User) || len(*raw.User) > 32 {
-			v.add("user", ErrValue, "%q is not a valid user name", *raw.User)
-		} else {
-			p.User = *raw.User
-		}
-	}
-	if raw.Group != nil {
-		if !userRE.MatchString(*raw.Group) || len(*raw.Group) > 32 {
-			v.add("group", ErrValue, "%q is not a valid group name", *raw.Group)
-		} else {
-			p.Group = *raw.Group
-		}
-	}
-
-	ms := func(key string, n *int64, lo, hi time.Duration, dst *time.Duration) {
-		if n != nil && v.intRange(key, *n, lo.Milliseconds(), hi.Milliseconds()) {
-			*dst = time.Duration(*n) * time.Millisecond
-		}
-	}
-	ms("restart_delay_ms", raw.RestartDelayMS, 0, maxRestartDelay, &p.RestartDelay)
-	ms("min_uptime_ms", raw.MinUptimeMS, 0, maxRestartDelay, &p.MinUptime)
-	ms("stop_timeout_ms", raw.StopTimeoutMS, time.Millisecond, maxStopTimeout, &p.StopTimeout)
-	if raw.MaxRestarts != nil && v.intRange("max_restarts", *raw.MaxRestarts, 0, maxMaxRestarts) {
-		p.MaxRestarts = int(*raw.MaxRestarts)
-	}
-
-	if raw.EnvFile != nil && v.text("env_file", *raw.EnvFile) {
-		switch f := *raw.EnvFile; {
-		case f == "":
-			v.add("env_file", ErrValue, "must not be empty")
-		case path.IsAbs(f):
-			p.EnvFile = path.Clean(f)
-		case p.Cwd != "":
-			p.EnvFile = path.Join(p.Cwd, f)
-		}
-	}
-
-	names := make([]string, 0, len(raw.Env))
-	for k := range raw.Env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		key := "env." + k
-		switch {
-		case !envNameRE.MatchString(k):
-			v.add(key, ErrValue, "%q is not a valid environment variable name", k)
-		case strings.HasPrefix(k, "BM2_APP_"):
-			v.add(key, ErrValue, "BM2_APP_* variables are set by bm2 itself")
-		case strings.ContainsRune(raw.Env[k], 0):
-			v.add(key, ErrValue, "must not contain NUL")
-		default:
-			p.Env = append(p.Env, EnvVar{Name: k, Value: raw.Env[k]})
-		}
-	}
-
-	if n := raw.Notify; n != nil {
-		if n.Webhook != nil {
-			if u, err := url.Parse(*n.Webhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !v.text("notify.webhook", *n.Webhook) {
-				v.add("notify.webhook", ErrValue, "must be an http:// or https:// URL, got %q", *n.Webhook)
-			} else {
-				p.Notify.Webhook = *n.Webhook
-			}
-		}
-		if n.Level != nil {
-			switch l := Level(*n.Level); l {
-			case LevelInfo, LevelWarning, LevelError:
-				p.Notify.Level = l
-			default:
-				v.add("notify.level", ErrValue, "must be \"info\", \"warning\" or \"error\", got %q", *n.Level)
-			}
-		}
-	}
-
-	if r := raw.Resources; r != nil {
-		size := func(key string, s *string, dst *string) {
-			if s == nil {
-				return
-			}
-			if !sizeRE.MatchString(*s) {
-				v.add(key, ErrValue, "must be a size like \"512M\", \"2G\", \"80%%\" or \"infinity\", got %q", *s)
-				return
-			}
-			*dst = *s
-		}
-		size("resources.memory_max", r.MemoryMax, &p.Resources.MemoryMax)
-		size("resources.memory_high", r.MemoryHigh, &p.Resources.MemoryHigh)
-		if r.CPUQuota != nil {
-			if !cpuQuotaRE.MatchString(*r.CPUQuota) {
-				v.add("resources.cpu_quota", ErrValue, "must be a percentage like \"150%%\", got %q", *r.CPUQuota)
-			} else {
-				p.Resources.CPUQuota = *r.CPUQuota
-			}
-		}
-		if r.CPUWeight != nil && v.intRange("resources.cpu_weight", *r.CPUWeight, 1, 10000) {
-			p.Resources.CPUWeight = int(*r.CPUWeight)
-		}
-		if r.TasksMax != nil && v.intRange("resources.tasks_max", *r.TasksMax, 1, 4194304) {
-			p.Resources.TasksMax = int(*r.TasksMax)
-		}
-		if r.LimitNOFILE != nil && v.intRange("resources.limit_nofile", *r.LimitNOFILE, 1, 1073741816) {
-			p.Resources.LimitNOFILE = int(*r.LimitNOFILE)
-		}
-	}
-	return p
-}
-
-// RuntimeFor is the runtime used when the file names none: Bun for
-// TypeScript entry files, Node.js otherwise.
-func RuntimeFor(script string) Runtime {
-	switch strings.ToLower(path.Ext(script)) {
-	case ".ts", ".tsx", ".mts", ".cts":
-		return Bun
-	}
-	return defaultRuntimeNodeJS
-}
-
-// FormatMS renders a duration as systemd milliseconds, e.g. "100ms".
-func FormatMS(d time.Duration) string {
-	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	sort.Strings(keys)
+	return keys
 }

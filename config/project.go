@@ -2,8 +2,12 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
+
+	"github.com/bm2dev/bm2/units"
 )
 
 // ExecMode says how the instances of a project share out ports.
@@ -34,9 +38,20 @@ const (
 	LevelError   Level = "error"
 )
 
+// SandboxMode is how tightly systemd confines a project's instances.
+type SandboxMode string
+
+const (
+	// Strict: the whole sandbox of bm2@.service (bm2.toml(5), "Sandbox").
+	Strict SandboxMode = "strict"
+	// Compat: the sandbox of bm2 0.1 (NoNewPrivileges=, PrivateTmp=,
+	// ProtectSystem=full) for projects that need more than writable
+	// paths; `bm2 migrate` gives it to the projects of a 0.1 host.
+	Compat SandboxMode = "compat"
+)
+
 // Defaults, documented in bm2.toml(5).
 const (
-	DefaultUser          = "bm2"
 	DefaultRestartDelay  = 100 * time.Millisecond
 	DefaultMaxRestarts   = 16
 	DefaultMinUptime     = 1000 * time.Millisecond
@@ -72,6 +87,12 @@ type Resources struct {
 	LimitNOFILE int    // LimitNOFILE=
 }
 
+// Sandbox is the [sandbox] table.
+type Sandbox struct {
+	Mode     SandboxMode
+	Writable []string // absolute; ReadWritePaths=
+}
+
 // Project is one validated project file with every default filled in.
 type Project struct {
 	Name        string
@@ -86,7 +107,7 @@ type Project struct {
 	MaxInstance bool // instances = "max": one per CPU
 	Port        int
 	Mode        ExecMode
-	User        string
+	User        string   // "" means the project's own account, see Account
 	Group       string   // "" means the user's primary group
 	Env         []EnvVar // sorted by name
 	EnvFile     string   // absolute, or ""
@@ -98,7 +119,30 @@ type Project struct {
 
 	Notify    Notify
 	Resources Resources
+	Sandbox   Sandbox
+
+	// PrivateFile is the project's private part (see PrivatePath) when it
+	// has one; PrivateUnread says it exists but this process may not read
+	// it, so Env and Notify.Webhook are not known.
+	PrivateFile   string
+	PrivateUnread bool
+	// SecretsInFile: the project file itself (not its private part) holds
+	// [env] or the webhook; ExposedSecrets: and every user may read it.
+	SecretsInFile  bool
+	ExposedSecrets bool
 }
+
+// Account is the user the instances run as: user =, or the project's own
+// account (units.Account).
+func (p *Project) Account() string {
+	if p.User != "" {
+		return p.User
+	}
+	return units.Account(p.Name)
+}
+
+// OwnAccount tells whether the project runs as its own account (no user =).
+func (p *Project) OwnAccount() bool { return p.User == "" }
 
 // Ports is the range of ports a project occupies.
 func (p *Project) Ports() PortRange {
@@ -125,6 +169,14 @@ func (p *Project) RuntimeCommand() string {
 	return string(p.Runtime)
 }
 
+// ScriptPath is the entry file's absolute path.
+func (p *Project) ScriptPath() string {
+	if filepath.IsAbs(p.Script) {
+		return p.Script
+	}
+	return filepath.Join(p.Cwd, p.Script)
+}
+
 // Summary is the first line of `bm2 check`:
 // `project "api", 4 x cluster on port 3000, runtime bun`.
 func (p *Project) Summary() string {
@@ -132,14 +184,29 @@ func (p *Project) Summary() string {
 		p.Name, p.Instances, p.Mode, p.Port, p.Runtime)
 }
 
+// PrivatePath is where the private part of the project file at file lives:
+// private/<name>.toml in the same directory. It holds what other users
+// must not read ([env] and the webhook); it must be root's and readable by
+// root alone.
+func PrivatePath(file string) string {
+	return filepath.Join(filepath.Dir(file), "private", filepath.Base(file))
+}
+
+// Stem is the project name a file path implies: its base name without ".toml".
+func Stem(file string) string {
+	return strings.TrimSuffix(filepath.Base(file), ".toml")
+}
+
 // Equal reports whether two projects are the same, treating an empty list
-// (args, runtime_args, env) like an absent one: both mean "none".
+// (args, runtime_args, env, writable paths) like an absent one: both mean
+// "none". Where the project was read from does not count.
 func Equal(p, q *Project) bool {
 	return reflect.DeepEqual(normalized(p), normalized(q))
 }
 
 func normalized(p *Project) Project {
 	c := *p
+	c.PrivateFile, c.PrivateUnread, c.SecretsInFile, c.ExposedSecrets = "", false, false, false
 	if len(c.RuntimeArgs) == 0 {
 		c.RuntimeArgs = nil
 	}
@@ -148,6 +215,9 @@ func normalized(p *Project) Project {
 	}
 	if len(c.Env) == 0 {
 		c.Env = nil
+	}
+	if len(c.Sandbox.Writable) == 0 {
+		c.Sandbox.Writable = nil
 	}
 	return c
 }

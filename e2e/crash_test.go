@@ -175,10 +175,10 @@ func TestRuntimeFloors(t *testing.T) {
 	project("bun140", "bun", "/opt/bun140/bun", "bun-reuseport.ts", 3004)
 	b.sh(`systemctl daemon-reload && systemctl start bm2-node20.target bm2-bun13.target bm2-nonode.target bm2-node2400.target bm2-bun140.target`)
 
-	for _, c := range []struct{ name, want string }{
-		{"node20", "runtime /usr/bin/node is Node.js v20."},
-		{"bun13", "runtime /opt/bun13/bun is Bun 1.3.14, below the floor 1.4.0"},
-		{"nonode", "runtime /opt/nowhere/node does not exist"},
+	for _, c := range []struct{ name, want, reason string }{
+		{"node20", "runtime /usr/bin/node is Node.js v20.", "runtime_below_floor"},
+		{"bun13", "runtime /opt/bun13/bun is Bun 1.3.14, below the floor 1.4.0", "runtime_below_floor"},
+		{"nonode", "runtime /opt/nowhere/node does not exist", "runtime_missing"},
 	} {
 		unit := "bm2@" + c.name + "-0.service"
 		b.eventually(15*time.Second, c.name+" refused", `test "$(systemctl show -P ActiveState `+unit+`)" = failed`)
@@ -189,10 +189,13 @@ func TestRuntimeFloors(t *testing.T) {
 		if n := b.show(unit, "NRestarts"); n != "0" {
 			t.Errorf("%s restarted %s times; a refused runtime must not loop", c.name, n)
 		}
-		if es := b.waitEvents(10*time.Second, "runtime_rejected", c.name, 1); !strings.Contains(es[0].str("MESSAGE"), c.want) {
-			t.Errorf("%s: runtime_rejected says %q", c.name, es[0].str("MESSAGE"))
+		// Said by root (the exit hook, which checked the runtime itself as
+		// the app's user), never by the app's user: the wrapper ran as that.
+		es := b.waitEvents(10*time.Second, "runtime_rejected", c.name, 1)
+		if !strings.Contains(es[0].str("MESSAGE"), c.want) || es[0].str("_UID") != "0" || es[0].str("BM2_REASON") != c.reason {
+			t.Errorf("%s: runtime_rejected %v", c.name, es[0])
 		}
-		if log := b.sh(`cat /var/log/bm2/` + c.name + `/` + c.name + `-0.crash.log`); !strings.Contains(log, "reason=runtime_rejected") {
+		if log := b.sh(`cat /var/log/bm2/` + c.name + `/` + c.name + `-0.crash.log`); !strings.Contains(log, "reason="+c.reason+" code=78") {
 			t.Errorf("%s crash.log: %q", c.name, log)
 		}
 		if out := b.sh(`journalctl --no-pager -o cat -u ` + unit + ` | grep -c 'listening' || true`); strings.TrimSpace(out) != "0" {

@@ -73,10 +73,11 @@ port = 3100
 			"# /run/systemd/generator/bm2@api-0.service.d/50-bm2.conf",
 			`Environment="BM2_APP_PORT=3000"`,
 			`Environment="BM2_APP_INSTANCE=0"`,
-			`Environment="NODE_ENV=production"`,
+			"EnvironmentFile=/run/systemd/generator/bm2-private/api.env",
 			"ExecStart=/usr/lib/bm2/bm2-probe run bun -- bun index.ts",
 			"WorkingDirectory=/srv/api",
-			"User=bm2",
+			"User=bm2-api",
+			"DynamicUser=yes",
 			"RestartSec=100ms",
 			"TimeoutStopSec=1600ms",
 			"Slice=bm2-api.slice",
@@ -86,8 +87,11 @@ port = 3100
 				t.Errorf("systemctl cat lacks %q:\n%s", want, cat)
 			}
 		}
+		if strings.Contains(cat, "production") {
+			t.Errorf("[env]'s value shows in systemctl cat:\n%s", cat)
+		}
 		show := b.sh(`systemctl show -p User,Slice,RestartUSec,TimeoutStopUSec,StartLimitBurst,NRestarts bm2@api-3.service`)
-		for _, want := range []string{"User=bm2", "Slice=bm2-api.slice", "RestartUSec=100ms", "TimeoutStopUSec=1.600000s", "StartLimitBurst=17"} {
+		for _, want := range []string{"User=bm2-api", "Slice=bm2-api.slice", "RestartUSec=100ms", "TimeoutStopUSec=1.600000s", "StartLimitBurst=17"} {
 			if !strings.Contains(show, want) {
 				t.Errorf("systemctl show lacks %q:\n%s", want, show)
 			}
@@ -96,9 +100,13 @@ port = 3100
 		if out := b.sh(`systemctl show -p WantedBy bm2-api.target`); !strings.Contains(out, "multi-user.target") {
 			t.Errorf("bm2-api.target is not wanted by multi-user.target: %s", out)
 		}
-		// The app really runs as the unprivileged account.
-		if out := b.sh(`ps -o user= -p "$(systemctl show -P MainPID bm2@api-1.service)"`); strings.TrimSpace(out) != "bm2" {
-			t.Errorf("instance runs as %q, want bm2", out)
+		// The app really runs as the project's own account, and still gets
+		// its [env].
+		if out := b.sh(`ps -o user= -p "$(systemctl show -P MainPID bm2@api-1.service)"`); strings.TrimSpace(out) != "bm2-api" {
+			t.Errorf("instance runs as %q, want bm2-api", out)
+		}
+		if out := b.sh(`tr '\0' '\n' < /proc/"$(systemctl show -P MainPID bm2@api-1.service)"/environ`); !strings.Contains(out, "\nNODE_ENV=production\n") {
+			t.Errorf("the app lacks NODE_ENV:\n%s", out)
 		}
 	})
 

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/envfile"
 )
 
 // FuzzGenerate feeds arbitrary project files through the parser and the
@@ -54,11 +57,28 @@ func FuzzGenerate(f *testing.F) {
 			if file.Link != "" {
 				continue
 			}
+			if strings.HasPrefix(file.Path, PrivateDir+"/") {
+				// [env] for EnvironmentFile=: systemd's parser gives back
+				// every value exactly.
+				var got []config.EnvVar
+				for _, v := range envfile.Parse(file.Data) {
+					got = append(got, config.EnvVar{Name: v.Name, Value: v.Value})
+				}
+				if !reflect.DeepEqual(got, res.Projects[0].Env) {
+					t.Fatalf("%s reads back as %q, want %q", file.Path, got, res.Projects[0].Env)
+				}
+				continue
+			}
 			for _, line := range strings.Split(strings.TrimSuffix(string(file.Data), "\n"), "\n") {
 				if !wellFormed(line) {
 					t.Fatalf("%s: malformed line %q", file.Path, line)
 				}
 			}
+		}
+		// The writing edge takes whatever was generated, and writes all of it.
+		dir := t.TempDir()
+		if err := Write(dir, res.Files); err != nil {
+			t.Fatalf("Write: %v", err)
 		}
 		if analyzeErr == nil {
 			if out, err := verify(t, res); err != nil {
@@ -78,4 +98,41 @@ func wellFormed(line string) bool {
 	k, v, ok := strings.Cut(line, "=")
 	return ok && k != "" && !strings.ContainsAny(k, " \t") &&
 		!strings.ContainsAny(v, "\r\n\x00") && !strings.HasSuffix(v, `\`)
+}
+
+// FuzzWriteNames: a project name of any shape the parser accepts, next to
+// a good project, never costs the good one its files (issue: one long name
+// used to abort a whole worker's writes).
+func FuzzWriteNames(f *testing.F) {
+	f.Add("a"+strings.Repeat("-", 62)+"b", 4)
+	f.Add("api", 1)
+	f.Add("x_y-1", 1024)
+	f.Fuzz(func(t *testing.T, name string, instances int) {
+		instances = 1 + int(uint(instances)%8)
+		doc := func(n string, port int) []byte {
+			return []byte(fmt.Sprintf("name = %q\nscript = \"a.js\"\ncwd = \"/srv\"\nport = %d\ninstances = %d\n[env]\nK = \"v\"\n", n, port, instances))
+		}
+		srcs := []config.Source{
+			{Path: "/etc/bm2/" + name + ".toml", Data: doc(name, 1000)},
+			{Path: "/etc/bm2/good.toml", Data: doc("good", 20000)},
+		}
+		res := Generate(srcs, testOptions)
+		dir := t.TempDir()
+		err := Write(dir, res.Files)
+		var we *WriteError
+		if err != nil && !errors.As(err, &we) {
+			t.Fatalf("Write: %v", err)
+		}
+		if we != nil && we.Failed["good"] != nil {
+			t.Fatalf("good project lost: %v", err)
+		}
+		for _, file := range res.Files {
+			if file.Project != "good" {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(dir, file.Path)); err != nil {
+				t.Fatalf("good project's %s missing: %v", file.Path, err)
+			}
+		}
+	})
 }

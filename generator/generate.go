@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -17,21 +18,42 @@ const DropInName = "50-bm2.conf"
 // WantedBy is the target whose .wants directory enables project targets.
 const WantedBy = "multi-user.target"
 
+// PrivateDir is the directory, in the generator's output, that holds each
+// project's [env] as a file for EnvironmentFile=: root's alone (0700, files
+// 0600), so no other user can read the values, and `systemctl show` shows
+// only the path.
+const PrivateDir = "bm2-private"
+
 // Options are the facts about the host that generation depends on.
 type Options struct {
 	NumCPU int    // resolves instances = "max"
 	Helper string // bm2-probe, which wraps the runtime in ExecStart=; DefaultHelper if ""
+	OutDir string // where the output will live (EnvironmentFile= paths); DefaultOutDir if ""
 }
 
 // DefaultHelper is where packages install bm2-probe.
 const DefaultHelper = "/usr/lib/bm2/bm2-probe"
 
+// DefaultOutDir is the normal generator directory of the system manager.
+const DefaultOutDir = "/run/systemd/generator"
+
 // File is one output file, relative to the generator directory. Exactly one
-// of Data and Link is meaningful: Link != "" makes a symlink.
+// of Data and Link is meaningful: Link != "" makes a symlink. Mode is the
+// file's permission bits (0644 when 0).
 type File struct {
-	Path string
-	Data []byte
-	Link string
+	Project string // the project it belongs to
+	Path    string
+	Data    []byte
+	Link    string
+	Mode    os.FileMode
+}
+
+// Perm is the file's mode.
+func (f File) Perm() os.FileMode {
+	if f.Mode == 0 {
+		return 0o644
+	}
+	return f.Mode
 }
 
 // Diagnostic is a project file that was skipped, and why.
@@ -48,7 +70,7 @@ func (d Diagnostic) String() string { return strings.Join(d.Lines(), "\n") }
 func (d Diagnostic) Lines() []string {
 	var lines []string
 	for _, msg := range strings.Split(d.Err.Error(), "\n") {
-		if !strings.HasPrefix(msg, d.File) {
+		if !strings.HasPrefix(msg, d.File) && !strings.HasPrefix(msg, path.Dir(d.File)) {
 			msg = d.File + ": " + msg
 		}
 		lines = append(lines, "skipped "+config.Stem(d.File)+": "+msg)
@@ -61,42 +83,35 @@ type Result struct {
 	Files    []File            // in a fixed order: projects by name, then a fixed order per project
 	Projects []*config.Project // projects generated, by name
 	Skipped  []Diagnostic      // projects skipped, by name
+	Warnings []string          // things that work but should be fixed
 }
 
 // Generate converts project files into unit files. Sources need not be
 // sorted; output is ordered by project name.
 func Generate(sources []config.Source, opts Options) Result {
-	var res Result
-	var parsed []*config.Project
-	for _, src := range sources {
-		p, err := config.Parse(src.Path, src.Data, opts.NumCPU)
-		if err != nil {
-			res.Skipped = append(res.Skipped, Diagnostic{File: src.Path, Err: err})
-			continue
-		}
-		parsed = append(parsed, p)
-	}
-	kept, refused := config.ResolveConflicts(parsed)
-	for _, c := range refused {
-		res.Skipped = append(res.Skipped, Diagnostic{File: c.ProjectFile, Err: c})
-	}
-	sortDiagnostics(res.Skipped)
 	if opts.Helper == "" {
 		opts.Helper = DefaultHelper
 	}
-	for _, p := range kept {
-		res.Files = append(res.Files, ProjectFiles(p, opts)...)
+	if opts.OutDir == "" {
+		opts.OutDir = DefaultOutDir
 	}
-	res.Projects = kept
-	return res
-}
-
-func sortDiagnostics(ds []Diagnostic) {
-	for i := 1; i < len(ds); i++ { // insertion sort: tiny, stable
-		for j := i; j > 0 && config.Stem(ds[j].File) < config.Stem(ds[j-1].File); j-- {
-			ds[j], ds[j-1] = ds[j-1], ds[j]
+	loaded := config.Resolve(sources, config.Options{NumCPU: opts.NumCPU})
+	var res Result
+	for _, e := range loaded.Entries {
+		if e.Err != nil {
+			res.Skipped = append(res.Skipped, Diagnostic{File: e.Path, Err: e.Err})
+			continue
+		}
+		res.Projects = append(res.Projects, e.Project)
+		res.Files = append(res.Files, ProjectFiles(e.Project, opts)...)
+	}
+	for _, p := range res.Projects {
+		if p.ExposedSecrets {
+			res.Warnings = append(res.Warnings, p.File+" holds [env] or a webhook and every user can read it: move them to "+
+				config.PrivatePath(p.File)+" (mode 0600; `bm2 migrate` does it)")
 		}
 	}
+	return res
 }
 
 // ProjectFiles is every file generated for one valid project.
@@ -106,14 +121,29 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		{Path: units.Target(p.Name), Data: targetUnit(p)},
 		{Path: path.Join(WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
 	}
-	shared := newInstanceShared(p, opts.Helper)
+	shared := newInstanceShared(p, opts)
+	if shared.envFile != "" {
+		files = append(files, File{Path: path.Join(PrivateDir, p.Name+".env"), Data: envFile(p), Mode: 0o600})
+	}
 	for i := 0; i < p.Instances; i++ {
 		files = append(files, File{
-			Path: path.Join(units.Instance(p.Name, i)+".d", DropInName),
+			Path: path.Join(units.DropInDir(p.Name, i), DropInName),
 			Data: shared.dropIn(p, i),
 		})
 	}
+	for i := range files {
+		files[i].Project = p.Name
+	}
 	return files
+}
+
+// envFile is the project's [env] for EnvironmentFile=.
+func envFile(p *config.Project) []byte {
+	var b strings.Builder
+	for _, e := range p.Env {
+		b.WriteString(units.QuoteEnvFile(e.Name, e.Value))
+	}
+	return []byte(b.String())
 }
 
 func header(f *units.File, p *config.Project) {
@@ -137,18 +167,14 @@ func targetUnit(p *config.Project) []byte {
 	f.Add("Unit", "Description", "bm2 project "+p.Name)
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
-	names := make([]string, p.Instances)
-	for i := range names {
-		names[i] = units.Instance(p.Name, i)
-	}
 	// One line per instance keeps lines short for 1024 instances. No
 	// After=: starting the target only queues the instances' start jobs and
 	// is done at once. Ordered after them, its job would wait through crash
 	// loops, and the reusePort probe's stop of the project would cancel it
 	// ("Job for bm2-api.target canceled"); bm2 serve and bm2 start wait for
 	// the instances themselves.
-	for _, n := range names {
-		f.Add("Unit", "Wants", n)
+	for i := 0; i < p.Instances; i++ {
+		f.Add("Unit", "Wants", units.Instance(p.Name, i))
 	}
 	return f.Bytes()
 }
@@ -171,27 +197,50 @@ func StartLimit(p *config.Project) (interval string, burst int) {
 type instanceShared struct {
 	interval, burst string
 	condition       string
-	env             []string // quoted [env] assignments
+	envFile         string // EnvironmentFile= of [env], "" without [env]
 	execStart       string
 	file            string
+	protectHome     string
 }
 
-func newInstanceShared(p *config.Project, helper string) *instanceShared {
+func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	s := &instanceShared{file: units.Specifiers(p.File)}
 	interval, burst := StartLimit(p)
 	s.interval, s.burst = interval, strconv.Itoa(burst)
 	s.condition = "!" + units.Specifiers(state.ErroredPath(p.Name))
-	for _, e := range p.Env {
-		s.env = append(s.env, units.QuoteEnv(e.Name, e.Value))
+	if len(p.Env) > 0 {
+		s.envFile = units.Specifiers(path.Join(opts.OutDir, PrivateDir, p.Name+".env"))
 	}
-	// The helper refuses a missing runtime or one below its floor before
-	// the app starts (exit 78, no restart), then becomes the runtime (execve).
-	words := []string{helper, "run", string(p.Runtime), "--", p.RuntimeCommand()}
+	// The wrapper refuses a missing runtime, one below its floor or an
+	// unusable env_file before the app starts (exit 78, no restart), reads
+	// env_file as the app's user, then becomes the runtime (execve).
+	words := []string{opts.Helper, "run", string(p.Runtime)}
+	if p.EnvFile != "" {
+		words = append(words, "--env-file", p.EnvFile)
+	}
+	words = append(words, "--", p.RuntimeCommand())
 	words = append(words, p.RuntimeArgs...)
 	words = append(words, p.Script)
 	words = append(words, p.Args...)
 	s.execStart = units.QuoteCommand(words)
+	s.protectHome = "yes"
+	for _, dir := range []string{p.Cwd, p.RuntimePath, p.ScriptPath(), p.EnvFile} {
+		if underHome(dir) {
+			s.protectHome = "read-only" // the app lives there: it must see it
+		}
+	}
 	return s
+}
+
+// underHome tells whether a path is in one of the trees ProtectHome=
+// hides.
+func underHome(p string) bool {
+	for _, h := range []string{"/home", "/root", "/run/user"} {
+		if p == h || strings.HasPrefix(p, h+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
@@ -200,6 +249,13 @@ func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
 	f.Add("Unit", "Description", "bm2 "+p.Name+" instance "+strconv.Itoa(i))
 	f.Add("Unit", "SourcePath", s.file)
 	f.Add("Unit", "PartOf", units.Target(p.Name))
+	if p.Mode == config.Cluster {
+		// A fresh reusePort probe run after every start of the instance,
+		// automatic restarts included (bm2-probe@.service is ordered after
+		// the instance). The probe runs as root in a unit of its own: no
+		// root command ever runs in the instance's environment to start it.
+		f.Add("Unit", "Wants", units.Probe(p.Name, i))
+	}
 	f.Add("Unit", "StartLimitIntervalSec", s.interval)
 	f.Add("Unit", "StartLimitBurst", s.burst)
 	// An errored project stays down, across daemon-reload and reboot, until
@@ -208,49 +264,86 @@ func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
 
 	f.Add("Service", "Slice", units.Slice(p.Name))
 	f.Add("Service", "WorkingDirectory", units.Specifiers(p.Cwd))
-	f.Add("Service", "User", p.User)
-	if p.Group != "" {
-		f.Add("Service", "Group", p.Group)
+	f.Add("Service", "User", p.Account())
+	if p.OwnAccount() {
+		// The project's own account: allocated by systemd while the project
+		// runs, or the static account of that name when one exists.
+		f.Add("Service", "DynamicUser", "yes")
+	} else {
+		// A shared account's IPC objects are not the project's to remove.
+		f.Add("Service", "RemoveIPC", "no")
+	}
+	for _, d := range config.Directives(p) {
+		if d.Name == "Group" {
+			f.Add("Service", d.Name, d.Value)
+		}
 	}
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_NAME", p.Name))
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_INSTANCE", strconv.Itoa(i)))
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_PORT", strconv.Itoa(p.InstancePort(i))))
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode)))
-	for _, e := range s.env {
-		f.Add("Service", "Environment", e)
-	}
-	if p.EnvFile != "" {
-		f.Add("Service", "EnvironmentFile", units.Specifiers(p.EnvFile))
+	if s.envFile != "" {
+		f.Add("Service", "EnvironmentFile", s.envFile)
 	}
 	f.Add("Service", "ExecStart", s.execStart)
-	if p.Mode == config.Cluster {
-		// A fresh probe run after every start of the instance, automatic
-		// restarts included. A restart job, not Wants=: a start request for
-		// a probe still running (about the previous start) would merge into
-		// that run, and the new start would go unprobed. "-": a failure here
-		// never fails the instance; "+": root, to talk to systemd.
-		f.Add("Service", "ExecStartPost", "-+systemctl restart --no-block "+units.Probe(p.Name, i))
-	}
 	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
 	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
-	r := p.Resources
-	if r.MemoryMax != "" {
-		f.Add("Service", "MemoryMax", r.MemoryMax)
-	}
-	if r.MemoryHigh != "" {
-		f.Add("Service", "MemoryHigh", r.MemoryHigh)
-	}
-	if r.CPUQuota != "" {
-		f.Add("Service", "CPUQuota", r.CPUQuota) // parsed without specifier expansion
-	}
-	if r.CPUWeight != 0 {
-		f.Add("Service", "CPUWeight", strconv.Itoa(r.CPUWeight))
-	}
-	if r.TasksMax != 0 {
-		f.Add("Service", "TasksMax", strconv.Itoa(r.TasksMax))
-	}
-	if r.LimitNOFILE != 0 {
-		f.Add("Service", "LimitNOFILE", strconv.Itoa(r.LimitNOFILE))
+	f.Add("Service", "StateDirectory", units.Specifiers("bm2/apps/"+p.Name))
+	s.sandbox(&f, p)
+	for _, d := range config.Directives(p) {
+		if d.Name != "Group" {
+			f.Add("Service", d.Name, d.Value) // parsed without specifier expansion
+		}
 	}
 	return f.Bytes()
+}
+
+// sandbox adds what the project changes in the template's sandbox (see
+// bm2@.service and bm2.toml(5), "Sandbox").
+func (s *instanceShared) sandbox(f *units.File, p *config.Project) {
+	if p.Sandbox.Mode == config.Compat {
+		for _, kv := range compatSandbox {
+			f.Add("Service", kv[0], kv[1])
+		}
+		return
+	}
+	f.Add("Service", "ProtectHome", s.protectHome)
+	for _, w := range p.Sandbox.Writable {
+		// "-": a path that does not exist yet is no reason not to start.
+		f.Add("Service", "ReadWritePaths", "-"+units.Specifiers(w))
+	}
+	if p.Ports().Lo < 1024 {
+		// Binding a privileged port: that one capability, and no user
+		// namespace (a capability inside one does not count for the host's
+		// network).
+		f.Add("Service", "PrivateUsers", "no")
+		f.Add("Service", "CapabilityBoundingSet", "CAP_NET_BIND_SERVICE")
+		f.Add("Service", "AmbientCapabilities", "CAP_NET_BIND_SERVICE")
+	}
+}
+
+// compatSandbox turns the template's sandbox back into bm2 0.1's
+// (NoNewPrivileges=, PrivateTmp=, ProtectSystem=full).
+var compatSandbox = [][2]string{
+	{"ProtectSystem", "full"},
+	{"ProtectHome", "no"},
+	{"PrivateDevices", "no"},
+	{"PrivateUsers", "no"},
+	{"PrivateIPC", "no"},
+	{"ProtectKernelTunables", "no"},
+	{"ProtectKernelModules", "no"},
+	{"ProtectKernelLogs", "no"},
+	{"ProtectControlGroups", "no"},
+	{"ProtectClock", "no"},
+	{"ProtectHostname", "no"},
+	{"ProtectProc", "default"},
+	{"RestrictNamespaces", "no"},
+	{"RestrictRealtime", "no"},
+	{"RestrictSUIDSGID", "no"},
+	{"LockPersonality", "no"},
+	{"RestrictAddressFamilies", ""},
+	{"SystemCallFilter", ""},
+	{"SystemCallArchitectures", ""},
+	{"CapabilityBoundingSet", "~"},
+	{"UMask", "0022"},
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -76,7 +77,11 @@ func render(res Result) []byte {
 			b.WriteString("=== " + f.Path + " -> " + f.Link + "\n")
 			continue
 		}
-		b.WriteString("=== " + f.Path + "\n")
+		b.WriteString("=== " + f.Path)
+		if f.Mode != 0 {
+			fmt.Fprintf(&b, " (mode %04o)", f.Mode)
+		}
+		b.WriteString("\n")
 		b.Write(f.Data)
 	}
 	for _, d := range res.Skipped {
@@ -147,6 +152,9 @@ func itoa(n int) string { return strconv.Itoa(n) }
 //	## assert-no-file FILE                      FILE is not generated
 //	## assert-link FILE TARGET                  FILE is a symlink to TARGET
 //	## assert-skipped TEXT                      a skipped-project message contains TEXT
+//	## assert-content FILE TEXT                 FILE is exactly TEXT (Go-quoted)
+//	## assert-mode FILE MODE                    FILE has permission bits MODE (octal)
+//	## assert-nowhere TEXT                      no generated file contains TEXT
 func checkAssertions(t *testing.T, fx fixture, res Result) {
 	t.Helper()
 	files := map[string]File{}
@@ -203,6 +211,26 @@ func checkAssertions(t *testing.T, fx fixture, res Result) {
 				p, target, _ := strings.Cut(rest, " ")
 				if f := files[p]; f.Link != target {
 					t.Errorf("%s: %s links to %q, want %q", where, p, f.Link, target)
+				}
+			case "assert-content":
+				p, quoted, _ := strings.Cut(rest, " ")
+				want, err := strconv.Unquote(quoted)
+				if err != nil {
+					t.Fatalf("%s: %v", where, err)
+				}
+				if f, ok := files[p]; !ok || string(f.Data) != want {
+					t.Errorf("%s: %s = %q, want %q", where, p, f.Data, want)
+				}
+			case "assert-mode":
+				p, mode, _ := strings.Cut(rest, " ")
+				if f, ok := files[p]; !ok || fmt.Sprintf("%04o", f.Perm()) != mode {
+					t.Errorf("%s: %s mode %04o, want %s", where, p, f.Perm(), mode)
+				}
+			case "assert-nowhere":
+				for _, f := range res.Files {
+					if strings.Contains(string(f.Data), rest) && !strings.HasPrefix(f.Path, PrivateDir+"/") {
+						t.Errorf("%s: %s contains %q", where, f.Path, rest)
+					}
 				}
 			case "assert-skipped":
 				found := false

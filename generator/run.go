@@ -5,15 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
 	"golang.org/x/sys/unix"
 )
@@ -73,12 +74,29 @@ func Run(ctx context.Context, args []string, env Env) error {
 	for _, p := range found.Masked {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
-	res := Generate(found.Sources, Options{NumCPU: env.NumCPU, Helper: env.Helper})
+	res := Generate(found.Sources, Options{NumCPU: env.NumCPU, Helper: env.Helper, OutDir: out})
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	written := res.Projects
 	if err := Write(out, res.Files); err != nil {
-		return err
+		var we *WriteError
+		if !errors.As(err, &we) {
+			return err
+		}
+		// Only those projects are missing; every other one is there.
+		written = nil
+		for _, p := range res.Projects {
+			if ferr, bad := we.Failed[p.Name]; bad {
+				res.Skipped = append(res.Skipped, Diagnostic{File: p.File, Err: fmt.Errorf("cannot write its units: %w", ferr)})
+			} else {
+				written = append(written, p)
+			}
+		}
+		res.Projects = written
+	}
+	for _, w := range res.Warnings {
+		env.Log.Log(4, w)
 	}
 	skipped := len(res.Skipped) + len(found.Errors)
 	for _, err := range found.Errors {
@@ -102,89 +120,127 @@ func Run(ctx context.Context, args []string, env Env) error {
 	return nil
 }
 
-// Write puts files into dir. Every regular file is written to a temporary
-// name and renamed into place, so a reader never sees half a file; symlinks
-// are created under a temporary name and renamed likewise. Directories are
-// made first; files are then written by a few goroutines (the work is all
-// system calls, and they run in parallel).
+// Write puts files into dir, each atomically (package atomicfile), the
+// directories synced once at the end. Directories are made first; the
+// projects are then written by a few goroutines (the work is all system
+// calls, and they run in parallel).
+//
+// A file that cannot be written fails its own project only: that
+// project's other files are removed again (a target without its
+// instances' drop-ins would not load), its error is returned in a
+// *WriteError, and every other project is still written.
 func Write(dir string, files []File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	made := map[string]bool{dir: true}
-	for _, f := range files {
-		parent := filepath.Dir(filepath.Join(dir, filepath.FromSlash(f.Path)))
-		if made[parent] {
-			continue
+	// Split by project, keeping the order.
+	var groups [][]File
+	for i := 0; i < len(files); {
+		j := i + 1
+		for j < len(files) && files[j].Project == files[i].Project {
+			j++
 		}
-		if err := unix.Mkdir(parent, 0o755); err != nil && err != unix.EEXIST {
-			if err := os.MkdirAll(parent, 0o755); err != nil {
+		groups = append(groups, files[i:j])
+		i = j
+	}
+	made := sync.Map{}
+	mkdir := func(p string, perm os.FileMode) error {
+		if _, ok := made.Load(p); ok {
+			return nil
+		}
+		if err := unix.Mkdir(p, uint32(perm)); err != nil && err != unix.EEXIST {
+			if err := os.MkdirAll(p, perm); err != nil {
 				return err
 			}
 		}
-		made[parent] = true
+		if perm != 0o755 {
+			if err := os.Chmod(p, perm); err != nil { // whatever the umask
+				return err
+			}
+		}
+		made.Store(p, true)
+		return nil
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(files)/64))
-	errs := make([]error, workers)
+	failed := make([]map[string]error, workers)
+	batches := make([]atomicfile.Batch, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for i := w; i < len(files); i += workers {
-				if err := writeOne(dir, files[i]); err != nil {
-					errs[w] = err
-					return
+			for g := w; g < len(groups); g += workers {
+				if err := writeGroup(dir, groups[g], &batches[w], mkdir); err != nil {
+					if failed[w] == nil {
+						failed[w] = map[string]error{}
+					}
+					failed[w][groups[g][0].Project] = err
 				}
 			}
 		}(w)
 	}
 	wg.Wait()
-	return errors.Join(errs...)
-}
-
-func writeOne(dir string, f File) error {
-	dst := filepath.Join(dir, filepath.FromSlash(f.Path))
-	tmp := filepath.Join(filepath.Dir(dst), ".#"+filepath.Base(dst))
-	if f.Link != "" {
-		err := unix.Symlink(f.Link, tmp)
-		if err == unix.EEXIST { // left over from an interrupted run
-			_ = unix.Unlink(tmp)
-			err = unix.Symlink(f.Link, tmp)
+	we := &WriteError{Failed: map[string]error{}}
+	var syncErrs []error
+	for w := range batches {
+		for k, v := range failed[w] {
+			we.Failed[k] = v
 		}
-		if err != nil {
-			return &fs.PathError{Op: "symlink", Path: tmp, Err: err}
-		}
-	} else if err := writeFile(tmp, f.Data); err != nil {
+		syncErrs = append(syncErrs, batches[w].Sync())
+	}
+	if err := errors.Join(syncErrs...); err != nil {
 		return err
 	}
-	if err := unix.Rename(tmp, dst); err != nil {
-		_ = unix.Unlink(tmp)
-		return &fs.PathError{Op: "rename", Path: dst, Err: err}
+	if len(we.Failed) > 0 {
+		return we
 	}
 	return nil
 }
 
-// writeFile creates name with data using plain system calls: os.File would
-// add fcntl and epoll calls per file, which dominate for thousands of files.
-func writeFile(name string, data []byte) error {
-	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	for len(data) > 0 && err == nil {
-		var n int
-		n, err = unix.Write(fd, data)
-		data = data[n:]
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = unix.Unlink(name)
-		return &fs.PathError{Op: "write", Path: name, Err: err}
+// writeGroup writes one project's files; on failure it removes those it
+// wrote, so the project is either complete or absent.
+func writeGroup(dir string, files []File, b *atomicfile.Batch, mkdir func(string, os.FileMode) error) error {
+	var written []string
+	for _, f := range files {
+		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
+		perm := os.FileMode(0o755)
+		if f.Mode != 0 && f.Mode&0o077 == 0 {
+			perm = 0o700 // a private file's directory is private too
+		}
+		err := mkdir(filepath.Dir(dst), perm)
+		if err == nil && f.Link != "" {
+			err = b.Symlink(f.Link, dst)
+		} else if err == nil {
+			err = b.Write(dst, f.Data, f.Perm())
+		}
+		if err != nil {
+			for _, w := range written {
+				_ = os.Remove(w)
+			}
+			return err
+		}
+		written = append(written, dst)
 	}
 	return nil
+}
+
+// WriteError lists the projects whose files could not be written, each
+// with the first error.
+type WriteError struct {
+	Failed map[string]error
+}
+
+func (e *WriteError) Error() string {
+	names := make([]string, 0, len(e.Failed))
+	for n := range e.Failed {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + ": " + e.Failed[n].Error()
+	}
+	return "could not write the units of " + strings.Join(parts, "; ")
 }
 
 // OpenLogger picks where the generator's messages go. systemd.generator(7)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bm2dev/bm2/config"
 )
 
 type recorder struct{ lines []string }
@@ -142,5 +144,33 @@ func TestLogFormats(t *testing.T) {
 	l.Log(3, "two\nlines")
 	if strings.Count(b.String(), "\n") != 1 {
 		t.Errorf("one message became %q", b.String())
+	}
+}
+
+// A project whose files cannot be written is missing as a whole, its
+// error names it, and every other project is still written completely.
+func TestWriteScopesFailuresToTheProject(t *testing.T) {
+	out := t.TempDir()
+	res := Generate([]config.Source{
+		{Path: "/etc/bm2/bad.toml", Data: []byte(project("bad", 3000))},
+		{Path: "/etc/bm2/good.toml", Data: []byte(project("good", 4000))},
+	}, testOptions)
+	// Something that is not a file sits where bad's target goes.
+	if err := os.MkdirAll(filepath.Join(out, "bm2-bad.target", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := Write(out, res.Files)
+	var we *WriteError
+	if !errors.As(err, &we) || len(we.Failed) != 1 || we.Failed["bad"] == nil || !strings.Contains(err.Error(), "bad: ") {
+		t.Fatalf("Write = %v", err)
+	}
+	for _, f := range res.Files {
+		_, serr := os.Lstat(filepath.Join(out, f.Path))
+		switch {
+		case f.Project == "good" && serr != nil:
+			t.Errorf("good's %s missing: %v", f.Path, serr)
+		case f.Project == "bad" && serr == nil && f.Path != "bm2-bad.target":
+			t.Errorf("bad's %s left behind", f.Path)
+		}
 	}
 }

@@ -1,89 +1,141 @@
 package hooks
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/bm2dev/bm2/envfile"
+	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/jsruntime"
+	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 )
 
-// ExitInfo is what systemd tells ExecStopPost= about the main process:
-// $SERVICE_RESULT, $EXIT_CODE and $EXIT_STATUS (systemd.exec(5)).
-type ExitInfo struct {
-	Result string // success, exit-code, signal, core-dump, timeout, watchdog, oom-kill, …
-	Code   string // exited, killed, dumped
-	Status string // exit status number or signal name (without SIG)
+// Systemd is what the hooks ask systemd: the state of one unit.
+type Systemd interface {
+	Unit(ctx context.Context, name string) (sysd.Status, error)
 }
 
-// Abnormal reports whether the exit was a crash rather than a requested
-// stop or a clean exit.
-func (x ExitInfo) Abnormal() bool { return x.Result != "" && x.Result != "success" }
+// How a main process ended (ExecMainCode, from waitid(2)).
+const (
+	cldExited = 1
+	cldKilled = 2
+	cldDumped = 3
+)
 
-// Crash turns an abnormal exit into a crash.log line.
-func (x ExitInfo) Crash(at time.Time) journal.Crash {
-	c := journal.Crash{Time: at, Reason: x.Result}
-	switch x.Code {
-	case "exited":
-		if n, err := strconv.Atoi(x.Status); err == nil {
-			c.ExitCode = &n
-			if n == ExitRuntimeRejected {
-				c.Reason = "runtime_rejected"
-			}
-		}
-	case "killed", "dumped":
-		c.Signal = "SIG" + x.Status
-	}
-	switch x.Result {
-	case "exit-code":
-		if c.Reason == "exit-code" {
-			c.Reason = "exited"
-		}
-	case "signal":
-		c.Reason = "killed"
-	case "core-dump":
-		c.Reason = "core_dumped"
-	case "timeout":
-		c.Reason = "timeout"
-	case "oom-kill":
-		c.Reason = "oom_killed"
+// Verifier explains an exit with status ExitRefused from what the root
+// side can check itself (see VerifyRefusal); a reason that is not a
+// refusal means there was nothing to refuse.
+type Verifier func(ctx context.Context, st sysd.Status) (journal.Reason, string)
+
+// Crash turns how a run ended into a crash.log line.
+func Crash(st sysd.Status, at time.Time) journal.Crash {
+	c := journal.Crash{Time: at, Reason: journal.ResultReason(st.Result)}
+	switch st.ExecMainCode {
+	case cldExited:
+		n := int(st.ExecMainStatus)
+		c.ExitCode = &n
+	case cldKilled, cldDumped:
+		c.Signal = unix.SignalName(syscall.Signal(st.ExecMainStatus))
 	}
 	return c
 }
 
-// Exited is `bm2-probe exited <project>-<i>`, run as ExecStopPost=+ after
-// every stop of the instance. Clean stops leave no trace; abnormal exits
-// get a crash.log line and an instance_crashed event.
-func Exited(id string, x ExitInfo, now time.Time, crashes journal.CrashLog, events journal.Sink) error {
-	project, _, ok := units.ParseInstance(id)
+// Exited is `bm2-probe exited <project>-<i>`, the instance's
+// ExecStopPost=+, run as root after every stop. It takes nothing from its
+// environment: how the run ended comes from systemd over D-Bus (Result,
+// ExecMainCode, ExecMainStatus), never from $SERVICE_RESULT. Clean stops
+// leave no trace; an abnormal exit gets a crash.log line and an
+// instance_crashed event, and a refusal (exit status 78, confirmed by
+// verify) a runtime_rejected event.
+func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes journal.CrashLog, events journal.Sink, verify Verifier) error {
+	project, index, ok := units.ParseInstance(id)
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", id)
 	}
-	if !x.Abnormal() {
+	st, err := sd.Unit(ctx, units.Instance(project, index))
+	if err != nil {
+		return err
+	}
+	if st.Result == "" || st.Result == "success" {
 		return nil
 	}
-	c := x.Crash(now)
-	how := fmt.Sprintf("exited with status %s", x.Status)
-	if c.Signal != "" {
+	c := Crash(st, now)
+	ev := journal.Event{
+		Kind: journal.InstanceCrashed, Project: project, Instance: id,
+		Invocation: st.InvocationID, ServiceResult: st.Result, Signal: c.Signal,
+	}
+	how := "exited with status " + strconv.Itoa(int(st.ExecMainStatus))
+	switch {
+	case c.Signal != "":
 		how = "killed by " + c.Signal
-	} else if x.Result == "timeout" {
+	case st.Result == "timeout":
 		how = "timed out"
 	}
-	err1 := crashes.Append(project, id, c)
-	fields := map[string]string{"BM2_SERVICE_RESULT": x.Result}
 	if c.ExitCode != nil {
-		fields["BM2_EXIT_STATUS"] = x.Status
+		ev.ExitStatus = strconv.Itoa(*c.ExitCode)
 	}
-	if c.Signal != "" {
-		fields["BM2_SIGNAL"] = c.Signal
+	if st.ExecMainCode == cldExited && st.ExecMainStatus == ExitRefused {
+		reason, msg := verify(ctx, st)
+		if reason.Refusal() {
+			c.Reason, c.Detail = reason, msg
+			ev.Kind, ev.Reason = journal.RuntimeRejected, reason
+			ev.Message = fmt.Sprintf("%s not started: %s", id, msg)
+			return record(crashes, events, project, id, c, ev)
+		}
+		how += " (" + msg + ")"
 	}
-	err2 := events.Emit(journal.Event{
-		Kind: journal.InstanceCrashed, Project: project, Instance: id, Reason: c.Reason,
-		Message: fmt.Sprintf("%s %s (%s)", id, how, x.Result), Fields: fields,
-	})
+	ev.Reason = c.Reason
+	ev.Message = fmt.Sprintf("%s %s (%s)", id, how, st.Result)
+	return record(crashes, events, project, id, c, ev)
+}
+
+func record(crashes journal.CrashLog, events journal.Sink, project, id string, c journal.Crash, ev journal.Event) error {
+	err1 := crashes.Append(project, id, c)
+	err2 := events.Emit(ev)
 	if err1 != nil {
 		return err1
 	}
 	return err2
+}
+
+// VerifyRefusal checks, as the instance's user and never as root, the two
+// things the run wrapper refuses for: the env_file (openable by that user,
+// not a link, owned by root or the user) and the runtime (there, and not
+// below its floor: its --version is run as the user). The wrapper's own
+// word is not taken: it ran as the app's user, and an app can exit 78 too.
+func VerifyRefusal(ctx context.Context, st sysd.Status) (journal.Reason, string) {
+	if len(st.ExecStart) < 3 || st.ExecStart[1] != "run" {
+		return journal.ReasonExited, "not started by bm2-probe run"
+	}
+	ra, err := ParseRunArgs(st.ExecStart[2:])
+	if err != nil {
+		return journal.ReasonExited, err.Error()
+	}
+	id := identity.Identity{Name: st.User, UID: int(st.UID), GID: int(st.GID)}
+	if st.UID == sysd.NoID || st.GID == sysd.NoID {
+		// The run's dynamic user is gone already: any unprivileged user
+		// sees what it saw of files that are not its own.
+		id = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
+	}
+	if ra.EnvFile != "" {
+		err := identity.Do(id, func() error {
+			_, err := envfile.Read(ra.EnvFile, st.WorkingDirectory, id.UID)
+			return err
+		})
+		if err != nil {
+			return journal.ReasonEnvFile, "env_file " + err.Error()
+		}
+	}
+	rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), jsruntime.AsUser(id.UID, id.GID))
+	if rc.Reason != "" {
+		return rc.Reason, "runtime " + rc.Problem + " (" + jsruntime.Advice(ra.Kind) + ")"
+	}
+	return journal.ReasonExited, "exit status 78 is bm2's refusal, but bm2 found nothing to refuse: the app exited with it itself"
 }

@@ -11,31 +11,31 @@ import (
 
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/sysd"
 )
 
 type sink struct{ got []journal.Event }
 
 func (s *sink) Emit(e journal.Event) error { s.got = append(s.got, e); return nil }
 
-func runEnv(t *testing.T, dir, version string) (RunEnv, *sink, *strings.Builder, *[]string) {
-	ev := &sink{}
+func runEnv(t *testing.T, dir, version string) (RunEnv, *strings.Builder, *[]string, *[]string) {
 	var stderr strings.Builder
-	var execd []string
+	var execd, environ []string
 	env := RunEnv{
-		Getenv: func(k string) string {
-			return map[string]string{"BM2_APP_NAME": "api", "BM2_APP_INSTANCE": "1"}[k]
-		},
+		Getenv:  func(k string) string { return "" },
 		Stderr:  &stderr,
-		Events:  ev,
 		Dirs:    []string{filepath.Join(dir, "none"), dir},
 		Version: func(ctx context.Context, p string) (string, error) { return version + "\n", nil },
 		Exec: func(argv0 string, argv, env []string) error {
 			execd = append([]string{argv0}, argv...)
+			environ = env
 			return nil
 		},
-		Environ: func() []string { return nil },
+		Environ: func() []string { return []string{"BM2_APP_PORT=3000", "NODE_ENV=production"} },
+		Getwd:   func() (string, error) { return dir, nil },
+		UID:     os.Getuid(),
 	}
-	return env, ev, &stderr, &execd
+	return env, &stderr, &execd, &environ
 }
 
 func exe(t *testing.T, dir, name string) string {
@@ -49,113 +49,48 @@ func exe(t *testing.T, dir, name string) string {
 func TestRunAcceptsAndExecs(t *testing.T) {
 	dir := t.TempDir()
 	node := exe(t, dir, "node")
-	env, ev, _, execd := runEnv(t, dir, "v24.0.0")
-	if err := Run(context.Background(), []string{"node", "--", "node", "server.js"}, env); err != nil {
+	env, stderr, execd, environ := runEnv(t, dir, "v24.0.0")
+	os.WriteFile(filepath.Join(dir, ".env"), []byte("NODE_ENV=staging\nSECRET='s e'\nBM2_APP_PORT=1\n"), 0o600)
+	if err := Run(context.Background(), []string{"node", "--env-file", filepath.Join(dir, ".env"), "--", "node", "server.js"}, env); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(*execd, " ") != node+" node server.js" || len(ev.got) != 0 {
-		t.Errorf("exec %v, events %v", *execd, ev.got)
+	if strings.Join(*execd, " ") != node+" node server.js" {
+		t.Errorf("exec %v", *execd)
+	}
+	// env_file over [env], bm2's own untouchable.
+	if got := strings.Join(*environ, " "); got != "BM2_APP_PORT=3000 NODE_ENV=staging SECRET=s e" {
+		t.Errorf("environment %q", got)
+	}
+	if !strings.Contains(stderr.String(), "env_file sets BM2_APP_PORT, which is bm2's own: ignored") {
+		t.Errorf("stderr %q", stderr.String())
 	}
 }
 
-func TestRunRefusesBelowFloor(t *testing.T) {
+func TestRunRefuses(t *testing.T) {
 	dir := t.TempDir()
 	node := exe(t, dir, "node")
-	env, ev, stderr, execd := runEnv(t, dir, "v20.20.2")
+	env, stderr, execd, _ := runEnv(t, dir, "v20.20.2")
 	err := Run(context.Background(), []string{"node", "--", node, "server.js"}, env)
-	var rej *RejectedError
-	if !errors.As(err, &rej) || rej.Reason != "runtime_below_floor" {
+	var ref *RefusedError
+	if !errors.As(err, &ref) {
 		t.Fatalf("Run = %v", err)
 	}
 	want := "runtime " + node + " is Node.js v20.20.2, below the floor 24.0.0"
 	if !strings.Contains(stderr.String(), want) || len(*execd) != 0 {
 		t.Errorf("stderr %q (want %q), exec %v", stderr.String(), want, *execd)
 	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.RuntimeRejected || ev.got[0].Instance != "api-1" {
-		t.Errorf("events %+v", ev.got)
+	env, stderr, _, _ = runEnv(t, dir, "1.4.4")
+	if err := Run(context.Background(), []string{"bun", "--", "bun", "i.ts"}, env); !errors.As(err, &ref) || !strings.Contains(stderr.String(), "runtime bun not found in") {
+		t.Errorf("missing: %v %q", err, stderr.String())
 	}
-	env, _, stderr, _ = runEnv(t, dir, "1.3.14")
-	exe(t, dir, "bun")
-	if err := Run(context.Background(), []string{"bun", "--", "bun", "i.ts"}, env); !errors.As(err, &rej) || !strings.Contains(stderr.String(), "Bun 1.3.14, below the floor 1.4.0") {
-		t.Errorf("bun 1.3: %v %q", err, stderr.String())
-	}
-}
-
-func TestRunRefusesMissing(t *testing.T) {
-	dir := t.TempDir()
-	env, ev, stderr, _ := runEnv(t, dir, "1.4.4")
-	err := Run(context.Background(), []string{"bun", "--", "bun", "i.ts"}, env)
-	var rej *RejectedError
-	if !errors.As(err, &rej) || rej.Reason != "runtime_missing" || !strings.Contains(stderr.String(), "runtime bun not found in") || len(ev.got) != 1 {
-		t.Errorf("Run = %v, stderr %q", err, stderr.String())
-	}
-	if err := Run(context.Background(), []string{"bun", "--", "/nope/bun", "i.ts"}, env); !errors.As(err, &rej) {
-		t.Errorf("absolute missing: %v", err)
-	}
-}
-
-func TestExitedRecordsCrashes(t *testing.T) {
-	c := journal.CrashLog{Dir: t.TempDir()}
-	ev := &sink{}
-	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
-	cases := []struct {
-		x    ExitInfo
-		want string
-	}{
-		{ExitInfo{"success", "exited", "0"}, ""},
-		{ExitInfo{"success", "killed", "TERM"}, ""},
-		{ExitInfo{"exit-code", "exited", "1"}, "reason=exited code=1"},
-		{ExitInfo{"signal", "killed", "KILL"}, "reason=killed signal=SIGKILL"},
-		{ExitInfo{"core-dump", "dumped", "SEGV"}, "reason=core_dumped signal=SIGSEGV"},
-		{ExitInfo{"exit-code", "exited", "78"}, "reason=runtime_rejected code=78"},
-		{ExitInfo{"oom-kill", "killed", "KILL"}, "reason=oom_killed signal=SIGKILL"},
-	}
-	for _, tc := range cases {
-		if err := Exited("api-0", tc.x, at, c, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, _ := os.ReadFile(c.Path("api", "api-0"))
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	var want []string
-	for _, tc := range cases {
-		if tc.want != "" {
-			want = append(want, "2026-11-30T04:00:00.000Z "+tc.want)
-		}
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("crash.log:\n%s\nwant:\n%s", data, strings.Join(want, "\n"))
-	}
-	if len(ev.got) != len(want) || ev.got[0].Kind != journal.InstanceCrashed || ev.got[0].Reason != "exited" {
-		t.Errorf("events %+v", ev.got)
-	}
-}
-
-func TestFailed(t *testing.T) {
-	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
-	facts := func(f UnitFacts) func(context.Context, string) (UnitFacts, error) {
-		return func(context.Context, string) (UnitFacts, error) { return f, nil }
-	}
-	if err := Failed(context.Background(), "api-1", facts(UnitFacts{Result: "exit-code", NRestarts: 3, ExitStatus: 1}), time.Now(), st, c, ev); err != nil {
-		t.Fatal(err)
-	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != ReasonBudget || ev.got[0].Fields["BM2_RESTARTS"] != "3" {
-		t.Errorf("events %+v", ev.got)
-	}
-	data, _ := os.ReadFile(c.Path("api", "api-1"))
-	if !strings.Contains(string(data), "reason=restart_budget_exhausted") {
-		t.Errorf("crash.log %q", data)
-	}
-	Failed(context.Background(), "api-2", facts(UnitFacts{Result: "exit-code", ExitStatus: 78}), time.Now(), st, c, ev)
-	if ev.got[1].Reason != "runtime_rejected" {
-		t.Errorf("runtime refusal recorded as %q", ev.got[1].Reason)
-	}
-	// A project stopped on purpose already says why: nothing more.
-	st.SetErrored("api", "reuseport_missing")
-	Failed(context.Background(), "api-3", facts(UnitFacts{Result: "timeout"}), time.Now(), st, c, ev)
-	if len(ev.got) != 2 {
-		t.Errorf("errored project got more events: %+v", ev.got[2:])
+	// env_file that is a symlink: refused, nothing of its target read.
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("STOLEN=1\n"), 0o600)
+	os.Symlink(secret, filepath.Join(dir, ".env"))
+	env, stderr, _, _ = runEnv(t, dir, "v24.1.0")
+	err = Run(context.Background(), []string{"node", "--env-file", filepath.Join(dir, ".env"), "--", node, "s.js"}, env)
+	if !errors.As(err, &ref) || !strings.Contains(stderr.String(), "symbolic link") {
+		t.Errorf("symlinked env_file: %v %q", err, stderr.String())
 	}
 }
 
@@ -163,13 +98,12 @@ func TestRunCachesVersion(t *testing.T) {
 	dir := t.TempDir()
 	node := exe(t, dir, "node")
 	cacheDir := t.TempDir()
-	env, _, _, execd := runEnv(t, dir, "v24.1.0")
-	get := env.Getenv
+	env, _, execd, _ := runEnv(t, dir, "v24.1.0")
 	env.Getenv = func(k string) string {
 		if k == "RUNTIME_DIRECTORY" {
 			return cacheDir
 		}
-		return get(k)
+		return ""
 	}
 	asked := 0
 	env.Version = func(ctx context.Context, p string) (string, error) { asked++; return "v24.1.0\n", nil }
@@ -195,11 +129,150 @@ func TestRunCachesVersion(t *testing.T) {
 func TestRunVersionFailureIsRetried(t *testing.T) {
 	dir := t.TempDir()
 	exe(t, dir, "bun")
-	env, ev, _, execd := runEnv(t, dir, "")
+	env, _, execd, _ := runEnv(t, dir, "")
 	env.Version = func(ctx context.Context, p string) (string, error) { return "", errors.New("no answer within 5s") }
 	err := Run(context.Background(), []string{"bun", "--", "bun", "i.ts"}, env)
-	var rej *RejectedError
-	if err == nil || errors.As(err, &rej) || len(ev.got) != 0 || len(*execd) != 0 {
-		t.Errorf("Run = %v (rejected: %v), events %v", err, errors.As(err, &rej), ev.got)
+	var ref *RefusedError
+	if err == nil || errors.As(err, &ref) || len(*execd) != 0 {
+		t.Errorf("Run = %v (refused: %v)", err, errors.As(err, &ref))
+	}
+}
+
+type fakeSD map[string]sysd.Status
+
+func (f fakeSD) Unit(ctx context.Context, name string) (sysd.Status, error) {
+	s, ok := f[name]
+	if !ok {
+		return sysd.NotFound(name), nil
+	}
+	return s, nil
+}
+
+func TestExitedRecordsCrashes(t *testing.T) {
+	c := journal.CrashLog{Dir: t.TempDir()}
+	ev := &sink{}
+	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	noRefusal := func(context.Context, sysd.Status) (journal.Reason, string) {
+		t.Fatal("asked to verify a refusal")
+		return "", ""
+	}
+	cases := []struct {
+		st   sysd.Status
+		want string
+	}{
+		{sysd.Status{Result: "success", ExecMainCode: cldExited}, ""},
+		{sysd.Status{Result: "success", ExecMainCode: cldKilled, ExecMainStatus: 15}, ""},
+		{sysd.Status{Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1}, "reason=exited code=1"},
+		{sysd.Status{Result: "signal", ExecMainCode: cldKilled, ExecMainStatus: 9}, "reason=killed signal=SIGKILL"},
+		{sysd.Status{Result: "core-dump", ExecMainCode: cldDumped, ExecMainStatus: 11}, "reason=core_dumped signal=SIGSEGV"},
+		{sysd.Status{Result: "oom-kill", ExecMainCode: cldKilled, ExecMainStatus: 9}, "reason=oom_killed signal=SIGKILL"},
+	}
+	for _, tc := range cases {
+		sd := fakeSD{"bm2@api-0.service": tc.st}
+		if err := Exited(context.Background(), "api-0", sd, at, c, ev, noRefusal); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(c.Path("api", "api-0"))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var want []string
+	for _, tc := range cases {
+		if tc.want != "" {
+			want = append(want, "2026-11-30T04:00:00.000Z "+tc.want)
+		}
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("crash.log:\n%s\nwant:\n%s", data, strings.Join(want, "\n"))
+	}
+	if len(ev.got) != len(want) || ev.got[0].Kind != journal.InstanceCrashed || ev.got[0].Reason != journal.ReasonExited || ev.got[1].Signal != "SIGKILL" {
+		t.Errorf("events %+v", ev.got)
+	}
+}
+
+// Exit status 78 is a refusal only when the root side finds something to
+// refuse; then it says runtime_rejected with the reason it found itself.
+func TestExitedRefusal(t *testing.T) {
+	c := journal.CrashLog{Dir: t.TempDir()}
+	ev := &sink{}
+	sd := fakeSD{"bm2@api-1.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78}}
+	verdict := journal.ReasonRuntimeBelowFloor
+	verify := func(context.Context, sysd.Status) (journal.Reason, string) {
+		return verdict, "runtime x is Bun 1.3.14, below the floor 1.4.0"
+	}
+	if err := Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.RuntimeRejected || ev.got[0].Reason != journal.ReasonRuntimeBelowFloor {
+		t.Fatalf("%+v", ev.got)
+	}
+	if last, _ := c.Last("api", "api-1"); last.Reason != journal.ReasonRuntimeBelowFloor {
+		t.Fatalf("crash.log %+v", last)
+	}
+	verdict = journal.ReasonExited // the app exited 78 itself
+	Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify)
+	if ev.got[1].Kind != journal.InstanceCrashed || ev.got[1].Reason != journal.ReasonExited {
+		t.Fatalf("%+v", ev.got[1])
+	}
+}
+
+// The root side checks the env_file and the runtime itself, as the user.
+func TestVerifyRefusal(t *testing.T) {
+	dir, err := os.MkdirTemp("", "bm2-verify-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bun := filepath.Join(dir, "bun")
+	os.WriteFile(bun, []byte("#!/bin/sh\necho 1.3.14\n"), 0o755)
+	me := uint32(os.Getuid())
+	st := sysd.Status{UID: me, GID: uint32(os.Getgid()), WorkingDirectory: dir,
+		ExecStart: []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", bun, "i.ts"}}
+	if r, msg := VerifyRefusal(context.Background(), st); r != journal.ReasonRuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
+		t.Fatalf("%s %s", r, msg)
+	}
+	os.WriteFile(bun, []byte("#!/bin/sh\necho 1.4.4\n"), 0o755)
+	if r, _ := VerifyRefusal(context.Background(), st); r != journal.ReasonExited {
+		t.Fatalf("nothing to refuse, got %s", r)
+	}
+	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--env-file", filepath.Join(dir, ".env"), "--", bun, "i.ts"}
+	if r, msg := VerifyRefusal(context.Background(), st); r != journal.ReasonEnvFile || !strings.Contains(msg, "does not exist") {
+		t.Fatalf("%s %s", r, msg)
+	}
+	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", filepath.Join(dir, "gone"), "i.ts"}
+	if r, _ := VerifyRefusal(context.Background(), st); r != journal.ReasonRuntimeMissing {
+		t.Fatalf("%s", r)
+	}
+}
+
+func TestFailed(t *testing.T) {
+	dir := t.TempDir()
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	sd := fakeSD{
+		"bm2@api-1.service": {Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
+		"bm2@api-2.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
+		"bm2@api-3.service": {Result: "timeout"},
+	}
+	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonBudget || ev.got[0].Restarts != "3" {
+		t.Errorf("events %+v", ev.got)
+	}
+	data, _ := os.ReadFile(c.Path("api", "api-1"))
+	if !strings.Contains(string(data), "reason=restart_budget_exhausted") {
+		t.Errorf("crash.log %q", data)
+	}
+	// A refusal: the reason the exit hook wrote to the crash log.
+	c.Append("api", "api-2", journal.Crash{Time: time.Now(), Reason: journal.ReasonRuntimeMissing})
+	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev)
+	if ev.got[1].Reason != journal.ReasonRuntimeMissing {
+		t.Errorf("refusal recorded as %q", ev.got[1].Reason)
+	}
+	// A project stopped on purpose already says why: nothing more.
+	st.SetErrored("api", "reuseport_missing")
+	Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev)
+	if len(ev.got) != 2 {
+		t.Errorf("errored project got more events: %+v", ev.got[2:])
 	}
 }

@@ -5,121 +5,146 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/envfile"
 	"github.com/bm2dev/bm2/jsruntime"
 )
 
-// ExitRuntimeRejected is the exit status of a refused runtime (EX_CONFIG).
-// bm2@.service lists it in RestartPreventExitStatus=.
-const ExitRuntimeRejected = 78
+// ExitRefused is the exit status of an instance bm2 refused to start
+// (EX_CONFIG): its runtime is missing or below its floor, or its env_file
+// cannot be used. bm2@.service lists it in RestartPreventExitStatus=.
+const ExitRefused = 78
 
 // RunEnv is what Run needs from the process; tests replace it.
 type RunEnv struct {
 	Getenv  func(string) string
 	Stderr  io.Writer
-	Events  journal.Sink
-	Dirs    []string                                               // jsruntime.SearchPath()
-	Version func(ctx context.Context, path string) (string, error) // jsruntime.AskVersion
-	Exec    func(argv0 string, argv, env []string) error           // syscall.Exec
+	Dirs    []string                                     // jsruntime.SearchPath()
+	Version jsruntime.Asker                              // jsruntime.AskVersion
+	Exec    func(argv0 string, argv, env []string) error // syscall.Exec
 	Environ func() []string
+	Getwd   func() (string, error)
+	UID     int
 }
 
-// RejectedError is a runtime refused before the app starts.
-type RejectedError struct {
-	Reason string // runtime_missing or runtime_below_floor
-	Msg    string
+// RefusedError is an instance refused before the app starts.
+type RefusedError struct {
+	Msg string
 }
 
-func (e *RejectedError) Error() string { return e.Msg }
+func (e *RefusedError) Error() string { return e.Msg }
 
-// Run is `bm2-probe run <bun|node> -- <runtime> [args…]`. It checks the
-// runtime against its floor, then executes it in place of itself. It returns
-// only on failure; a *RejectedError means exit with ExitRuntimeRejected.
+// RunArgs is the command line of `bm2-probe run`, as the generator writes
+// it into ExecStart=:
+//
+//	bm2-probe run <bun|node> [--env-file PATH] -- RUNTIME [ARG...]
+type RunArgs struct {
+	Kind    config.Runtime
+	EnvFile string
+	Argv    []string // the runtime and its arguments
+}
+
+// ParseRunArgs reads the arguments after "run".
+func ParseRunArgs(args []string) (RunArgs, error) {
+	var r RunArgs
+	usage := fmt.Errorf("usage: bm2-probe run bun|node [--env-file PATH] -- RUNTIME [ARG...]")
+	if len(args) < 3 {
+		return r, usage
+	}
+	r.Kind = config.Runtime(args[0])
+	if _, ok := jsruntime.Floor(r.Kind); !ok {
+		return r, fmt.Errorf("unknown runtime %q", args[0])
+	}
+	rest := args[1:]
+	if len(rest) >= 2 && rest[0] == "--env-file" {
+		r.EnvFile, rest = rest[1], rest[2:]
+	}
+	if len(rest) < 2 || rest[0] != "--" {
+		return r, usage
+	}
+	r.Argv = rest[1:]
+	return r, nil
+}
+
+// Run is `bm2-probe run …`, the instance's ExecStart=, running as the
+// app's user. It reads env_file (as that user, see envfile.Read), checks
+// the runtime against its floor, then executes it in place of itself with
+// the unit's environment, env_file's variables over [env] (as systemd's
+// EnvironmentFile= would) and bm2's BM2_* over both. It returns only on
+// failure; a *RefusedError means exit with ExitRefused. It emits no event:
+// the app's user cannot speak for bm2, and the exit hook, as root, records
+// what went wrong.
 func Run(ctx context.Context, args []string, env RunEnv) error {
-	if len(args) < 3 || args[1] != "--" {
-		return fmt.Errorf("usage: bm2-probe run bun|node -- RUNTIME [ARG...]")
+	ra, err := ParseRunArgs(args)
+	if err != nil {
+		return err
 	}
-	kind := config.Runtime(args[0])
-	floor, ok := jsruntime.Floor(kind)
-	if !ok {
-		return fmt.Errorf("unknown runtime %q", args[0])
-	}
-	argv := args[2:]
-	project, instance := env.Getenv("BM2_APP_NAME"), env.Getenv("BM2_APP_NAME")+"-"+env.Getenv("BM2_APP_INSTANCE")
-	reject := func(reason, msg string) error {
+	refuse := func(msg string) error {
 		fmt.Fprintf(env.Stderr, "bm2: %s\n", msg)
-		if env.Events != nil {
-			env.Events.Emit(journal.Event{
-				Kind: journal.RuntimeRejected, Project: project, Instance: instance, Reason: reason,
-				Message: fmt.Sprintf("%s: %s", instance, msg),
-			})
-		}
-		return &RejectedError{Reason: reason, Msg: msg}
+		return &RefusedError{Msg: msg}
 	}
-	exe, err := resolve(argv[0], env.Dirs)
-	if err != nil {
-		return reject("runtime_missing", fmt.Sprintf("runtime %s %v; instance not started (install %s %s or newer, or set runtime_path)",
-			argv[0], err, displayName(kind), floor))
-	}
-	cache := versionCache{dir: env.Getenv("RUNTIME_DIRECTORY"), exe: exe}
-	out, cached := cache.load()
-	if !cached {
-		out, err = env.Version(ctx, exe)
+	environ := env.Environ()
+	if ra.EnvFile != "" {
+		cwd, _ := env.Getwd()
+		vars, err := envfile.Read(ra.EnvFile, cwd, env.UID)
 		if err != nil {
-			// It exists but did not answer: perhaps only a slow moment (a
-			// busy host paging in a 100 MB binary). A plain failure, so
-			// systemd retries it within the restart budget; only a missing
-			// runtime or one below its floor is refused for good.
-			return fmt.Errorf("runtime %s did not tell its version: %v; instance not started (systemd retries it)", exe, err)
+			return refuse(fmt.Sprintf("env_file %v; instance not started", err))
 		}
+		environ = merge(environ, vars, env.Stderr)
 	}
-	printed := strings.TrimSpace(out)
-	if line, _, ok := strings.Cut(printed, "\n"); ok {
-		printed = line
+	cache := versionCache{dir: env.Getenv("RUNTIME_DIRECTORY")}
+	ask := func(ctx context.Context, path string) (string, error) {
+		cache.exe = path
+		if v, ok := cache.load(); ok {
+			return v, nil
+		}
+		v, err := env.Version(ctx, path)
+		if err == nil {
+			cache.pending = v
+		}
+		return v, err
 	}
-	v, err := jsruntime.ParseVersion(printed)
-	if err != nil {
-		return reject("runtime_missing", fmt.Sprintf("runtime %s --version printed %q; instance not started", exe, printed))
+	rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], env.Dirs, ask)
+	switch {
+	case rc.Retry:
+		// Exists but did not answer: a plain failure, which systemd retries
+		// within the restart budget; only a missing runtime or one below
+		// its floor is refused for good.
+		return fmt.Errorf("runtime %s; instance not started (systemd retries it)", rc.Problem)
+	case !rc.OK():
+		return refuse(fmt.Sprintf("runtime %s; instance not started (%s)", rc.Problem, jsruntime.Advice(ra.Kind)))
 	}
-	if v.Compare(floor) < 0 {
-		return reject("runtime_below_floor", fmt.Sprintf("runtime %s is %s %s, below the floor %s; instance not started (install %s %s or newer, or set runtime_path)",
-			exe, displayName(kind), printed, floor, displayName(kind), floor))
-	}
-	if !cached {
-		cache.store(printed)
-	}
-	return env.Exec(exe, argv, env.Environ())
+	cache.store()
+	return env.Exec(rc.Path, ra.Argv, environ)
 }
 
-func displayName(r config.Runtime) string {
-	if r == config.Node {
-		return "Node.js"
+// merge puts env_file's variables over the unit's environment, leaving
+// bm2's own BM2_* alone (a warning names any env_file tried to set).
+func merge(environ []string, vars []envfile.Var, warn io.Writer) []string {
+	index := map[string]int{}
+	for i, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		index[k] = i
 	}
-	return "Bun"
-}
-
-// resolve finds a command as systemd does for ExecStart=: an absolute path
-// as is, a bare name along the fixed search path.
-func resolve(name string, dirs []string) (string, error) {
-	if path.IsAbs(name) {
-		if err := jsruntime.Executable(name); err != nil {
-			return "", err
+	for _, v := range vars {
+		if strings.HasPrefix(v.Name, "BM2_") {
+			fmt.Fprintf(warn, "bm2: env_file sets %s, which is bm2's own: ignored\n", v.Name)
+			continue
 		}
-		return name, nil
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, name)
-		if jsruntime.Executable(p) == nil {
-			return p, nil
+		kv := v.Name + "=" + v.Value
+		if i, ok := index[v.Name]; ok {
+			environ[i] = kv
+		} else {
+			index[v.Name] = len(environ)
+			environ = append(environ, kv)
 		}
 	}
-	return "", fmt.Errorf("not found in %s", strings.Join(dirs, ":"))
+	return environ
 }
 
 // DefaultRunEnv is the real process.
@@ -127,30 +152,35 @@ func DefaultRunEnv() RunEnv {
 	return RunEnv{
 		Getenv:  os.Getenv,
 		Stderr:  os.Stderr,
-		Events:  journal.Journald{Fallback: os.Stderr},
 		Dirs:    jsruntime.SearchPath(),
 		Version: jsruntime.AskVersion,
 		Exec:    syscall.Exec,
 		Environ: os.Environ,
+		Getwd:   os.Getwd,
+		UID:     os.Getuid(),
 	}
 }
 
 // versionCache remembers the runtime's version across restarts of one
 // instance, in the instance's own RuntimeDirectory= (kept over restarts,
-// removed at stop, writable only by the app's user), so a crash-looping
-// instance does not pay for `<runtime> --version` on every start. The key
-// is the binary's identity: path, device, inode, size and modification time.
-type versionCache struct{ dir, exe string }
+// removed at stop, the app user's), so a crash-looping instance does not
+// pay for `<runtime> --version` on every start. The key is the binary's
+// identity: path, device, inode, size and modification time. It is the
+// app's to write, so it decides nothing but the app's own start.
+type versionCache struct {
+	dir, exe string
+	pending  string
+}
 
-func (c versionCache) key() string {
+func (c *versionCache) key() string {
 	var st syscall.Stat_t
-	if c.dir == "" || syscall.Stat(c.exe, &st) != nil {
+	if c.dir == "" || c.exe == "" || syscall.Stat(c.exe, &st) != nil {
 		return ""
 	}
 	return fmt.Sprintf("%s %d %d %d %d.%d", c.exe, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
 }
 
-func (c versionCache) load() (string, bool) {
+func (c *versionCache) load() (string, bool) {
 	key := c.key()
 	if key == "" {
 		return "", false
@@ -166,11 +196,11 @@ func (c versionCache) load() (string, bool) {
 	return strings.TrimSpace(v), true
 }
 
-func (c versionCache) store(version string) {
+func (c *versionCache) store() {
+	if c.pending == "" {
+		return
+	}
 	if key := c.key(); key != "" {
-		tmp := filepath.Join(c.dir, ".runtime-version")
-		if os.WriteFile(tmp, []byte(key+"\n"+version+"\n"), 0o600) == nil {
-			os.Rename(tmp, filepath.Join(c.dir, "runtime-version"))
-		}
+		_ = atomicfile.Write(filepath.Join(c.dir, "runtime-version"), []byte(key+"\n"+strings.TrimSpace(c.pending)+"\n"), 0o600)
 	}
 }

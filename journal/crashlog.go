@@ -20,7 +20,7 @@ type CrashLog struct {
 // Crash is one crash.log line.
 type Crash struct {
 	Time     time.Time
-	Reason   string // first-class: reuseport_missing, exited, killed, …
+	Reason   Reason // first-class: reuseport_missing, exited, killed, …
 	ExitCode *int   // the exit status, when the process exited
 	Signal   string // the signal that killed it, e.g. SIGKILL
 	Detail   string
@@ -36,7 +36,7 @@ func (c CrashLog) Path(project, instance string) string {
 func (cr Crash) Line() string {
 	var b strings.Builder
 	b.WriteString(cr.Time.UTC().Format("2006-01-02T15:04:05.000Z"))
-	b.WriteString(" reason=" + cr.Reason)
+	b.WriteString(" reason=" + string(cr.Reason))
 	if cr.ExitCode != nil {
 		b.WriteString(" code=" + strconv.Itoa(*cr.ExitCode))
 	}
@@ -69,4 +69,44 @@ func (c CrashLog) Append(project, instance string, cr Crash) error {
 		return fmt.Errorf("crash log %s: %w", p, err)
 	}
 	return nil
+}
+
+// Last returns the newest line of an instance's crash log (its time and
+// reason; the rest is for people), and false when there is none.
+func (c CrashLog) Last(project, instance string) (Crash, bool) {
+	f, err := os.Open(c.Path(project, instance))
+	if err != nil {
+		return Crash{}, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Crash{}, false
+	}
+	const tail = 8 << 10
+	off := max(st.Size()-tail, 0)
+	buf := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return Crash{}, false
+	}
+	lines := strings.Split(strings.TrimRight(string(buf), "\n"), "\n")
+	return ParseCrashLine(lines[len(lines)-1])
+}
+
+// ParseCrashLine reads back the time and reason of a crash.log line.
+func ParseCrashLine(line string) (Crash, bool) {
+	ts, rest, ok := strings.Cut(line, " ")
+	if !ok {
+		return Crash{}, false
+	}
+	t, err := time.Parse("2006-01-02T15:04:05.000Z", ts)
+	if err != nil {
+		return Crash{}, false
+	}
+	reason, ok := strings.CutPrefix(rest, "reason=")
+	if !ok {
+		return Crash{}, false
+	}
+	reason, _, _ = strings.Cut(reason, " ")
+	return Crash{Time: t, Reason: Reason(reason)}, true
 }

@@ -1,4 +1,5 @@
-// Package journal records what bm2 does, where an operator looks for it.
+// Package journal owns bm2's event schema and records what bm2 does where
+// an operator looks for it.
 //
 // Events (reuseport_confirmed, reuseport_missing, instance_crashed, …) go to
 // journald with SYSLOG_IDENTIFIER=bm2, so `journalctl -t bm2` lists them,
@@ -7,12 +8,25 @@
 //	BM2_EVENT=reuseport_missing BM2_PROJECT=api BM2_INSTANCE=api-0
 //	BM2_REASON=reuseport_missing MESSAGE_ID=<stable per event> PRIORITY=3
 //
-// so `journalctl -t bm2 BM2_PROJECT=api` or `journalctl MESSAGE_ID=…` find
-// them. Each instance also has a crash.log, one line per abnormal event with
-// the reason first-class:
+// The field names, the [Kind]s with their MESSAGE_IDs and priorities, and
+// every [Reason] are defined here once: [Fields] writes an [Event],
+// [Decode] reads it back, [Read] runs journalctl for the readers.
+//
+// Only bm2 speaks for bm2. Every event is written by one of bm2's root
+// processes (the reusePort probe, the exit and failure hooks), so readers
+// believe an entry only when journald says root sent it (_UID=0, which a
+// sender cannot set), or when it came through the kernel log, which only
+// root can write ([Trusted]). An app that logs BM2_EVENT=reuseport_confirmed
+// under its own user is ignored, by the query and by Decode.
+//
+// Each instance also has a crash.log, one line per abnormal event with the
+// reason first-class:
 //
 //	/var/log/bm2/api/api-0.crash.log
 //	2026-11-30T04:00:00.123Z reason=reuseport_missing detail="…"
+//
+// Notifications go to a webhook ([Webhook]); its URL is printed only
+// through [RedactURL].
 //
 // The generator cannot use journald (it runs before it may be up) and logs
 // through /dev/kmsg instead; see package generator.

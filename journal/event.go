@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +13,32 @@ import (
 
 // Identifier is the SYSLOG_IDENTIFIER of every bm2 event.
 const Identifier = "bm2"
+
+// The journal fields of bm2's events. Writers and readers use these names
+// and nothing else.
+const (
+	FieldIdentifier    = "SYSLOG_IDENTIFIER"
+	FieldMessage       = "MESSAGE"
+	FieldMessageID     = "MESSAGE_ID"
+	FieldPriority      = "PRIORITY"
+	FieldEvent         = "BM2_EVENT"
+	FieldProject       = "BM2_PROJECT"
+	FieldInstance      = "BM2_INSTANCE"
+	FieldReason        = "BM2_REASON"
+	FieldLevel         = "BM2_LEVEL"
+	FieldDetail        = "BM2_DETAIL"
+	FieldPort          = "BM2_PORT"           // the port the probe checked
+	FieldInvocation    = "BM2_INVOCATION"     // the InvocationID of the instance run an event is about
+	FieldServiceResult = "BM2_SERVICE_RESULT" // systemd's Result of the run
+	FieldExitStatus    = "BM2_EXIT_STATUS"
+	FieldSignal        = "BM2_SIGNAL"
+	FieldRestarts      = "BM2_RESTARTS"
+
+	// Trusted fields, set by journald itself and never by the sender.
+	FieldUID       = "_UID"
+	FieldTransport = "_TRANSPORT"
+	FieldRealtime  = "__REALTIME_TIMESTAMP"
+)
 
 // Kind names an event type.
 type Kind string
@@ -27,39 +54,122 @@ const (
 )
 
 type kindInfo struct {
+	kind     Kind
 	id       string
 	priority sdjournal.Priority
 }
 
-var kinds = map[Kind]kindInfo{
-	ReuseportConfirmed:    {"44f30fffb0214cdeb15b218ca0731307", sdjournal.PriInfo},
-	ReuseportMissing:      {"fef51d7506c045a3aca2d41b6586cc18", sdjournal.PriErr},
-	ReuseportProbeStopped: {"8e7912016f6042559e9797e5df92efde", sdjournal.PriWarning},
-	InstanceCrashed:       {"f2094127a7e2480c9ce5c60d78d83fb2", sdjournal.PriWarning},
-	InstanceErrored:       {"8142a04800b24fc794e195b028d94e5e", sdjournal.PriErr},
-	RuntimeRejected:       {"a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
+// kinds is every kind bm2 emits, in the order the docs list them.
+var kinds = []kindInfo{
+	{ReuseportConfirmed, "44f30fffb0214cdeb15b218ca0731307", sdjournal.PriInfo},
+	{ReuseportMissing, "fef51d7506c045a3aca2d41b6586cc18", sdjournal.PriErr},
+	{ReuseportProbeStopped, "8e7912016f6042559e9797e5df92efde", sdjournal.PriWarning},
+	{InstanceCrashed, "f2094127a7e2480c9ce5c60d78d83fb2", sdjournal.PriWarning},
+	{InstanceErrored, "8142a04800b24fc794e195b028d94e5e", sdjournal.PriErr},
+	{RuntimeRejected, "a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
+}
+
+// Kinds returns every event kind, in documentation order.
+func Kinds() []Kind {
+	out := make([]Kind, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.kind
+	}
+	return out
+}
+
+func (k Kind) info() (kindInfo, bool) {
+	for _, i := range kinds {
+		if i.kind == k {
+			return i, true
+		}
+	}
+	return kindInfo{}, false
 }
 
 // MessageID is the kind's stable journald MESSAGE_ID.
-func (k Kind) MessageID() string { return kinds[k].id }
+func (k Kind) MessageID() string { i, _ := k.info(); return i.id }
 
 // Priority is the syslog priority events of this kind carry.
 func (k Kind) Priority() sdjournal.Priority {
-	if info, ok := kinds[k]; ok {
-		return info.priority
+	if i, ok := k.info(); ok {
+		return i.priority
 	}
 	return sdjournal.PriNotice
 }
 
 // Level is the notification level of the kind: error, warning or info.
-func (k Kind) Level() string {
-	switch p := k.Priority(); {
-	case p <= sdjournal.PriErr:
+func (k Kind) Level() string { return PriorityLevel(int(k.Priority())) }
+
+// PriorityLevel names a syslog priority the way bm2's events do.
+func PriorityLevel(p int) string {
+	switch {
+	case p <= int(sdjournal.PriErr):
 		return "error"
-	case p == sdjournal.PriWarning:
+	case p == int(sdjournal.PriWarning):
 		return "warning"
 	}
 	return "info"
+}
+
+// Reason is the machine-readable why of an event, of a crash.log line and
+// of an errored state.
+type Reason string
+
+// Every reason bm2 records.
+const (
+	// The reusePort probe.
+	ReasonReuseportMissing Reason = "reuseport_missing" // cluster mode, port bound exclusively: project stopped
+	ReasonNoListener       Reason = "no_listener"       // nobody listened within the probe's window
+
+	// An instance that gave up.
+	ReasonBudget Reason = "restart_budget_exhausted"
+
+	// Refused before the app started (exit status 78).
+	ReasonRuntimeMissing    Reason = "runtime_missing"
+	ReasonRuntimeBelowFloor Reason = "runtime_below_floor"
+	ReasonEnvFile           Reason = "env_file_refused"
+	ReasonRejected          Reason = "runtime_rejected" // refused, cause not known to the root side
+
+	// How a run ended (systemd's Result, in bm2's words).
+	ReasonExited     Reason = "exited"
+	ReasonKilled     Reason = "killed"
+	ReasonCoreDumped Reason = "core_dumped"
+	ReasonTimeout    Reason = "timeout"
+	ReasonOOM        Reason = "oom_killed"
+	ReasonWatchdog   Reason = "watchdog"
+)
+
+// Refusal tells whether a reason means bm2 refused to start the app.
+func (r Reason) Refusal() bool {
+	switch r {
+	case ReasonRuntimeMissing, ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected:
+		return true
+	}
+	return false
+}
+
+// ResultReason turns systemd's Result of a run into a reason.
+func ResultReason(result string) Reason {
+	switch result {
+	case "", "success":
+		return ""
+	case "exit-code":
+		return ReasonExited
+	case "signal":
+		return ReasonKilled
+	case "core-dump":
+		return ReasonCoreDumped
+	case "timeout":
+		return ReasonTimeout
+	case "oom-kill":
+		return ReasonOOM
+	case "watchdog":
+		return ReasonWatchdog
+	case "start-limit-hit":
+		return ReasonBudget
+	}
+	return Reason(result)
 }
 
 // Event is one thing bm2 did or found.
@@ -67,11 +177,20 @@ type Event struct {
 	Kind     Kind
 	Project  string
 	Instance string // "api-0"; "" for project-wide events
-	Reason   string // machine-readable, e.g. reuseport_missing
+	Reason   Reason
 	Message  string // one line for a person
 	Detail   string // more for a person, optional
 	Time     time.Time
-	Fields   map[string]string // extra BM2_* fields, e.g. BM2_PORT
+
+	Port          int    // BM2_PORT, 0 if none
+	Invocation    string // BM2_INVOCATION: the instance run the event is about
+	ServiceResult string // BM2_SERVICE_RESULT
+	ExitStatus    string // BM2_EXIT_STATUS
+	Signal        string // BM2_SIGNAL, e.g. SIGKILL
+	Restarts      string // BM2_RESTARTS
+
+	MessageID string // on decoded events: MESSAGE_ID as logged
+	Level     string // on decoded events: BM2_LEVEL (or from PRIORITY)
 }
 
 // Sink receives events.
@@ -104,27 +223,87 @@ func (j Journald) Emit(e Event) error {
 // Fields is the journal fields of an event, MESSAGE and PRIORITY aside.
 func Fields(e Event) map[string]string {
 	vars := map[string]string{
-		"SYSLOG_IDENTIFIER": Identifier,
-		"BM2_EVENT":         string(e.Kind),
-		"BM2_PROJECT":       e.Project,
-		"BM2_LEVEL":         e.Kind.Level(),
+		FieldIdentifier: Identifier,
+		FieldEvent:      string(e.Kind),
+		FieldProject:    e.Project,
+		FieldLevel:      e.Kind.Level(),
 	}
-	if id := e.Kind.MessageID(); id != "" {
-		vars["MESSAGE_ID"] = id
+	set := func(k, v string) {
+		if v != "" {
+			vars[k] = v
+		}
 	}
-	if e.Instance != "" {
-		vars["BM2_INSTANCE"] = e.Instance
+	set(FieldMessageID, e.Kind.MessageID())
+	set(FieldInstance, e.Instance)
+	set(FieldReason, string(e.Reason))
+	set(FieldDetail, e.Detail)
+	if e.Port != 0 {
+		set(FieldPort, strconv.Itoa(e.Port))
 	}
-	if e.Reason != "" {
-		vars["BM2_REASON"] = e.Reason
-	}
-	if e.Detail != "" {
-		vars["BM2_DETAIL"] = e.Detail
-	}
-	for k, v := range e.Fields {
-		vars[k] = v
-	}
+	set(FieldInvocation, e.Invocation)
+	set(FieldServiceResult, e.ServiceResult)
+	set(FieldExitStatus, e.ExitStatus)
+	set(FieldSignal, e.Signal)
+	set(FieldRestarts, e.Restarts)
 	return vars
+}
+
+// Entry is one journal entry: its fields as journalctl -o json prints them
+// (binary values decoded, the first of repeated fields).
+type Entry map[string]string
+
+// Time is when the entry was logged (__REALTIME_TIMESTAMP).
+func (e Entry) Time() time.Time {
+	us, err := strconv.ParseInt(e[FieldRealtime], 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMicro(us)
+}
+
+// Trusted tells whether an entry can only have come from bm2 itself: it
+// carries bm2's identifier and was sent by root (journald sets _UID from
+// the sender's socket credentials; a sender cannot set fields that start
+// with "_"), or it came through the kernel's log, which only root can
+// write (the generator logs to /dev/kmsg). An app, whatever it logs,
+// cannot produce a trusted entry unless it runs as root.
+func Trusted(e Entry) bool {
+	if e[FieldIdentifier] != Identifier {
+		return false
+	}
+	return e[FieldUID] == "0" || e[FieldTransport] == "kernel"
+}
+
+// Decode reads one of bm2's events (or generator messages, which have no
+// Kind) back from a journal entry. ok is false for an entry bm2 did not
+// write itself (see [Trusted]).
+func Decode(e Entry) (ev Event, ok bool) {
+	if !Trusted(e) {
+		return Event{}, false
+	}
+	ev = Event{
+		Kind:          Kind(e[FieldEvent]),
+		Project:       e[FieldProject],
+		Instance:      e[FieldInstance],
+		Reason:        Reason(e[FieldReason]),
+		Message:       e[FieldMessage],
+		Detail:        e[FieldDetail],
+		Time:          e.Time(),
+		Invocation:    e[FieldInvocation],
+		ServiceResult: e[FieldServiceResult],
+		ExitStatus:    e[FieldExitStatus],
+		Signal:        e[FieldSignal],
+		Restarts:      e[FieldRestarts],
+		MessageID:     e[FieldMessageID],
+		Level:         e[FieldLevel],
+	}
+	ev.Port, _ = strconv.Atoi(e[FieldPort])
+	if ev.Level == "" {
+		if p, err := strconv.Atoi(e[FieldPriority]); err == nil {
+			ev.Level = PriorityLevel(p)
+		}
+	}
+	return ev, true
 }
 
 func logfmt(vars map[string]string) string {
@@ -142,7 +321,7 @@ func logfmt(vars map[string]string) string {
 
 func quoteIfNeeded(s string) string {
 	if s == "" || strings.ContainsAny(s, " \t\"=\n") {
-		return fmt.Sprintf("%q", s)
+		return strconv.Quote(s)
 	}
 	return s
 }

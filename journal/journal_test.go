@@ -11,7 +11,8 @@ import (
 
 func TestKindsHaveDistinctIDs(t *testing.T) {
 	seen := map[string]Kind{}
-	for k, info := range kinds {
+	for _, info := range kinds {
+		k := info.kind
 		if len(info.id) != 32 {
 			t.Errorf("%s: MESSAGE_ID %q is not 128 bits of hex", k, info.id)
 		}
@@ -20,17 +21,20 @@ func TestKindsHaveDistinctIDs(t *testing.T) {
 		}
 		seen[info.id] = k
 	}
+	if len(Kinds()) != len(kinds) || Kind("nope").MessageID() != "" {
+		t.Error("Kinds")
+	}
 	if ReuseportMissing.Level() != "error" || ReuseportConfirmed.Level() != "info" || ReuseportProbeStopped.Level() != "warning" {
 		t.Error("levels do not follow priorities")
 	}
 }
 
 func TestFields(t *testing.T) {
-	f := Fields(Event{Kind: ReuseportMissing, Project: "api", Instance: "api-1", Reason: "reuseport_missing", Detail: "d"})
+	f := Fields(Event{Kind: ReuseportMissing, Project: "api", Instance: "api-1", Reason: ReasonReuseportMissing, Detail: "d", Port: 3000})
 	want := map[string]string{
 		"SYSLOG_IDENTIFIER": "bm2", "BM2_EVENT": "reuseport_missing", "BM2_PROJECT": "api",
 		"BM2_INSTANCE": "api-1", "BM2_REASON": "reuseport_missing", "MESSAGE_ID": "fef51d7506c045a3aca2d41b6586cc18",
-		"BM2_LEVEL": "error", "BM2_DETAIL": "d",
+		"BM2_LEVEL": "error", "BM2_DETAIL": "d", "BM2_PORT": "3000",
 	}
 	for k, v := range want {
 		if f[k] != v {
@@ -80,5 +84,102 @@ func TestCrashLogConcurrentAppends(t *testing.T) {
 		if !strings.Contains(l, " reason=killed signal=SIGKILL detail=") {
 			t.Fatalf("torn line %q", l)
 		}
+	}
+}
+
+// Only root (or the kernel log) speaks for bm2: an app that logs bm2's
+// fields under its own uid is not believed, whatever it writes.
+func TestTrustedDecode(t *testing.T) {
+	base := Entry{"SYSLOG_IDENTIFIER": "bm2", "BM2_EVENT": "reuseport_confirmed", "BM2_PROJECT": "api",
+		"BM2_INSTANCE": "api-0", "BM2_PORT": "3000", "PRIORITY": "6", "__REALTIME_TIMESTAMP": "1764475200123456"}
+	with := func(kv ...string) Entry {
+		e := Entry{}
+		for k, v := range base {
+			e[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			e[kv[i]] = kv[i+1]
+		}
+		return e
+	}
+	for _, c := range []struct {
+		e    Entry
+		want bool
+	}{
+		{with("_UID", "0", "_TRANSPORT", "journal"), true},
+		{with("_UID", "1000", "_TRANSPORT", "journal"), false},
+		{with("_UID", "61234", "_TRANSPORT", "stdout"), false},
+		{with(), false},
+		{with("_TRANSPORT", "kernel"), true},
+		{with("_UID", "0", "SYSLOG_IDENTIFIER", "bm2x"), false},
+	} {
+		ev, ok := Decode(c.e)
+		if ok != c.want {
+			t.Errorf("Decode(%v) ok=%v, want %v", c.e, ok, c.want)
+		}
+		if ok && (ev.Kind != ReuseportConfirmed || ev.Port != 3000 || ev.Level != "info" || !ev.Time.Equal(time.UnixMicro(1764475200123456))) {
+			t.Errorf("decoded %+v", ev)
+		}
+	}
+}
+
+func TestQueryArgs(t *testing.T) {
+	q := Query{Units: []string{"bm2@api-0.service", "bm2@api-1.service"}, Lines: 20, Follow: true, Since: "today"}
+	want := "--no-pager -o json -u bm2@api-0.service -u bm2@api-1.service --since today -n 20 -f"
+	if got := strings.Join(q.Args(), " "); got != want {
+		t.Fatalf("%s", got)
+	}
+	q = EventQuery([]string{"api"}, ReuseportConfirmed)
+	want = "--no-pager -o json SYSLOG_IDENTIFIER=bm2 _UID=0 BM2_PROJECT=api BM2_EVENT=reuseport_confirmed"
+	if got := strings.Join(q.Args(), " "); got != want {
+		t.Fatalf("%s", got)
+	}
+	q = Query{BM2: true, Generator: true}
+	want = "--no-pager -o json SYSLOG_IDENTIFIER=bm2 _UID=0 + SYSLOG_IDENTIFIER=bm2 _TRANSPORT=kernel"
+	if got := strings.Join(q.Args(), " "); got != want {
+		t.Fatalf("%s", got)
+	}
+	if got := SinceTime(time.UnixMicro(1764475200_000042)); got != "@1764475200.000042" {
+		t.Fatal(got)
+	}
+}
+
+func TestParseEntry(t *testing.T) {
+	line := `{"__REALTIME_TIMESTAMP":"1764475200123456","MESSAGE":[104,105,10],"BM2_EVENT":"reuseport_confirmed","_PID":["12","13"],"X":null}`
+	e, err := ParseEntry([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e["MESSAGE"] != "hi\n" || e["_PID"] != "12" || e["BM2_EVENT"] != "reuseport_confirmed" {
+		t.Fatalf("%q", e)
+	}
+	if _, ok := e["X"]; ok {
+		t.Fatalf("null field kept: %q", e)
+	}
+}
+
+func TestResultReasons(t *testing.T) {
+	for in, want := range map[string]Reason{"success": "", "exit-code": ReasonExited, "signal": ReasonKilled,
+		"core-dump": ReasonCoreDumped, "oom-kill": ReasonOOM, "start-limit-hit": ReasonBudget, "resources": "resources"} {
+		if got := ResultReason(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	if !ReasonRuntimeBelowFloor.Refusal() || ReasonExited.Refusal() {
+		t.Error("Refusal")
+	}
+}
+
+func TestCrashLogLast(t *testing.T) {
+	c := CrashLog{Dir: t.TempDir()}
+	if _, ok := c.Last("api", "api-0"); ok {
+		t.Fatal("a line from nowhere")
+	}
+	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	c.Append("api", "api-0", Crash{Time: at, Reason: ReasonExited})
+	c.Append("api", "api-0", Crash{Time: at.Add(time.Second), Reason: ReasonRuntimeBelowFloor, Detail: "x y"})
+	last, ok := c.Last("api", "api-0")
+	if !ok || last.Reason != ReasonRuntimeBelowFloor || !last.Time.Equal(at.Add(time.Second)) {
+		t.Fatalf("%+v %v", last, ok)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -17,6 +19,10 @@ import (
 //
 // Events below MinLevel are not sent. Each post gives up after Timeout, so a
 // dead webhook costs at most that long and never blocks bm2's own work.
+// A redirect is followed only to the same scheme and host: a webhook URL
+// often carries a token, and a redirect must not carry the request (or the
+// token in it) elsewhere. The URL is never printed as it is: see
+// [RedactURL].
 type Webhook struct {
 	URL      string
 	MinLevel string // info, warning or error
@@ -41,17 +47,38 @@ type Payload struct {
 	Detail   string `json:"detail,omitempty"`
 }
 
+// RedactURL is a webhook URL fit to print: without user info and with the
+// query replaced by "REDACTED", the two places webhook URLs carry
+// credentials. What is not a URL at all is not printed either.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return "(a URL that does not parse)"
+	}
+	u.User = nil
+	if u.RawQuery != "" {
+		u.RawQuery = "REDACTED"
+	}
+	u.ForceQuery = false
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
+}
+
+// errRedirect refuses a redirect to another place.
+var errRedirect = errors.New("redirect to another host not followed")
+
 // Notify posts e unless its level is below MinLevel.
 func (w Webhook) Notify(ctx context.Context, e Event) error {
 	if levelRank[e.Kind.Level()] < levelRank[w.MinLevel] {
 		return nil
 	}
+	shown := RedactURL(w.URL)
 	t := e.Time
 	if t.IsZero() {
 		t = time.Now()
 	}
 	body, err := json.Marshal(Payload{
-		Event: string(e.Kind), Project: e.Project, Instance: e.Instance, Reason: e.Reason,
+		Event: string(e.Kind), Project: e.Project, Instance: e.Instance, Reason: string(e.Reason),
 		Level: e.Kind.Level(), Time: t.UTC().Format("2006-01-02T15:04:05.000Z"),
 		Message: e.Message, Detail: e.Detail,
 	})
@@ -64,23 +91,38 @@ func (w Webhook) Notify(ctx context.Context, e Event) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	target, err := url.Parse(w.URL)
+	if err != nil {
+		return fmt.Errorf("notify %s: the URL does not parse", shown)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("notify %s: %w", w.URL, err)
+		return fmt.Errorf("notify %s: cannot build the request", shown)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "bm2")
-	client := w.Client
-	if client == nil {
-		client = http.DefaultClient
+	client := http.Client{Transport: http.DefaultTransport}
+	if w.Client != nil {
+		client = *w.Client
+	}
+	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if r.URL.Scheme != target.Scheme || r.URL.Host != target.Host || len(via) >= 5 {
+			return errRedirect
+		}
+		return nil
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("notify %s: %w", w.URL, err)
+		// *url.Error prints the URL: print only what went wrong.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("notify %s: %v", shown, err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("notify %s: %s", w.URL, resp.Status)
+		return fmt.Errorf("notify %s: %s", shown, resp.Status)
 	}
 	return nil
 }

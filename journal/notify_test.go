@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,5 +61,66 @@ func TestWebhookDeadEndpoint(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("dead webhook took %v", d)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://user:pass@hooks.example.com/h?token=abc#x": "https://hooks.example.com/h?REDACTED",
+		"http://127.0.0.1:9000/hook":                        "http://127.0.0.1:9000/hook",
+		"https://hooks.example.com/h?":                      "https://hooks.example.com/h",
+		"://nope":                                           "(a URL that does not parse)",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Credentials in the URL never show in an error, and a redirect to another
+// host is not followed (the request, and the token, stay where they were
+// sent); a redirect on the same host is.
+func TestWebhookRedirectsAndRedaction(t *testing.T) {
+	hits := make(chan string, 4)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- "other " + r.URL.String()
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/stolen?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, "/here?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
+		case "/here":
+			hits <- "same " + r.URL.Path
+		default:
+			w.WriteHeader(http.StatusForbidden)
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	secret := "s3cr3t"
+	ev := Event{Kind: ReuseportMissing, Project: "api"}
+
+	away := "http://bob:" + secret + "@" + u.Host + "/away?token=" + secret
+	err := Webhook{URL: away, MinLevel: "error"}.Notify(context.Background(), ev)
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "not followed") {
+		t.Fatalf("redirect away: %v", err)
+	}
+	if err := (Webhook{URL: srv.URL + "/moved?token=" + secret, MinLevel: "error"}).Notify(context.Background(), ev); err != nil {
+		t.Fatalf("same-host redirect: %v", err)
+	}
+	if err := (Webhook{URL: srv.URL + "/denied?token=" + secret, MinLevel: "error"}).Notify(context.Background(), ev); err == nil ||
+		strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("refused: %v", err)
+	}
+	close(hits)
+	var got []string
+	for h := range hits {
+		got = append(got, h)
+	}
+	if len(got) != 1 || got[0] != "same /here" {
+		t.Fatalf("requests seen: %q", got)
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/journal"
 )
 
 // Floor returns the oldest version of a runtime bm2 runs apps with, in
@@ -104,51 +106,156 @@ func SearchPath() []string {
 // VersionTimeout bounds `<runtime> --version`.
 const VersionTimeout = 5 * time.Second
 
-// AskVersion runs `path --version` and returns its standard output.
+// Asker runs `<path> --version` and returns what it printed.
+type Asker func(ctx context.Context, path string) (string, error)
+
+// AskVersion runs `path --version` as the calling process and returns its
+// standard output.
 func AskVersion(ctx context.Context, path string) (string, error) {
+	return askVersion(ctx, path, nil)
+}
+
+// AsUser returns an Asker that runs the runtime as uid/gid (no
+// supplementary groups), never as the caller: a runtime the app's user
+// can replace (Bun's default ~/.bun/bin/bun) is that user's program, and
+// root must not run it as root. Only root can use it.
+func AsUser(uid, gid int) Asker {
+	return func(ctx context.Context, path string) (string, error) {
+		return askVersion(ctx, path, &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}})
+	}
+}
+
+func askVersion(ctx context.Context, path string, cred *syscall.Credential) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, VersionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.WaitDelay = time.Second
 	// A minimal environment: what systemd gives a service, more or less.
 	cmd.Env = []string{"PATH=" + strings.Join(SearchPath(), ":"), "HOME=/", "NO_COLOR=1"}
-	out, err := cmd.Output()
+	cmd.Dir = "/"
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setsid: true}
+	}
+	var out limited
+	cmd.Stdout = &out
+	var stderr limited
+	cmd.Stderr = &stderr
+	err := cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
 		return "", fmt.Errorf("no answer within %s", VersionTimeout)
 	}
 	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
-			return "", fmt.Errorf("%w: %s", err, strings.TrimSpace(firstLine(string(ee.Stderr))))
+		if msg := strings.TrimSpace(firstLine(stderr.String())); msg != "" {
+			return "", fmt.Errorf("%w: %s", err, msg)
 		}
 		return "", err
 	}
-	return string(out), nil
+	return out.String(), nil
 }
+
+// limited keeps the first 4 KiB written to it: a version is short, and a
+// runtime is not trusted to be.
+type limited struct{ b strings.Builder }
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := 4096 - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (l *limited) String() string { return l.b.String() }
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
 
-// Find resolves the binary systemd would start for p: runtime_path, or the
-// first directory of dirs (normally SearchPath) holding an executable named
-// after the runtime.
-func Find(p *config.Project, dirs []string) (string, error) {
-	if p.RuntimePath != "" {
-		if err := Executable(p.RuntimePath); err != nil {
-			return "", fmt.Errorf("%s (runtime_path) %w", p.RuntimePath, err)
-		}
-		return p.RuntimePath, nil
+// Result is what Check found out about a runtime.
+type Result struct {
+	Kind    config.Runtime
+	Path    string // absolute path of the binary, "" when not found
+	Version string // the first line it printed for --version, e.g. "v24.1.0"
+	Floor   Version
+	Reason  journal.Reason // ReasonRuntimeMissing or ReasonRuntimeBelowFloor; "" when usable
+	Problem string         // for a person, after "runtime ": "/usr/bin/node is Node.js v20.1.0, below the floor 24.0.0"; "" when usable
+	// Retry: the runtime exists but did not answer; not a reason to
+	// refuse it for good.
+	Retry bool
+}
+
+// OK tells whether the runtime can run the app.
+func (r Result) OK() bool { return r.Problem == "" }
+
+// Check finds the runtime command would start (an absolute path, or a bare
+// name along dirs as systemd resolves it), asks its version with ask and
+// compares it with the runtime's floor. Every runtime check of bm2 is
+// this one: bm2 check and serve, the run wrapper at each start, and the
+// exit hook that confirms a refusal.
+func Check(ctx context.Context, kind config.Runtime, command string, dirs []string, ask Asker) Result {
+	floor, _ := Floor(kind)
+	r := Result{Kind: kind, Floor: floor}
+	name := DisplayName(kind)
+	path, err := resolve(command, dirs)
+	if err != nil {
+		r.Reason = journal.ReasonRuntimeMissing
+		r.Problem = fmt.Sprintf("%s %v", command, err)
+		return r
 	}
-	name := string(p.Runtime)
+	r.Path = path
+	out, err := ask(ctx, path)
+	if err != nil {
+		// It exists but did not answer: perhaps only a slow moment (a busy
+		// host paging in a 100 MB binary).
+		r.Retry = true
+		r.Problem = fmt.Sprintf("%s --version failed: %v", path, err)
+		return r
+	}
+	r.Version = strings.TrimSpace(firstLine(strings.TrimSpace(out)))
+	v, err := ParseVersion(r.Version)
+	if err != nil {
+		r.Reason = journal.ReasonRuntimeMissing
+		r.Problem = fmt.Sprintf("%s --version printed %q, which is not a %s version", path, r.Version, name)
+		return r
+	}
+	if v.Compare(floor) < 0 {
+		r.Reason = journal.ReasonRuntimeBelowFloor
+		r.Problem = fmt.Sprintf("%s is %s %s, below the floor %s", path, name, r.Version, floor)
+	}
+	return r
+}
+
+// Advice says how to get a usable runtime.
+func Advice(kind config.Runtime) string {
+	floor, _ := Floor(kind)
+	return fmt.Sprintf("install %s %s or newer where systemd finds it (%s), or set runtime_path to one",
+		DisplayName(kind), floor, strings.Join(SearchPath(), ":"))
+}
+
+// DisplayName is the runtime's name for a person.
+func DisplayName(r config.Runtime) string {
+	if r == config.Node {
+		return "Node.js"
+	}
+	return "Bun"
+}
+
+// resolve finds a command as systemd does for ExecStart=: an absolute path
+// as is, a bare name along the fixed search path.
+func resolve(command string, dirs []string) (string, error) {
+	if filepath.IsAbs(command) {
+		if err := Executable(command); err != nil {
+			return "", err
+		}
+		return command, nil
+	}
 	for _, d := range dirs {
-		cand := filepath.Join(d, name)
-		if Executable(cand) == nil {
-			return cand, nil
+		p := filepath.Join(d, command)
+		if Executable(p) == nil {
+			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s not found in %s", name, strings.Join(dirs, ":"))
+	return "", fmt.Errorf("not found in %s", strings.Join(dirs, ":"))
 }
 
 // Executable returns nil when path is an executable regular file (after

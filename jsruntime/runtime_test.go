@@ -2,11 +2,14 @@ package jsruntime
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/journal"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -69,32 +72,60 @@ func TestVersionCompareAndFloors(t *testing.T) {
 	}
 }
 
-func TestFindRuntime(t *testing.T) {
+func TestCheckFindsAndJudges(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	write := func(dir, name string, mode os.FileMode) string {
+	write := func(dir, name, version string, mode os.FileMode) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("#!/bin/sh\necho 1.4.4\n"), mode); err != nil {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho "+version+"\n"), mode); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	write(a, "bun", 0o644) // not executable: skipped
-	want := write(b, "bun", 0o755)
-	p := &config.Project{Runtime: config.Bun}
-	if got, err := Find(p, []string{a, b}); err != nil || got != want {
-		t.Fatalf("findRuntime = %q, %v; want %q", got, err, want)
+	ctx := context.Background()
+	write(a, "bun", "1.4.4", 0o644) // not executable: skipped
+	want := write(b, "bun", "1.4.4", 0o755)
+	if r := Check(ctx, config.Bun, "bun", []string{a, b}, AskVersion); !r.OK() || r.Path != want || r.Version != "1.4.4" {
+		t.Fatalf("%+v", r)
 	}
-	first := write(a, "node", 0o755)
-	write(b, "node", 0o755)
-	if got, _ := Find(&config.Project{Runtime: config.Node}, []string{a, b}); got != first {
-		t.Fatalf("the first dir must win: %q", got)
+	first := write(a, "node", "v20.20.2", 0o755)
+	write(b, "node", "v24.1.0", 0o755)
+	r := Check(ctx, config.Node, "node", []string{a, b}, AskVersion)
+	if r.Path != first || r.Reason != journal.ReasonRuntimeBelowFloor || r.Problem != first+" is Node.js v20.20.2, below the floor 24.0.0" {
+		t.Fatalf("the first dir must win, and be judged: %+v", r)
 	}
-	p.RuntimePath = filepath.Join(a, "bun")
-	if _, err := Find(p, []string{b}); err == nil || err.Error() != p.RuntimePath+" (runtime_path) is not executable" {
-		t.Fatalf("runtime_path not executable: %v", err)
+	r = Check(ctx, config.Bun, filepath.Join(a, "bun"), nil, AskVersion)
+	if r.Reason != journal.ReasonRuntimeMissing || r.Problem != filepath.Join(a, "bun")+" is not executable" {
+		t.Fatalf("%+v", r)
+	}
+	if r := Check(ctx, config.Bun, "bun", []string{a}, AskVersion); r.Reason != journal.ReasonRuntimeMissing || !strings.Contains(r.Problem, "not found in") {
+		t.Fatalf("%+v", r)
+	}
+	silent := func(context.Context, string) (string, error) { return "", errors.New("no answer within 5s") }
+	if r := Check(ctx, config.Bun, want, nil, silent); r.OK() || !r.Retry || r.Reason != "" {
+		t.Fatalf("a runtime that does not answer is retried, not refused: %+v", r)
 	}
 	if got := SearchPath(); len(got) != 4 || got[0] != "/usr/local/sbin" || got[3] != "/usr/bin" {
 		t.Fatalf("systemd search path %q", got)
+	}
+}
+
+// As root, AsUser runs the runtime as that user: a runtime the user can
+// replace never runs as root.
+func TestAsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	dir, err := os.MkdirTemp("", "bm2-asuser-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	p := filepath.Join(dir, "bun")
+	os.WriteFile(p, []byte("#!/bin/sh\nid -u\n"), 0o755)
+	out, err := AsUser(65534, 65534)(context.Background(), p)
+	if err != nil || strings.TrimSpace(out) != "65534" {
+		t.Fatalf("%q %v", out, err)
 	}
 }
 

@@ -5,25 +5,26 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
+	"golang.org/x/sys/unix"
 )
 
 // Main is bm2-probe: `bm2-probe <project>-<i>`, run by
 // bm2-probe@<project>-<i>.service after every start of the instance.
 //
 // It takes what it checks from what systemd actually runs — the instance's
-// BM2_APP_PORT, User= and Group= — so a project file edited without a
+// BM2_APP_PORT, its UID and GID — so a project file edited without a
 // daemon-reload cannot make it probe the wrong port or as the wrong user;
 // only the notification settings come from the project file.
-func Main(ctx context.Context, args []string, getenv func(string) string, out io.Writer) error {
+func Main(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)")
 	}
@@ -31,41 +32,47 @@ func Main(ctx context.Context, args []string, getenv func(string) string, out io
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", args[0])
 	}
-	bus, err := Dial(ctx)
+	bus, err := sysd.ConnectPrivate(ctx)
 	if err != nil {
 		return err
 	}
 	defer bus.Close()
 	unit := units.Instance(project, index)
-	run, err := bus.Running(ctx, unit)
+	st, err := bus.Unit(ctx, unit)
 	if err != nil {
 		return err
 	}
-	port, err := strconv.Atoi(run.Env["BM2_APP_PORT"])
+	if st.Gone() {
+		fmt.Fprintf(out, "%s is not running: nothing to probe\n", unit)
+		return nil
+	}
+	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
 	if err != nil {
 		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run systemctl daemon-reload)", unit)
 	}
-	uid, gid, err := lookupIDs(run.User, run.Group)
-	if err != nil {
-		return err
-	}
-	instances, err := bus.Instances(ctx, project)
-	if err != nil || instances == 0 {
-		instances = index + 1
+	instances := index + 1
+	if t, err := bus.Unit(ctx, units.Target(project)); err == nil {
+		n := 0
+		for _, w := range t.Wants {
+			if p, _, ok := units.ParseInstance(w); ok && p == project {
+				n++
+			}
+		}
+		instances = max(n, instances)
 	}
 	p := &Probe{
-		Project: project, Index: index, Instances: instances, Port: port, UID: uid, GID: gid,
+		Project: project, Index: index, Instances: instances, Port: port,
 		Interval: DefaultInterval, Window: DefaultWindow,
-		Systemd: bus, Clock: MonotonicClock{}, Check: CheckPortAs,
+		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:  journal.Journald{Fallback: os.Stderr},
 		Crashes: journal.CrashLog{Dir: journal.DefaultLogDir},
 		State:   state.Default,
 	}
-	if n := notifySettings(project, getenv); n.Webhook != "" {
+	if n := notifySettings(project); n.Webhook != "" {
 		p.Notifier = journal.Webhook{URL: n.Webhook, MinLevel: string(n.Level)}
 	}
 	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
-	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+run.StopTimeout+30*time.Second)
+	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+st.TimeoutStop+30*time.Second)
 	defer cancel()
 	start := time.Now()
 	outcome, err := p.Run(runCtx)
@@ -73,53 +80,35 @@ func Main(ctx context.Context, args []string, getenv func(string) string, out io
 	return err
 }
 
-// notifySettings reads the project's [notify] table from its file on the
-// search path; a missing or broken file means no notification.
-func notifySettings(project string, getenv func(string) string) config.Notify {
-	found := config.Discover(config.SearchPath(getenv))
-	for _, src := range found.Sources {
-		if src.Name() == project {
-			if p, err := config.Parse(src.Path, src.Data, 1); err == nil {
-				return p.Notify
-			}
-		}
+// notifySettings reads the project's [notify] table from its files on the
+// default search path; a missing or broken file means no notification.
+func notifySettings(project string) config.Notify {
+	e, ok := config.Load(config.DefaultSearchPath, config.Options{NumCPU: 1}).Find(project)
+	if !ok || e.Project == nil {
+		return config.Notify{}
 	}
-	return config.Notify{}
+	return e.Project.Notify
 }
 
-// lookupIDs resolves the app's user (name or number; "" is root, as for
-// systemd) and optional group.
-func lookupIDs(userName, groupName string) (uid, gid int, err error) {
-	if userName == "" {
-		userName = "root"
+// MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic
+// timestamps.
+type MonotonicClock struct{}
+
+func (MonotonicClock) Now() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err) // cannot fail on Linux
 	}
-	u, err := user.Lookup(userName)
-	if err != nil {
-		if u, err = user.LookupId(userName); err != nil {
-			return 0, 0, fmt.Errorf("the app's user %q: %w", userName, err)
-		}
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	if groupName != "" {
-		g, err := user.LookupGroup(groupName)
-		if err != nil {
-			if g, err = user.LookupGroupId(groupName); err != nil {
-				return 0, 0, fmt.Errorf("the app's group %q: %w", groupName, err)
-			}
-		}
-		gid, _ = strconv.Atoi(g.Gid)
-	}
-	return uid, gid, nil
+	return time.Duration(ts.Nano())
 }
 
-// envMap turns systemd's Environment= list into a map.
-func envMap(list []string) map[string]string {
-	m := make(map[string]string, len(list))
-	for _, kv := range list {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			m[k] = v
-		}
+func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return m
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
+	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -19,29 +21,12 @@ const (
 	DefaultWindow   = 60 * time.Second
 )
 
-// ReasonReuseportMissing is the errored reason the probe records.
-const ReasonReuseportMissing = "reuseport_missing"
-
-// Instance is what the probe needs to know of the instance it watches.
-type Instance struct {
-	// Online: the instance's process runs (ActiveState=active, SubState=running).
-	Online bool
-	// Gone: the instance is inactive or failed with no job pending; it will
-	// not come back by itself, so there is nothing left to probe.
-	Gone bool
-	// Invocation changes with every start of the instance (InvocationID).
-	Invocation string
-	// OnlineAt is when the current invocation came online, on the
-	// monotonic clock (ActiveEnterTimestampMonotonic).
-	OnlineAt time.Duration
-}
-
-// Systemd is the part of systemd the probe talks to.
+// Systemd is the part of systemd the probe talks to (*sysd.Conn).
 type Systemd interface {
-	// Instance reports the state of a unit.
-	Instance(ctx context.Context, unit string) (Instance, error)
-	// Stop stops the units and waits until their jobs finish.
-	Stop(ctx context.Context, units ...string) error
+	// Unit reports the state of a unit.
+	Unit(ctx context.Context, name string) (sysd.Status, error)
+	// StopAll stops the units and waits until their jobs finish.
+	StopAll(ctx context.Context, units ...string) error
 }
 
 // Clock is the monotonic clock (the one systemd's *Monotonic timestamps
@@ -77,71 +62,84 @@ type Probe struct {
 	Index     int
 	Instances int // in the project, for crash.log lines
 	Port      int
-	UID, GID  int // the app's user: SO_REUSEPORT joins only for the same user
 
 	Interval, Window time.Duration
 
 	Systemd  Systemd
 	Clock    Clock
-	Check    func(uid, gid, port int) (PortState, error) // CheckPortAs
+	Check    func(id identity.Identity, port int) (reuseport.PortState, error) // reuseport.CheckPortAs
 	Events   journal.Sink
 	Crashes  journal.CrashLog
 	State    state.Dir
 	Notifier Notifier // nil: notifications disabled
 
-	invocation string // of the instance start being probed: BM2_INVOCATION
+	invocation string // of the instance run being judged: BM2_INVOCATION
 }
 
 func (p *Probe) instanceID() string { return units.InstanceID(p.Project, p.Index) }
 
 // Run probes until the port is confirmed, found exclusive, the window runs
-// out or the instance goes away. It tolerates the extra runs systemd makes
-// (a run that finds the instance dead ends quietly) and restarts of the
-// instance while it waits: each new invocation gets a fresh window.
+// out or the instance goes away. Every run of the instance gets its own
+// verdict: an instance that restarts while the probe waits (or just as it
+// reached a verdict, when systemd merges the new start into this still
+// running probe) is probed afresh, with a fresh window. A run that finds
+// the instance dead ends quietly.
+//
+// It checks as the instance's user, by the UID and GID systemd reports for
+// the running unit (DynamicUser= included): no user database is read, and
+// a run that cannot take that identity says so instead of checking as
+// root.
 func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 	unit := units.Instance(p.Project, p.Index)
-	invocation := ""
 	var windowEnd time.Duration
+	p.invocation = ""
 	for {
-		inst, err := p.Systemd.Instance(ctx, unit)
+		st, err := p.Systemd.Unit(ctx, unit)
 		if err != nil {
 			return Gone, fmt.Errorf("ask systemd about %s: %w", unit, err)
 		}
 		switch {
-		case inst.Gone:
+		case st.Gone():
 			return Gone, nil
-		case !inst.Online:
-			invocation = "" // restarting: the next invocation gets a new window
+		case !st.Running() || st.InvocationID == "":
+			p.invocation = "" // restarting: the next run gets a new window
 		default:
-			if inst.Invocation != invocation {
-				invocation = inst.Invocation
-				p.invocation = invocation
-				windowEnd = inst.OnlineAt + p.Window
+			if st.InvocationID != p.invocation {
+				p.invocation = st.InvocationID
+				windowEnd = st.ActiveEnterMonotonic + p.Window
 			}
 			if p.Clock.Now() >= windowEnd {
-				return Stopped, p.emit(journal.Event{
-					Kind: journal.ReuseportProbeStopped, Reason: "no_listener",
+				err := p.emit(journal.Event{
+					Kind: journal.ReuseportProbeStopped, Reason: journal.ReasonNoListener,
 					Message: fmt.Sprintf("%s: nobody listens on port %d %v after start; reusePort probe stopped, instance left alone",
 						p.instanceID(), p.Port, p.Window),
 				})
+				if p.settled(ctx, unit) {
+					return Stopped, err
+				}
+				continue
 			}
-			s, err := p.Check(p.UID, p.GID, p.Port)
+			id := identity.Identity{UID: int(st.UID), GID: int(st.GID)}
+			if st.UID == sysd.NoID || st.GID == sysd.NoID {
+				return Gone, fmt.Errorf("systemd reports no UID for running %s", unit)
+			}
+			s, err := p.Check(id, p.Port)
 			if err != nil {
 				return Gone, err
 			}
 			switch s {
-			case Shared:
-				return Confirmed, p.emit(journal.Event{
+			case reuseport.Shared:
+				err := p.emit(journal.Event{
 					Kind:    journal.ReuseportConfirmed,
 					Message: fmt.Sprintf("%s: port %d is shared with SO_REUSEPORT: cluster mode confirmed", p.instanceID(), p.Port),
 				})
-			case Exclusive:
-				// A verdict about an invocation that has since gone is stale.
-				again, err := p.Systemd.Instance(ctx, unit)
-				if err != nil {
-					return Gone, fmt.Errorf("ask systemd about %s: %w", unit, err)
+				if p.settled(ctx, unit) {
+					return Confirmed, err
 				}
-				if again.Online && again.Invocation == invocation {
+				continue
+			case reuseport.Exclusive:
+				// A verdict about a run that has since gone is stale.
+				if p.settled(ctx, unit) {
 					return p.react(ctx)
 				}
 				continue
@@ -153,14 +151,26 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 	}
 }
 
+// settled tells whether the run just judged is still the instance's
+// current one (or the instance is gone): then the verdict stands and the
+// probe is done. Otherwise the instance restarted meanwhile, and its new
+// run needs a verdict of its own.
+func (p *Probe) settled(ctx context.Context, unit string) bool {
+	st, err := p.Systemd.Unit(ctx, unit)
+	if err != nil || st.Gone() {
+		return true
+	}
+	return st.Running() && st.InvocationID == p.invocation
+}
+
 // react is the project-level answer to an exclusive listener: errored mark
 // (first run wins), event, crash.log lines, stop the slice, notify.
 func (p *Probe) react(ctx context.Context) (Outcome, error) {
 	// Once the project is marked errored the reaction must finish, even if
-	// this probe run is being stopped (a restart of its unit).
+	// this probe run is being stopped.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	first, err := p.State.SetErrored(p.Project, ReasonReuseportMissing)
+	first, err := p.State.SetErrored(p.Project, string(journal.ReasonReuseportMissing))
 	if err != nil {
 		return Missing, err
 	}
@@ -171,17 +181,16 @@ func (p *Probe) react(ctx context.Context) (Outcome, error) {
 		"listen with reusePort: true (Bun.serve({reusePort: true}) or server.listen({port, reusePort: true})), "+
 		"or use exec_mode = \"fork\"; then run bm2 serve again", p.Port)
 	ev := journal.Event{
-		Kind: journal.ReuseportMissing, Reason: ReasonReuseportMissing, Detail: detail,
+		Kind: journal.ReuseportMissing, Reason: journal.ReasonReuseportMissing, Detail: detail,
 		Message: fmt.Sprintf("%s: port %d is bound exclusively: cluster mode lacks reusePort; stopping project %s",
 			p.instanceID(), p.Port, p.Project),
-		Fields: map[string]string{"BM2_PORT": strconv.Itoa(p.Port)},
 	}
 	var errs []error
 	errs = append(errs, p.emit(ev))
 	now := time.Now()
 	for i := 0; i < p.Instances; i++ {
 		errs = append(errs, p.Crashes.Append(p.Project, units.InstanceID(p.Project, i),
-			journal.Crash{Time: now, Reason: ReasonReuseportMissing, Detail: detail}))
+			journal.Crash{Time: now, Reason: journal.ReasonReuseportMissing, Detail: detail}))
 	}
 	// The notification goes out beside the stop, never in front of it.
 	notified := make(chan error, 1)
@@ -191,25 +200,14 @@ func (p *Probe) react(ctx context.Context) (Outcome, error) {
 	} else {
 		notified <- nil
 	}
-	errs = append(errs, p.Systemd.Stop(ctx, units.Target(p.Project), units.Slice(p.Project)))
+	errs = append(errs, p.Systemd.StopAll(ctx, units.Target(p.Project), units.Slice(p.Project)))
 	errs = append(errs, <-notified)
 	return Missing, errors.Join(errs...)
 }
 
 func (p *Probe) emit(e journal.Event) error {
-	e.Project, e.Instance = p.Project, p.instanceID()
-	e.Fields = withPort(e.Fields, p.Port)
-	if p.invocation != "" {
-		// Ties the verdict to one start of the instance (its InvocationID).
-		e.Fields["BM2_INVOCATION"] = p.invocation
-	}
+	e.Project, e.Instance, e.Port = p.Project, p.instanceID(), p.Port
+	// Ties the verdict to one run of the instance (its InvocationID).
+	e.Invocation = p.invocation
 	return p.Events.Emit(e)
-}
-
-func withPort(f map[string]string, port int) map[string]string {
-	if f == nil {
-		f = map[string]string{}
-	}
-	f["BM2_PORT"] = strconv.Itoa(port)
-	return f
 }

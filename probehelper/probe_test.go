@@ -2,6 +2,7 @@ package probehelper
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/sysd"
 )
 
 // fakeClock is a monotonic clock that moves only when the probe sleeps;
@@ -33,15 +37,15 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 
 type fakeSystemd struct {
 	mu      sync.Mutex
-	inst    Instance
+	inst    sysd.Status
 	stopped [][]string
 	asks    int
-	// flip, if set, is returned from the second ask after an exclusive
-	// verdict (to simulate a restart between check and re-check).
-	afterAsk func(n int, i Instance) Instance
+	// afterAsk, if set, changes the instance at the nth question (to
+	// simulate a restart between check and re-check).
+	afterAsk func(n int, i sysd.Status) sysd.Status
 }
 
-func (s *fakeSystemd) Instance(ctx context.Context, unit string) (Instance, error) {
+func (s *fakeSystemd) Unit(ctx context.Context, unit string) (sysd.Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asks++
@@ -51,7 +55,13 @@ func (s *fakeSystemd) Instance(ctx context.Context, unit string) (Instance, erro
 	return s.inst, nil
 }
 
-func (s *fakeSystemd) Stop(ctx context.Context, units ...string) error {
+// online is an instance running as this test's user.
+func online(invocation string, at time.Duration) sysd.Status {
+	return sysd.Status{ActiveState: "active", SubState: "running", InvocationID: invocation, ActiveEnterMonotonic: at,
+		UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+}
+
+func (s *fakeSystemd) StopAll(ctx context.Context, units ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopped = append(s.stopped, units)
@@ -98,7 +108,7 @@ type rig struct {
 func newRig(t *testing.T, port int) *rig {
 	dir := t.TempDir()
 	r := &rig{
-		sd:     &fakeSystemd{inst: Instance{Online: true, Invocation: "inv1", OnlineAt: 10 * time.Second}},
+		sd:     &fakeSystemd{inst: online("inv1", 10*time.Second)},
 		clock:  &fakeClock{now: 10 * time.Second},
 		events: &events{},
 		notes:  &notifier{},
@@ -106,9 +116,8 @@ func newRig(t *testing.T, port int) *rig {
 	}
 	r.probe = &Probe{
 		Project: "api", Index: 1, Instances: 2, Port: port,
-		UID: os.Getuid(), GID: os.Getgid(),
 		Interval: DefaultInterval, Window: DefaultWindow,
-		Systemd: r.sd, Clock: r.clock, Check: CheckPortAs, Events: r.events,
+		Systemd: r.sd, Clock: r.clock, Check: reuseport.CheckPortAs, Events: r.events,
 		Crashes: journal.CrashLog{Dir: filepath.Join(dir, "log")}, State: state.Dir{Path: filepath.Join(dir, "lib")},
 		Notifier: r.notes,
 	}
@@ -129,7 +138,7 @@ func listenOn(t *testing.T, port int, reuse bool) net.Listener {
 	t.Helper()
 	lc := net.ListenConfig{}
 	if reuse {
-		lc.Control = ListenControl
+		lc.Control = reuseport.ListenControl
 	}
 	l, err := lc.Listen(context.Background(), "tcp4", "0.0.0.0:"+strconv.Itoa(port))
 	if err != nil {
@@ -157,7 +166,7 @@ func TestProbeConfirmsSlowStarter(t *testing.T) {
 	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
 		t.Errorf("events %v", k)
 	}
-	if e := r.events.got[0]; e.Project != "api" || e.Instance != "api-1" || e.Fields["BM2_PORT"] != strconv.Itoa(port) || e.Fields["BM2_INVOCATION"] != "inv1" {
+	if e := r.events.got[0]; e.Project != "api" || e.Instance != "api-1" || e.Port != port || e.Invocation != "inv1" {
 		t.Errorf("event %+v", e)
 	}
 	if len(r.sd.stopped) != 0 || len(r.notes.got) != 0 {
@@ -246,9 +255,9 @@ func TestProbeRestartResetsWindow(t *testing.T) {
 	r.clock.onTick = func(now time.Duration) {
 		switch now {
 		case 50 * time.Second:
-			r.sd.inst = Instance{Online: false} // auto-restart
+			r.sd.inst = sysd.Status{ActiveState: "activating", SubState: "auto-restart", JobPending: true}
 		case 52 * time.Second:
-			r.sd.inst = Instance{Online: true, Invocation: "inv2", OnlineAt: 52 * time.Second}
+			r.sd.inst = online("inv2", 52*time.Second)
 		}
 	}
 	out, _ := r.probe.Run(context.Background())
@@ -259,7 +268,7 @@ func TestProbeRestartResetsWindow(t *testing.T) {
 
 func TestProbeInstanceGone(t *testing.T) {
 	r := newRig(t, freePort(t))
-	r.sd.inst = Instance{Gone: true}
+	r.sd.inst = sysd.Status{ActiveState: "failed", SubState: "failed"}
 	out, err := r.probe.Run(context.Background())
 	if err != nil || out != Gone || len(r.events.got) != 0 {
 		t.Errorf("Run = %v, %v, events %v", out, err, r.events.got)
@@ -272,11 +281,11 @@ func TestProbeStaleExclusive(t *testing.T) {
 	port := freePort(t)
 	l := listenOn(t, port, false)
 	r := newRig(t, port)
-	r.sd.afterAsk = func(n int, i Instance) Instance {
+	r.sd.afterAsk = func(n int, i sysd.Status) sysd.Status {
 		if n == 2 { // the re-check after the first exclusive verdict
 			l.Close()
 			listenOn(t, port, true)
-			return Instance{Online: true, Invocation: "inv2", OnlineAt: 10 * time.Second}
+			return online("inv2", 10*time.Second)
 		}
 		return i
 	}
@@ -289,8 +298,9 @@ func TestProbeStaleExclusive(t *testing.T) {
 	}
 }
 
-// The probe joins as the app's user: a reusePort listener of another user
-// is confirmed when the probe takes that user's id.
+// The probe joins as the app's user, by the UID systemd reports: a
+// reusePort listener of another user is confirmed when the probe takes
+// that user's id (and would be exclusive to root).
 func TestProbeAsAppUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {
@@ -298,11 +308,63 @@ func TestProbeAsAppUser(t *testing.T) {
 		}
 		t.Skip("needs root")
 	}
-	port := startOtherUserListener(t)
+	nobody := identity.Identity{UID: 65534, GID: 65534}
+	var l net.Listener
+	// A socket belongs to the fsuid of the thread that creates it.
+	err := identity.Do(nobody, func() error {
+		var err error
+		l, err = (&net.ListenConfig{Control: reuseport.ListenControl}).Listen(context.Background(), "tcp4", "0.0.0.0:0")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	if s, _ := reuseport.CheckPort(port); s != reuseport.Exclusive {
+		t.Fatalf("root sees nobody's listener as %v, want exclusive", s)
+	}
 	r := newRig(t, port)
-	r.probe.UID, r.probe.GID = 65534, 65534
+	r.sd.inst.UID, r.sd.inst.GID = 65534, 65534
 	out, err := r.probe.Run(context.Background())
 	if err != nil || out != Confirmed {
 		t.Fatalf("Run = %v, %v; want confirmed", out, err)
+	}
+}
+
+// A run that reaches its verdict just as the instance restarts (systemd
+// merged the new start into this still-running probe) goes on to judge
+// the new run: every run gets a verdict.
+func TestProbeJudgesARestartThatMergedIn(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, true)
+	r := newRig(t, port)
+	r.sd.afterAsk = func(n int, i sysd.Status) sysd.Status {
+		if n == 2 { // asked right after the first verdict: restarted since
+			return online("inv2", 10*time.Second)
+		}
+		return i
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v", out, err)
+	}
+	if len(r.events.got) != 2 || r.events.got[0].Invocation != "inv1" || r.events.got[1].Invocation != "inv2" {
+		t.Fatalf("verdicts %+v, want one per run", r.events.got)
+	}
+}
+
+// Without root the probe cannot take the app's identity, and says so
+// rather than answering for root.
+func TestProbeRefusesToCheckAsSomeoneElse(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can take any identity")
+	}
+	port := freePort(t)
+	listenOn(t, port, true)
+	r := newRig(t, port)
+	r.sd.inst.UID = uint32(os.Getuid() + 1)
+	if out, err := r.probe.Run(context.Background()); !errors.Is(err, identity.ErrNotPermitted) || out != Gone || len(r.events.got) != 0 {
+		t.Fatalf("Run = %v, %v, events %v", out, err, r.events.got)
 	}
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"github.com/bm2dev/bm2/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,26 +36,12 @@ func (d Dir) SetErrored(project, reason string) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return false, fmt.Errorf("mark %s errored: %w", project, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-"+project+"-")
+	// The first verdict wins, atomically.
+	first, err := atomicfile.CreateExclusive(p, []byte(reason+"\n"), 0o644)
 	if err != nil {
 		return false, fmt.Errorf("mark %s errored: %w", project, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(reason + "\n"); err != nil {
-		tmp.Close()
-		return false, fmt.Errorf("mark %s errored: %w", project, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return false, fmt.Errorf("mark %s errored: %w", project, err)
-	}
-	// link(2) fails if the mark exists: the first verdict wins, atomically.
-	if err := os.Link(tmp.Name(), p); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		return false, fmt.Errorf("mark %s errored: %w", project, err)
-	}
-	return true, nil
+	return first, nil
 }
 
 // Errored returns the reason a project is errored, and whether it is.
@@ -72,8 +59,7 @@ func (d Dir) Errored(project string) (reason string, ok bool, err error) {
 // ClearErrored removes the mark; clearing a project that is not errored is
 // not an error.
 func (d Dir) ClearErrored(project string) error {
-	err := os.Remove(d.ErroredPath(project))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := atomicfile.Remove(d.ErroredPath(project)); err != nil {
 		return fmt.Errorf("clear errored state of %s: %w", project, err)
 	}
 	return nil

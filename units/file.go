@@ -2,19 +2,19 @@ package units
 
 import (
 	"bytes"
+	"io"
 	"strings"
+
+	"github.com/coreos/go-systemd/v22/unit"
 )
 
-// File is a unit file or drop-in under construction. Sections and keys keep
-// the order in which they were first added, so rendering is deterministic.
+// File is a unit file or drop-in under construction: a header comment and
+// sections rendered by go-systemd's unit.SerializeSections. Sections and
+// keys keep the order in which they were first added, so rendering is
+// deterministic.
 type File struct {
 	comments []string
-	sections []*section
-}
-
-type section struct {
-	name    string
-	entries [][2]string
+	sections []*unit.UnitSection
 }
 
 // Comment adds a "# " line to the file's header.
@@ -23,51 +23,32 @@ func (f *File) Comment(line string) { f.comments = append(f.comments, line) }
 // Add appends key=value to the named section, creating it on first use. The
 // value must already be escaped for its key (see the Quote functions).
 func (f *File) Add(sectionName, key, value string) {
-	var s *section
+	var s *unit.UnitSection
 	for _, x := range f.sections {
-		if x.name == sectionName {
+		if x.Section == sectionName {
 			s = x
 			break
 		}
 	}
 	if s == nil {
-		s = &section{name: sectionName}
+		s = &unit.UnitSection{Section: sectionName}
 		f.sections = append(f.sections, s)
 	}
-	s.entries = append(s.entries, [2]string{key, value})
+	s.Entries = append(s.Entries, &unit.UnitEntry{Name: key, Value: value})
 }
 
 // Bytes renders the file.
 func (f *File) Bytes() []byte {
-	n := 0
-	for _, c := range f.comments {
-		n += len(c) + 3
-	}
-	for _, s := range f.sections {
-		n += len(s.name) + 4
-		for _, e := range s.entries {
-			n += len(e[0]) + len(e[1]) + 2
-		}
-	}
 	var b bytes.Buffer
-	b.Grow(n)
 	for _, c := range f.comments {
 		b.WriteString("# ")
 		b.WriteString(c)
 		b.WriteByte('\n')
 	}
-	for i, s := range f.sections {
-		if i > 0 || len(f.comments) > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString("[" + s.name + "]\n")
-		for _, e := range s.entries {
-			b.WriteString(e[0])
-			b.WriteByte('=')
-			b.WriteString(e[1])
-			b.WriteByte('\n')
-		}
+	if len(f.comments) > 0 && len(f.sections) > 0 {
+		b.WriteByte('\n')
 	}
+	io.Copy(&b, unit.SerializeSections(f.sections))
 	return b.Bytes()
 }
 
@@ -99,6 +80,28 @@ func QuoteCommand(words []string) string {
 // QuoteEnv renders one assignment for Environment=, always quoted.
 func QuoteEnv(name, value string) string {
 	return cQuote(Specifiers(name + "=" + value))
+}
+
+// QuoteEnvFile renders one assignment for a file named in
+// EnvironmentFile=, which systemd reads like a shell would a double-quoted
+// string: `"`, `\`, "`" and "$" are escaped with a backslash, everything
+// else (newlines included) is kept as it is, and nothing is expanded.
+func QuoteEnvFile(name, value string) string {
+	var b strings.Builder
+	b.Grow(len(name) + len(value) + 4)
+	b.WriteString(name)
+	b.WriteString(`="`)
+	for i := 0; i < len(value); i++ {
+		switch c := value[i]; c {
+		case '"', '\\', '`', '$':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("\"\n")
+	return b.String()
 }
 
 func cQuote(s string) string {

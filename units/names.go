@@ -1,30 +1,26 @@
 package units
 
 import (
-	"fmt"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
+
+	"github.com/coreos/go-systemd/v22/unit"
 )
+
+// NameMax is the longest file name (and unit name) Linux and systemd
+// allow: NAME_MAX, 255 bytes.
+const NameMax = 255
+
+// TempPrefix starts the temporary name a file has while it is written
+// (package atomicfile): every unit file name plus it must fit NameMax.
+const TempPrefix = ".#"
 
 // Escape escapes s for use as one component of a unit name, as
 // systemd-escape(1) does: "-" (hierarchy in slice names) and every byte
 // outside [A-Za-z0-9:_.] become \xNN, "/" becomes "-".
-func Escape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '/':
-			b.WriteByte('-')
-		case c == '.' && i == 0,
-			!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ':' || c == '_' || c == '.'):
-			fmt.Fprintf(&b, `\x%02x`, c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+func Escape(s string) string { return unit.UnitNameEscape(s) }
 
 // Slice is the project's slice, a child of bm2.slice.
 func Slice(project string) string { return "bm2-" + Escape(project) + ".slice" }
@@ -40,9 +36,41 @@ func Instance(project string, i int) string {
 	return "bm2@" + InstanceID(project, i) + ".service"
 }
 
+// InstancePattern matches every instance unit of a project.
+func InstancePattern(project string) string { return "bm2@" + project + "-*.service" }
+
 // Probe is the reusePort probe of instance i, "bm2-probe@<project>-<i>.service".
 func Probe(project string, i int) string {
 	return "bm2-probe@" + InstanceID(project, i) + ".service"
+}
+
+// ProbePattern matches every probe unit of a project.
+func ProbePattern(project string) string { return "bm2-probe@" + project + "-*.service" }
+
+// DropInDir is the drop-in directory of instance i.
+func DropInDir(project string, i int) string { return Instance(project, i) + ".d" }
+
+// Account is the user a project's instances run as when its file names
+// none: "bm2-<project>", systemd's DynamicUser= unless an account of that
+// name exists (then that one, so files can be given to it). User names
+// have at most 31 characters; a longer one keeps 18 characters of the
+// project name and adds 8 hex digits of its SHA-256, so that two long
+// names never share an account.
+func Account(project string) string {
+	name := "bm2-" + project
+	if len(name) <= 31 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(project))
+	return "bm2-" + project[:18] + "-" + hex.EncodeToString(sum[:4])
+}
+
+// LongestName is the longest file name the generator writes for a project
+// with the given number of instances, including the temporary prefix: it
+// must not exceed NameMax.
+func LongestName(project string, instances int) int {
+	n := max(len(Slice(project)), len(Target(project)), len(DropInDir(project, max(instances-1, 0))))
+	return len(TempPrefix) + n
 }
 
 // ParseInstance splits "api-0", "bm2@api-0" or "bm2@api-0.service" into the
@@ -67,4 +95,13 @@ func ParseInstance(s string) (project string, index int, ok bool) {
 		return "", 0, false
 	}
 	return s[:dash], n, true
+}
+
+// ParseProbe is ParseInstance for a probe unit's name.
+func ParseProbe(s string) (project string, index int, ok bool) {
+	rest, found := strings.CutPrefix(s, "bm2-probe@")
+	if !found {
+		return "", 0, false
+	}
+	return ParseInstance(rest)
 }

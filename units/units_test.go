@@ -81,3 +81,34 @@ func TestFileRendering(t *testing.T) {
 		}
 	}
 }
+
+func TestAccountAndLongestName(t *testing.T) {
+	if a := Account("api"); a != "bm2-api" {
+		t.Fatal(a)
+	}
+	long := strings.Repeat("a", 40)
+	a, b := Account(long), Account(long[:39]+"b")
+	if len(a) != 31 || a == b || !strings.HasPrefix(a, "bm2-"+long[:18]+"-") {
+		t.Fatalf("%q %q", a, b)
+	}
+	if n := LongestName("api", 4); n != len(".#bm2@api-3.service.d") {
+		t.Fatal(n)
+	}
+	if n := LongestName("a-b-c-d", 1); n != len(`.#bm2-a\x2db\x2dc\x2dd.slice`) {
+		t.Fatal(n)
+	}
+	if p, i, ok := ParseProbe("bm2-probe@my-api-2.service"); !ok || p != "my-api" || i != 2 {
+		t.Fatal(p, i, ok)
+	}
+	if _, _, ok := ParseProbe("bm2@api-2.service"); ok {
+		t.Fatal("instance parsed as probe")
+	}
+}
+
+func TestQuoteEnvFile(t *testing.T) {
+	got := QuoteEnvFile("A", "say \"hi\" $HOME `x` \\n\nline2 100%")
+	want := "A=\"say \\\"hi\\\" \\$HOME \\`x\\` \\\\n\nline2 100%\"\n"
+	if got != want {
+		t.Fatalf("%q\nwant %q", got, want)
+	}
+}

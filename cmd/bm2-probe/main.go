@@ -1,9 +1,15 @@
 // Command bm2-probe is bm2's helper for systemd, installed in /usr/lib/bm2:
 //
-//	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service); package probehelper
-//	bm2-probe run bun|node -- RUNTIME …     ExecStart= wrapper: runtime floor, then execve; package hooks
-//	bm2-probe exited <project>-<i>          ExecStopPost=: crash.log and instance_crashed; package hooks
-//	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service): instance_errored; package hooks
+//	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service, root); package probehelper
+//	bm2-probe exited <project>-<i>          ExecStopPost=+ (root): crash.log and events; package hooks
+//	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
+//	bm2-probe run bun|node [--env-file F] -- RUNTIME …
+//	                                        ExecStart= wrapper, as the app's user; package hooks
+//
+// It is linked statically (no dynamic loader reads LD_PRELOAD, LD_AUDIT or
+// LD_LIBRARY_PATH for it), and every root subcommand starts over with an
+// empty environment before it does anything else: what it learns about
+// an instance comes from systemd over D-Bus, never from variables.
 package main
 
 import (
@@ -12,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -19,44 +26,64 @@ import (
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/sysd"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] != "run" && len(os.Environ()) > 0 {
+		cleanExec()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	err := run(ctx, os.Args[1:])
-	var rejected *hooks.RejectedError
+	var refused *hooks.RefusedError
 	switch {
-	case errors.As(err, &rejected):
-		os.Exit(hooks.ExitRuntimeRejected)
+	case errors.As(err, &refused):
+		os.Exit(hooks.ExitRefused)
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "bm2-probe: %v\n", err)
 		os.Exit(1)
 	}
 }
 
+// cleanExec runs this same binary again, with the same arguments and no
+// environment at all. Only the Go runtime's own start-up has seen the
+// inherited variables by then (GODEBUG and the like: no code runs from
+// them); nothing of bm2 ever does.
+func cleanExec() {
+	self := os.Args[0]
+	if !filepath.IsAbs(self) {
+		self = "/proc/self/exe"
+	}
+	err := syscall.Exec(self, os.Args, []string{})
+	fmt.Fprintf(os.Stderr, "bm2-probe: cannot start again without the environment: %v\n", err)
+	os.Exit(1)
+}
+
 func run(ctx context.Context, args []string) error {
 	events := journal.Journald{Fallback: os.Stderr}
 	crashes := journal.CrashLog{Dir: journal.DefaultLogDir}
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX")
 	}
 	switch args[0] {
 	case "run":
 		return hooks.Run(ctx, args[1:], hooks.DefaultRunEnv())
-	case "exited":
+	case "exited", "failed":
 		if len(args) != 2 {
-			return fmt.Errorf("usage: bm2-probe exited PROJECT-INDEX")
-		}
-		x := hooks.ExitInfo{Result: os.Getenv("SERVICE_RESULT"), Code: os.Getenv("EXIT_CODE"), Status: os.Getenv("EXIT_STATUS")}
-		return hooks.Exited(args[1], x, time.Now(), crashes, events)
-	case "failed":
-		if len(args) != 2 {
-			return fmt.Errorf("usage: bm2-probe failed PROJECT-INDEX")
+			return fmt.Errorf("usage: bm2-probe %s PROJECT-INDEX", args[0])
 		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		return hooks.Failed(ctx, args[1], hooks.BusFacts, time.Now(), state.Default, crashes, events)
+		sd, err := sysd.ConnectPrivate(ctx)
+		if err != nil {
+			return err
+		}
+		defer sd.Close()
+		if args[0] == "exited" {
+			return hooks.Exited(ctx, args[1], sd, time.Now(), crashes, events, hooks.VerifyRefusal)
+		}
+		return hooks.Failed(ctx, args[1], sd, time.Now(), state.Default, crashes, events)
 	}
-	return probehelper.Main(ctx, args, os.Getenv, os.Stdout)
+	return probehelper.Main(ctx, args, os.Stdout)
 }

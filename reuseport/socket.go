@@ -1,4 +1,4 @@
-package probehelper
+package reuseport
 
 import (
 	"errors"
@@ -32,19 +32,6 @@ func (s PortState) String() string {
 		return "exclusive"
 	}
 	return fmt.Sprintf("PortState(%d)", int(s))
-}
-
-// Describe is the wording `bm2 check` uses for a state.
-func (s PortState) Describe() string {
-	switch s {
-	case Free:
-		return "free"
-	case Shared:
-		return "held by a shared listener (joinable)"
-	case Exclusive:
-		return "held by an exclusive listener (cannot join)"
-	}
-	return s.String()
 }
 
 // ReuseAddr and ReusePort are socket-option setters in the shape

@@ -1,7 +1,8 @@
-package probehelper
+package reuseport
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/identity"
 )
 
 // listen opens a real loopback-reachable listener on 0.0.0.0:0, with or
@@ -105,7 +108,7 @@ func TestCheckPortOtherUser(t *testing.T) {
 		t.Fatalf("root checking nobody's reusePort listener: %v %v, want exclusive", got, err)
 	}
 	// As the listener's own user, the same port is joinable...
-	if got, err := CheckPortAs(65534, 65534, port); err != nil || got != Shared {
+	if got, err := CheckPortAs(identity.Identity{UID: 65534, GID: 65534}, port); err != nil || got != Shared {
 		t.Fatalf("checking as nobody: %v %v, want shared", got, err)
 	}
 	// ...and borrowing the identity did not leak into the rest of the process.
@@ -118,7 +121,7 @@ func TestCheckPortOtherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if got, err := CheckPortAs(65534, 65534, l.Addr().(*net.TCPAddr).Port); err != nil || got != Exclusive {
+	if got, err := CheckPortAs(identity.Identity{UID: 65534, GID: 65534}, l.Addr().(*net.TCPAddr).Port); err != nil || got != Exclusive {
 		t.Fatalf("plain listener checked as nobody: %v %v, want exclusive", got, err)
 	}
 }
@@ -179,4 +182,16 @@ func TestHelperListener(t *testing.T) {
 	os.Stdout.WriteString(strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + "\n")
 	time.Sleep(30 * time.Second)
 	os.Exit(0)
+}
+
+// Without root, a check as another user refuses rather than answering as
+// the caller.
+func TestCheckPortAsRefusesWithoutRoot(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("as root the identity can be taken")
+	}
+	_, port := listen(t, true)
+	if _, err := CheckPortAs(identity.Identity{UID: os.Geteuid() + 1, GID: os.Getegid()}, port); !errors.Is(err, identity.ErrNotPermitted) {
+		t.Fatalf("got %v, want ErrNotPermitted", err)
+	}
 }

@@ -1,0 +1,199 @@
+package atomicfile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// tempName is the temporary name of path while it is written: same
+// directory (rename(2) must not cross file systems), hidden, and fixed, so
+// that a file left behind by a crash is replaced by the next attempt
+// rather than piling up.
+func tempName(path string) string {
+	return filepath.Join(filepath.Dir(path), ".#"+filepath.Base(path))
+}
+
+// Write replaces path with data, atomically and durably (see the package
+// comment). The file gets mode perm whatever the umask.
+func Write(path string, data []byte, perm os.FileMode) error {
+	if err := writeTemp(path, data, perm); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// Symlink replaces path with a symbolic link to target, atomically and
+// durably.
+func Symlink(target, path string) error {
+	if err := symlinkTemp(target, path); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// writeTemp does steps 1 to 3 for one file.
+func writeTemp(path string, data []byte, perm os.FileMode) error {
+	tmp := tempName(path)
+	fd, err := openExcl(tmp, perm)
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: tmp, Err: err}
+	}
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, data)
+		data = data[n:]
+	}
+	if err == nil {
+		// The umask may have taken bits away at open.
+		err = unix.Fchmod(fd, uint32(perm.Perm()))
+	}
+	if err == nil {
+		err = unix.Fsync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = unix.Unlink(tmp)
+		return &fs.PathError{Op: "write", Path: path, Err: err}
+	}
+	if err := unix.Rename(tmp, path); err != nil {
+		_ = unix.Unlink(tmp)
+		return &fs.PathError{Op: "rename", Path: path, Err: err}
+	}
+	return nil
+}
+
+// openExcl creates name, never following a symlink and never opening a
+// file that exists; a stale temporary file of an interrupted run is
+// removed and the creation tried once more.
+func openExcl(name string, perm os.FileMode) (int, error) {
+	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Open(name, flags, uint32(perm.Perm()))
+	if err == unix.EEXIST {
+		_ = unix.Unlink(name)
+		fd, err = unix.Open(name, flags, uint32(perm.Perm()))
+	}
+	return fd, err
+}
+
+func symlinkTemp(target, path string) error {
+	tmp := tempName(path)
+	err := unix.Symlink(target, tmp)
+	if err == unix.EEXIST {
+		_ = unix.Unlink(tmp)
+		err = unix.Symlink(target, tmp)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "symlink", Path: tmp, Err: err}
+	}
+	if err := unix.Rename(tmp, path); err != nil {
+		_ = unix.Unlink(tmp)
+		return &fs.PathError{Op: "rename", Path: path, Err: err}
+	}
+	return nil
+}
+
+// SyncDir makes the entries of a directory (a rename, a removal) durable.
+func SyncDir(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	err = unix.Fsync(fd)
+	unix.Close(fd)
+	if err != nil && err != unix.EINVAL { // some file systems cannot sync a directory
+		return &fs.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// Remove deletes path, durably; a path that does not exist is not an error.
+func Remove(path string) error {
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
+}
+
+// CreateExclusive creates path with data unless it exists already, in one
+// step: the content is written and synced under a temporary name and then
+// linked into place with link(2), which fails when path exists. It reports
+// whether this call created the file (the first of several racing callers
+// wins; the others get false).
+func CreateExclusive(path string, data []byte, perm os.FileMode) (bool, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".#"+filepath.Base(path)+".")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, SyncDir(filepath.Dir(path))
+}
+
+// Batch writes many files atomically and syncs each directory once. It is
+// not safe for concurrent use; use one per goroutine.
+type Batch struct {
+	dirs map[string]struct{}
+}
+
+// Write is [Write] without the directory sync, which Sync does.
+func (b *Batch) Write(path string, data []byte, perm os.FileMode) error {
+	b.touch(path)
+	return writeTemp(path, data, perm)
+}
+
+// Symlink is [Symlink] without the directory sync, which Sync does.
+func (b *Batch) Symlink(target, path string) error {
+	b.touch(path)
+	return symlinkTemp(target, path)
+}
+
+func (b *Batch) touch(path string) {
+	if b.dirs == nil {
+		b.dirs = make(map[string]struct{})
+	}
+	b.dirs[filepath.Dir(path)] = struct{}{}
+}
+
+// Sync syncs every directory written to since the last Sync, in a fixed
+// order, and reports every failure.
+func (b *Batch) Sync() error {
+	dirs := make([]string, 0, len(b.dirs))
+	for d := range b.dirs {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	var errs []error
+	for _, d := range dirs {
+		errs = append(errs, SyncDir(d))
+	}
+	b.dirs = nil
+	return errors.Join(errs...)
+}

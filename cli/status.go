@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// status is `bm2 status <name>`.
+func (a *App) status(ctx context.Context, name string) error {
+	e, err := a.findProject(name)
+	if err != nil {
+		return err
+	}
+	w := a.Out
+	fmt.Fprintf(w, "%s: %s\n", e.Name, e.Path)
+	if e.Err != nil {
+		fmt.Fprintf(w, "  invalid: %s\n", oneLine(e.Err))
+		_, err := usable(e)
+		return err
+	}
+	p := e.Project
+	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
+		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), userText(p))
+	fmt.Fprintf(w, "  script %s in %s\n", p.Script, p.Cwd)
+	if reason, errored, _ := a.erroredMark(p.Name); errored {
+		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
+	}
+
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
+		sd = nil
+	} else {
+		defer sd.Close()
+	}
+	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
+		fmt.Fprintf(w, "  sandbox: %s, exposure %s (systemd-analyze security %s)\n", p.Sandbox.Mode, score, units.Instance(p.Name, 0))
+	}
+	rows, warnings := a.rows(ctx, []entry{e}, sd)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	for _, r := range rows {
+		pid, uptime, mem, cpu, reuseport := "-", "-", "-", "-", "-"
+		if r.Reuseport != nil {
+			reuseport = *r.Reuseport
+		}
+		if r.PID != 0 {
+			pid = strconv.FormatUint(uint64(r.PID), 10)
+		}
+		if r.State == StateOnline && r.UptimeMS > 0 {
+			uptime = formatUptime(msDuration(r.UptimeMS))
+		}
+		if r.MemoryBytes != nil {
+			mem = formatMem(*r.MemoryBytes)
+		}
+		if r.CPUMS != nil {
+			cpu = formatCPU(*r.CPUMS * 1e6)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n",
+			*r.ID, r.Unit, r.State, orDash(r.Reason), pid, r.Port, reuseport, r.Restarts, uptime, mem, cpu)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	if sd != nil {
+		if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
+			for _, line := range staleLines(p, statuses) {
+				fmt.Fprintln(w, line)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nmore: systemctl status %s 'bm2@%s-*'\n", units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
+	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
+	for _, warn := range warnings {
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", warn)
+	}
+	return nil
+}
+
+// userText names who a project runs as.
+func userText(p *config.Project) string {
+	if p.OwnAccount() {
+		return p.Account() + " (its own account)"
+	}
+	return p.User
+}
+
+// staleLines says which running instances run with settings older than
+// their unit: systemd has a newer file than it read (daemon-reload
+// pending), or one of the files an instance's settings are made of changed
+// after its process started (a restart applies them). The files are
+// root's: the project file and its private part, the unit template, the
+// generator and the helper; their change times (ctime, which no one can
+// set) are compared with the main process's start.
+func staleLines(p *config.Project, statuses []UnitStatus) []string {
+	var reload, restart []string
+	why := ""
+	for i, u := range statuses {
+		id := units.InstanceID(p.Name, i)
+		if u.MainPID == 0 || u.ExecMainStart.IsZero() {
+			continue
+		}
+		if u.NeedDaemonReload {
+			reload = append(reload, id)
+			continue
+		}
+		if file, at := newestInput(p, u); at.After(u.ExecMainStart) {
+			restart = append(restart, id)
+			why = fmt.Sprintf("%s changed %s", file, at.Local().Format(timeLayout))
+		}
+	}
+	var out []string
+	if len(reload) > 0 {
+		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `systemctl daemon-reload`, then `bm2 reload %s`",
+			strings.Join(reload, ", "), p.Name))
+	}
+	if len(restart) > 0 {
+		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",
+			strings.Join(restart, ", "), why, p.Name))
+	}
+	return out
+}
+
+// newestInput is the most recently changed of the files an instance's
+// settings come from.
+func newestInput(p *config.Project, u UnitStatus) (string, time.Time) {
+	files := []string{p.File, config.PrivatePath(p.File), u.FragmentPath}
+	if len(u.ExecStart) > 0 && filepath.IsAbs(u.ExecStart[0]) {
+		helper := u.ExecStart[0]
+		files = append(files, helper, filepath.Join(filepath.Dir(helper), "..", "systemd", "system-generators", "bm2-generator"))
+	}
+	var newest time.Time
+	which := ""
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(f, &st) != nil {
+			continue
+		}
+		if t := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); t.After(newest) {
+			newest, which = t, f
+		}
+	}
+	return filepath.Clean(which), newest
+}
+
+var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+ \S+)`)
+
+// securityScore asks systemd-analyze security for a unit's exposure, e.g.
+// "1.2 OK".
+func securityScore(ctx context.Context, unit string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "systemd-analyze", "security", "--no-pager", unit)
+	cmd.Env = append(os.Environ(), "SYSTEMD_COLORS=0", "SYSTEMD_PAGER=")
+	out, err := cmd.Output()
+	if m := exposureRE.FindSubmatch(out); m != nil {
+		return string(m[1]), nil
+	}
+	if err == nil {
+		err = fmt.Errorf("no exposure level in its output")
+	}
+	return "", fmt.Errorf("systemd-analyze security %s: %w", unit, err)
+}

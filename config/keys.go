@@ -1,0 +1,399 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/units"
+)
+
+// kind is the TOML type a key takes.
+type kind int
+
+const (
+	kString   kind = iota
+	kInt           // a whole number
+	kStrings       // an array of strings
+	kIntOrMax      // a whole number or "max"
+	kTable         // a table of known keys
+	kEnv           // a table of strings with free names
+)
+
+// spec is one key of the project file: its TOML type, how its value is
+// checked and stored, how Marshal writes it back, and the unit directive
+// it maps to when it maps to one directly. The table below is the only
+// list of keys: parsing, the "did you mean" hints, Marshal, the private
+// part and the generator's plain directives all read it.
+type spec struct {
+	key  string
+	kind kind
+	// private keys may live in the project's private part (PrivatePath)
+	// and are written there by Marshal.
+	private bool
+	// set checks a value (already of the right TOML type) and stores it.
+	set func(v *validator, p *Project, key string, val any)
+	// get returns the stored value (a string, an int or a []string) for
+	// Marshal and for the directive; false means it is at its default and
+	// is left out.
+	get func(p *Project) (any, bool)
+	// directive, when set, is the [Service] directive the key's value is
+	// written to unchanged (see Directives).
+	directive string
+}
+
+// The limits that keep every accepted value loadable by systemd: paths fit
+// PATH_MAX, command lines and environment files stay far below systemd's
+// line limit (LONG_LINE_MAX, 1 MiB).
+const (
+	maxPath      = 4095
+	maxWord      = 32 << 10
+	maxWordsLen  = 256 << 10
+	maxEnvValue  = 32 << 10
+	maxEnvLen    = 512 << 10
+	maxURL       = 2048
+	maxUserName  = 31
+	maxUID       = math.MaxUint32 - 1
+	reservedEnv  = "BM2_"
+	invalidUID16 = 65535
+)
+
+var specs = []spec{
+	{key: "name", kind: kString, set: setName, get: always(func(p *Project) any { return p.Name })},
+	{key: "script", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		s := val.(string)
+		if s == "" {
+			v.add(k, ErrValue, "must not be empty")
+		} else if v.text(k, s, maxPath) {
+			p.Script = s
+		}
+	}, get: always(func(p *Project) any { return p.Script })},
+	{key: "cwd", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if s := val.(string); v.absPath(k, s) {
+			p.Cwd = path.Clean(s)
+		}
+	}, get: always(func(p *Project) any { return p.Cwd })},
+	{key: "runtime", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		switch r := Runtime(val.(string)); r {
+		case Bun, Node:
+			p.Runtime = r
+		default:
+			v.add(k, ErrValue, "must be \"bun\" or \"node\", got %q", val)
+		}
+	}, get: always(func(p *Project) any { return string(p.Runtime) })},
+	{key: "runtime_path", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if s := val.(string); v.absPath(k, s) {
+			p.RuntimePath = path.Clean(s)
+		}
+	}, get: str(func(p *Project) string { return p.RuntimePath })},
+	{key: "runtime_args", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
+		p.RuntimeArgs = v.words(k, val.([]string))
+	}, get: list(func(p *Project) []string { return p.RuntimeArgs })},
+	{key: "args", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
+		p.Args = v.words(k, val.([]string))
+	}, get: list(func(p *Project) []string { return p.Args })},
+	{key: "instances", kind: kIntOrMax, set: func(v *validator, p *Project, k string, val any) {
+		if val == "max" {
+			p.MaxInstance = true
+			p.Instances = max(1, min(v.numCPU, maxInstances))
+		} else if n := val.(int64); v.intRange(k, n, 1, maxInstances) {
+			p.Instances = int(n)
+		}
+	}, get: always(func(p *Project) any {
+		if p.MaxInstance {
+			return "max"
+		}
+		return p.Instances
+	})},
+	{key: "port", kind: kInt, set: func(v *validator, p *Project, k string, val any) {
+		if n := val.(int64); v.intRange(k, n, 1, 65535) {
+			p.Port = int(n)
+		}
+	}, get: always(func(p *Project) any { return p.Port })},
+	{key: "exec_mode", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		switch m := ExecMode(val.(string)); m {
+		case Cluster, Fork:
+			p.Mode = m
+		default:
+			v.add(k, ErrValue, "must be \"cluster\" or \"fork\", got %q", val)
+		}
+	}, get: always(func(p *Project) any { return string(p.Mode) })},
+	{key: "user", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if s := val.(string); v.account(k, s, "user") {
+			p.User = s
+		}
+	}, get: str(func(p *Project) string { return p.User })},
+	{key: "group", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if s := val.(string); v.account(k, s, "group") {
+			p.Group = s
+		}
+	}, get: str(func(p *Project) string { return p.Group }), directive: "Group"},
+	{key: "restart_delay_ms", kind: kInt, set: ms(0, maxRestartDelay, func(p *Project) *time.Duration { return &p.RestartDelay }),
+		get: msValue(DefaultRestartDelay, func(p *Project) time.Duration { return p.RestartDelay })},
+	{key: "max_restarts", kind: kInt, set: func(v *validator, p *Project, k string, val any) {
+		if n := val.(int64); v.intRange(k, n, 0, maxMaxRestarts) {
+			p.MaxRestarts = int(n)
+		}
+	}, get: num(func(p *Project) int { return p.MaxRestarts }, DefaultMaxRestarts)},
+	{key: "min_uptime_ms", kind: kInt, set: ms(0, maxRestartDelay, func(p *Project) *time.Duration { return &p.MinUptime }),
+		get: msValue(DefaultMinUptime, func(p *Project) time.Duration { return p.MinUptime })},
+	{key: "stop_timeout_ms", kind: kInt, set: ms(time.Millisecond, maxStopTimeout, func(p *Project) *time.Duration { return &p.StopTimeout }),
+		get: msValue(DefaultStopTimeout, func(p *Project) time.Duration { return p.StopTimeout })},
+	{key: "env_file", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if s := val.(string); s == "" {
+			v.add(k, ErrValue, "must not be empty")
+		} else if v.text(k, s, maxPath) && v.noBackslash(k, s) {
+			p.EnvFile = s // made absolute against cwd in finish
+		}
+	}, get: str(func(p *Project) string { return p.EnvFile })},
+	{key: "env", kind: kEnv, private: true, set: setEnv},
+	{key: "notify", kind: kTable},
+	{key: "notify.webhook", kind: kString, private: true, set: func(v *validator, p *Project, k string, val any) {
+		s := val.(string)
+		u, err := url.Parse(s)
+		switch {
+		case !v.text(k, s, maxURL):
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			// The URL may carry a token: the message does not repeat it.
+			v.add(k, ErrValue, "must be an http:// or https:// URL")
+		default:
+			p.Notify.Webhook = s
+		}
+	}, get: str(func(p *Project) string { return p.Notify.Webhook })},
+	{key: "notify.level", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		switch l := Level(val.(string)); l {
+		case LevelInfo, LevelWarning, LevelError:
+			p.Notify.Level = l
+		default:
+			v.add(k, ErrValue, "must be \"info\", \"warning\" or \"error\", got %q", val)
+		}
+	}, get: func(p *Project) (any, bool) {
+		return string(p.Notify.Level), p.Notify.Level != DefaultNotifyLevel && p.Notify.Level != ""
+	}},
+	{key: "resources", kind: kTable},
+	{key: "resources.memory_max", kind: kString, set: size(func(p *Project) *string { return &p.Resources.MemoryMax }),
+		get: str(func(p *Project) string { return p.Resources.MemoryMax }), directive: "MemoryMax"},
+	{key: "resources.memory_high", kind: kString, set: size(func(p *Project) *string { return &p.Resources.MemoryHigh }),
+		get: str(func(p *Project) string { return p.Resources.MemoryHigh }), directive: "MemoryHigh"},
+	{key: "resources.cpu_quota", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if s := val.(string); !cpuQuotaRE.MatchString(s) || percentZero(s) {
+			v.add(k, ErrValue, "must be a percentage above 0 with at most two decimals, like \"150%%\", got %q", s)
+		} else {
+			p.Resources.CPUQuota = s
+		}
+	}, get: str(func(p *Project) string { return p.Resources.CPUQuota }), directive: "CPUQuota"},
+	{key: "resources.cpu_weight", kind: kInt, set: intInto(1, 10000, func(p *Project) *int { return &p.Resources.CPUWeight }),
+		get: num(func(p *Project) int { return p.Resources.CPUWeight }, 0), directive: "CPUWeight"},
+	{key: "resources.tasks_max", kind: kInt, set: intInto(1, 4194304, func(p *Project) *int { return &p.Resources.TasksMax }),
+		get: num(func(p *Project) int { return p.Resources.TasksMax }, 0), directive: "TasksMax"},
+	{key: "resources.limit_nofile", kind: kInt, set: intInto(1, 1073741816, func(p *Project) *int { return &p.Resources.LimitNOFILE }),
+		get: num(func(p *Project) int { return p.Resources.LimitNOFILE }, 0), directive: "LimitNOFILE"},
+	{key: "sandbox", kind: kTable},
+	{key: "sandbox.mode", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		switch m := SandboxMode(val.(string)); m {
+		case Strict, Compat:
+			p.Sandbox.Mode = m
+		default:
+			v.add(k, ErrValue, "must be \"strict\" or \"compat\", got %q", val)
+		}
+	}, get: func(p *Project) (any, bool) { return string(p.Sandbox.Mode), p.Sandbox.Mode == Compat }},
+	{key: "sandbox.writable", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
+		for i, s := range val.([]string) {
+			ik := fmt.Sprintf("%s[%d]", k, i)
+			switch {
+			case s == "":
+				v.add(ik, ErrValue, "must not be empty (use \".\" for cwd)")
+			case !v.text(ik, s, maxPath) || !v.noBackslash(ik, s):
+			case path.Clean(s) == "/":
+				v.add(ik, ErrValue, "must not be / (that is no sandbox: use mode = \"compat\" if the app needs it)")
+			case strings.HasPrefix(path.Clean(s), ".."):
+				v.add(ik, ErrValue, "must not leave cwd with \"..\", got %q (write the absolute path)", s)
+			default:
+				p.Sandbox.Writable = append(p.Sandbox.Writable, s) // made absolute in finish
+			}
+		}
+	}, get: list(func(p *Project) []string { return p.Sandbox.Writable })},
+}
+
+// known is every key, for "did you mean" hints.
+var known = func() []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.key
+	}
+	return out
+}()
+
+func lookup(key string) (spec, bool) {
+	for _, s := range specs {
+		if s.key == key {
+			return s, true
+		}
+	}
+	return spec{}, false
+}
+
+// Directive is a [Service] directive whose value is a project setting as
+// written in the file.
+type Directive struct{ Name, Value string }
+
+// Directives returns the project's settings that map one to one onto
+// [Service] directives (group, the [resources] table), in table order,
+// leaving out those not set.
+func Directives(p *Project) []Directive {
+	var out []Directive
+	for _, s := range specs {
+		if s.directive == "" {
+			continue
+		}
+		if v, ok := s.get(p); ok {
+			out = append(out, Directive{s.directive, fmt.Sprint(v)})
+		}
+	}
+	return out
+}
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	userRE     = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_-]*[$]?$`)
+	uidRE      = regexp.MustCompile(`^[0-9]+$`)
+	envNameRE  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	sizeRE     = regexp.MustCompile(`^([1-9][0-9]*)([KMGTPE]?)$`)
+	percentRE  = regexp.MustCompile(`^(100(\.0{1,2})?|[0-9]{1,2}(\.[0-9]{1,2})?)%$`)
+	cpuQuotaRE = regexp.MustCompile(`^[0-9]{1,7}(\.[0-9]{1,2})?%$`)
+)
+
+// setName checks the project name: the file's stem (unless the file is a
+// project dir's bm2.toml), and short enough for every unit and file name
+// bm2 derives from it.
+func setName(v *validator, p *Project, k string, val any) {
+	s := val.(string)
+	switch {
+	case !nameRE.MatchString(s) || len(s) > maxNameLen:
+		v.add(k, ErrValue, "%q is not a valid project name: use 1 to %d of a-z, 0-9, '-' and '_', starting with a letter or digit", s, maxNameLen)
+	case !v.anyName && s != Stem(v.file):
+		v.add(k, ErrValue, "%q does not match the file name: rename the file to %s.toml or set name = %q", s, s, Stem(v.file))
+	default:
+		p.Name = s
+	}
+}
+
+// NameError says why a valid-looking name cannot be a project: its unit
+// names would not fit NAME_MAX. "" when it can.
+func NameError(name string, instances int) string {
+	if n := units.LongestName(name, instances); n > units.NameMax {
+		return fmt.Sprintf("%q is too long once escaped for systemd: its unit files would need names of %d bytes, more than %d (every \"-\" takes 4 bytes in a slice name)",
+			name, n, units.NameMax)
+	}
+	return ""
+}
+
+func setEnv(v *validator, p *Project, k string, val any) {
+	m := val.(map[string]string)
+	names := sortedKeys(m)
+	total := 0
+	for _, name := range names {
+		key := k + "." + name
+		value := m[name]
+		total += len(name) + len(value)
+		switch {
+		case !envNameRE.MatchString(name):
+			v.add(key, ErrValue, "%q is not a valid environment variable name", name)
+		case strings.HasPrefix(name, reservedEnv):
+			v.add(key, ErrValue, "BM2_* variables are bm2's own (BM2_APP_NAME, BM2_APP_PORT, ...): choose another name")
+		case strings.ContainsRune(value, 0):
+			v.add(key, ErrValue, "must not contain NUL")
+		case len(value) > maxEnvValue:
+			v.add(key, ErrValue, "is %d bytes long, more than %d", len(value), maxEnvValue)
+		default:
+			p.Env = append(p.Env, EnvVar{Name: name, Value: value})
+		}
+	}
+	if total > maxEnvLen {
+		v.add(k, ErrValue, "holds %d bytes, more than %d", total, maxEnvLen)
+	}
+}
+
+func size(dst func(*Project) *string) func(*validator, *Project, string, any) {
+	return func(v *validator, p *Project, k string, val any) {
+		s := val.(string)
+		if !validSize(s) {
+			v.add(k, ErrValue, "must be a size like \"512M\" or \"2G\" (at least 1 byte, suffixes K M G T P E), a percentage of memory above 0 and at most 100 with at most two decimals like \"80%%\", or \"infinity\", got %q", s)
+			return
+		}
+		*dst(p) = s
+	}
+}
+
+// validSize accepts what systemd's MemoryMax= and MemoryHigh= accept and
+// apply: bytes (with a base-1024 suffix) that fit 64 bits, a percentage of
+// physical memory above 0% and at most 100% with at most two decimals, or
+// "infinity". systemd would ignore the rest ("0", "101%", "50.123%", a
+// number that overflows), so bm2 refuses it.
+func validSize(s string) bool {
+	if s == "infinity" {
+		return true
+	}
+	if percentRE.MatchString(s) {
+		return !percentZero(s)
+	}
+	m := sizeRE.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	n, err := strconv.ParseUint(m[1], 10, 64)
+	if err != nil {
+		return false
+	}
+	shift := strings.Index("KMGTPE", m[2]) + 1 // 0 without a suffix
+	if m[2] == "" {
+		shift = 0
+	}
+	return n <= (math.MaxUint64-1)>>(10*shift)
+}
+
+func percentZero(s string) bool {
+	f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	return err != nil || f <= 0
+}
+
+func intInto(lo, hi int64, dst func(*Project) *int) func(*validator, *Project, string, any) {
+	return func(v *validator, p *Project, k string, val any) {
+		if n := val.(int64); v.intRange(k, n, lo, hi) {
+			*dst(p) = int(n)
+		}
+	}
+}
+
+func ms(lo, hi time.Duration, dst func(*Project) *time.Duration) func(*validator, *Project, string, any) {
+	return func(v *validator, p *Project, k string, val any) {
+		if n := val.(int64); v.intRange(k, n, lo.Milliseconds(), hi.Milliseconds()) {
+			*dst(p) = time.Duration(n) * time.Millisecond
+		}
+	}
+}
+
+func always(f func(*Project) any) func(*Project) (any, bool) {
+	return func(p *Project) (any, bool) { return f(p), true }
+}
+
+func str(f func(*Project) string) func(*Project) (any, bool) {
+	return func(p *Project) (any, bool) { s := f(p); return s, s != "" }
+}
+
+func num(f func(*Project) int, def int) func(*Project) (any, bool) {
+	return func(p *Project) (any, bool) { n := f(p); return n, n != def }
+}
+
+func msValue(def time.Duration, f func(*Project) time.Duration) func(*Project) (any, bool) {
+	return func(p *Project) (any, bool) { d := f(p); return int(d.Milliseconds()), d != def }
+}
+
+func list(f func(*Project) []string) func(*Project) (any, bool) {
+	return func(p *Project) (any, bool) { v := f(p); return v, len(v) > 0 }
+}

@@ -1,0 +1,217 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Every file in testdata/invalid is refused with exactly the errors its
+// "## error: LINE: KEY: MESSAGE" lines name ("-" for no line), no more,
+// no fewer: each rule of the parser has a file that proves it.
+func TestInvalidFixtures(t *testing.T) {
+	files, err := filepath.Glob("testdata/invalid/*.toml")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("fixtures: %v %d", err, len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			for _, line := range strings.Split(string(data), "\n") {
+				if rest, ok := strings.CutPrefix(line, "## error: "); ok {
+					want = append(want, rest)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("no ## error: lines")
+			}
+			file := "/etc/bm2/" + filepath.Base(f)
+			_, err = Parse(file, data, Options{NumCPU: 2})
+			var es Errors
+			if !errors.As(err, &es) {
+				t.Fatalf("accepted, or not config.Errors: %v", err)
+			}
+			var got []string
+			for _, e := range es {
+				if e.File != file || e.Err == nil {
+					t.Errorf("error without file or class: %#v", e)
+				}
+				line := "-"
+				if e.Line > 0 {
+					line = fmt.Sprint(e.Line)
+				}
+				got = append(got, fmt.Sprintf("%s: %s: %s", line, e.Key, e.Msg))
+			}
+			sort.Strings(got)
+			sort.Strings(want)
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	_, err := Parse("/etc/bm2/types.toml", []byte("name = \"types\"\nport = \"1\"\ncolor = 1\n"), Options{})
+	if !errors.Is(err, ErrType) || !errors.Is(err, ErrUnknownKey) || !errors.Is(err, ErrMissing) || errors.Is(err, ErrSyntax) {
+		t.Fatalf("%v", err)
+	}
+	_, err = Parse("/etc/bm2/s.toml", []byte("name = \"s\nx"), Options{})
+	if !errors.Is(err, ErrSyntax) {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Accepted values reach the project as systemd takes them.
+func TestAcceptedValues(t *testing.T) {
+	p, err := Parse("/etc/bm2/ok.toml", []byte(`name = "ok"
+script = "a.js"
+cwd = "/srv/ok/"
+port = 80
+user = "4294967294"
+group = "0"
+env_file = "conf/.env"
+[resources]
+memory_max = "100%"
+memory_high = "99.99%"
+cpu_quota = "0.5%"
+[sandbox]
+writable = ["data", "/var/cache/ok", "."]
+`), Options{NumCPU: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Cwd != "/srv/ok" || p.EnvFile != "/srv/ok/conf/.env" || p.User != "4294967294" || p.OwnAccount() {
+		t.Fatalf("%+v", p)
+	}
+	if got := strings.Join(p.Sandbox.Writable, " "); got != "/srv/ok /srv/ok/data /var/cache/ok" || p.Sandbox.Mode != Strict {
+		t.Fatalf("writable %q", got)
+	}
+	for _, s := range []string{"1", "512M", "1E", "infinity", "0.01%", "15%", "15E"} {
+		if !validSize(s) {
+			t.Errorf("%s refused", s)
+		}
+	}
+	for _, s := range []string{"0", "0%", "0.00%", "100.01%", "1.234%", "16E", "18446744073709551616", "1k", "-1", " 1M"} {
+		if validSize(s) {
+			t.Errorf("%s accepted", s)
+		}
+	}
+}
+
+// Without user =, the project runs as its own account.
+func TestOwnAccount(t *testing.T) {
+	p, err := Parse("/etc/bm2/solo.toml", []byte("name = \"solo\"\nscript = \"a.js\"\ncwd = \"/srv\"\nport = 1\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.OwnAccount() || p.Account() != "bm2-solo" {
+		t.Fatalf("%q", p.Account())
+	}
+}
+
+// A project dir's bm2.toml: cwd defaults to the dir, and the name need not
+// match the file.
+func TestParseProjectDir(t *testing.T) {
+	p, err := Parse("/srv/app/bm2.toml", []byte("name = \"web\"\nscript = \"a.js\"\nport = 1\n"), Options{Cwd: "/srv/app", AnyName: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Cwd != "/srv/app" || p.Name != "web" {
+		t.Fatalf("%+v", p)
+	}
+	_, err = Parse("/srv/app/bm2.toml", []byte("script = \"a.js\"\nport = 1\n"), Options{Cwd: "/srv/app", AnyName: true})
+	if err == nil || !strings.Contains(err.Error(), "/srv/app/bm2.toml: name: required") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Limits keep every accepted value loadable.
+func TestLengthLimits(t *testing.T) {
+	long := strings.Repeat("x", maxPath)
+	doc := fmt.Sprintf("name = \"l\"\nscript = \"a.js\"\ncwd = \"/%s\"\nport = 1\nargs = [%q]\n[env]\nBIG = %q\n",
+		long, strings.Repeat("y", maxWord+1), strings.Repeat("z", maxEnvValue+1))
+	_, err := Parse("/etc/bm2/l.toml", []byte(doc), Options{})
+	for _, want := range []string{"cwd: is 4096 bytes long, more than 4095", "args[0]: is 32769 bytes long, more than 32768", "env.BIG: is 32769 bytes long, more than 32768"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
+	}
+}
+
+// The private part: [env] and the webhook, merged into the project; any
+// other key there, or a key set in both files, is an error naming the
+// private file and its line.
+func TestPrivatePart(t *testing.T) {
+	src := Source{
+		Path:        "/etc/bm2/sec.toml",
+		Data:        []byte("name = \"sec\"\nscript = \"a.js\"\ncwd = \"/srv\"\nport = 1\n[env]\nA = \"public\"\n[notify]\nlevel = \"info\"\n"),
+		PrivatePath: "/etc/bm2/private/sec.toml",
+		PrivateData: []byte("[env]\nSECRET = \"s\"\n[notify]\nwebhook = \"https://u:p@h/x?t=1\"\n"),
+	}
+	p, err := ParseSource(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Env) != 2 || p.Env[1].Name != "SECRET" || p.Notify.Webhook != "https://u:p@h/x?t=1" || p.Notify.Level != LevelInfo || p.PrivateFile != src.PrivatePath {
+		t.Fatalf("%+v", p)
+	}
+	src.PrivateData = []byte("port = 2\n[env]\nA = \"again\"\n")
+	_, err = ParseSource(src, Options{})
+	for _, want := range []string{
+		"/etc/bm2/private/sec.toml:1: port: does not belong in the private part",
+		"/etc/bm2/private/sec.toml:3: env.A: is set in /etc/bm2/sec.toml:6 too",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
+	}
+	src.PrivateData, src.PrivateErr = nil, errors.New("holds secrets, so it must be owned by root")
+	if _, err := ParseSource(src, Options{}); err == nil || !strings.Contains(err.Error(), "/etc/bm2/private/sec.toml: holds secrets") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Discover reads the private part only when it is root's and 0600, and a
+// reader who may not look (a normal user) gets the project without it.
+func TestDiscoverPrivate(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "sec.toml"), []byte("name = \"sec\"\nscript = \"a.js\"\ncwd = \"/srv\"\nport = 1\n"), 0o644)
+	os.Mkdir(filepath.Join(dir, "private"), 0o700)
+	priv := filepath.Join(dir, "private", "sec.toml")
+	os.WriteFile(priv, []byte("[env]\nSECRET = \"s\"\n"), 0o600)
+	l := Load([]string{dir}, Options{})
+	e, _ := l.Find("sec")
+	if os.Geteuid() != 0 {
+		// Not root: the temp dir is ours, so the owner check refuses it.
+		if e.Err == nil || !strings.Contains(e.Err.Error(), "owned by root") {
+			t.Fatalf("%+v", e)
+		}
+		return
+	}
+	if e.Err != nil || len(e.Project.Env) != 1 {
+		t.Fatalf("%+v", e)
+	}
+	os.Chmod(priv, 0o644)
+	if e, _ := Load([]string{dir}, Options{}).Find("sec"); e.Err == nil || !strings.Contains(e.Err.Error(), "readable by root alone, but it is -rw-r--r--") {
+		t.Fatalf("world-readable private part accepted: %+v", e)
+	}
+	os.Chmod(priv, 0o600)
+	os.Chown(priv, 65534, 65534)
+	if e, _ := Load([]string{dir}, Options{}).Find("sec"); e.Err == nil {
+		t.Fatal("private part owned by nobody accepted")
+	}
+	os.Remove(priv)
+	os.Symlink("/etc/shadow", priv)
+	if e, _ := Load([]string{dir}, Options{}).Find("sec"); e.Err == nil || !strings.Contains(e.Err.Error(), "not a symbolic link") {
+		t.Fatalf("symlinked private part accepted: %+v", e)
+	}
+}

@@ -1,0 +1,240 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Query selects journal entries the way journalctl's command line does;
+// [Read] runs it.
+type Query struct {
+	// Units are units whose messages are wanted (journalctl -u UNIT, for
+	// each): what their processes logged and what systemd logged about them.
+	Units []string
+	// Matches are FIELD=VALUE matches: values of one field are alternatives,
+	// different fields must all match (journalctl's rules).
+	Matches []string
+	// Since is journalctl's --since: a time as journalctl understands it
+	// ("10 min ago", "2026-11-30 04:00", "@1764475200.5"); "" for no limit.
+	Since string
+	// Lines is journalctl's -n: only the last that many entries; 0 for all.
+	Lines int
+	// Follow is journalctl's -f: after the existing entries, wait for new
+	// ones until ctx ends.
+	Follow bool
+	// BM2 restricts the query to entries bm2 wrote itself ([Trusted]), in
+	// the query itself, so that entries an app logs cannot crowd bm2's out
+	// of the last Lines. Messages of the generator are included when
+	// Generator is set too.
+	BM2, Generator bool
+}
+
+// EventQuery selects bm2's events of the given kinds for the given
+// projects (all when empty).
+func EventQuery(projects []string, kinds ...Kind) Query {
+	q := Query{BM2: true}
+	for _, p := range projects {
+		q.Matches = append(q.Matches, FieldProject+"="+p)
+	}
+	for _, k := range kinds {
+		q.Matches = append(q.Matches, FieldEvent+"="+string(k))
+	}
+	return q
+}
+
+// Args renders the query as journalctl arguments (JSON output, no pager).
+func (q Query) Args() []string {
+	args := []string{"--no-pager", "-o", "json"}
+	for _, u := range q.Units {
+		args = append(args, "-u", u)
+	}
+	if q.Since != "" {
+		args = append(args, "--since", q.Since)
+	}
+	if q.Lines > 0 {
+		args = append(args, "-n", strconv.Itoa(q.Lines))
+	}
+	if q.Follow {
+		args = append(args, "-f")
+	}
+	if !q.BM2 {
+		return append(args, q.Matches...)
+	}
+	// journalctl ORs groups separated by "+": root's own entries, and,
+	// for the generator, the kernel log.
+	args = append(args, FieldIdentifier+"="+Identifier, FieldUID+"=0")
+	args = append(args, q.Matches...)
+	if q.Generator {
+		args = append(args, "+", FieldIdentifier+"="+Identifier, FieldTransport+"=kernel")
+		args = append(args, q.Matches...)
+	}
+	return args
+}
+
+// SinceTime renders t for Query.Since, to the microsecond.
+func SinceTime(t time.Time) string {
+	us := t.UnixMicro()
+	return fmt.Sprintf("@%d.%06d", us/1e6, us%1e6)
+}
+
+// ParseEntry decodes one line of journalctl -o json. Values are strings,
+// arrays of bytes (binary data) or arrays of either (a field that appears
+// more than once; the first value is kept).
+func ParseEntry(line []byte) (Entry, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return nil, err
+	}
+	e := make(Entry, len(raw))
+	for k, v := range raw {
+		if s, ok := jsonValue(v); ok {
+			e[k] = s
+		}
+	}
+	return e, nil
+}
+
+func jsonValue(v json.RawMessage) (string, bool) {
+	if string(v) == "null" {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s, true
+	}
+	var bs []byte
+	var nums []int
+	if json.Unmarshal(v, &nums) == nil {
+		for _, n := range nums {
+			bs = append(bs, byte(n))
+		}
+		return string(bs), true
+	}
+	var many []json.RawMessage
+	if json.Unmarshal(v, &many) == nil && len(many) > 0 {
+		return jsonValue(many[0])
+	}
+	return "", false
+}
+
+// ErrRestricted means journalctl ran but could not open the system
+// journal: the caller is not root nor in the adm or systemd-journal group.
+var ErrRestricted = errors.New("this user cannot read the system journal")
+
+// RestrictedHint is what to do about ErrRestricted.
+const RestrictedHint = "run it as root, or add yourself to the adm or systemd-journal group"
+
+// ErrNoJournalctl means journalctl could not be started.
+var ErrNoJournalctl = errors.New("journalctl could not be run")
+
+// Read runs journalctl and calls each for every entry as it arrives. A
+// query that does not follow is bounded to 30 s. When each returns an
+// error, reading stops and that error is returned. Entries of a BM2 query
+// that are not [Trusted] are dropped here as well.
+func Read(ctx context.Context, q Query, each func(Entry) error) error {
+	if !q.Follow {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
+	args := q.Args()
+	cmd := exec.CommandContext(ctx, "journalctl", args...)
+	var stderr limitedBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("journalctl: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoJournalctl, err)
+	}
+	var cbErr error
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] != '{' {
+			continue // "-- No entries --" and the like
+		}
+		e, err := ParseEntry(line)
+		if err != nil || (q.BM2 && !Trusted(e)) {
+			continue
+		}
+		if cbErr = each(e); cbErr != nil {
+			break
+		}
+	}
+	if cbErr != nil || sc.Err() != nil {
+		_ = cmd.Process.Kill()
+		_, _ = io.Copy(io.Discard, out)
+	}
+	werr := cmd.Wait()
+	switch {
+	case cbErr != nil:
+		return cbErr
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case sc.Err() != nil:
+		return fmt.Errorf("read journalctl's output: %w", sc.Err())
+	case werr != nil && strings.Contains(stderr.String(), "insufficient permissions"):
+		return ErrRestricted
+	case werr != nil:
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = werr.Error()
+		}
+		return fmt.Errorf("journalctl %s: %s", strings.Join(args, " "), msg)
+	}
+	if s := stderr.String(); strings.Contains(s, "not seeing messages from other users") || strings.Contains(s, "insufficient permissions") {
+		return ErrRestricted
+	}
+	return nil
+}
+
+// ReadEvents returns the decoded events a query selects, logged at or
+// after since (exactly: journalctl's --since is coarser).
+func ReadEvents(ctx context.Context, read func(context.Context, Query, func(Entry) error) error, q Query, since time.Time) ([]Event, error) {
+	q.BM2 = true
+	if !since.IsZero() {
+		q.Since = SinceTime(since)
+	}
+	var out []Event
+	err := read(ctx, q, func(e Entry) error {
+		if ev, ok := Decode(e); ok && !ev.Time.Before(since) {
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// limitedBuffer keeps the first 8 KiB written to it.
+type limitedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := 8<<10 - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

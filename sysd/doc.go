@@ -1,0 +1,19 @@
+// Package sysd is bm2's one adapter to systemd's D-Bus API: the connection,
+// unit and instance status, jobs that are waited for (start, stop,
+// restart), daemon-reload, reset-failed, and the mapping of D-Bus failures
+// to errors a person can act on.
+//
+// Every other package talks to systemd through a small interface of its
+// own that *[Conn] satisfies (and a test fake too), so nothing outside
+// this package imports go-systemd's dbus package.
+//
+// Two ways in:
+//
+//   - [Connect] for the bm2 command: the system bus (what systemctl uses,
+//     and what works for a normal user), falling back, as root, to
+//     systemd's private socket when no bus daemon runs.
+//   - [ConnectPrivate] for bm2's root helpers (the probe, the exit and
+//     failure hooks): systemd's private socket /run/systemd/private only.
+//     It is root's alone, needs no dbus-daemon, and reads no environment
+//     variable (DBUS_SYSTEM_BUS_ADDRESS is never consulted).
+package sysd

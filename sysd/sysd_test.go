@@ -1,0 +1,95 @@
+package sysd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+)
+
+func TestErrorMapping(t *testing.T) {
+	denied := dbus.Error{Name: "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired", Body: []any{"Interactive authentication required."}}
+	err := mapErr("stop bm2-api.target", fmt.Errorf("call: %w", denied))
+	if !IsDenied(err) || IsUnreachable(err) || err.Error() != "stop bm2-api.target: permission denied: call: Interactive authentication required." {
+		t.Fatalf("%v", err)
+	}
+	gone := &dbus.Error{Name: "org.freedesktop.DBus.Error.ServiceUnknown", Body: []any{"The name is not activatable"}}
+	if err := mapErr("reload", gone); !IsUnreachable(err) || !strings.HasPrefix(err.Error(), "systemd is not reachable: reload: ") {
+		t.Fatalf("%v", err)
+	}
+	if err := mapErr("reload", dbus.ErrClosed); !IsUnreachable(err) {
+		t.Fatalf("%v", err)
+	}
+	if !IsNoSuchUnit(dbus.Error{Name: "org.freedesktop.systemd1.NoSuchUnit"}) || IsNoSuchUnit(errors.New("plain")) {
+		t.Fatal("IsNoSuchUnit")
+	}
+	if err := mapErr("x", errors.New("plain")); IsDenied(err) || IsUnreachable(err) || err.Error() != "x: plain" {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestPropertyConversions(t *testing.T) {
+	if usec(uint64(0)) != (time.Time{}) || usec(uint64(Unknown)) != (time.Time{}) || usec("x") != (time.Time{}) {
+		t.Fatal("never must be the zero time")
+	}
+	if got := usec(uint64(1_700_000_000_000_000)); !got.Equal(time.Unix(1_700_000_000, 0)) {
+		t.Fatal(got)
+	}
+	if str(nil) != "" || u32(uint32(7)) != 7 || i32(int32(-1)) != -1 || !boolean(true) || u32("7") != 0 {
+		t.Fatal("conversions")
+	}
+	if !IsService("bm2@api-0.service") || IsService("bm2-api.target") || IsService(".service") {
+		t.Fatal("IsService")
+	}
+	if !hasJob([]any{uint32(5), dbus.ObjectPath("/x")}) || hasJob([]any{uint32(0), dbus.ObjectPath("/")}) || hasJob(nil) {
+		t.Fatal("hasJob")
+	}
+	argv := execArgv([][]any{{"/usr/lib/bm2/bm2-probe", []string{"/usr/lib/bm2/bm2-probe", "run", "node"}, false}})
+	if strings.Join(argv, " ") != "/usr/lib/bm2/bm2-probe run node" || execArgv(nil) != nil {
+		t.Fatalf("execArgv %q", argv)
+	}
+	if invocation(make([]byte, 16)) != "" || invocation([]byte{0xab, 1}) != "ab01" {
+		t.Fatal("invocation")
+	}
+	var s Status
+	s.fillService(map[string]any{"UID": uint32(61000), "GID": uint32(61000), "Environment": []string{"A=1", "BM2_APP_PORT=3000"},
+		"TimeoutStopUSec": uint64(1_600_000)})
+	if s.UID != 61000 || s.Env("BM2_APP_PORT") != "3000" || s.Env("B") != "" || s.TimeoutStop != 1600*time.Millisecond {
+		t.Fatalf("%+v", s)
+	}
+	if n := NotFound("x.service"); !n.Gone() || n.Running() || n.UID != NoID {
+		t.Fatalf("%+v", n)
+	}
+}
+
+// On a host without systemd (like the one unit tests run on), connecting
+// fails quickly and says systemd is not reachable.
+func TestConnectWithoutSystemd(t *testing.T) {
+	for _, sock := range []string{"/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/run/systemd/private"} {
+		if _, err := os.Stat(sock); err == nil {
+			t.Skipf("%s exists: this host may run systemd", sock)
+		}
+	}
+	if os.Getenv("DBUS_SYSTEM_BUS_ADDRESS") != "" {
+		t.Skip("DBUS_SYSTEM_BUS_ADDRESS is set")
+	}
+	start := time.Now()
+	for _, connect := range []func(context.Context) (*Conn, error){Connect, ConnectPrivate} {
+		c, err := connect(context.Background())
+		if err == nil {
+			c.Close()
+			t.Fatal("connected")
+		}
+		if !IsUnreachable(err) || !strings.HasPrefix(err.Error(), "systemd is not reachable: connect to ") {
+			t.Fatalf("%v", err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
