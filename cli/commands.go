@@ -297,6 +297,28 @@ wrote. The app's own directory is not touched. Needs root.`,
 			},
 		},
 		{
+			name: "migrate", maxArgs: 0,
+			short: "keep a bm2 0.1 host's projects running as they did (the package runs it)",
+			long: `Makes the projects of a host that ran bm2 0.1 keep running exactly as they
+did: every project file in /etc/bm2 that names no user gets user = "bm2"
+(0.1 ran every project as the account bm2, and their files are bm2's) and
+[sandbox] mode = "compat" (0.1's sandbox); [env] and the webhook move to
+/etc/bm2/private/<name>.toml, which only root can read. The files are
+rewritten in bm2 serve's form; each original is kept, readable by root only,
+in /var/lib/bm2/migrated-0.1/. Files that already name their user and keep
+no secret are left alone, so running it again changes nothing.
+
+The Debian package runs it when it upgrades from 0.1; after sudo make
+install over 0.1, run it once. Running instances keep their old settings
+until they restart: bm2 status says so, and bm2 reload <name> applies the
+new ones. Needs root.`,
+			example: "sudo bm2 migrate --dry-run\nsudo bm2 migrate",
+			setup: func(fs *pflag.FlagSet) runner {
+				dry := fs.Bool("dry-run", false, "say what would change, change nothing")
+				return func(ctx context.Context, a *App, args []string) error { return a.migrate(ctx, *dry) }
+			},
+		},
+		{
 			name: "version", maxArgs: 0,
 			short:   "print bm2's version",
 			long:    `Prints the version of bm2 and of the Go toolchain that built it.`,

@@ -362,3 +362,35 @@ func TestStartErrCanceledByProbe(t *testing.T) {
 		t.Fatal("another project's errored mark hid the error")
 	}
 }
+
+// bm2 migrate keeps a 0.1 host's projects as they ran: as bm2, in 0.1's
+// sandbox, with their secrets moved out of the world-readable file; and
+// a second run changes nothing.
+func TestMigrate(t *testing.T) {
+	te := newTestEnv(t)
+	legacy := "name = \"old\"\nscript = \"a.js\"\ncwd = \"/srv/old\"\nport = 3000\n[env]\nTOKEN = \"t0k\"\n"
+	reg := te.write("etc/bm2/old.toml", legacy)
+	te.write("etc/bm2/mine.toml", "name = \"mine\"\nscript = \"a.js\"\ncwd = \"/srv/mine\"\nport = 4000\nuser = \"www-data\"\n")
+	te.mustRun(ExitOK, "migrate", "--dry-run")
+	if data, _ := os.ReadFile(reg); string(data) != legacy || !strings.Contains(te.stdout.String(), "would migrate "+reg) {
+		t.Fatalf("dry run changed something:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "migrate")
+	data, _ := os.ReadFile(reg)
+	priv, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "old.toml"))
+	if !strings.Contains(string(data), "user = \"bm2\"\n") || !strings.Contains(string(data), "[sandbox]\nmode = \"compat\"\n") ||
+		strings.Contains(string(data), "t0k") || !strings.Contains(string(priv), "TOKEN = \"t0k\"") {
+		t.Fatalf("migrated:\n%s\n---\n%s", data, priv)
+	}
+	backup, _ := os.ReadFile(filepath.Join(te.paths.StateDir, "migrated-0.1", "old.toml"))
+	if string(backup) != legacy {
+		t.Fatalf("backup %q", backup)
+	}
+	if strings.Contains(te.stdout.String(), "mine.toml") {
+		t.Fatalf("a project that names its user was migrated:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "migrate")
+	if te.stdout.String() != "nothing to migrate in "+te.paths.ConfigDir+"\n" {
+		t.Fatalf("second run:\n%s", te.stdout.String())
+	}
+}

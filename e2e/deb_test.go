@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +30,7 @@ import (
 func TestDeb(t *testing.T) {
 	sandbox.RequireRoot(t)
 	repo := repoRoot(t)
-	deb := buildDeb(t, repo)
+	deb := packageOnce(t, repo)
 	checkLayout(t, repo, deb)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -87,7 +89,7 @@ test "$(sysctl -n net.ipv4.tcp_migrate_req)" = 1
 test "$(systemctl is-enabled bm2.slice)" = static
 ! systemctl is-active -q bm2.slice
 test "$(systemctl list-units --no-legend --plain 'bm2@*' 'bm2-*' | wc -l)" = 0`)
-		if v := b.sh(`bm2 version`); !strings.Contains(v, "0.1.0") {
+		if v := b.sh(`bm2 version`); !strings.Contains(v, "0.2.0") {
 			t.Errorf("bm2 version = %q, want the package's version", v)
 		}
 	})
@@ -325,4 +327,145 @@ func debTail(b []byte, n int) string {
 		return "..." + string(b[len(b)-n:])
 	}
 	return string(b)
+}
+
+// debOnce builds the package once per test run: TestDeb and TestUpgrade
+// share it.
+var (
+	debOnce sync.Once
+	debPath string
+	debErr  error
+)
+
+func packageOnce(t *testing.T, repo string) string {
+	t.Helper()
+	debOnce.Do(func() {
+		ok := t.Run("make deb", func(t *testing.T) { debPath = buildDeb(t, repo) })
+		if !ok {
+			debErr = errors.New("make deb failed")
+		}
+	})
+	if debErr != nil {
+		t.Fatal(debErr)
+	}
+	return debPath
+}
+
+// buildOldDeb builds bm2 0.1.0's package from its source
+// (e2e/testdata/bm2-0.1.0.tar.xz, the tree of the 0.1.0 release) into dir.
+func buildOldDeb(t *testing.T, repo, dir string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	// Outside the repository: its build-deb copies a git work tree with
+	// git ls-files, and ours would hide the old tree.
+	src := t.TempDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	script := fmt.Sprintf(`set -eo pipefail
+tar -xJf %q -C %q
+cd %q/bm2-0.1.0
+bash debian/build-deb %q 2>&1 | tail -1`, filepath.Join(repo, "e2e/testdata/bm2-0.1.0.tar.xz"), src, src, dir)
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/local/go/bin")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("build bm2 0.1.0: %v\n%s", err, debTail(out, 4000))
+	}
+	t.Logf("MEASURE building the 0.1.0 package took %v", time.Since(start).Round(time.Millisecond))
+	deb := strings.TrimSpace(string(out))
+	if !strings.HasSuffix(deb, ".deb") {
+		t.Fatalf("build bm2 0.1.0 said:\n%s", out)
+	}
+	return deb
+}
+
+// TestUpgradeFrom01: a host running bm2 0.1.0's package, whose project runs
+// as the shared account bm2, writes into its cwd, reads its own 0600
+// env_file and keeps a secret in a world-readable /etc/bm2 file, is
+// upgraded to this package. The project keeps serving through the
+// upgrade; afterwards bm2 status says it runs with older settings; after
+// bm2 reload it runs with the new units, still as bm2, still able to do
+// everything it did, and the secret is root's alone.
+func TestUpgradeFrom01(t *testing.T) {
+	sandbox.RequireRoot(t)
+	repo := repoRoot(t)
+	deb := packageOnce(t, repo)
+	old := buildOldDeb(t, repo, filepath.Join(filepath.Dir(deb), "old"))
+	node, err := runtimes.Path(t.Context(), runtimes.Node, runtimes.Node24Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist, err := filepath.EvalSymlinks(filepath.Dir(deb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sandbox.New(t, sandbox.Options{Binds: []string{dist + ":ro", runtimes.CacheDir() + ":ro"}})
+	b := &bed{Machine: m, t: t, repo: repo}
+	b.sh(`rm -f /usr/sbin/policy-rc.d`)
+	b.sh(fmt.Sprintf(`set -e
+DEBIAN_FRONTEND=noninteractive dpkg -i %q >/dev/null
+install -m 0755 %q /usr/local/bin/node
+bm2 version | grep -q 0.1.0`, filepath.Join(dist, "old", filepath.Base(old)), node))
+
+	const secret = "legacy-secret-7"
+	b.app("/srv/legacy", "env-server.js", "server.js")
+	b.write("/srv/legacy/.env", "FROM_ENV_FILE=yes\n")
+	b.write("/srv/legacy/bm2.toml", fmt.Sprintf("name = \"legacy\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3380\nenv_file = \".env\"\n[env]\nLEGACY_SECRET = %q\n", secret))
+	b.sh(`chown -R bm2:bm2 /srv/legacy && chmod 0600 /srv/legacy/.env`)
+	b.must(0, "/srv/legacy", "serve")
+	check := func(when string) {
+		t.Helper()
+		got := b.appEnv(3380, "LEGACY_SECRET", "FROM_ENV_FILE")
+		if got["LEGACY_SECRET"] != secret || got["FROM_ENV_FILE"] != "yes" {
+			t.Errorf("%s: the app's environment %v", when, got)
+		}
+		if n := b.sh(`curl -sf --max-time 2 http://127.0.0.1:3380/cwd-write`); strings.Contains(n, "E") {
+			t.Errorf("%s: the app cannot write its cwd: %s", when, n)
+		}
+		if u := b.sh(`ps -o user= -p "$(systemctl show -P MainPID bm2@legacy-0.service)"`); strings.TrimSpace(u) != "bm2" {
+			t.Errorf("%s: runs as %q", when, u)
+		}
+	}
+	check("on 0.1")
+	b.sh(`grep -q ` + secret + ` /etc/bm2/legacy.toml && test "$(stat -c %a /etc/bm2/legacy.toml)" = 644`)
+	pids := b.pids("legacy", 2)
+
+	// Requests all through the upgrade.
+	stop := make(chan struct{})
+	counts := make(chan [2]int)
+	go func() { ok, failed := b.serveCount("http://127.0.0.1:3380/", stop); counts <- [2]int{ok, failed} }()
+	out := b.sh(fmt.Sprintf(`DEBIAN_FRONTEND=noninteractive dpkg -i %q 2>&1`, filepath.Join(dist, filepath.Base(deb))))
+	time.Sleep(time.Second)
+	close(stop)
+	c := <-counts
+	t.Logf("dpkg -i (upgrade):\n%s", out)
+	if !strings.Contains(out, "migrated /etc/bm2/legacy.toml") || c[1] != 0 || c[0] == 0 {
+		t.Errorf("upgrade: %d requests ok, %d failed; dpkg said:\n%s", c[0], c[1], out)
+	}
+	if now := b.pids("legacy", 2); now[0] != pids[0] || now[1] != pids[1] {
+		t.Errorf("the upgrade restarted the instances: %v, were %v", now, pids)
+	}
+	reg := b.sh(`cat /etc/bm2/legacy.toml`)
+	if strings.Contains(reg, secret) || !strings.Contains(reg, "user = \"bm2\"") || !strings.Contains(reg, "mode = \"compat\"") {
+		t.Errorf("/etc/bm2/legacy.toml after the upgrade:\n%s", reg)
+	}
+	b.sh(`grep -q ` + secret + ` /etc/bm2/private/legacy.toml && test "$(stat -c %a /etc/bm2/private/legacy.toml)" = 600`)
+	if st := b.sh(`bm2 status legacy`); !strings.Contains(st, "legacy-0, legacy-1: running with settings older than the unit") {
+		t.Errorf("bm2 status does not say the instances need a restart:\n%s", st)
+	}
+
+	b.must(0, "/", "reload", "legacy")
+	check("on 0.2 after bm2 reload")
+	if now := b.pids("legacy", 2); now[0] == pids[0] || now[1] == pids[1] {
+		t.Errorf("bm2 reload did not restart the instances: %v", now)
+	}
+	if st := b.sh(`bm2 status legacy`); strings.Contains(st, "older than the unit") {
+		t.Errorf("still said to need a restart after reload:\n%s", st)
+	}
+	if out := b.sh(`systemctl show -p ExecStopPost bm2@legacy-0.service`); strings.Contains(out, "systemctl") {
+		t.Errorf("old hooks: %s", out)
+	}
 }

@@ -51,28 +51,36 @@ func Read(path, dir string, owner int) ([]Var, error) {
 	return Parse(data), nil
 }
 
-// open opens path for reading without following symlinks: below dir with
-// openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS), elsewhere with O_NOFOLLOW
-// on the last component (the directories above the app's are the
-// administrator's).
+// open opens path for reading without following symlinks: below dir, no
+// component may be a symlink (each is opened with O_NOFOLLOW from the
+// one before; openat2's RESOLVE_NO_SYMLINKS would do the same, but a
+// seccomp filter may answer ENOSYS to it, and a fallback must not be
+// weaker); elsewhere only the last component is checked (the directories
+// above the app's are the administrator's).
 func open(path, dir string) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_NONBLOCK
 	rel, err := filepath.Rel(dir, path)
-	if dir != "" && err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if dir == "" || err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return unix.Open(path, flags, 0)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	parts := strings.Split(rel, "/")
+	for _, part := range parts[:len(parts)-1] {
+		next, err := unix.Openat(fd, part, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err == unix.ENOTDIR {
+			err = unix.ELOOP // a symlink, opened with O_NOFOLLOW|O_DIRECTORY
+		}
 		if err != nil {
 			return -1, err
 		}
-		defer unix.Close(dfd)
-		fd, err := unix.Openat2(dfd, rel, &unix.OpenHow{
-			Flags:   flags,
-			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-		})
-		if err != unix.ENOSYS {
-			return fd, err
-		}
+		fd = next
 	}
-	return unix.Open(path, flags, 0)
+	defer unix.Close(fd)
+	return unix.Openat(fd, parts[len(parts)-1], flags, 0)
 }
 
 func explain(path string, err error) error {

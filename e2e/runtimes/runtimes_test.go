@@ -15,9 +15,24 @@ import (
 	"github.com/bm2dev/bm2/e2e/sandbox"
 )
 
-// TestFetchStandard fetches every standard runtime and checks that it runs.
-// fetch.sh runs just this test.
+// TestFetchStandard fetches every standard runtime and checks that it runs,
+// and the frameworks the tests build apps with. fetch.sh runs just this
+// test.
 func TestFetchStandard(t *testing.T) {
+	t.Run("frameworks", func(t *testing.T) {
+		mods, err := Modules(context.Background(), Frameworks...)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal(err)
+			}
+			t.Skip(err)
+		}
+		for _, m := range []string{"express", "fastify"} {
+			if _, err := os.Stat(filepath.Join(mods, m, "package.json")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	for _, r := range Standard {
 		t.Run(r.String(), func(t *testing.T) {
 			start := time.Now()

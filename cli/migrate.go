@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/bm2dev/bm2/atomicfile"
+	"github.com/bm2dev/bm2/config"
+)
+
+// LegacyUser is the account bm2 0.1 ran every project as.
+const LegacyUser = "bm2"
+
+// migrate is `bm2 migrate`: what the package runs once when it upgrades a
+// bm2 0.1 host, so that its projects keep serving exactly as they did.
+// Every project file in the config dir that names no user gets
+// user = "bm2" (0.1 ran every project as bm2, and its files are bm2's) and
+// [sandbox] mode = "compat" (0.1's sandbox: it may write where it wrote
+// before); [env] and the webhook move to the private part. The file is
+// rewritten canonically; the original is kept, root's alone, in
+// <state dir>/migrated-0.1/. A file that already names its user and
+// keeps no secret is left alone, so running it again changes nothing.
+func (a *App) migrate(ctx context.Context, dryRun bool) error {
+	entries, _ := a.registry()
+	changed := 0
+	var errs []error
+	for _, e := range entries {
+		if filepath.Dir(e.Path) != filepath.Clean(a.Paths.ConfigDir) {
+			continue // not bm2's to rewrite (shipped by a package, or in /run)
+		}
+		if e.Project == nil {
+			fmt.Fprintf(a.Err, "bm2: warning: %s is invalid, so it was not migrated: %s\n", e.Path, oneLine(e.Err))
+			continue
+		}
+		p := *e.Project
+		var did []string
+		if p.OwnAccount() {
+			p.User = LegacyUser
+			did = append(did, `user = "bm2"`)
+			if p.Sandbox.Mode == config.Strict && len(p.Sandbox.Writable) == 0 {
+				p.Sandbox.Mode = config.Compat
+				did = append(did, `[sandbox] mode = "compat"`)
+			}
+		}
+		if p.SecretsInFile {
+			did = append(did, privateWhat(&p)+" moved to "+config.PrivatePath(p.File))
+		}
+		if len(did) == 0 {
+			continue
+		}
+		changed++
+		backup := filepath.Join(a.Paths.StateDir, "migrated-0.1", filepath.Base(p.File))
+		if dryRun {
+			fmt.Fprintf(a.Out, "would migrate %s: %s\n", p.File, joinWords(did))
+			continue
+		}
+		if err := a.migrateOne(&p, e.Path, backup); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(a.Out, "migrated %s: %s; the original is in %s\n", p.File, joinWords(did), backup)
+	}
+	if changed == 0 {
+		fmt.Fprintf(a.Out, "nothing to migrate in %s\n", a.Paths.ConfigDir)
+	}
+	return rootHint(errors.Join(errs...))
+}
+
+func (a *App) migrateOne(p *config.Project, file, backup string) error {
+	orig, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(backup), 0o700); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(backup, orig, 0o600); err != nil {
+		return err
+	}
+	reg, err := a.registration(p)
+	if err != nil {
+		return err
+	}
+	if err := reg.write(); err != nil {
+		return fmt.Errorf("migrate %s: %w", file, err)
+	}
+	return nil
+}
+
+func joinWords(ws []string) string {
+	switch len(ws) {
+	case 0:
+		return ""
+	case 1:
+		return ws[0]
+	}
+	out := ws[0]
+	for _, w := range ws[1 : len(ws)-1] {
+		out += ", " + w
+	}
+	return out + " and " + ws[len(ws)-1]
+}
