@@ -21,9 +21,6 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	for _, c := range commands() {
-		if c.hidden {
-			continue
-		}
 		for _, args := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}} {
 			te.mustRun(ExitOK, args...)
 			out := te.stdout.String()

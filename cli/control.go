@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/units"
 )
@@ -181,8 +179,11 @@ func (a *App) delete(ctx context.Context, name string) error {
 			return err
 		}
 	}
-	if err := os.Remove(regFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := atomicfile.Remove(regFile); err != nil {
 		return rootHint(fmt.Errorf("remove %s: %w", regFile, err))
+	}
+	if err := atomicfile.Remove(config.PrivatePath(regFile)); err != nil {
+		return rootHint(fmt.Errorf("remove %s: %w", config.PrivatePath(regFile), err))
 	}
 	if err := a.state().ClearErrored(name); err != nil {
 		return rootHint(err)

@@ -130,9 +130,15 @@ func TestDelete(t *testing.T) {
 	te.sd.set(UnitStatus{Name: "bm2-probe@api-0.service", ActiveState: "activating", SubState: "start"})
 	te.sd.set(UnitStatus{Name: "bm2-probe@api-x-0.service", ActiveState: "activating", SubState: "start"}) // another project's
 
+	priv := filepath.Join(te.paths.ConfigDir, "private", "api.toml")
+	if _, err := os.Stat(priv); err != nil {
+		t.Fatalf("serve kept no private part: %v", err)
+	}
 	te.mustRun(ExitOK, "delete", "api")
-	if _, err := os.Stat(reg); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("%s still there: %v", reg, err)
+	for _, f := range []string{reg, priv} {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s still there: %v", f, err)
+		}
 	}
 	if _, errored, _ := st.Errored("api"); errored {
 		t.Fatal("errored mark left")

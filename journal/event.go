@@ -140,6 +140,13 @@ const (
 	ReasonWatchdog   Reason = "watchdog"
 )
 
+// Reasons returns every reason bm2 records.
+func Reasons() []Reason {
+	return []Reason{ReasonReuseportMissing, ReasonNoListener, ReasonBudget, ReasonRuntimeMissing,
+		ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected, ReasonExited, ReasonKilled,
+		ReasonCoreDumped, ReasonTimeout, ReasonOOM, ReasonWatchdog}
+}
+
 // Refusal tells whether a reason means bm2 refused to start the app.
 func (r Reason) Refusal() bool {
 	switch r {

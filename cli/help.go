@@ -1,0 +1,88 @@
+package cli
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/bm2dev/bm2/journal"
+)
+
+//go:embed help.txt
+var helpText string
+
+// helpEntry is one command's section of help.txt.
+type helpEntry struct {
+	usage, short string
+	examples     []string
+	long         string
+}
+
+// helps is help.txt, parsed once: the one place the commands' help text
+// lives (bm2(1)'s COMMANDS section is made from it too).
+var helps = parseHelp(helpText)
+
+func parseHelp(text string) map[string]helpEntry {
+	out := map[string]helpEntry{}
+	var name string
+	var cur helpEntry
+	var long []string
+	inBody := false
+	flush := func() {
+		if name == "" {
+			return
+		}
+		cur.long = strings.TrimSpace(strings.Join(long, "\n"))
+		out[name] = cur
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "== "); ok {
+			flush()
+			name, cur, long, inBody = strings.TrimSpace(rest), helpEntry{}, nil, false
+			continue
+		}
+		if name == "" || (!inBody && strings.HasPrefix(line, "#")) {
+			continue
+		}
+		if !inBody {
+			k, v, _ := strings.Cut(line, ":")
+			v = strings.TrimSpace(v)
+			switch k {
+			case "usage":
+				cur.usage = v
+				continue
+			case "short":
+				cur.short = v
+				continue
+			case "example":
+				cur.examples = append(cur.examples, v)
+				continue
+			case "":
+				inBody = true
+				continue
+			}
+			panic(fmt.Sprintf("help.txt: section %s: unknown field %q", name, k))
+		}
+		long = append(long, strings.ReplaceAll(line, "{kinds}", kindList()))
+	}
+	flush()
+	return out
+}
+
+// kindList names every event kind bm2 emits, as a sentence.
+func kindList() string {
+	var ks []string
+	for _, k := range journal.Kinds() {
+		ks = append(ks, string(k))
+	}
+	return joinWords(ks)
+}
+
+// help returns a command's section; a command without one is a bug.
+func help(name string) helpEntry {
+	h, ok := helps[name]
+	if !ok {
+		panic("help.txt has no section for " + name)
+	}
+	return h
+}
