@@ -203,37 +203,47 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 	return rows, warnings
 }
 
+// cells is a row as the table shows it: "-" for what is not known.
+type cells struct {
+	id, pid, port, reuseport, restarts, uptime, mem, cpu string
+}
+
+func (r row) cells() cells {
+	c := cells{"-", "-", "-", "-", "-", "-", "-", "-"}
+	if r.Reuseport != nil {
+		c.reuseport = *r.Reuseport
+	}
+	if r.ID != nil {
+		c.id = strconv.Itoa(*r.ID)
+		c.restarts = strconv.FormatUint(uint64(r.Restarts), 10)
+	}
+	if r.PID != 0 {
+		c.pid = strconv.FormatUint(uint64(r.PID), 10)
+	}
+	if r.Port != 0 {
+		c.port = strconv.Itoa(r.Port)
+	}
+	if r.State == StateOnline && r.UptimeMS > 0 {
+		c.uptime = formatUptime(msDuration(r.UptimeMS))
+	}
+	if r.MemoryBytes != nil {
+		c.mem = formatMem(*r.MemoryBytes)
+	}
+	if r.CPUMS != nil {
+		c.cpu = formatCPU(*r.CPUMS * 1e6)
+	}
+	return c
+}
+
 // table prints rows aligned.
 func (a *App) table(rows []row) error {
 	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
-		id, pid, port, reuseport, restarts, uptime, mem, cpu := "-", "-", "-", "-", "-", "-", "-", "-"
-		if r.Reuseport != nil {
-			reuseport = *r.Reuseport
-		}
-		if r.ID != nil {
-			id = strconv.Itoa(*r.ID)
-			restarts = strconv.FormatUint(uint64(r.Restarts), 10)
-		}
-		if r.PID != 0 {
-			pid = strconv.FormatUint(uint64(r.PID), 10)
-		}
-		if r.Port != 0 {
-			port = strconv.Itoa(r.Port)
-		}
-		if r.State == StateOnline && r.UptimeMS > 0 {
-			uptime = formatUptime(msDuration(r.UptimeMS))
-		}
-		if r.MemoryBytes != nil {
-			mem = formatMem(*r.MemoryBytes)
-		}
-		if r.CPUMS != nil {
-			cpu = formatCPU(*r.CPUMS * 1e6)
-		}
+		c := r.cells()
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Project, id, orDash(r.Mode), r.State, orDash(truncate(r.Reason, maxReason)),
-			pid, port, reuseport, restarts, uptime, mem, cpu)
+			r.Project, c.id, orDash(r.Mode), r.State, orDash(truncate(r.Reason, maxReason)),
+			c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

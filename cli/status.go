@@ -53,24 +53,9 @@ func (a *App) status(ctx context.Context, name string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
-		pid, uptime, mem, cpu, reuseport := "-", "-", "-", "-", "-"
-		if r.Reuseport != nil {
-			reuseport = *r.Reuseport
-		}
-		if r.PID != 0 {
-			pid = strconv.FormatUint(uint64(r.PID), 10)
-		}
-		if r.State == StateOnline && r.UptimeMS > 0 {
-			uptime = formatUptime(msDuration(r.UptimeMS))
-		}
-		if r.MemoryBytes != nil {
-			mem = formatMem(*r.MemoryBytes)
-		}
-		if r.CPUMS != nil {
-			cpu = formatCPU(*r.CPUMS * 1e6)
-		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n",
-			*r.ID, r.Unit, r.State, orDash(r.Reason), pid, r.Port, reuseport, r.Restarts, uptime, mem, cpu)
+		c := r.cells()
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			c.id, r.Unit, r.State, orDash(r.Reason), c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)

@@ -212,13 +212,20 @@ func (w *waiter) step(s snapshot) stepResult {
 		}
 		w.online[k] = false
 	}
-	if len(unconfirmed) > 0 {
-		if s.asked.events {
-			r.out = append(r.out, w.verdicts(s, unconfirmed)...)
-			if s.eventsErr != nil {
-				r.fail.kind = failJournalOff
+	if len(unconfirmed) > 0 && s.asked.events {
+		r.out = append(r.out, w.verdicts(s, unconfirmed)...)
+		if s.eventsErr != nil {
+			r.fail.kind = failJournalOff
+		}
+		var still []int
+		for _, k := range unconfirmed {
+			if w.probe && w.verdictOf[k] != invocationKey(s.units[k]) {
+				still = append(still, k)
 			}
 		}
+		unconfirmed = still
+	}
+	if len(unconfirmed) > 0 {
 		// Ask for the verdicts since the oldest unconfirmed run came online.
 		since := s.units[unconfirmed[0]].ActiveEnter
 		for _, k := range unconfirmed {

@@ -1,17 +1,25 @@
 // Package hooks is what systemd runs around each bm2 instance, besides the
 // reusePort probe:
 //
-//   - Run wraps the runtime in ExecStart=: it refuses a missing runtime or
-//     one below its floor (Bun 1.4.0, Node.js 24.0.0) before the app starts,
-//     with a message in the unit's log (so in `systemctl status`), an event
-//     runtime_rejected, and exit status 78, which the template names in
-//     RestartPreventExitStatus= so that a refused runtime never loops; an
+//   - Run wraps the runtime in ExecStart=, as the app's user: it reads the
+//     project's env_file (as that user, never through a symlink; package
+//     envfile), refuses a missing runtime or one below its floor (Bun 1.4.0,
+//     Node.js 24.0.0) before the app starts, with a message in the unit's
+//     log (so in `systemctl status`) and exit status 78, which the template
+//     names in RestartPreventExitStatus= so that a refusal never loops; an
 //     accepted runtime replaces the wrapper (execve), keeping the main PID.
-//   - Exited is ExecStopPost=: after every abnormal exit it appends a line to
-//     the instance's crash.log and emits instance_crashed.
-//   - Failed is the OnFailure= unit: when an instance gives up (restart
-//     budget exhausted, runtime refused) it emits instance_errored and
+//     It emits no event: it runs as the app's user, who cannot speak for
+//     bm2.
+//   - Exited is ExecStopPost=+, as root, after every stop: it asks systemd
+//     over D-Bus how the run ended (never $SERVICE_RESULT), and after an
+//     abnormal exit appends a line to the instance's crash.log and emits
+//     instance_crashed; after exit status 78 it checks the refusal itself
+//     (VerifyRefusal, as the app's user) and emits runtime_rejected with the
+//     reason it found.
+//   - Failed is the OnFailure= unit, as root: when an instance gives up
+//     (restart budget exhausted, refused) it emits instance_errored and
 //     writes a crash.log line; its neighbours keep serving.
 //
-// All three are subcommands of bm2-probe, bm2's helper binary in /usr/lib/bm2.
+// All three are subcommands of bm2-probe, bm2's static helper binary in
+// /usr/lib/bm2, whose root subcommands start with an empty environment.
 package hooks

@@ -1,9 +1,15 @@
-// Package probehelper asks the kernel whether a cluster-mode app really
-// shares its port.
+// Package probehelper is the reusePort probe: after every start of a
+// cluster-mode instance (bm2-probe@<name>-<i>.service, pulled in by the
+// instance's Wants=), it asks the kernel whether the app really shares its
+// port, every 500 ms for at most 60 s from the instance coming online.
 //
-// The question is answered with two bind(2) calls and never a listen(2)
-// (see [CheckPort]): a free port binds with SO_REUSEADDR alone; a port held
-// by a reusePort listener accepts a second bind with SO_REUSEPORT; a port
-// held exclusively refuses both. SO_REUSEPORT only joins sockets of the same
-// effective UID, so the check must run as the app's user.
+// [Probe.Run] is a state machine over injected systemd, clock and port
+// check, so it is tested without either. It takes the port and the user
+// from what systemd runs (the instance's BM2_APP_PORT, its UID and GID),
+// checks as that user (package reuseport), and gives every run of the
+// instance its own verdict, including a run that started while the probe
+// was still busy with the one before. On an exclusive listener the first
+// probe to take the errored mark (package state) stops the whole project
+// over D-Bus, writes a crash.log line per instance, logs reuseport_missing
+// and notifies the webhook beside the stop.
 package probehelper
