@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,7 +22,7 @@ func tempName(path string) string {
 // Write replaces path with data, atomically and durably (see the package
 // comment). The file gets mode perm whatever the umask.
 func Write(path string, data []byte, perm os.FileMode) error {
-	if err := writeTemp(path, data, perm); err != nil {
+	if err := writeTemp(path, data, perm, true); err != nil {
 		return err
 	}
 	return SyncDir(filepath.Dir(path))
@@ -36,8 +37,16 @@ func Symlink(target, path string) error {
 	return SyncDir(filepath.Dir(path))
 }
 
-// writeTemp does steps 1 to 3 for one file.
-func writeTemp(path string, data []byte, perm os.FileMode) error {
+// umask is the process's umask, read once (reading it means setting it).
+var umask = sync.OnceValue(func() os.FileMode {
+	m := unix.Umask(0)
+	unix.Umask(m)
+	return os.FileMode(m)
+})
+
+// writeTemp does steps 1 to 3 for one file; sync false skips the fsync
+// (a file system that keeps nothing across a reboot: tmpfs).
+func writeTemp(path string, data []byte, perm os.FileMode, sync bool) error {
 	tmp := tempName(path)
 	fd, err := openExcl(tmp, perm)
 	if err != nil {
@@ -48,11 +57,11 @@ func writeTemp(path string, data []byte, perm os.FileMode) error {
 		n, err = unix.Write(fd, data)
 		data = data[n:]
 	}
-	if err == nil {
-		// The umask may have taken bits away at open.
+	if err == nil && perm.Perm()&umask() != 0 {
+		// The umask took bits away at open.
 		err = unix.Fchmod(fd, uint32(perm.Perm()))
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = unix.Fsync(fd)
 	}
 	if cerr := unix.Close(fd); err == nil {
@@ -157,16 +166,19 @@ func CreateExclusive(path string, data []byte, perm os.FileMode) (bool, error) {
 	return true, SyncDir(filepath.Dir(path))
 }
 
-// Batch writes many files atomically and syncs each directory once. It is
-// not safe for concurrent use; use one per goroutine.
+// Batch writes many files atomically and syncs each directory once. On a
+// file system that keeps nothing across a reboot (tmpfs, ramfs: a
+// generator's output in /run) it syncs nothing, since there is nothing to
+// make durable. It is not safe for concurrent use; use one per goroutine.
 type Batch struct {
-	dirs map[string]struct{}
+	dirs     map[string]struct{}
+	volatile *bool // decided at the first write
 }
 
 // Write is [Write] without the directory sync, which Sync does.
 func (b *Batch) Write(path string, data []byte, perm os.FileMode) error {
 	b.touch(path)
-	return writeTemp(path, data, perm)
+	return writeTemp(path, data, perm, !*b.volatile)
 }
 
 // Symlink is [Symlink] without the directory sync, which Sync does.
@@ -176,10 +188,26 @@ func (b *Batch) Symlink(target, path string) error {
 }
 
 func (b *Batch) touch(path string) {
+	if b.volatile == nil {
+		v := isVolatile(filepath.Dir(path))
+		b.volatile = &v
+	}
+	if *b.volatile {
+		return
+	}
 	if b.dirs == nil {
 		b.dirs = make(map[string]struct{})
 	}
 	b.dirs[filepath.Dir(path)] = struct{}{}
+}
+
+// isVolatile tells tmpfs and ramfs, whose contents end with the boot.
+func isVolatile(dir string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil {
+		return false
+	}
+	return st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC
 }
 
 // Sync syncs every directory written to since the last Sync, in a fixed

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/bm2dev/bm2/atomicfile"
@@ -193,7 +192,7 @@ func (a *App) delete(ctx context.Context, name string) error {
 	}
 	// systemd keeps a unit that failed until it is reset; everything else
 	// without a unit file is garbage-collected.
-	left, err := sd.Loaded(ctx, []string{"bm2@" + name + "-*.service", "bm2-probe@" + name + "-*.service", target, slice})
+	left, err := sd.Loaded(ctx, []string{units.InstancePattern(name), units.ProbePattern(name), target, slice})
 	if err != nil {
 		return err
 	}
@@ -226,7 +225,7 @@ func (a *App) projectUnits(ctx context.Context, sd Systemd, name string, p *conf
 			out = append(out, n)
 		}
 	}
-	loaded, err := sd.Loaded(ctx, []string{"bm2@" + name + "-*.service"})
+	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(name)})
 	if err != nil {
 		return nil, err
 	}
@@ -242,13 +241,13 @@ func (a *App) projectUnits(ctx context.Context, sd Systemd, name string, p *conf
 // loadedProbes lists the reusePort probe units systemd has loaded for a
 // project (idx < 0) or one of its instances.
 func (a *App) loadedProbes(ctx context.Context, sd Systemd, name string, idx int) ([]string, error) {
-	loaded, err := sd.Loaded(ctx, []string{"bm2-probe@" + name + "-*.service"})
+	loaded, err := sd.Loaded(ctx, []string{units.ProbePattern(name)})
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, u := range loaded {
-		n, i, ok := units.ParseInstance(strings.TrimPrefix(u.Name, "bm2-probe@"))
+		n, i, ok := units.ParseProbe(u.Name)
 		if ok && n == name && (idx < 0 || i == idx) {
 			out = append(out, u.Name)
 		}
@@ -258,7 +257,10 @@ func (a *App) loadedProbes(ctx context.Context, sd Systemd, name string, idx int
 
 // instanceOf returns the project of an instance or probe unit name, or "".
 func instanceOf(unit string) string {
-	n, _, ok := units.ParseInstance(strings.TrimPrefix(unit, "bm2-probe@"))
+	n, _, ok := units.ParseProbe(unit)
+	if !ok {
+		n, _, ok = units.ParseInstance(unit)
+	}
 	if !ok {
 		return ""
 	}

@@ -249,7 +249,7 @@ func (a *App) checkRegistrable(p *config.Project) error {
 // lowered), and their reusePort probes: systemd keeps them running after
 // the reload otherwise.
 func (a *App) stopStray(ctx context.Context, sd Systemd, p *config.Project) error {
-	loaded, err := sd.Loaded(ctx, []string{"bm2@" + p.Name + "-*.service"})
+	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (a *App) stopStray(ctx context.Context, sd Systemd, p *config.Project) erro
 		return err
 	}
 	for _, pr := range probes {
-		if _, i, _ := units.ParseInstance(strings.TrimPrefix(pr, "bm2-probe@")); i >= p.Instances {
+		if _, i, _ := units.ParseProbe(pr); i >= p.Instances {
 			if err := sd.Stop(ctx, pr); err != nil {
 				return err
 			}

@@ -68,10 +68,17 @@ func ParseSource(src Source, opts Options) (*Project, error) {
 // field is one key set in a file, with its value as the TOML decoder gave
 // it and where it was set.
 type field struct {
-	key  string // dotted
-	val  any
-	file string
-	line int
+	key    string // dotted
+	val    any
+	file   string
+	locate func() int // the line; asked only for an error message
+}
+
+func (f field) line() int {
+	if f.locate == nil {
+		return 0
+	}
+	return f.locate()
 }
 
 type validator struct {
@@ -92,7 +99,7 @@ func (v *validator) add(key string, class error, format string, args ...any) {
 	if file == "" {
 		file = v.file
 	}
-	v.errs = append(v.errs, &Error{File: file, Line: f.line, Key: key, Msg: fmt.Sprintf(format, args...), Err: class})
+	v.errs = append(v.errs, &Error{File: file, Line: f.line(), Key: key, Msg: fmt.Sprintf(format, args...), Err: class})
 }
 
 // errAt locates a value: decoding a toml.Primitive into a type whose
@@ -116,14 +123,20 @@ func (v *validator) decode(file string, data []byte, private bool) []field {
 		v.errs = append(v.errs, decodeError(file, err))
 		return nil
 	}
-	locate := func(p toml.Primitive) (any, int) {
-		var c capture
-		err := md.PrimitiveDecode(p, &c)
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return c.v, pe.Line
+	value := func(p toml.Primitive) any {
+		var v any
+		md.PrimitiveDecode(p, &v)
+		return v
+	}
+	locate := func(p toml.Primitive) func() int {
+		return func() int {
+			var c capture
+			var pe toml.ParseError
+			if errors.As(md.PrimitiveDecode(p, &c), &pe) {
+				return pe.Line
+			}
+			return 0
 		}
-		return c.v, 0
 	}
 	var out []field
 	defer func() {
@@ -137,19 +150,19 @@ func (v *validator) decode(file string, data []byte, private bool) []field {
 		v.errs = append(v.errs, &Error{File: file, Line: line, Key: key, Msg: "unknown key" + suggest(key), Err: ErrUnknownKey})
 	}
 	for _, k := range sortedKeys(top) {
-		val, line := locate(top[k])
+		val, line := value(top[k]), locate(top[k])
 		s, ok := lookup(k)
 		if !ok {
-			unknown(k, line)
+			unknown(k, line())
 			continue
 		}
 		if private && !s.private && s.kind != kTable {
-			v.errs = append(v.errs, &Error{File: file, Line: line, Key: k, Err: ErrValue,
+			v.errs = append(v.errs, &Error{File: file, Line: line(), Key: k, Err: ErrValue,
 				Msg: "does not belong in the private part, which holds only [env] and notify.webhook: move it to the project file"})
 			continue
 		}
 		if (s.kind != kTable && s.kind != kEnv) || !isTable(val) {
-			out = append(out, field{key: k, val: val, file: file, line: line})
+			out = append(out, field{key: k, val: val, file: file, locate: line})
 			continue
 		}
 		var sub map[string]toml.Primitive
@@ -159,20 +172,20 @@ func (v *validator) decode(file string, data []byte, private bool) []field {
 		}
 		for _, sk := range sortedKeys(sub) {
 			key := k + "." + sk
-			sval, sline := locate(sub[sk])
+			sval, sline := value(sub[sk]), locate(sub[sk])
 			if s.kind == kEnv { // free names, checked by the env key
-				out = append(out, field{key: key, val: sval, file: file, line: sline})
+				out = append(out, field{key: key, val: sval, file: file, locate: sline})
 				continue
 			}
 			ss, ok := lookup(key)
 			switch {
 			case !ok:
-				unknown(key, sline)
+				unknown(key, sline())
 			case private && !ss.private:
-				v.errs = append(v.errs, &Error{File: file, Line: sline, Key: key, Err: ErrValue,
+				v.errs = append(v.errs, &Error{File: file, Line: sline(), Key: key, Err: ErrValue,
 					Msg: "does not belong in the private part, which holds only [env] and notify.webhook"})
 			default:
-				out = append(out, field{key: key, val: sval, file: file, line: sline})
+				out = append(out, field{key: key, val: sval, file: file, locate: sline})
 			}
 		}
 	}
@@ -202,8 +215,8 @@ func (v *validator) merge(main, private []field) []field {
 	}
 	for _, f := range private {
 		if m, dup := seen[f.key]; dup {
-			v.errs = append(v.errs, &Error{File: f.file, Line: f.line, Key: f.key, Err: ErrValue,
-				Msg: fmt.Sprintf("is set in %s:%d too: keep it in one of the two files", m.file, m.line)})
+			v.errs = append(v.errs, &Error{File: f.file, Line: f.line(), Key: f.key, Err: ErrValue,
+				Msg: fmt.Sprintf("is set in %s:%d too: keep it in one of the two files", m.file, m.line())})
 			continue
 		}
 		main = append(main, f)

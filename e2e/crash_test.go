@@ -83,18 +83,20 @@ func TestRestartBudgetSlides(t *testing.T) {
 	b := newBed(t)
 	b.nodeProject("flaky", 1, 3000, "CRASH_INSTANCE = \"0\"\nCRASH_AFTER_MS = \"2000\"", "max_restarts = 3\nmin_uptime_ms = 1000")
 	b.sh(`systemctl daemon-reload && systemctl start bm2-flaky.target`)
-	deadline := time.Now().Add(40 * time.Second)
+	// Twice the budget's worth of restarts: a busy host only makes the
+	// runs longer, which never brings the instance closer to its budget.
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		n, _ := strconv.Atoi(b.show("bm2@flaky-0.service", "NRestarts"))
 		if st := b.show("bm2@flaky-0.service", "ActiveState"); st == "failed" {
 			t.Fatalf("flaky-0 gave up after %d restarts although each run lasted 2 s", n)
 		}
-		if n >= 10 {
+		if n >= 8 {
 			t.Logf("flaky-0 restarted %d times, still going", n)
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d restarts in 40 s", n)
+			t.Fatalf("only %d restarts in 3 minutes", n)
 		}
 		time.Sleep(time.Second)
 	}

@@ -319,7 +319,8 @@ systemd-run --quiet -u hook-stolen /usr/local/bin/node /srv/hooks/stolen.js`)
 		b.sh(`chmod 0600 /etc/bm2/private/hooked.toml && systemctl daemon-reload && systemctl start bm2-hooked.target`)
 		b.waitEvents(30*time.Second, "reuseport_missing", "hooked", 1)
 		b.eventually(20*time.Second, "the redirector got the notification", `grep -q 'POST /hook?token=' /srv/hooks/redirect.log`)
-		time.Sleep(500 * time.Millisecond) // a followed redirect would arrive right after
+		// Once the probe that notified has ended, nothing more can arrive.
+		b.eventually(60*time.Second, "the probe ended", `! systemctl is-active -q bm2-probe@hooked-0.service`)
 		if out, _ := b.try(`cat /srv/hooks/stolen.log`); strings.TrimSpace(out) != "" {
 			t.Errorf("the redirect was followed to another host:\n%s", out)
 		}

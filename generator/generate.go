@@ -125,11 +125,13 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 	if shared.envFile != "" {
 		files = append(files, File{Path: path.Join(PrivateDir, p.Name+".env"), Data: envFile(p), Mode: 0o600})
 	}
+	tmpl, ok := shared.template(p)
 	for i := 0; i < p.Instances; i++ {
-		files = append(files, File{
-			Path: path.Join(units.DropInDir(p.Name, i), DropInName),
-			Data: shared.dropIn(p, i),
-		})
+		data := tmpl.instance(i, p.InstancePort(i))
+		if !ok { // a placeholder byte in a path: render each one
+			data = shared.dropIn(p, strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
+		}
+		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, i), DropInName), Data: data})
 	}
 	for i := range files {
 		files[i].Project = p.Name
@@ -243,10 +245,68 @@ func underHome(p string) bool {
 	return false
 }
 
-func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
+// Placeholders for what differs between the drop-ins of one project:
+// control characters, which no value that reaches a drop-in may contain
+// (config refuses them), so they cannot collide with anything.
+const (
+	slotIndex = "\x01"
+	slotPort  = "\x02"
+)
+
+// dropInTemplate is a project's drop-in cut at its placeholders, so that
+// each instance's is a concatenation: rendering a 1000-instance project
+// costs one render.
+type dropInTemplate struct {
+	parts [][]byte // parts[k] is followed by slots[k]
+	slots []byte   // slotIndex[0] or slotPort[0]
+	size  int
+}
+
+// template renders the drop-in once with placeholders. It reports false
+// when the placeholders are not exactly where the instance's index and port
+// go (a control character in the project file's own path).
+func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
+	data := s.dropIn(p, slotIndex, slotPort)
+	var t dropInTemplate
+	start := 0
+	for i, c := range data {
+		if c == slotIndex[0] || c == slotPort[0] {
+			t.parts = append(t.parts, data[start:i])
+			t.slots = append(t.slots, c)
+			start = i + 1
+		}
+	}
+	t.parts = append(t.parts, data[start:])
+	t.size = len(data) + 8*len(t.slots)
+	want := 3 // Description, BM2_APP_INSTANCE, BM2_APP_PORT
+	if p.Mode == config.Cluster {
+		want++ // Wants= the probe
+	}
+	return t, len(t.slots) == want
+}
+
+// instance is instance i's drop-in.
+func (t dropInTemplate) instance(i, port int) []byte {
+	out := make([]byte, 0, t.size)
+	for k, part := range t.parts {
+		out = append(out, part...)
+		if k < len(t.slots) {
+			if t.slots[k] == slotIndex[0] {
+				out = strconv.AppendInt(out, int64(i), 10)
+			} else {
+				out = strconv.AppendInt(out, int64(port), 10)
+			}
+		}
+	}
+	return out
+}
+
+// dropIn renders the drop-in of the instance whose index and port are
+// given as text (the template's placeholders).
+func (s *instanceShared) dropIn(p *config.Project, index, port string) []byte {
 	var f units.File
 	header(&f, p)
-	f.Add("Unit", "Description", "bm2 "+p.Name+" instance "+strconv.Itoa(i))
+	f.Add("Unit", "Description", "bm2 "+p.Name+" instance "+index)
 	f.Add("Unit", "SourcePath", s.file)
 	f.Add("Unit", "PartOf", units.Target(p.Name))
 	if p.Mode == config.Cluster {
@@ -254,7 +314,7 @@ func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
 		// automatic restarts included (bm2-probe@.service is ordered after
 		// the instance). The probe runs as root in a unit of its own: no
 		// root command ever runs in the instance's environment to start it.
-		f.Add("Unit", "Wants", units.Probe(p.Name, i))
+		f.Add("Unit", "Wants", "bm2-probe@"+p.Name+"-"+index+".service")
 	}
 	f.Add("Unit", "StartLimitIntervalSec", s.interval)
 	f.Add("Unit", "StartLimitBurst", s.burst)
@@ -279,8 +339,9 @@ func (s *instanceShared) dropIn(p *config.Project, i int) []byte {
 		}
 	}
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_NAME", p.Name))
-	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_INSTANCE", strconv.Itoa(i)))
-	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_PORT", strconv.Itoa(p.InstancePort(i))))
+	// Digits need no quoting: the placeholders go in as they are.
+	f.Add("Service", "Environment", `"BM2_APP_INSTANCE=`+index+`"`)
+	f.Add("Service", "Environment", `"BM2_APP_PORT=`+port+`"`)
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode)))
 	if s.envFile != "" {
 		f.Add("Service", "EnvironmentFile", s.envFile)

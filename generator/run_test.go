@@ -174,3 +174,19 @@ func TestWriteScopesFailuresToTheProject(t *testing.T) {
 		}
 	}
 }
+
+// A byte the drop-in template uses as a placeholder, in the project file's
+// own path, does not corrupt the output: the drop-ins are rendered one by
+// one instead, and come out as they would have.
+func TestDropInTemplateFallback(t *testing.T) {
+	odd := config.Source{Path: "/etc/bm2\x01x/odd.toml", Data: []byte(project("odd", 3000) + "instances = 2\n")}
+	res := Generate([]config.Source{odd}, testOptions)
+	for _, f := range res.Files {
+		if strings.HasSuffix(f.Path, DropInName) && !strings.Contains(string(f.Data), "from /etc/bm2\x01x/odd.toml") {
+			t.Fatalf("%s:\n%s", f.Path, f.Data)
+		}
+	}
+	if f := res.Files[len(res.Files)-1]; !strings.Contains(string(f.Data), "BM2_APP_INSTANCE=1") || !strings.Contains(string(f.Data), "instance 1\n") {
+		t.Fatalf("%s:\n%s", f.Path, f.Data)
+	}
+}
