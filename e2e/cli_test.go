@@ -385,6 +385,14 @@ stop_timeout_ms = 1000
 			t.Errorf("bm2 events solo --json:\n%s", r.stdout)
 		}
 		b.must(1, "/", "reload", "solo") // nothing runs
+		// The probe that stopped the project is stopped with it (PartOf=)
+		// and sees its reaction through: every probe ends cleanly, at once,
+		// and the project's slice is down.
+		b.eventually(10*time.Second, "solo's probes ended cleanly and its slice is down",
+			`for u in bm2-probe@solo-0.service bm2-probe@solo-1.service bm2-solo.slice; do test "$(systemctl show -P ActiveState $u)" = inactive || exit 1; done`)
+		if out := b.sh(`journalctl --no-pager -o cat -u 'bm2-probe@solo-*' | grep -F 'bm2-probe:' || true`); out != "" {
+			t.Errorf("a probe reported an error:\n%s", out)
+		}
 	})
 
 	t.Run("fixed, serve clears the errored state and runs confirmed", func(t *testing.T) {

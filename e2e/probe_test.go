@@ -53,6 +53,7 @@ func TestProbeConfirms(t *testing.T) {
 	b.nodeProject("share", 4, 3000, "", "")
 	b.nodeProject("slow", 1, 3100, `LISTEN_DELAY_MS = "5000"`, "")
 	b.nodeProject("quiet", 1, 3200, `NO_LISTEN = "1"`, "")
+	b.nodeProject("late", 1, 3300, `LISTEN_DELAY_MS = "8000"`, "")
 	b.sh(`systemctl daemon-reload && systemctl start bm2-share.target bm2-slow.target bm2-quiet.target`)
 
 	t.Run("four instances confirmed", func(t *testing.T) {
@@ -114,6 +115,32 @@ func TestProbeConfirms(t *testing.T) {
 			if n := b.show(fmt.Sprintf("bm2@share-%d.service", i), "NRestarts"); n != "0" {
 				t.Errorf("share-%d restarted %s times; only share-2 was killed", i, n)
 			}
+		}
+	})
+
+	// A probe still waiting when its instance is stopped ends with it
+	// (PartOf=): it is not left running for the next start to merge into,
+	// which would leave that start unprobed. The next start gets a run of
+	// its own, whose verdict is about the new run of the instance.
+	t.Run("probe ends with its instance, the next start gets its own", func(t *testing.T) {
+		b := b.in(t)
+		b.sh(`systemctl start bm2-late.target`)
+		b.eventually(20*time.Second, "late-0's probe waiting", `systemctl is-active -q bm2@late-0.service && test "$(systemctl show -P ActiveState bm2-probe@late-0.service)" = activating`)
+		first := b.show("bm2-probe@late-0.service", "InvocationID")
+		b.sh(`systemctl stop bm2@late-0.service`)
+		b.eventually(10*time.Second, "late-0's probe ended", `test "$(systemctl show -P ActiveState bm2-probe@late-0.service)" = inactive`)
+		b.eventually(10*time.Second, "the waiting probe says it ended with its instance",
+			`journalctl --no-pager -o cat _SYSTEMD_INVOCATION_ID=`+first+` | grep -F 'late-0 port 3300: stopped with its instance after '`)
+		if r := b.show("bm2-probe@late-0.service", "Result"); r != "success" {
+			t.Errorf("probe unit result %s after the stop, want success", r)
+		}
+		b.sh(`systemctl start bm2@late-0.service`)
+		es := b.waitEvents(30*time.Second, "reuseport_confirmed", "late", 1)
+		if inv := b.show("bm2@late-0.service", "InvocationID"); es[0].str("BM2_INVOCATION") != inv {
+			t.Errorf("confirmed run %s, instance runs %s", es[0].str("BM2_INVOCATION"), inv)
+		}
+		if second := b.show("bm2-probe@late-0.service", "InvocationID"); second == first || es[0].str("_SYSTEMD_INVOCATION_ID") != second {
+			t.Errorf("probe runs: first %s, second %s, verdict from %s", first, second, es[0].str("_SYSTEMD_INVOCATION_ID"))
 		}
 	})
 

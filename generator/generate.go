@@ -310,10 +310,11 @@ func (s *instanceShared) dropIn(p *config.Project, index, port string) []byte {
 	f.Add("Unit", "SourcePath", s.file)
 	f.Add("Unit", "PartOf", units.Target(p.Name))
 	if p.Mode == config.Cluster {
-		// A fresh reusePort probe run after every start of the instance,
-		// automatic restarts included (bm2-probe@.service is ordered after
-		// the instance). The probe runs as root in a unit of its own: no
-		// root command ever runs in the instance's environment to start it.
+		// A reusePort probe run for every start of the instance, automatic
+		// restarts included (bm2-probe@.service waits for the instance to
+		// run and is PartOf= it). The probe runs as root in a unit of its
+		// own: no root command ever runs in the instance's environment to
+		// start it.
 		f.Add("Unit", "Wants", "bm2-probe@"+p.Name+"-"+index+".service")
 	}
 	f.Add("Unit", "StartLimitIntervalSec", s.interval)

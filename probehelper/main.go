@@ -32,7 +32,10 @@ func Main(ctx context.Context, args []string, out io.Writer) error {
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", args[0])
 	}
-	bus, err := sysd.ConnectPrivate(ctx)
+	// The connection must outlive a SIGTERM (ctx): the probe that stops its
+	// project is stopped with it (PartOf=) and still has to see its
+	// reaction through; a connection tied to ctx would close under it.
+	bus, err := sysd.ConnectPrivate(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
 	}
@@ -76,6 +79,12 @@ func Main(ctx context.Context, args []string, out io.Writer) error {
 	defer cancel()
 	start := time.Now()
 	outcome, err := p.Run(runCtx)
+	if outcome == Gone && ctx.Err() != nil {
+		// SIGTERM: the instance was stopped or restarted (PartOf=), and
+		// its next start, if any, brings a probe run of its own.
+		fmt.Fprintf(out, "%s port %d: stopped with its instance after %v\n", units.InstanceID(project, index), port, time.Since(start).Round(time.Millisecond))
+		return nil
+	}
 	fmt.Fprintf(out, "%s port %d: %s after %v\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond))
 	return err
 }
