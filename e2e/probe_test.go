@@ -183,18 +183,25 @@ func TestProbeStopsExclusive(t *testing.T) {
 			t.Errorf("reuseport_missing event: %v", e)
 		}
 		b.eventually(10*time.Second, "solo stopped", `for i in 0 1; do s=$(systemctl show -P ActiveState bm2@solo-$i.service); test "$s" = inactive -o "$s" = failed || exit 1; done`)
-		listened := b.listenedAt("bm2@solo-*")
-		var lastStop int64
+		// From the first instance's start (the app's own "listening" line
+		// may never reach the journal: the probe can judge the bound port
+		// and stop the app before its stdout is flushed).
+		var firstStart, lastStop int64
 		for i := 0; i < 2; i++ {
-			us, _ := strconv.ParseInt(b.show(fmt.Sprintf("bm2@solo-%d.service", i), "InactiveEnterTimestampMonotonic"), 10, 64)
-			lastStop = max(lastStop, us)
+			unit := fmt.Sprintf("bm2@solo-%d.service", i)
+			start, _ := strconv.ParseInt(b.show(unit, "ActiveEnterTimestampMonotonic"), 10, 64)
+			stop, _ := strconv.ParseInt(b.show(unit, "InactiveEnterTimestampMonotonic"), 10, 64)
+			if firstStart == 0 || start < firstStart {
+				firstStart = start
+			}
+			lastStop = max(lastStop, stop)
 		}
 		verdict := e.usec("__MONOTONIC_TIMESTAMP")
 		stopAfterVerdict := time.Duration(lastStop-verdict) * time.Microsecond
-		verdictAfterListen := e.usec("__REALTIME_TIMESTAMP")/1000 - listened
-		t.Logf("MEASURE solo: listen() to reuseport_missing %d ms; verdict to every instance stopped %v", verdictAfterListen, stopAfterVerdict.Round(time.Millisecond))
-		if verdictAfterListen > 5000 || stopAfterVerdict > 5*time.Second {
-			t.Errorf("not every instance was stopped within 5 s of listening")
+		verdictAfterStart := time.Duration(verdict-firstStart) * time.Microsecond
+		t.Logf("MEASURE solo: start to reuseport_missing %v; verdict to every instance stopped %v", verdictAfterStart.Round(time.Millisecond), stopAfterVerdict.Round(time.Millisecond))
+		if verdictAfterStart > 5*time.Second || stopAfterVerdict > 5*time.Second {
+			t.Errorf("not every instance was stopped within 5 s of starting")
 		}
 		for i := 0; i < 2; i++ {
 			log := b.sh(fmt.Sprintf(`cat /var/log/bm2/solo/solo-%d.crash.log`, i))
@@ -213,7 +220,8 @@ func TestProbeStopsExclusive(t *testing.T) {
 		if n := strings.Count(hooks, "\n"); n != 1 || !strings.Contains(hooks, `\"event\":\"reuseport_missing\"`) || !strings.Contains(hooks, `\"project\":\"solo\"`) {
 			t.Errorf("webhook received %d posts, want exactly 1:\n%s", n, hooks)
 		}
-		// The probes themselves survived the slice stop they asked for.
+		// The probes ended cleanly: the one that asked for the stop saw it
+		// through, the others were stopped with their instances.
 		for i := 0; i < 2; i++ {
 			if r := b.show(fmt.Sprintf("bm2-probe@solo-%d.service", i), "Result"); r != "success" {
 				t.Errorf("bm2-probe@solo-%d result %s", i, r)

@@ -2,6 +2,7 @@ package probehelper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,18 @@ func Main(ctx context.Context, args []string, out io.Writer) error {
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", args[0])
 	}
+	err := probe(ctx, project, index, out)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// SIGTERM before a verdict: the instance was stopped or restarted
+		// (PartOf=), and its next start, if any, brings a probe run of its
+		// own. A reaction under way does not end here (it ignores ctx).
+		fmt.Fprintf(out, "%s: stopped with its instance\n", units.InstanceID(project, index))
+		return nil
+	}
+	return err
+}
+
+func probe(ctx context.Context, project string, index int, out io.Writer) error {
 	// The connection must outlive a SIGTERM (ctx): the probe that stops its
 	// project is stopped with it (PartOf=) and still has to see its
 	// reaction through; a connection tied to ctx would close under it.
@@ -80,8 +93,6 @@ func Main(ctx context.Context, args []string, out io.Writer) error {
 	start := time.Now()
 	outcome, err := p.Run(runCtx)
 	if outcome == Gone && ctx.Err() != nil {
-		// SIGTERM: the instance was stopped or restarted (PartOf=), and
-		// its next start, if any, brings a probe run of its own.
 		fmt.Fprintf(out, "%s port %d: stopped with its instance after %v\n", units.InstanceID(project, index), port, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
