@@ -52,6 +52,7 @@ type spec struct {
 // line limit (LONG_LINE_MAX, 1 MiB).
 const (
 	maxPath      = 4095
+	maxFileName  = 255
 	maxWord      = 32 << 10
 	maxWordsLen  = 256 << 10
 	maxEnvValue  = 32 << 10
@@ -69,7 +70,7 @@ var specs = []spec{
 		s := val.(string)
 		if s == "" {
 			v.add(k, ErrValue, "must not be empty")
-		} else if v.text(k, s, maxPath) {
+		} else if v.text(k, s, maxPath) && v.pathNames(k, s) {
 			p.Script = s
 		}
 	}, get: always(func(p *Project) any { return p.Script })},
@@ -147,7 +148,7 @@ var specs = []spec{
 	{key: "env_file", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		if s := val.(string); s == "" {
 			v.add(k, ErrValue, "must not be empty")
-		} else if v.text(k, s, maxPath) && v.noBackslash(k, s) {
+		} else if v.text(k, s, maxPath) && v.noBackslash(k, s) && v.pathNames(k, s) {
 			p.EnvFile = s // made absolute against cwd in finish
 		}
 	}, get: str(func(p *Project) string { return p.EnvFile })},
@@ -208,7 +209,7 @@ var specs = []spec{
 			switch {
 			case s == "":
 				v.add(ik, ErrValue, "must not be empty (use \".\" for cwd)")
-			case !v.text(ik, s, maxPath) || !v.noBackslash(ik, s):
+			case !v.text(ik, s, maxPath) || !v.noBackslash(ik, s) || !v.pathNames(ik, s):
 			case path.Clean(s) == "/":
 				v.add(ik, ErrValue, "must not be / (that is no sandbox: use mode = \"compat\" if the app needs it)")
 			case strings.HasPrefix(path.Clean(s), ".."):

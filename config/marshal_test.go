@@ -25,11 +25,16 @@ func roundTrip(t *testing.T, p *Project, numCPU int) []byte {
 	return append(pub, priv...)
 }
 
+// The generator's fixtures and testdata/valid (the edge of every rule,
+// which generator's TestValidFixturesApply also runs through
+// systemd-analyze verify) parse, and survive serve's rewrite unchanged.
 func TestMarshalRoundTripFixtures(t *testing.T) {
 	files, err := filepath.Glob("../generator/testdata/*.toml")
-	if err != nil || len(files) == 0 {
+	valid, _ := filepath.Glob("testdata/valid/*.toml")
+	if err != nil || len(files) == 0 || len(valid) < 8 {
 		t.Fatalf("no fixtures: %v", err)
 	}
+	files = append(files, valid...)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)

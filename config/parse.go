@@ -379,6 +379,11 @@ func (v *validator) finish(p *Project, opts Options) {
 		if len(p.Cwd)+len(p.Script)+1 > maxPath {
 			v.add("script", ErrValue, "makes a path longer than %d bytes with cwd", maxPath)
 		}
+		for i, w := range p.Sandbox.Writable {
+			if len(w) > maxPath {
+				v.add(fmt.Sprintf("sandbox.writable[%d]", i), ErrValue, "makes a path longer than %d bytes with cwd", maxPath)
+			}
+		}
 	}
 	if p.EnvFile != "" {
 		p.EnvFile = path.Clean(p.EnvFile)
@@ -425,7 +430,20 @@ func (v *validator) absPath(key, s string) bool {
 		v.add(key, ErrValue, "must be an absolute path, got %q", s)
 		return false
 	}
-	return v.noBackslash(key, s)
+	return v.noBackslash(key, s) && v.pathNames(key, s)
+}
+
+// pathNames checks that no name in a path is longer than a file name can
+// be (NAME_MAX): no file system holds such a path, and systemd refuses it
+// in WorkingDirectory= or ReadWritePaths= ("path has invalid length").
+func (v *validator) pathNames(key, s string) bool {
+	for _, name := range strings.Split(s, "/") {
+		if len(name) > maxFileName {
+			v.add(key, ErrValue, "has a name of %d bytes, more than %d (%.20q…)", len(name), maxFileName, name)
+			return false
+		}
+	}
+	return true
 }
 
 func (v *validator) intRange(key string, n, lo, hi int64) bool {

@@ -21,7 +21,8 @@ import (
 func FuzzGenerate(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*.toml")
 	more, _ := filepath.Glob("testdata/*/*.toml")
-	for _, p := range append(seeds, more...) {
+	edges, _ := filepath.Glob("../config/testdata/*/*.toml") // valid and invalid
+	for _, p := range append(append(seeds, more...), edges...) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
