@@ -141,6 +141,26 @@ stop_timeout_ms = 1000
 	if !strings.Contains(b.sh(`journalctl --no-pager -o cat -u bm2@stubborn-0.service`), "ignoring SIGTERM") {
 		t.Error("the app never saw SIGTERM")
 	}
+	// A stop that ends in SIGKILL fails the unit, which fires OnFailure=;
+	// and so does one inside `bm2 restart`, which brings it back. Neither
+	// is an instance that gave up.
+	b.sh(`systemctl start bm2@stubborn-0.service`)
+	b.eventually(15*time.Second, "stubborn answers", `curl -sf --max-time 1 http://127.0.0.1:3000/`)
+	r := b.must(0, "/", "restart", "stubborn")
+	t.Logf("bm2 restart stubborn:\n%s%s", r.stdout, r.stderr)
+	b.eventually(15*time.Second, "stubborn answers after the restart", `curl -sf --max-time 1 http://127.0.0.1:3000/`)
+	b.eventually(15*time.Second, "OnFailure= ran for both", `test "$(journalctl --no-pager -o cat -u bm2-failed@stubborn-0.service | grep -c 'Deactivated successfully')" -ge 2`)
+	if es := b.events("instance_errored", "stubborn"); len(es) != 0 {
+		t.Errorf("a stopped or restarted instance recorded as errored: %v", es[0].str("MESSAGE"))
+	}
+	if log := b.sh(`cat /var/log/bm2/stubborn/stubborn-0.crash.log 2>/dev/null || true`); strings.Contains(log, "restart_budget_exhausted") {
+		t.Errorf("crash.log says the budget ran out:\n%s", log)
+	}
+	for _, row := range b.listJSON("stubborn") {
+		if row.State != "online" {
+			t.Errorf("bm2 list after the restart: %+v", row)
+		}
+	}
 }
 
 // Runtimes below the floors (Node 20, Bun 1.3) and missing ones are refused

@@ -28,6 +28,13 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 	if err != nil {
 		return err
 	}
+	// A stop that had to end in SIGKILL (the app outlived stop_timeout_ms)
+	// fails the unit too. If a start or restart job is bringing it back
+	// (`bm2 restart`, `reload`), or it was stopped on purpose and never
+	// restarted, it did not give up: the exit hook has recorded the kill.
+	if !f.Gone() || (f.Result == "timeout" && f.NRestarts == 0) {
+		return nil
+	}
 	reason := journal.ReasonBudget
 	msg := fmt.Sprintf("%s gave up after %d restarts (restart budget exhausted); its neighbours keep serving; `bm2 start %s` tries again",
 		id, f.NRestarts, id)

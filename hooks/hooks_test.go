@@ -249,9 +249,18 @@ func TestFailed(t *testing.T) {
 	dir := t.TempDir()
 	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
 	sd := fakeSD{
-		"bm2@api-1.service": {Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
-		"bm2@api-2.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
-		"bm2@api-3.service": {Result: "timeout"},
+		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
+		"bm2@api-2.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
+		"bm2@api-3.service": {ActiveState: "failed", Result: "timeout", NRestarts: 5},
+		// Stopped on purpose, by SIGKILL after stop_timeout_ms.
+		"bm2@api-5.service": {ActiveState: "failed", Result: "timeout"},
+		// Its stop timed out inside a restart job, which starts it again.
+		"bm2@api-4.service": {ActiveState: "failed", Result: "timeout", JobPending: true},
+	}
+	for _, id := range []string{"api-4", "api-5"} {
+		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev); err != nil || len(ev.got) != 0 {
+			t.Fatalf("%s recorded as given up: %v %+v", id, err, ev.got)
+		}
 	}
 	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev); err != nil {
 		t.Fatal(err)
