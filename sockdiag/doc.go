@@ -1,0 +1,28 @@
+// Package sockdiag asks the kernel which TCP sockets listen on a port.
+//
+// Two parts of bm2 need that answer. The reusePort probe watches an
+// instance come up and must see the moment it listens: it keeps one [Conn]
+// open and asks [Conn.Listeners] every 25 ms. The CLI names who holds a
+// port when it cannot be had:
+//
+//	port 3000 is held by nginx (pid 812, uid 33)
+//
+// from [Listeners] (the socket, its owner's UID and inode) and [OwnerOf]
+// (the process holding that inode).
+//
+// The question goes through netlink (NETLINK_SOCK_DIAG, the interface
+// behind ss(8)): one SOCK_DIAG_BY_FAMILY dump request per address family,
+// asking for TCP sockets in state LISTEN on the port. Unlike reading
+// /proc/net/tcp, which formats every socket of the host as text, the
+// kernel walks only its table of listeners, compares the port itself and
+// sends back a few binary records. A request needs no privilege: any user
+// sees every listener, with its owner's UID, as ss(8) shows them.
+//
+// The kernel answers for the caller's network namespace only. Sockets of
+// other namespaces (a unit with PrivateNetwork=, a container) are not
+// listed, and are not an error: from here, nobody listens.
+//
+// [OwnerOf] is the one part that reads /proc: it looks for the socket's
+// inode among the file descriptors of every process, which takes root for
+// processes of other users.
+package sockdiag
