@@ -36,6 +36,9 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		return err
 	}
 	defer sd.Close()
+	if err := a.retireSurge(ctx, sd, p); err != nil {
+		return err
+	}
 
 	switch verb {
 	case "start":
@@ -203,7 +206,13 @@ func (a *App) delete(ctx context.Context, name string) error {
 			}
 		}
 	}
-	fmt.Fprintf(a.Out, "deleted %s: stopped %s, removed %s\n", name, plural(len(instances), "instance", "instances"), regFile)
+	n := 0
+	for _, u := range instances {
+		if _, i, _ := units.ParseInstance(u); i != units.Surge {
+			n++
+		}
+	}
+	fmt.Fprintf(a.Out, "deleted %s: stopped %s, removed %s\n", name, plural(n, "instance", "instances"), regFile)
 	for _, s := range found.Shadow {
 		if config.Stem(s) == name {
 			fmt.Fprintf(a.Out, "note: %s now defines project %s (it was hidden by %s)\n", s, name, regFile)

@@ -110,6 +110,9 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 			loaded[n] = true
 			f.wants[t] = append(f.wants[t], n)
 		}
+		if p.Mode == config.Cluster {
+			loaded[units.Instance(p.Name, units.Surge)] = true // wanted by nobody
+		}
 	}
 	for name, u := range f.units {
 		u.NeedDaemonReload = false

@@ -19,7 +19,8 @@ import (
 // row is one line of bm2 list; its JSON form is what --json prints.
 type row struct {
 	Project     string  `json:"project"`
-	ID          *int    `json:"id"` // null for an invalid project
+	ID          *int    `json:"id"`              // null for an invalid project and for the surge
+	Surge       bool    `json:"surge,omitempty"` // the surge instance of a reload (bm2@<name>-surge)
 	Unit        string  `json:"unit"`
 	Mode        string  `json:"mode"`
 	State       string  `json:"state"`
@@ -100,6 +101,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 	type project struct {
 		e        entry
 		statuses []UnitStatus
+		surge    *UnitStatus // a running surge instance (a reload, or one interrupted)
 	}
 	var projects []project
 	var probed []string // cluster-mode projects with a running instance
@@ -113,6 +115,14 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 			if err != nil {
 				warnings = append(warnings, fmt.Sprintf("%s: %v", p.Name, err))
 				pr.statuses = nil
+			}
+			if p.Mode == config.Cluster && err == nil {
+				// Loaded, not Units: asking for it would load it.
+				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && surgeActive(l[0]) {
+					if st, err := sd.Units(ctx, []string{l[0].Name}); err == nil {
+						pr.surge = &st[0]
+					}
+				}
 			}
 			running := false
 			for _, u := range pr.statuses {
@@ -154,15 +164,28 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: read errored state: %v", p.Name, err))
 		}
-		for i := 0; i < p.Instances; i++ {
-			id := i
+		ids := allInstances(p)
+		if pr.surge != nil {
+			ids = append(ids, units.Surge)
+			statuses = append(statuses, *pr.surge)
+		}
+		for k, i := range ids {
 			r := row{
-				Project: p.Name, ID: &id, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
+				Project: p.Name, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
 				State: StateUnknown, Port: p.InstancePort(i),
 			}
+			if i == units.Surge {
+				r.Surge = true
+			} else {
+				id := i
+				r.ID = &id
+			}
 			if statuses != nil {
-				u := statuses[i]
+				u := statuses[k]
 				r.State, r.Reason = projectInstanceState(u, p.MaxRestarts)
+				if r.Surge && r.Reason == "" {
+					r.Reason = "surge of a reload"
+				}
 				r.PID = u.MainPID
 				r.Restarts = u.NRestarts
 				if r.State == StateOnline && !u.ActiveEnter.IsZero() {
@@ -215,6 +238,10 @@ func (r row) cells() cells {
 	}
 	if r.ID != nil {
 		c.id = strconv.Itoa(*r.ID)
+		c.restarts = strconv.FormatUint(uint64(r.Restarts), 10)
+	}
+	if r.Surge {
+		c.id = units.SurgeName
 		c.restarts = strconv.FormatUint(uint64(r.Restarts), 10)
 	}
 	if r.PID != 0 {

@@ -20,7 +20,7 @@ import (
 // or its main process when the group cannot be read. Reading another
 // user's /proc/<pid>/fd needs root.
 func listensOn(_ context.Context, u UnitStatus, port int) (bool, error) {
-	pids := unitPIDs(u)
+	pids := u.PIDs()
 	if len(pids) == 0 {
 		return false, nil
 	}
@@ -69,36 +69,6 @@ func pidListensOn(pid uint32, port int) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// cgroupRoots are where a unit's ControlGroup is found: the unified
-// hierarchy on a hybrid host, a unified host, systemd's legacy hierarchy.
-var cgroupRoots = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/systemd"}
-
-// unitPIDs returns the processes in a unit's control group, or its main
-// process when the group cannot be read.
-func unitPIDs(u UnitStatus) []uint32 {
-	if u.ControlGroup != "" {
-		for _, root := range cgroupRoots {
-			data, err := os.ReadFile(filepath.Join(root, u.ControlGroup, "cgroup.procs"))
-			if err != nil {
-				continue
-			}
-			var pids []uint32
-			for _, f := range strings.Fields(string(data)) {
-				if n, err := strconv.ParseUint(f, 10, 32); err == nil {
-					pids = append(pids, uint32(n))
-				}
-			}
-			if len(pids) > 0 {
-				return pids
-			}
-		}
-	}
-	if u.MainPID != 0 {
-		return []uint32{u.MainPID}
-	}
-	return nil
 }
 
 // listeningInodes returns the inodes of the sockets /proc/net/tcp (or

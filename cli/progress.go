@@ -49,8 +49,15 @@ func (a *App) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Dura
 			if ask.events {
 				s.events, s.eventsErr = a.projectEvents(wctx, []string{w.p.Name}, reuseportKinds, ask.since)
 			}
-			if ask.listen {
+			if ask.listen && w.mode == untilBack {
 				s.listen, s.listenErr = a.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
+			} else if ask.listen {
+				s.listens, s.listenErrs = make([]bool, len(statuses)), make([]error, len(statuses))
+				for k, u := range statuses {
+					if w.needsListen(k, u) {
+						s.listens[k], s.listenErrs[k] = a.Listening(wctx, u, w.p.InstancePort(w.ids[k]))
+					}
+				}
 			}
 			if wctx.Err() == nil {
 				r := w.step(s)
@@ -99,7 +106,7 @@ func (a *App) explain(ctx context.Context, sd Systemd, w *waiter, f failure, ver
 			how, _ = projectInstanceState(f.unit, w.p.MaxRestarts)
 		}
 		id := units.InstanceID(w.p.Name, w.ids[0])
-		return &notBackError{fmt.Errorf("instance %s did not come back after its restart: %s%s", id, how, a.logTail(ctx, units.Instance(w.p.Name, w.ids[0])))}
+		return &notBackError{err: fmt.Errorf("instance %s did not come back after its restart: %s%s", id, how, a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
 	}
 	return a.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
 }
@@ -109,14 +116,10 @@ func (a *App) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, 
 		for _, o := range w.closeLine() {
 			fmt.Fprint(a.Out, o)
 		}
-		var u UnitStatus
-		if len(last) > 0 {
-			u = last[0]
-		}
 		id := units.InstanceID(w.p.Name, w.ids[0])
-		return &notBackError{fmt.Errorf("timed out after %s waiting for %s %s%s", timeout, id, w.waitingFor(u, a.Now()), a.logTail(ctx, units.Instance(w.p.Name, w.ids[0])))}
+		return &notBackError{err: fmt.Errorf("timed out after %s waiting for %s %s%s", timeout, id, w.waitingFor(), a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
 	}
-	return a.timedOut(ctx, w.p, w.ids, last, w.judged(last), timeout, verb)
+	return a.timedOut(ctx, w.p, w.ids, last, w.listened(last), w.judged(last), timeout, verb)
 }
 
 // waitOnline watches instances ids of p until every one is online, printing
@@ -169,7 +172,10 @@ func (a *App) reloadInstance(ctx context.Context, sd Systemd, p *config.Project,
 
 // notBackError is a restarted instance that did not come back: the
 // reload stops there.
-type notBackError struct{ err error }
+type notBackError struct {
+	err error
+	id  string // the instance, "api-1"
+}
 
 func (e *notBackError) Error() string { return e.err.Error() }
 func (e *notBackError) Unwrap() error { return e.err }
@@ -241,7 +247,7 @@ func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project,
 
 // timedOut builds the error for instances that did not come online (or
 // were not confirmed) in time.
-func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last []UnitStatus, judged []bool, timeout time.Duration, verb string) error {
+func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last []UnitStatus, listened, judged []bool, timeout time.Duration, verb string) error {
 	var pending, unconfirmed []string
 	first, firstUnconfirmed := -1, -1
 	now := a.Now()
@@ -249,17 +255,17 @@ func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last [
 		st, reason := projectInstanceState(u, p.MaxRestarts)
 		id := units.InstanceID(p.Name, ids[k])
 		switch {
-		case settled(u, p, now) && judged[k]:
+		case listened[k] && judged[k]:
 			continue
-		case settled(u, p, now):
+		case listened[k]:
 			unconfirmed = append(unconfirmed, id)
 			if firstUnconfirmed < 0 {
 				firstUnconfirmed = k
 			}
 			continue
-		case st == StateOnline:
-			pending = append(pending, fmt.Sprintf("%s has run for only %s (min_uptime_ms = %d)", id,
-				formatUptime(now.Sub(u.ActiveEnter)), p.MinUptime.Milliseconds()))
+		case up(u):
+			pending = append(pending, fmt.Sprintf("%s has run for %s but does not listen on port %d (it must listen on $BM2_APP_PORT)", id,
+				formatUptime(now.Sub(u.ActiveEnter)), p.InstancePort(ids[k])))
 		default:
 			s := fmt.Sprintf("%s is %s", id, st)
 			if r := exitText(u, reason); r != "" {

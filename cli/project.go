@@ -67,6 +67,10 @@ func (a *App) resolveUnit(arg string) (entry, int, error) {
 	if perr != nil {
 		return entry{}, 0, err
 	}
+	if i == units.Surge {
+		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("`bm2 reload %s` starts and retires it; `bm2 logs %s` shows its output", name, arg),
+			fmt.Errorf("%s is the surge instance of %s's reloads, not an instance to manage by itself", arg, name))
+	}
 	if pe.Project != nil && i >= pe.Project.Instances {
 		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, pe.Project.Instances-1),
 			fmt.Errorf("no such instance: %s (project %s has %d)", arg, name, pe.Project.Instances))

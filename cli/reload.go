@@ -6,19 +6,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/units"
 )
 
 // reload is `bm2 reload <name | name-i>`: a rolling restart. Instances are
 // restarted one at a time, and the next one only when the previous one is
-// back: online (running for min_uptime_ms), listening on its port again
-// (when its previous run did), and in cluster mode confirmed by the
-// reusePort probe. Meanwhile the other instances keep the port: in cluster
-// mode the kernel hands new connections to them, so that with an app that
-// closes its listener on SIGTERM and net.ipv4.tcp_migrate_req=1 (which bm2
-// installs) no request fails. The first instance that does not come back
-// stops the reload; the ones not reached yet still run the previous
-// version.
+// back: running, listening on its port again (when its previous run did),
+// and in cluster mode confirmed by the reusePort probe. In cluster mode the
+// surge instance (surge.go) serves beside them meanwhile, so the port keeps
+// as many listeners as the project has instances, one instance included;
+// the kernel hands new connections to the listeners there are, and with an
+// app that closes its listener on SIGTERM and net.ipv4.tcp_migrate_req=1
+// (which bm2 installs) no request fails. In fork mode each instance owns
+// its port, which is dark while it restarts: a gateway in front retries
+// another instance. The first instance that does not come back stops the
+// reload; the ones not reached yet still run the previous version.
 func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) error {
 	e, idx, err := a.resolveUnit(arg)
 	if err != nil {
@@ -42,6 +45,11 @@ func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) err
 		return fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
 	}
+	lock, err := a.lockProject(p.Name)
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
 	target := units.Target(p.Name)
 	statuses, err := sd.Units(ctx, append([]string{target}, instanceNames(p)...))
 	if err != nil {
@@ -74,29 +82,24 @@ func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) err
 	if len(ids) == 1 {
 		how = "one instance"
 	}
+	if p.Mode == config.Cluster {
+		how += ", with " + units.InstanceID(p.Name, units.Surge) + " serving beside them"
+		if len(ids) == 1 {
+			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
+		}
+	}
 	fmt.Fprintf(a.Out, "reloading %s: %s x %s on port %s, %s\n", p.Name, fmt.Sprint(p.Instances), p.Mode, portText(p), how)
-	if p.Instances == 1 {
-		fmt.Fprintf(a.Err, "bm2: warning: %s has one instance, so port %s has no listener while it restarts; "+
-			"with instances >= 2 a reload drops nothing\n", p.Name, portText(p))
+	if p.Mode == config.Fork {
+		fmt.Fprintf(a.Err, "bm2: note: in fork mode each instance owns its port, which has no listener while it restarts; "+
+			"put a gateway in front that retries another instance (`bm2 gateway`)\n")
 	}
 	start := a.Now()
-	for k, i := range ids {
-		if err := a.reloadInstance(ctx, sd, p, i, timeout); err != nil {
-			var nb *notBackError
-			if !errors.As(err, &nb) {
-				return err // systemd refused, the probe stopped the project, or interrupted
-			}
-			msg := err.Error()
-			if left := ids[k+1:]; len(left) > 0 {
-				verb := "run"
-				if len(left) == 1 {
-					verb = "runs"
-				}
-				msg += fmt.Sprintf("\nreload stopped: %s still %s the previous version", joinIDs(p, left), verb)
-			}
-			return fail(ExitFailure, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output",
-				arg, units.InstanceID(p.Name, i)), errors.New(msg))
+	if err := a.roll(ctx, sd, p, ids, timeout); err != nil {
+		var nb *notBackError
+		if !errors.As(err, &nb) {
+			return err // systemd refused, the probe stopped the project, or interrupted
 		}
+		return fail(ExitFailure, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output", arg, nb.id), err)
 	}
 	if idx < 0 {
 		if err := a.stopStray(ctx, sd, p); err != nil {

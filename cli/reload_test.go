@@ -28,21 +28,25 @@ func reloadEnv(t *testing.T, toml string) *testEnv {
 func TestReloadRolls(t *testing.T) {
 	te := reloadEnv(t, seedAPI)
 	te.mustRun(ExitOK, "reload", "api")
-	want := `reloading api: 4 x cluster on port 3000, one instance at a time
+	want := `reloading api: 4 x cluster on port 3000, one instance at a time, with api-surge serving beside them
+api-surge starting… online, listening, confirmed (1.0s)
 api-0 restarting… online, listening, confirmed (1.0s)
 api-1 restarting… online, listening, confirmed (1.0s)
 api-2 restarting… online, listening, confirmed (1.0s)
 api-3 restarting… online, listening, confirmed (1.0s)
-api reloaded: 4 instances in 4.0s, online and confirmed
+api-surge retired
+api reloaded: 4 instances in 5.0s, online and confirmed
 `
 	if got := te.stdout.String(); got != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s\nstderr:\n%s", got, want, te.stderr.String())
 	}
 	wantCalls := []string{
+		"reset-failed bm2@api-surge.service", "restart bm2@api-surge.service",
 		"reset-failed bm2@api-0.service", "restart bm2@api-0.service",
 		"reset-failed bm2@api-1.service", "restart bm2@api-1.service",
 		"reset-failed bm2@api-2.service", "restart bm2@api-2.service",
 		"reset-failed bm2@api-3.service", "restart bm2@api-3.service",
+		"stop bm2@api-surge.service", "reset-failed bm2@api-surge.service",
 	}
 	if got := te.sd.Calls(); !reflect.DeepEqual(got, wantCalls) {
 		t.Fatalf("calls %q\nwant %q", got, wantCalls)
@@ -53,11 +57,14 @@ api reloaded: 4 instances in 4.0s, online and confirmed
 
 	// One instance.
 	te.mustRun(ExitOK, "reload", "api-2")
-	if got := te.stdout.String(); got != "reloading api: 4 x cluster on port 3000, one instance\napi-2 restarting… online, listening, confirmed (1.0s)\napi-2 reloaded: 1 instance in 1.0s, online and confirmed\n" {
+	if got := te.stdout.String(); got != "reloading api: 4 x cluster on port 3000, one instance, with api-surge serving beside it\n"+
+		"api-surge starting… online, listening, confirmed (1.0s)\napi-2 restarting… online, listening, confirmed (1.0s)\napi-surge retired\n"+
+		"api-2 reloaded: 1 instance in 2.0s, online and confirmed\n" {
 		t.Fatalf("stdout:\n%s", got)
 	}
 	te.mustRun(ExitNoProject, "reload", "api-4")
 	te.mustRun(ExitNoProject, "reload", "nope")
+	te.mustRun(ExitNoProject, "reload", "api-surge")
 }
 
 // The first instance that does not come back stops the reload; the rest
@@ -67,7 +74,8 @@ func TestReloadStopsAtFirstFailure(t *testing.T) {
 	te.sd.fail["bm2@api-1.service"] = UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
 	te.journal["bm2@api-1.service"] = []string{"SyntaxError: Unexpected token"}
 	te.mustRun(ExitFailure, "reload", "api")
-	wantOut := "reloading api: 4 x cluster on port 3000, one instance at a time\n" +
+	wantOut := "reloading api: 4 x cluster on port 3000, one instance at a time, with api-surge serving beside them\n" +
+		"api-surge starting… online, listening, confirmed (1.0s)\n" +
 		"api-0 restarting… online, listening, confirmed (1.0s)\n" +
 		"api-1 restarting… failed\n"
 	if got := te.stdout.String(); got != wantOut {
@@ -77,15 +85,70 @@ func TestReloadStopsAtFirstFailure(t *testing.T) {
 bm2: last lines of its log (journalctl -u bm2@api-1.service -n 5):
 bm2:   SyntaxError: Unexpected token
 bm2: reload stopped: api-2, api-3 still run the previous version
+bm2: api-surge keeps serving in its place (the new version); the next bm2 command on api retires it
 bm2: fix the app and run ` + "`bm2 reload api`" + ` again; ` + "`bm2 logs api-1`" + ` shows its output
 `
 	if got := te.stderr.String(); got != wantErr {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", got, wantErr)
 	}
 	for _, c := range te.sd.Calls() {
-		if strings.Contains(c, "api-2") || strings.Contains(c, "api-3") {
+		if strings.Contains(c, "api-2") || strings.Contains(c, "api-3") || strings.Contains(c, "stop bm2@api-surge") {
 			t.Fatalf("%s after api-1 failed", c)
 		}
+	}
+	// The surge still serves; bm2 list shows it, and the next command on
+	// the project retires it.
+	te.mustRun(ExitOK, "list")
+	if !strings.Contains(te.stdout.String(), "surge  cluster  online           surge of a reload  1005") {
+		t.Fatalf("list:\n%s", te.stdout.String())
+	}
+	delete(te.sd.fail, "bm2@api-1.service")
+	te.mustRun(ExitOK, "start", "api")
+	if !strings.HasPrefix(te.stdout.String(), "retired api-surge, left running by an interrupted bm2 reload\n") {
+		t.Fatalf("start:\n%s", te.stdout.String())
+	}
+	if u, _ := te.sd.Units(t.Context(), []string{"bm2@api-surge.service"}); u[0].ActiveState != "inactive" {
+		t.Fatalf("surge %+v", u[0])
+	}
+}
+
+// A surge that does not come up stops the reload before any instance is
+// touched.
+func TestReloadSurgeFails(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.sd.fail["bm2@api-surge.service"] = UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+	te.mustRun(ExitFailure, "reload", "api")
+	if !strings.Contains(te.stderr.String(), "reload stopped before any instance was touched: every instance still runs the previous version") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	for _, c := range te.sd.Calls() {
+		if strings.Contains(c, "restart bm2@api-0") {
+			t.Fatalf("%s after the surge failed", c)
+		}
+	}
+}
+
+// While a reload holds the project's lock, another reload is refused and
+// no command retires its surge.
+func TestReloadLock(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	l, _, err := te.app().tryLockProject("api")
+	if err != nil || l == nil {
+		t.Fatal(l, err)
+	}
+	te.mustRun(ExitFailure, "reload", "api")
+	if !strings.Contains(te.stderr.String(), "is reloading api") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	te.sd.Start(t.Context(), "bm2@api-surge.service")
+	te.mustRun(ExitOK, "start", "api")
+	if u, _ := te.sd.Units(t.Context(), []string{"bm2@api-surge.service"}); u[0].ActiveState != "active" {
+		t.Fatalf("the surge of a running reload was retired: %+v", u[0])
+	}
+	l.unlock()
+	te.mustRun(ExitOK, "start", "api")
+	if u, _ := te.sd.Units(t.Context(), []string{"bm2@api-surge.service"}); u[0].ActiveState != "inactive" {
+		t.Fatalf("surge %+v", u[0])
 	}
 }
 
@@ -93,7 +156,7 @@ bm2: fix the app and run ` + "`bm2 reload api`" + ` again; ` + "`bm2 logs api-1`
 // although the probe confirms the port group (the other instances hold it).
 func TestReloadWaitsForTheListener(t *testing.T) {
 	te := reloadEnv(t, seedAPI)
-	te.listening[1005] = false // api-0's next process
+	te.listening[1006] = false // api-0's next process (1005 is the surge)
 	te.mustRun(ExitFailure, "reload", "--timeout", "30ms", "api")
 	if !strings.HasSuffix(te.stdout.String(), "api-0 restarting… online, failed\n") ||
 		!strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api-0 to listen on port 3000\n") ||
@@ -135,6 +198,9 @@ web reloaded: 2 instances in 2.0s, online
 	if got := te.stdout.String(); got != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", got, want)
 	}
+	if !strings.Contains(te.stderr.String(), "in fork mode each instance owns its port") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
 }
 
 func TestReloadRefusals(t *testing.T) {
@@ -150,9 +216,10 @@ func TestReloadRefusals(t *testing.T) {
 	te.noSD = true
 	te.mustRun(ExitNoSystemd, "reload", "api")
 
+	// One instance: the surge keeps the port served.
 	one := reloadEnv(t, "name = \"solo\"\nscript = \"s.js\"\nport = 4000\n")
 	one.mustRun(ExitOK, "reload", "solo")
-	if !strings.Contains(one.stderr.String(), "bm2: warning: solo has one instance, so port 4000 has no listener while it restarts") {
-		t.Fatalf("stderr:\n%s", one.stderr.String())
+	if one.stderr.String() != "" || !strings.Contains(one.stdout.String(), "solo-surge starting… online, listening, confirmed") {
+		t.Fatalf("stdout:\n%s\nstderr:\n%s", one.stdout.String(), one.stderr.String())
 	}
 }

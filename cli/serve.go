@@ -123,18 +123,29 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err := a.stopStray(ctx, sd, p); err != nil {
 		return err
 	}
+	if err := a.retireSurge(ctx, sd, p); err != nil {
+		return err
+	}
 	switch {
 	case (changed || stale) && wasRunning && !wasErrored:
 		// A running project takes its new settings as `bm2 reload` does:
 		// one instance at a time, each back before the next, so the port
 		// never goes dark. Instances the new file adds start afterwards.
 		fmt.Fprintf(a.Out, "rolling restart of %s, one instance at a time\n", p.Name)
+		lock, lerr := a.lockProject(p.Name)
+		if lerr != nil {
+			return lerr
+		}
+		var ids []int
 		for _, i := range allInstances(p) {
 			if online[units.Instance(p.Name, i)] {
-				if err := a.reloadInstance(ctx, sd, p, i, timeout); err != nil {
-					return err
-				}
+				ids = append(ids, i)
 			}
+		}
+		rerr := a.roll(ctx, sd, p, ids, timeout)
+		lock.unlock()
+		if rerr != nil {
+			return rerr
 		}
 		err = sd.Start(ctx, target)
 	case (changed || stale) && wasRunning:

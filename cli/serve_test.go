@@ -118,9 +118,12 @@ func TestServeChangeRestartsAndStopsStray(t *testing.T) {
 		"reset-failed bm2@api-0.service", "reset-failed bm2@api-1.service",
 		"stop bm2@api-2.service", "reset-failed bm2@api-2.service",
 		"stop bm2@api-3.service", "reset-failed bm2@api-3.service",
-		// A rolling restart, as bm2 reload does: one instance at a time.
+		// A rolling restart, as bm2 reload does: the surge, then one
+		// instance at a time.
+		"reset-failed bm2@api-surge.service", "restart bm2@api-surge.service",
 		"reset-failed bm2@api-0.service", "restart bm2@api-0.service",
 		"reset-failed bm2@api-1.service", "restart bm2@api-1.service",
+		"stop bm2@api-surge.service", "reset-failed bm2@api-surge.service",
 		"start bm2-api.target",
 	}
 	if got := te.sd.Calls(); !reflect.DeepEqual(got, want) {
@@ -272,15 +275,18 @@ func TestServeRefusals(t *testing.T) {
 
 // An app that crashes right after it starts is never online, although
 // systemd says active/running whenever bm2 happens to look.
-func TestServeWaitsForMinUptime(t *testing.T) {
+// serve waits until every instance listens on its port (not for
+// min_uptime_ms: a crash after that is the restart budget's business).
+func TestServeWaitsUntilListening(t *testing.T) {
 	te := newTestEnv(t)
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
-	te.sd.fresh["bm2@api-3.service"] = true
+	te.listening[1003] = false // api-3's process
 	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
-	if !strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api to come online: api-3 has run for only 0s (min_uptime_ms = 1000)\n") {
+	if got := te.stderr.String(); !strings.HasPrefix(got, "bm2: timed out after 30ms waiting for api to come online: api-2 has run for ") ||
+		!strings.Contains(got, " but does not listen on port 3000 (it must listen on $BM2_APP_PORT)\n") {
 		t.Fatalf("stderr:\n%s", te.stderr.String())
 	}
-	if strings.Contains(te.stdout.String(), "api-3 online") {
+	if strings.Contains(te.stdout.String(), "api-2 online") || !strings.Contains(te.stdout.String(), "api-3 online") {
 		t.Fatalf("stdout:\n%s", te.stdout.String())
 	}
 }

@@ -24,13 +24,15 @@ import (
 type waitMode int
 
 const (
-	// untilOnline: every instance online for min_uptime_ms and, in cluster
-	// mode, confirmed by the reusePort probe; one line per step
-	// ("api-0 online (pid 12)", "api-0 confirmed (reusePort)").
+	// untilOnline: every instance running and listening on its port and,
+	// in cluster mode, confirmed by the reusePort probe; one line per step
+	// ("api-0 online (pid 12)", "api-0 confirmed (reusePort)"). A crash
+	// after that is the restart budget's business, not a reason to wait
+	// for min_uptime_ms.
 	untilOnline waitMode = iota
 	// untilBack: one instance after its restart: a new run, online,
 	// listening again (when it listened before), confirmed; on one line
-	// ("api-0 restarting… online, listening, confirmed (1.2s)").
+	// ("api-0 restarting… online, listening, confirmed (0.4s)").
 	untilBack
 )
 
@@ -49,14 +51,18 @@ type waiter struct {
 	online    []bool
 	crashed   []bool
 	verdictOf []string // the run (invocationKey) the probe gave a verdict on
+	listenOf  []string // untilOnline: the run seen listening on its port
+	slowSaid  []bool   // untilOnline: "not listening yet" was said for this run
 	listening bool     // untilBack: the new run listens
 	lineOpen  bool     // untilBack: the progress line is not finished
 }
 
 func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *waiter {
+	n := len(ids)
 	return &waiter{
 		mode: mode, p: p, ids: ids, probe: p.Mode == config.Cluster, started: started,
-		online: make([]bool, len(ids)), crashed: make([]bool, len(ids)), verdictOf: make([]string, len(ids)),
+		online: make([]bool, n), crashed: make([]bool, n), verdictOf: make([]string, n),
+		listenOf: make([]string, n), slowSaid: make([]bool, n),
 	}
 }
 
@@ -70,10 +76,14 @@ type snapshot struct {
 	events    []journal.Event
 	eventsErr error
 	// listen is whether the instance listens on its port (untilBack,
-	// when asked for); listenErr why that cannot be told.
-	listen    bool
-	listenErr error
-	asked     needs
+	// when asked for); listenErr why that cannot be told. listens and
+	// listenErrs are the same per instance (untilOnline), for the running
+	// instances not yet seen listening.
+	listen     bool
+	listenErr  error
+	listens    []bool
+	listenErrs []error
+	asked      needs
 }
 
 // needs is what the next snapshot must include besides unit states and
@@ -81,7 +91,7 @@ type snapshot struct {
 type needs struct {
 	events bool      // the probe's verdicts...
 	since  time.Time // ...logged since then
-	listen bool      // whether the instance listens
+	listen bool      // whether the instance(s) listen
 }
 
 // failKind says why a wait ended without success.
@@ -120,11 +130,22 @@ func invocationKey(u UnitStatus) string {
 	return u.ActiveEnter.UTC().Format(time.RFC3339Nano)
 }
 
-// settled tells whether an instance is online for good: running, with a
-// main process, for at least min_uptime_ms.
+// settled tells whether an instance has run for min_uptime_ms: running,
+// with a main process, for at least that long.
 func settled(u UnitStatus, p *config.Project, now time.Time) bool {
+	return up(u) && now.Sub(u.ActiveEnter) >= p.MinUptime
+}
+
+// up tells whether an instance is running with a main process.
+func up(u UnitStatus) bool {
 	st, _ := InstanceState(u)
-	return st == StateOnline && u.MainPID != 0 && now.Sub(u.ActiveEnter) >= p.MinUptime
+	return st == StateOnline && u.MainPID != 0
+}
+
+// needsListen tells which instances the driver must look at for a
+// listener: running ones not yet seen listening in this run.
+func (w *waiter) needsListen(k int, u UnitStatus) bool {
+	return up(u) && w.listenOf[k] != invocationKey(u)
 }
 
 // The reusePort probe's verdicts on one run of an instance.
@@ -186,16 +207,38 @@ func (w *waiter) step(s snapshot) stepResult {
 		st, reason := projectInstanceState(u, w.p.MaxRestarts)
 		switch st {
 		case StateOnline:
-			if settled(u, w.p, s.now) {
-				if !w.online[k] {
-					r.out = append(r.out, fmt.Sprintf("%s online (pid %d)\n", id, u.MainPID))
-					w.online[k] = true
-				}
-				if w.probe && w.verdictOf[k] != invocationKey(u) {
-					unconfirmed = append(unconfirmed, k)
-				}
-				continue
+			if !up(u) {
+				break
 			}
+			key := invocationKey(u)
+			if w.listenOf[k] != key {
+				if !s.asked.listen || k >= len(s.listens) {
+					r.next.listen = true
+					break
+				}
+				switch {
+				case s.listens[k]:
+					w.listenOf[k] = key
+				case s.listenErrs[k] != nil && settled(u, w.p, s.now):
+					// Its sockets cannot be read: min_uptime_ms it is.
+					w.listenOf[k] = key
+				case settled(u, w.p, s.now) && !w.slowSaid[k]:
+					r.out = append(r.out, fmt.Sprintf("%s running (pid %d), not listening on port %d yet\n", id, u.MainPID, w.p.InstancePort(w.ids[k])))
+					w.slowSaid[k] = true
+				}
+				if w.listenOf[k] != key {
+					r.next.listen = true
+					break
+				}
+			}
+			if !w.online[k] {
+				r.out = append(r.out, fmt.Sprintf("%s online (pid %d)\n", id, u.MainPID))
+				w.online[k] = true
+			}
+			if w.probe && w.verdictOf[k] != key {
+				unconfirmed = append(unconfirmed, k)
+			}
+			continue
 		case StateErrored, StateStopped:
 			r.fail = failure{kind: failInstance, k: k, unit: u, reason: reason}
 			return r
@@ -209,6 +252,7 @@ func (w *waiter) step(s snapshot) stepResult {
 				r.out = append(r.out, fmt.Sprintf("%s exited%s, restarting\n", id, how))
 				w.crashed[k] = true
 			}
+			w.slowSaid[k] = false
 		}
 		w.online[k] = false
 	}
@@ -233,7 +277,7 @@ func (w *waiter) step(s snapshot) stepResult {
 				since = s.units[k].ActiveEnter
 			}
 		}
-		r.next = needs{events: true, since: since}
+		r.next.events, r.next.since = true, since
 	}
 	r.done = true
 	for k := range s.units {
@@ -280,7 +324,7 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 	switch {
 	case state == StateWaiting || state == StateErrored || state == StateStopped:
 		return w.failed(failure{kind: failNotBack, unit: u, reason: reason})
-	case !w.online[0] && state == StateOnline && newRun && settled(u, w.p, s.now):
+	case !w.online[0] && newRun && up(u):
 		w.online[0] = true
 		r.out = append(r.out, "online")
 	}
@@ -350,18 +394,24 @@ func (w *waiter) closeLine() []string {
 
 // waitingFor says, for a timeout, what an untilBack wait was still
 // waiting for.
-func (w *waiter) waitingFor(last UnitStatus, now time.Time) string {
-	state, _ := InstanceState(last)
-	newRun := invocationKey(last) != invocationKey(w.before) || w.before.MainPID == 0
+func (w *waiter) waitingFor() string {
 	switch {
-	case !w.online[0] && state == StateOnline && newRun:
-		return fmt.Sprintf("to stay up for min_uptime_ms = %d", w.p.MinUptime.Milliseconds())
 	case !w.online[0]:
 		return "to come online"
 	case !w.listening:
 		return fmt.Sprintf("to listen on port %d", w.p.InstancePort(w.ids[0]))
 	}
 	return fmt.Sprintf("for the reusePort probe to confirm it (`journalctl -u %s` shows the probe)", units.Probe(w.p.Name, w.ids[0]))
+}
+
+// listened tells, for the timeout's message, which instances were seen
+// listening in their current run.
+func (w *waiter) listened(last []UnitStatus) []bool {
+	out := make([]bool, len(last))
+	for k, u := range last {
+		out[k] = up(u) && w.listenOf[k] == invocationKey(u)
+	}
+	return out
 }
 
 // judged tells, for the timeout's message, which instances the probe has

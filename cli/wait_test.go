@@ -43,15 +43,23 @@ func runSteps(t *testing.T, w *waiter, cases []stepCase) {
 }
 
 func TestStepUntilOnlineCluster(t *testing.T) {
-	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, MinUptime: time.Second, MaxRestarts: 16}
+	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
 	w := newWaiter(untilOnline, p, []int{0}, t0)
 	crashed := UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
 	runSteps(t, w, []stepCase{
 		{name: "starting", snap: snapshot{now: t0, units: []UnitStatus{{ActiveState: "activating", SubState: "start"}}}},
 		{name: "crash", snap: snapshot{now: t0, units: []UnitStatus{crashed}}, out: "api-0 exited (exit-code, exit status 1), restarting\n"},
 		{name: "crash again: said once per loop", snap: snapshot{now: t0, units: []UnitStatus{crashed}}},
-		{name: "up, not for min_uptime yet", snap: snapshot{now: t0.Add(500 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)}}},
-		{name: "settled: online, asks for verdicts", snap: snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("a", 7, t0)}},
+		{name: "up: asks whether it listens", snap: snapshot{now: t0.Add(500 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)}},
+			next: needs{listen: true}},
+		{name: "not listening yet", snap: snapshot{now: t0.Add(600 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, next: needs{listen: true}},
+		{name: "past min_uptime, still not listening: said once", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, out: "api-0 running (pid 7), not listening on port 3000 yet\n", next: needs{listen: true}},
+		{name: "said once", snap: snapshot{now: t0.Add(1200 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, next: needs{listen: true}},
+		{name: "listening: online, asks for verdicts", snap: snapshot{now: t0.Add(1300 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}},
 			out: "api-0 online (pid 7)\n", next: needs{events: true, since: t0}},
 		{name: "no verdict yet", snap: snapshot{now: t0.Add(2 * time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: needs{events: true, since: t0}},
 			next: needs{events: true, since: t0}},
@@ -80,15 +88,24 @@ func TestStepUntilOnlineFailures(t *testing.T) {
 			t.Errorf("%s: %+v", c.name, r)
 		}
 	}
-	// Fork mode is done when all are online; no verdicts asked for.
-	r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), running("b", 8, t0)}})
+	// Fork mode is done when all listen; no verdicts asked for. An
+	// instance whose sockets cannot be read counts once it has run for
+	// min_uptime_ms (0 here).
+	both := snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), running("b", 8, t0)}, asked: needs{listen: true},
+		listens: []bool{true, false}, listenErrs: []error{nil, errors.New("no /proc")}}
+	r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(both)
 	if !r.done || r.next.events || strings.Join(r.out, "") != "api-0 online (pid 7)\napi-1 online (pid 8)\n" {
 		t.Errorf("fork: %+v", r)
+	}
+	both.listenErrs[1] = nil
+	if r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(both); r.done || !r.next.listen {
+		t.Errorf("fork, one not listening: %+v", r)
 	}
 	// Without a journal, the wait goes on without the probe.
 	pc := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1}
 	w := newWaiter(untilOnline, pc, []int{0}, t0)
-	r = w.step(snapshot{now: t0, units: []UnitStatus{running("a", 7, t0)}, asked: needs{events: true}, eventsErr: errors.New("no journalctl")})
+	r = w.step(snapshot{now: t0, units: []UnitStatus{running("a", 7, t0)}, asked: needs{events: true, listen: true},
+		listens: []bool{true}, listenErrs: []error{nil}, eventsErr: errors.New("no journalctl")})
 	if r.fail.kind != failJournalOff || !r.done {
 		t.Errorf("journal off: %+v", r)
 	}
@@ -102,8 +119,7 @@ func TestStepUntilBack(t *testing.T) {
 	events := needs{events: true, since: t0}
 	runSteps(t, w, []stepCase{
 		{name: "the old run still up", snap: snapshot{now: t0, units: []UnitStatus{running("old", 5, t0.Add(-time.Hour))}}},
-		{name: "new run, not settled", snap: snapshot{now: t0.Add(100 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}}},
-		{name: "settled: asks whether it listens", snap: snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("new", 9, t0)}},
+		{name: "new run: online, asks whether it listens (no min_uptime wait)", snap: snapshot{now: t0.Add(100 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}},
 			out: "online", next: listen},
 		{name: "not listening yet", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}, asked: listen},
 			next: listen},
@@ -119,7 +135,7 @@ func TestStepUntilBack(t *testing.T) {
 	if r.fail.kind != failNotBack || strings.Join(r.out, "") != "failed\n" {
 		t.Errorf("crash after restart: %+v", r)
 	}
-	if got := w.waitingFor(running("old", 5, t0), t0); got != "to come online" {
+	if got := w.waitingFor(); got != "to come online" {
 		t.Errorf("waitingFor %q", got)
 	}
 }

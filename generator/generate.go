@@ -129,9 +129,20 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 	for i := 0; i < p.Instances; i++ {
 		data := tmpl.instance(i, p.InstancePort(i))
 		if !ok { // a placeholder byte in a path: render each one
-			data = shared.dropIn(p, strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
+			data = shared.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
 		}
 		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, i), DropInName), Data: data})
+	}
+	if p.Mode == config.Cluster {
+		// The surge: the same instance once more, on the same port, that
+		// no target wants. `bm2 reload` starts it before it restarts the
+		// first instance and stops it after the last, so the port never
+		// has fewer listeners than the project has instances. It carries
+		// BM2_APP_INSTANCE=<instances>, a number no other instance has
+		// (so the "0" that runs migrations and cron is never doubled), and
+		// BM2_APP_SURGE=1.
+		data := shared.dropIn(p, units.SurgeName, strconv.Itoa(p.Instances), strconv.Itoa(p.Port))
+		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, units.Surge), DropInName), Data: data})
 	}
 	for i := range files {
 		files[i].Project = p.Name
@@ -182,16 +193,15 @@ func targetUnit(p *config.Project) []byte {
 }
 
 // StartLimit returns the start-limit window and burst that implement the
-// restart budget: an instance is given up on (errored) when it is started
-// more than max_restarts+1 times within (max_restarts+1) x (restart_delay_ms
-// + min_uptime_ms) — that is, when it keeps crashing faster than
-// min_uptime_ms on average. An instance that runs longer than that between
-// crashes never exhausts its budget.
+// restart budget: more than max_restarts consecutive abnormal restarts and
+// the instance gives up (errored). The window never ends (infinity), so a
+// slow start on a busy host cannot slide old crashes out of it; instead
+// the count starts again after every healthy run: bm2-probe resets it
+// (ResetFailedUnit, which flushes systemd's start counter) once the run has
+// listened on its port (in cluster mode: been confirmed) and stayed up for
+// min_uptime_ms after that.
 func StartLimit(p *config.Project) (interval string, burst int) {
-	burst = p.MaxRestarts + 1
-	window := (p.RestartDelay + p.MinUptime).Milliseconds() * int64(burst)
-	window = max(window, 1000)
-	return strconv.FormatInt(window, 10) + "ms", burst
+	return "infinity", p.MaxRestarts + 1
 }
 
 // instanceShared is what every instance drop-in of a project has in
@@ -266,7 +276,7 @@ type dropInTemplate struct {
 // when the placeholders are not exactly where the instance's index and port
 // go (a control character in the project file's own path).
 func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
-	data := s.dropIn(p, slotIndex, slotPort)
+	data := s.dropIn(p, slotIndex, slotIndex, slotPort)
 	var t dropInTemplate
 	start := 0
 	for i, c := range data {
@@ -278,10 +288,7 @@ func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
 	}
 	t.parts = append(t.parts, data[start:])
 	t.size = len(data) + 8*len(t.slots)
-	want := 3 // Description, BM2_APP_INSTANCE, BM2_APP_PORT
-	if p.Mode == config.Cluster {
-		want++ // Wants= the probe
-	}
+	want := 4 // Description, Wants= the probe, BM2_APP_INSTANCE, BM2_APP_PORT
 	return t, len(t.slots) == want
 }
 
@@ -301,22 +308,26 @@ func (t dropInTemplate) instance(i, port int) []byte {
 	return out
 }
 
-// dropIn renders the drop-in of the instance whose index and port are
-// given as text (the template's placeholders).
-func (s *instanceShared) dropIn(p *config.Project, index, port string) []byte {
+// dropIn renders the drop-in of the instance whose name suffix ("0",
+// "surge"), BM2_APP_INSTANCE and port are given as text (the template's
+// placeholders).
+func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) []byte {
 	var f units.File
 	header(&f, p)
-	f.Add("Unit", "Description", "bm2 "+p.Name+" instance "+index)
+	if suffix == units.SurgeName {
+		f.Add("Unit", "Description", "bm2 "+p.Name+" surge instance (BM2_APP_INSTANCE="+index+"), run by bm2 reload")
+	} else {
+		f.Add("Unit", "Description", "bm2 "+p.Name+" instance "+index)
+	}
 	f.Add("Unit", "SourcePath", s.file)
 	f.Add("Unit", "PartOf", units.Target(p.Name))
-	if p.Mode == config.Cluster {
-		// A reusePort probe run for every start of the instance, automatic
-		// restarts included (bm2-probe@.service waits for the instance to
-		// run and is PartOf= it). The probe runs as root in a unit of its
-		// own: no root command ever runs in the instance's environment to
-		// start it.
-		f.Add("Unit", "Wants", "bm2-probe@"+p.Name+"-"+index+".service")
-	}
+	// The instance's probe, for every start of it, automatic restarts
+	// included (bm2-probe@.service waits for the instance to run and is
+	// PartOf= it): in cluster mode it checks reusePort; in both modes it
+	// resets the restart budget after a healthy run. It runs as root in a
+	// unit of its own: no root command ever runs in the instance's
+	// environment to start it.
+	f.Add("Unit", "Wants", "bm2-probe@"+p.Name+"-"+suffix+".service")
 	f.Add("Unit", "StartLimitIntervalSec", s.interval)
 	f.Add("Unit", "StartLimitBurst", s.burst)
 	// An errored project stays down, across daemon-reload and reboot, until
@@ -344,6 +355,12 @@ func (s *instanceShared) dropIn(p *config.Project, index, port string) []byte {
 	f.Add("Service", "Environment", `"BM2_APP_INSTANCE=`+index+`"`)
 	f.Add("Service", "Environment", `"BM2_APP_PORT=`+port+`"`)
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode)))
+	if suffix == units.SurgeName {
+		f.Add("Service", "Environment", `"BM2_APP_SURGE=1"`)
+	}
+	// For bm2-probe, which reads it from systemd: how long a run that
+	// listens must stay up to count as healthy.
+	f.Add("Service", "Environment", `"BM2_MIN_UPTIME_MS=`+strconv.FormatInt(p.MinUptime.Milliseconds(), 10)+`"`)
 	if s.envFile != "" {
 		f.Add("Service", "EnvironmentFile", s.envFile)
 	}

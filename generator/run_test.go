@@ -186,7 +186,7 @@ func TestDropInTemplateFallback(t *testing.T) {
 			t.Fatalf("%s:\n%s", f.Path, f.Data)
 		}
 	}
-	if f := res.Files[len(res.Files)-1]; !strings.Contains(string(f.Data), "BM2_APP_INSTANCE=1") || !strings.Contains(string(f.Data), "instance 1\n") {
+	if f := res.Files[len(res.Files)-2]; !strings.Contains(string(f.Data), "BM2_APP_INSTANCE=1") || !strings.Contains(string(f.Data), "instance 1\n") {
 		t.Fatalf("%s:\n%s", f.Path, f.Data)
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
+	"github.com/bm2dev/bm2/sockdiag"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
@@ -76,13 +78,35 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		}
 		instances = max(n, instances)
 	}
+	minUptime := config.DefaultMinUptime
+	if ms, err := strconv.ParseInt(st.Env("BM2_MIN_UPTIME_MS"), 10, 64); err == nil && ms >= 0 {
+		minUptime = time.Duration(ms) * time.Millisecond
+	}
 	p := &Probe{
 		Project: project, Index: index, Instances: instances, Port: port,
-		Interval: DefaultInterval, Window: DefaultWindow,
+		Fork: st.Env("BM2_EXEC_MODE") == string(config.Fork), MinUptime: minUptime,
+		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
 		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:  journal.Journald{Fallback: os.Stderr},
 		Crashes: journal.CrashLog{Dir: journal.DefaultLogDir},
 		State:   state.Default,
+		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
+		Owns:    ownsListener,
+	}
+	if diag, err := sockdiag.Open(); err == nil {
+		defer diag.Close()
+		p.Listeners = func(port int, uid uint32) ([]uint64, error) {
+			ls, err := diag.Listeners(port)
+			var inodes []uint64
+			for _, l := range ls {
+				if l.UID == uid {
+					inodes = append(inodes, l.Inode)
+				}
+			}
+			return inodes, err
+		}
+	} else {
+		fmt.Fprintf(out, "%s: %v; bind tests only\n", units.InstanceID(project, index), err)
 	}
 	if n := notifySettings(project); n.Webhook != "" {
 		p.Notifier = journal.Webhook{URL: n.Webhook, MinLevel: string(n.Level)}
@@ -96,8 +120,25 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		fmt.Fprintf(out, "%s port %d: stopped with its instance after %v\n", units.InstanceID(project, index), port, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	fmt.Fprintf(out, "%s port %d: %s after %v\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond))
+	budget := ""
+	if p.Reset {
+		budget = "; healthy run, restart budget reset"
+	}
+	fmt.Fprintf(out, "%s port %d: %s after %v%s\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond), budget)
 	return err
+}
+
+// ownsListener tells whether the instance's processes hold one of the
+// listening sockets. Their /proc/<pid>/fd is read as the instance's user
+// (fsuid), which the kernel asks for: the probe has no CAP_SYS_PTRACE.
+func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error) {
+	var owns bool
+	err := identity.Do(id, func() error {
+		var err error
+		owns, err = sockdiag.Holds(st.PIDs(), inodes)
+		return err
+	})
+	return owns, err
 }
 
 // notifySettings reads the project's [notify] table from its files on the

@@ -15,10 +15,14 @@ import (
 )
 
 // The probe's timing, from the seed: every 500 ms, for at most 60 s from the
-// instance coming online.
+// instance coming online. Between those bind tests it looks for the
+// instance's listener every DefaultWatch (sock_diag, cheap), and tests at
+// once when one appears, so a verdict comes within about that long of the
+// app's listen().
 const (
 	DefaultInterval = 500 * time.Millisecond
 	DefaultWindow   = 60 * time.Second
+	DefaultWatch    = 25 * time.Millisecond
 )
 
 // Systemd is the part of systemd the probe talks to (*sysd.Conn).
@@ -27,6 +31,9 @@ type Systemd interface {
 	Unit(ctx context.Context, name string) (sysd.Status, error)
 	// StopAll stops the units and waits until their jobs finish.
 	StopAll(ctx context.Context, units ...string) error
+	// ResetFailed resets a unit's result, its NRestarts and its start
+	// counter (the restart budget).
+	ResetFailed(ctx context.Context, unit string) error
 }
 
 // Clock is the monotonic clock (the one systemd's *Monotonic timestamps
@@ -50,40 +57,74 @@ const (
 	AlreadyErrored                // exclusive, but another probe run reacted first
 	Stopped                       // nobody listened within the window
 	Gone                          // the instance stopped or failed; nothing to probe
+	Listening                     // fork mode: the instance listens on its port
 )
 
 func (o Outcome) String() string {
-	return [...]string{"confirmed", "missing", "already-errored", "stopped", "gone"}[o]
+	return [...]string{"confirmed", "missing", "already-errored", "stopped", "gone", "listening"}[o]
 }
 
-// Probe checks one cluster-mode instance.
+// Probe watches one instance run after run. In cluster mode it checks
+// that the port is shared (reusePort); in both modes it resets the
+// instance's restart budget once a run is healthy: it listened on its
+// port (in cluster mode: and was confirmed) and then stayed up for
+// MinUptime. A run that never listens within Window counts as healthy at
+// the end of the window (it has run far longer than min_uptime_ms).
 type Probe struct {
 	Project   string
 	Index     int
 	Instances int // in the project, for crash.log lines
 	Port      int
+	Fork      bool          // fork mode: no reusePort check
+	MinUptime time.Duration // how long a run must stay up after it listens
 
-	Interval, Window time.Duration
+	Interval, Window, Watch time.Duration
 
-	Systemd  Systemd
-	Clock    Clock
-	Check    func(id identity.Identity, port int) (reuseport.PortState, error) // reuseport.CheckPortAs
+	Systemd Systemd
+	Clock   Clock
+	Check   func(id identity.Identity, port int) (reuseport.PortState, error) // reuseport.CheckPortAs
+	// Listeners reports the socket inodes of the TCP listeners on port
+	// owned by uid (sock_diag); nil, or an error, leaves the probe to its
+	// bind tests every Interval.
+	Listeners func(port int, uid uint32) ([]uint64, error)
+	// Owns tells whether one of the instance's processes holds one of
+	// the listening sockets, looked at as the instance's user; nil means
+	// any listener of the instance's user counts.
+	Owns     func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
 	Events   journal.Sink
 	Crashes  journal.CrashLog
 	State    state.Dir
 	Notifier Notifier // nil: notifications disabled
+	Log      func(format string, args ...any)
 
 	invocation string // of the instance run being judged: BM2_INVOCATION
+	// Reset is whether the last run's restart budget was reset.
+	Reset bool
 }
 
 func (p *Probe) instanceID() string { return units.InstanceID(p.Project, p.Index) }
 
-// Run probes until the port is confirmed, found exclusive, the window runs
-// out or the instance goes away. Every run of the instance gets its own
-// verdict: an instance that restarts while the probe waits (or just as it
-// reached a verdict, when systemd merges the new start into this still
-// running probe) is probed afresh, with a fresh window. A run that finds
-// the instance dead ends quietly.
+func (p *Probe) logf(format string, args ...any) {
+	if p.Log != nil {
+		p.Log(format, args...)
+	}
+}
+
+// run is what the probe knows of the instance run it is judging.
+type run struct {
+	windowEnd time.Duration
+	nextBind  time.Duration // the next bind test when no listener is seen
+	verdict   Outcome
+	judged    bool          // verdict is set
+	healthyAt time.Duration // when the run counts as healthy (judged)
+}
+
+// Run probes until the run is judged and healthy (or found exclusive, or
+// the instance goes away). Every run of the instance gets its own verdict:
+// an instance that restarts while the probe waits (or just as it reached a
+// verdict, when systemd merges the new start into this still running
+// probe) is probed afresh, with a fresh window. A run that finds the
+// instance dead ends quietly.
 //
 // It checks as the instance's user, by the UID and GID systemd reports for
 // the running unit (DynamicUser= included): no user database is read, and
@@ -91,8 +132,9 @@ func (p *Probe) instanceID() string { return units.InstanceID(p.Project, p.Index
 // root.
 func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 	unit := units.Instance(p.Project, p.Index)
-	var windowEnd time.Duration
 	p.invocation = ""
+	p.Reset = false
+	var r run
 	for {
 		st, err := p.Systemd.Unit(ctx, unit)
 		if err != nil {
@@ -100,55 +142,178 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 		}
 		switch {
 		case st.Gone():
+			if r.judged {
+				return r.verdict, nil
+			}
 			return Gone, nil
 		case !st.Running() || st.InvocationID == "":
 			p.invocation = "" // restarting: the next run gets a new window
 		default:
 			if st.InvocationID != p.invocation {
 				p.invocation = st.InvocationID
-				windowEnd = st.ActiveEnterMonotonic + p.Window
+				r = run{windowEnd: st.ActiveEnterMonotonic + p.Window}
 			}
-			if p.Clock.Now() >= windowEnd {
-				err := p.emit(journal.Event{
-					Kind: journal.ReuseportProbeStopped, Reason: journal.ReasonNoListener,
-					Message: fmt.Sprintf("%s: nobody listens on port %d %v after start; reusePort probe stopped, instance left alone",
-						p.instanceID(), p.Port, p.Window),
-				})
-				if p.settled(ctx, unit) {
-					return Stopped, err
-				}
-				continue
-			}
-			id := identity.Identity{UID: int(st.UID), GID: int(st.GID)}
 			if st.UID == sysd.NoID || st.GID == sysd.NoID {
 				return Gone, fmt.Errorf("systemd reports no UID for running %s", unit)
 			}
-			s, err := p.Check(id, p.Port)
-			if err != nil {
+			id := identity.Identity{UID: int(st.UID), GID: int(st.GID)}
+			now := p.Clock.Now()
+			if !r.judged {
+				out, done, err := p.judge(ctx, &r, st, id, now)
+				if done || err != nil {
+					return out, err
+				}
+			}
+			if r.judged {
+				if now < r.healthyAt {
+					if err := p.Clock.Sleep(ctx, r.healthyAt-now); err != nil {
+						return Gone, err
+					}
+					continue
+				}
+				if !p.settled(ctx, unit) {
+					continue // a new run: judge it
+				}
+				if err := p.Systemd.ResetFailed(ctx, unit); err != nil {
+					return r.verdict, fmt.Errorf("reset the restart budget of %s: %w", unit, err)
+				}
+				p.Reset = true
+				return r.verdict, nil
+			}
+			// Until the next look at systemd, watch for a listener.
+			if err := p.await(ctx, st, id, min(now+p.Interval, r.windowEnd)); err != nil {
 				return Gone, err
 			}
-			switch s {
-			case reuseport.Shared:
-				err := p.emit(journal.Event{
-					Kind:    journal.ReuseportConfirmed,
-					Message: fmt.Sprintf("%s: port %d is shared with SO_REUSEPORT: cluster mode confirmed", p.instanceID(), p.Port),
-				})
-				if p.settled(ctx, unit) {
-					return Confirmed, err
-				}
-				continue
-			case reuseport.Exclusive:
-				// A verdict about a run that has since gone is stale.
-				if p.settled(ctx, unit) {
-					return p.react(ctx)
-				}
-				continue
-			}
+			continue
 		}
-		if err := p.Clock.Sleep(ctx, p.Interval); err != nil {
+		if err := p.Clock.Sleep(ctx, p.watch()); err != nil {
 			return Gone, err
 		}
 	}
+}
+
+// watch is how often the probe looks for a listener: Watch with
+// sock_diag, Interval (the bind tests) without.
+func (p *Probe) watch() time.Duration {
+	if p.Watch <= 0 || p.Listeners == nil {
+		return p.Interval
+	}
+	return p.Watch
+}
+
+// await polls for a listener of the run until one appears or the clock
+// reaches until.
+func (p *Probe) await(ctx context.Context, st sysd.Status, id identity.Identity, until time.Duration) error {
+	for {
+		now := p.Clock.Now()
+		if now >= until {
+			return nil
+		}
+		if err := p.Clock.Sleep(ctx, min(p.watch(), until-now)); err != nil {
+			return err
+		}
+		if l, known := p.listening(st, id); l || !known {
+			return nil
+		}
+	}
+}
+
+// judge looks at the current run once: whether it listens, and in cluster
+// mode whether the port is shared. done means the probe is over (the
+// project was stopped).
+func (p *Probe) judge(ctx context.Context, r *run, st sysd.Status, id identity.Identity, now time.Duration) (Outcome, bool, error) {
+	unit := units.Instance(p.Project, p.Index)
+	listening, known := p.listening(st, id)
+	if now >= r.windowEnd && !listening {
+		var err error
+		if !p.Fork {
+			err = p.emit(journal.Event{
+				Kind: journal.ReuseportProbeStopped, Reason: journal.ReasonNoListener,
+				Message: fmt.Sprintf("%s: nobody listens on port %d %v after start; reusePort probe stopped, instance left alone",
+					p.instanceID(), p.Port, p.Window),
+			})
+		}
+		if !p.settled(ctx, unit) {
+			return Gone, false, err
+		}
+		r.verdict, r.judged = Stopped, true
+		r.healthyAt = max(now, st.ActiveEnterMonotonic+p.MinUptime)
+		return Stopped, false, err
+	}
+	if p.Fork {
+		if !known && now >= r.nextBind {
+			// No sock_diag: a bind test tells whether anyone listens.
+			r.nextBind = now + p.Interval
+			s, err := p.Check(id, p.Port)
+			if err != nil {
+				return Gone, true, err
+			}
+			listening = s != reuseport.Free
+		}
+		if listening && p.settled(ctx, unit) {
+			r.verdict, r.judged, r.healthyAt = Listening, true, now+p.MinUptime
+		}
+		return Listening, false, nil
+	}
+	if !listening && now < r.nextBind {
+		return Gone, false, nil
+	}
+	r.nextBind = now + p.Interval
+	s, err := p.Check(id, p.Port)
+	if err != nil {
+		return Gone, true, err
+	}
+	switch s {
+	case reuseport.Shared:
+		if known && !listening {
+			// Another instance's socket makes the port joinable: that says
+			// nothing of this run yet.
+			return Gone, false, nil
+		}
+		err := p.emit(journal.Event{
+			Kind:    journal.ReuseportConfirmed,
+			Message: fmt.Sprintf("%s: port %d is shared with SO_REUSEPORT: cluster mode confirmed", p.instanceID(), p.Port),
+		})
+		if p.settled(ctx, unit) {
+			r.verdict, r.judged, r.healthyAt = Confirmed, true, now+p.MinUptime
+		}
+		return Confirmed, false, err
+	case reuseport.Exclusive:
+		// A verdict about a run that has since gone is stale.
+		if p.settled(ctx, unit) {
+			out, err := p.react(ctx)
+			return out, true, err
+		}
+	}
+	return Gone, false, nil
+}
+
+// listening tells whether the run holds a listener on the port, and
+// whether that is known at all (sock_diag and the instance's sockets
+// readable).
+func (p *Probe) listening(st sysd.Status, id identity.Identity) (listening, known bool) {
+	if p.Listeners == nil {
+		return false, false
+	}
+	inodes, err := p.Listeners(p.Port, st.UID)
+	if err != nil {
+		p.logf("%s: cannot list listeners (%v); bind tests only", p.instanceID(), err)
+		p.Listeners = nil
+		return false, false
+	}
+	if len(inodes) == 0 {
+		return false, true
+	}
+	if p.Owns == nil {
+		return true, true
+	}
+	owns, err := p.Owns(id, st, inodes)
+	if err != nil {
+		p.logf("%s: cannot read the instance's sockets (%v); any listener of its user counts", p.instanceID(), err)
+		p.Owns = nil
+		return true, true
+	}
+	return owns, true
 }
 
 // settled tells whether the run just judged is still the instance's

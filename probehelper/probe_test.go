@@ -39,6 +39,7 @@ type fakeSystemd struct {
 	mu      sync.Mutex
 	inst    sysd.Status
 	stopped [][]string
+	resets  []string
 	asks    int
 	// afterAsk, if set, changes the instance at the nth question (to
 	// simulate a restart between check and re-check).
@@ -59,6 +60,13 @@ func (s *fakeSystemd) Unit(ctx context.Context, unit string) (sysd.Status, error
 func online(invocation string, at time.Duration) sysd.Status {
 	return sysd.Status{ActiveState: "active", SubState: "running", InvocationID: invocation, ActiveEnterMonotonic: at,
 		UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+}
+
+func (s *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resets = append(s.resets, unit+" "+s.inst.InvocationID)
+	return nil
 }
 
 func (s *fakeSystemd) StopAll(ctx context.Context, units ...string) error {
@@ -368,3 +376,166 @@ func TestProbeRefusesToCheckAsSomeoneElse(t *testing.T) {
 		t.Fatalf("Run = %v, %v, events %v", out, err, r.events.got)
 	}
 }
+
+// budgetRig is a rig whose probe sees listeners through a fake sock_diag:
+// listening[0] says whether the instance holds a listener, owns whether
+// it is the instance's own (not a sibling's).
+func budgetRig(t *testing.T, port int) (*rig, *bool, *bool) {
+	r := newRig(t, port)
+	listening, owns := false, true
+	r.probe.MinUptime = time.Second
+	r.probe.Watch = DefaultWatch
+	r.probe.Listeners = func(p int, uid uint32) ([]uint64, error) {
+		if p != port || uid != uint32(os.Getuid()) {
+			t.Errorf("Listeners(%d, %d)", p, uid)
+		}
+		if listening {
+			return []uint64{42}, nil
+		}
+		return nil, nil
+	}
+	r.probe.Owns = func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error) {
+		return owns, nil
+	}
+	return r, &listening, &owns
+}
+
+// A run that listens, is confirmed and stays up for min_uptime_ms resets
+// the restart budget; the verdict comes at the first watch after listen().
+func TestProbeResetsBudgetAfterHealthyRun(t *testing.T) {
+	port := freePort(t)
+	r, listening, _ := budgetRig(t, port)
+	var confirmedAt time.Duration
+	r.probe.Events = sinkFunc(func(ev journal.Event) error {
+		confirmedAt = r.clock.now
+		return r.events.Emit(ev)
+	})
+	r.clock.onTick = func(now time.Duration) {
+		if now == 15*time.Second {
+			listenOn(t, port, true)
+			*listening = true
+		}
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed || !r.probe.Reset {
+		t.Fatalf("Run = %v, %v, reset %v; want confirmed and reset", out, err, r.probe.Reset)
+	}
+	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
+		t.Errorf("events %v", k)
+	}
+	if confirmedAt > 15*time.Second+2*DefaultWatch {
+		t.Errorf("confirmed at %v, want within two watches of 15s", confirmedAt)
+	}
+	if len(r.sd.resets) != 1 || r.sd.resets[0] != "bm2@api-1.service inv1" || r.clock.now != 16*time.Second {
+		t.Errorf("resets %v at %v, want inv1's at 16s (listen + min_uptime)", r.sd.resets, r.clock.now)
+	}
+}
+
+// A run that crashes before it has stayed up min_uptime_ms after
+// listening does not reset the budget; the next, healthy run does.
+func TestProbeNoResetForShortRun(t *testing.T) {
+	port := freePort(t)
+	r, listening, _ := budgetRig(t, port)
+	var l net.Listener
+	step := 0
+	r.clock.onTick = func(now time.Duration) {
+		switch {
+		case step == 0 && now >= 11*time.Second:
+			l = listenOn(t, port, true)
+			*listening = true
+			step++
+		case step == 1 && now >= 11*time.Second+500*time.Millisecond: // crashes 0.5 s after listen (seen late)
+			l.Close()
+			*listening = false
+			r.sd.inst = sysd.Status{ActiveState: "activating", SubState: "auto-restart", JobPending: true}
+			step++
+		case step == 2 && now >= 13*time.Second:
+			r.sd.inst = online("inv2", 13*time.Second)
+			listenOn(t, port, true)
+			*listening = true
+			step++
+		}
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v", out, err)
+	}
+	if len(r.sd.resets) != 1 || r.sd.resets[0] != "bm2@api-1.service inv2" {
+		t.Errorf("resets %v, want only inv2's", r.sd.resets)
+	}
+	if n := len(r.events.got); n != 2 {
+		t.Errorf("%d verdicts, want one per run: %v", n, r.events.kinds())
+	}
+}
+
+// In cluster mode a port made joinable by a sibling's socket confirms
+// nothing about this run until it listens itself.
+func TestProbeWaitsForOwnListener(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, true) // a sibling instance
+	r, listening, owns := budgetRig(t, port)
+	*listening, *owns = true, false
+	r.clock.onTick = func(now time.Duration) {
+		if now == 20*time.Second {
+			listenOn(t, port, true)
+			*owns = true
+		}
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v", out, err)
+	}
+	if r.clock.now != 21*time.Second {
+		t.Errorf("reset at %v, want 21s: confirmed when its own listener appeared (20s), + min_uptime", r.clock.now)
+	}
+}
+
+// Fork mode: no reusePort check (an exclusive listener is fine); the budget
+// resets after listen + min_uptime.
+func TestProbeForkResetsBudget(t *testing.T) {
+	port := freePort(t)
+	r, listening, _ := budgetRig(t, port)
+	r.probe.Fork = true
+	r.clock.onTick = func(now time.Duration) {
+		if now == 12*time.Second {
+			listenOn(t, port, false)
+			*listening = true
+		}
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Listening || !r.probe.Reset || r.clock.now != 13*time.Second {
+		t.Fatalf("Run = %v, %v, reset %v at %v; want listening, reset at 13s", out, err, r.probe.Reset, r.clock.now)
+	}
+	if len(r.events.got)+len(r.sd.stopped) != 0 {
+		t.Errorf("fork mode: events %v, stopped %v", r.events.kinds(), r.sd.stopped)
+	}
+}
+
+// Without sock_diag, fork mode finds the listener with its bind tests.
+func TestProbeForkWithoutSockDiag(t *testing.T) {
+	port := freePort(t)
+	r := newRig(t, port)
+	r.probe.Fork, r.probe.MinUptime = true, time.Second
+	r.clock.onTick = func(now time.Duration) {
+		if now == 12*time.Second {
+			listenOn(t, port, false)
+		}
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Listening || r.clock.now != 13*time.Second {
+		t.Fatalf("Run = %v, %v at %v", out, err, r.clock.now)
+	}
+}
+
+// A run that never listens counts as healthy when the window ends.
+func TestProbeNeverListensResetsAtWindowEnd(t *testing.T) {
+	r, _, _ := budgetRig(t, freePort(t))
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Stopped || !r.probe.Reset || r.clock.now != 70*time.Second {
+		t.Fatalf("Run = %v, %v, reset %v at %v; want stopped and reset at 70s", out, err, r.probe.Reset, r.clock.now)
+	}
+}
+
+type sinkFunc func(journal.Event) error
+
+func (f sinkFunc) Emit(ev journal.Event) error { return f(ev) }

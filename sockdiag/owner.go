@@ -1,6 +1,7 @@
 package sockdiag
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,4 +77,49 @@ func holds(dir, want string) bool {
 		}
 	}
 	return false
+}
+
+// Holds tells whether one of the processes holds one of the sockets (by
+// inode) among its file descriptors. Reading another user's
+// /proc/<pid>/fd needs that user's fsuid or root's ptrace capability; when
+// no process's descriptors could be read, Holds says why.
+func Holds(pids []uint32, inodes []uint64) (bool, error) {
+	return holdsAny("/proc", pids, inodes)
+}
+
+func holdsAny(proc string, pids []uint32, inodes []uint64) (bool, error) {
+	want := make(map[string]bool, len(inodes))
+	for _, in := range inodes {
+		want["socket:["+strconv.FormatUint(in, 10)+"]"] = true
+	}
+	var firstErr error
+	read := 0
+	for _, pid := range pids {
+		dir := filepath.Join(proc, strconv.FormatUint(uint64(pid), 10), "fd")
+		d, err := os.Open(dir)
+		if err != nil {
+			if !os.IsNotExist(err) && firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		read++
+		for _, n := range names {
+			if link, err := os.Readlink(filepath.Join(dir, n)); err == nil && want[link] {
+				return true, nil
+			}
+		}
+	}
+	if read == 0 && firstErr != nil {
+		return false, fmt.Errorf("sock_diag: read the sockets of pid %d: %w", pids[0], firstErr)
+	}
+	return false, nil
 }

@@ -3,6 +3,9 @@ package sysd
 import (
 	"encoding/hex"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -172,4 +175,34 @@ func usec(v any) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMicro(int64(n))
+}
+
+// cgroupRoots are where a unit's ControlGroup is found: the unified
+// hierarchy on a hybrid host, a unified host, systemd's legacy hierarchy.
+var cgroupRoots = []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/systemd"}
+
+// PIDs returns the processes in the unit's control group, or its main
+// process when the group cannot be read.
+func (s Status) PIDs() []uint32 {
+	if s.ControlGroup != "" {
+		for _, root := range cgroupRoots {
+			data, err := os.ReadFile(filepath.Join(root, s.ControlGroup, "cgroup.procs"))
+			if err != nil {
+				continue
+			}
+			var pids []uint32
+			for _, f := range strings.Fields(string(data)) {
+				if n, err := strconv.ParseUint(f, 10, 32); err == nil {
+					pids = append(pids, uint32(n))
+				}
+			}
+			if len(pids) > 0 {
+				return pids
+			}
+		}
+	}
+	if s.MainPID != 0 {
+		return []uint32{s.MainPID}
+	}
+	return nil
 }

@@ -28,8 +28,23 @@ func Slice(project string) string { return "bm2-" + Escape(project) + ".slice" }
 // Target is the project's target, which wants every instance.
 func Target(project string) string { return "bm2-" + project + ".target" }
 
-// InstanceID is the template instance string, "<project>-<i>".
-func InstanceID(project string, i int) string { return project + "-" + strconv.Itoa(i) }
+// Surge is the index of a cluster-mode project's surge instance,
+// "<project>-surge": a generated unit that no target wants, which `bm2
+// reload` starts beside the others so that the port keeps as many
+// listeners as the project has instances while each one restarts.
+const Surge = -2
+
+// SurgeName is the surge's instance suffix.
+const SurgeName = "surge"
+
+// InstanceID is the template instance string, "<project>-<i>", or
+// "<project>-surge" for Surge.
+func InstanceID(project string, i int) string {
+	if i == Surge {
+		return project + "-" + SurgeName
+	}
+	return project + "-" + strconv.Itoa(i)
+}
 
 // Instance is the full unit name of instance i, "bm2@<project>-<i>.service".
 func Instance(project string, i int) string {
@@ -69,12 +84,12 @@ func Account(project string) string {
 // with the given number of instances, including the temporary prefix: it
 // must not exceed NameMax.
 func LongestName(project string, instances int) int {
-	n := max(len(Slice(project)), len(Target(project)), len(DropInDir(project, max(instances-1, 0))))
+	n := max(len(Slice(project)), len(Target(project)), len(DropInDir(project, max(instances-1, 0))), len(DropInDir(project, Surge)))
 	return len(TempPrefix) + n
 }
 
 // ParseInstance splits "api-0", "bm2@api-0" or "bm2@api-0.service" into the
-// project name and the index.
+// project name and the index; "api-surge" is Surge.
 func ParseInstance(s string) (project string, index int, ok bool) {
 	s = strings.TrimSuffix(strings.TrimPrefix(s, "bm2@"), ".service")
 	dash := strings.LastIndexByte(s, '-')
@@ -82,6 +97,9 @@ func ParseInstance(s string) (project string, index int, ok bool) {
 		return "", 0, false
 	}
 	digits := s[dash+1:]
+	if digits == SurgeName {
+		return s[:dash], Surge, true
+	}
 	for _, c := range digits {
 		if c < '0' || c > '9' {
 			return "", 0, false

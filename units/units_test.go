@@ -14,7 +14,8 @@ func TestEscape(t *testing.T) {
 		}
 	}
 	if Slice("my-api") != `bm2-my\x2dapi.slice` || Target("my-api") != "bm2-my-api.target" ||
-		Instance("my-api", 3) != "bm2@my-api-3.service" || Probe("api", 0) != "bm2-probe@api-0.service" {
+		Instance("my-api", 3) != "bm2@my-api-3.service" || Probe("api", 0) != "bm2-probe@api-0.service" ||
+		Instance("api", Surge) != "bm2@api-surge.service" || Probe("api", Surge) != "bm2-probe@api-surge.service" {
 		t.Error("unit names")
 	}
 }
@@ -34,6 +35,10 @@ func TestParseInstance(t *testing.T) {
 		{"-1", "", 0, false},
 		{"api-01", "", 0, false},
 		{"api-x", "", 0, false},
+		{"api-surge", "api", Surge, true},
+		{"bm2@my-api-surge.service", "my-api", Surge, true},
+		{"api-surge-0", "api-surge", 0, true},
+		{"surge", "", 0, false},
 	} {
 		p, i, ok := ParseInstance(c.in)
 		if p != c.project || i != c.index || ok != c.ok {
@@ -91,10 +96,10 @@ func TestAccountAndLongestName(t *testing.T) {
 	if len(a) != 31 || a == b || !strings.HasPrefix(a, "bm2-"+long[:18]+"-") {
 		t.Fatalf("%q %q", a, b)
 	}
-	if n := LongestName("api", 4); n != len(".#bm2@api-3.service.d") {
+	if n := LongestName("api", 4); n != len(".#bm2@api-surge.service.d") {
 		t.Fatal(n)
 	}
-	if n := LongestName("a-b-c-d", 1); n != len(`.#bm2-a\x2db\x2dc\x2dd.slice`) {
+	if n := LongestName("a-b-c-d-e-f", 1); n != len(`.#bm2-a\x2db\x2dc\x2dd\x2de\x2df.slice`) {
 		t.Fatal(n)
 	}
 	if p, i, ok := ParseProbe("bm2-probe@my-api-2.service"); !ok || p != "my-api" || i != 2 {
