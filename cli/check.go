@@ -36,6 +36,13 @@ func (a *App) check(ctx context.Context, args []string) error {
 	default:
 		fmt.Fprintln(w, "notify: disabled")
 	}
+	if needs := p.Needs(); len(needs) > 0 {
+		parts := make([]string, len(needs))
+		for i, n := range needs {
+			parts[i] = fmt.Sprintf("%s (%s)", n.Unit, n.How)
+		}
+		fmt.Fprintf(w, "needs: %s\n", strings.Join(parts, ", "))
+	}
 	if p.ExposedSecrets {
 		problems = append(problems, fmt.Sprintf("%s holds [env] or the webhook and every user can read it: move them to %s (mode 0600), or let `bm2 serve` or `bm2 migrate` do it",
 			p.File, config.PrivatePath(p.File)))

@@ -80,6 +80,21 @@ runtime: %s 1.4.4 (>= 1.4.0)
 	}
 }
 
+// check lists the units a project needs after the notification target.
+func TestCheckNeeds(t *testing.T) {
+	te := newTestEnv(t)
+	port := freePorts(t, 1)
+	dir := filepath.Dir(te.write("app/bm2.toml", seedProject(port)+
+		`wants = ["postgresql.service", "network-online.target"]
+requires = ["redis-server.service"]
+`))
+	te.mustRun(ExitOK, "check", dir)
+	want := "notify: disabled\nneeds: postgresql.service (wants), network-online.target (wants), redis-server.service (requires)\nports "
+	if got := te.stdout.String(); !strings.Contains(got, want) {
+		t.Fatalf("stdout:\n%s\nwant %q", got, want)
+	}
+}
+
 func TestCheckDefaultsToCurrentDirFile(t *testing.T) {
 	te := newTestEnv(t)
 	port := freePorts(t, 1)

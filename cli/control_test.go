@@ -119,6 +119,47 @@ func TestStatus(t *testing.T) {
 	te.mustRun(ExitNoProject, "status", "nope")
 }
 
+// status shows the units a project needs with their states in systemd,
+// in the order the file lists them; without systemd they are unknown.
+func TestStatusNeeds(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/db/bm2.toml", `name = "db"
+script = "server.js"
+port = 3100
+wants = ["postgresql.service", "network-online.target"]
+requires = ["redis-server.service", "nosuch.service"]
+`))
+	te.mustRun(ExitOK, "serve", dir)
+	te.sd.set(UnitStatus{Name: "postgresql.service", ActiveState: "active", SubState: "running"})
+	te.sd.set(UnitStatus{Name: "network-online.target", ActiveState: "active", SubState: "active"})
+	te.sd.set(UnitStatus{Name: "redis-server.service", ActiveState: "inactive", SubState: "dead"})
+	te.mustRun(ExitOK, "status", "db")
+	want := "  needs: postgresql.service (wants) active, network-online.target (wants) active, " +
+		"redis-server.service (requires) inactive, nosuch.service (requires) not-found\n"
+	if out := te.stdout.String(); !strings.Contains(out, want) {
+		t.Fatalf("status lacks %q:\n%s", want, out)
+	}
+	te.sd.set(UnitStatus{Name: "redis-server.service", ActiveState: "failed", SubState: "failed"})
+	te.mustRun(ExitOK, "status", "db")
+	if out := te.stdout.String(); !strings.Contains(out, "redis-server.service (requires) failed, ") {
+		t.Fatalf("status:\n%s", out)
+	}
+	te.noSD = true
+	te.mustRun(ExitOK, "status", "db")
+	want = "  needs: postgresql.service (wants) unknown, network-online.target (wants) unknown, " +
+		"redis-server.service (requires) unknown, nosuch.service (requires) unknown\n"
+	if out := te.stdout.String(); !strings.Contains(out, want) {
+		t.Fatalf("status without systemd lacks %q:\n%s", want, out)
+	}
+
+	// A project that needs nothing has no such line.
+	te = served(t)
+	te.mustRun(ExitOK, "status", "api")
+	if out := te.stdout.String(); strings.Contains(out, "needs:") {
+		t.Fatalf("status:\n%s", out)
+	}
+}
+
 func TestDelete(t *testing.T) {
 	te := served(t)
 	reg := filepath.Join(te.paths.ConfigDir, "api.toml")

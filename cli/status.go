@@ -48,6 +48,9 @@ func (a *App) status(ctx context.Context, name string) error {
 	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
 		fmt.Fprintf(w, "  sandbox: %s, exposure %s (systemd-analyze security %s)\n", p.Sandbox.Mode, score, units.Instance(p.Name, 0))
 	}
+	if needs := p.Needs(); len(needs) > 0 {
+		fmt.Fprintf(w, "  needs: %s\n", needsText(ctx, sd, needs))
+	}
 	rows, warnings := a.rows(ctx, []entry{e}, sd)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -74,6 +77,37 @@ func (a *App) status(ctx context.Context, name string) error {
 		fmt.Fprintf(a.Err, "bm2: warning: %s\n", warn)
 	}
 	return nil
+}
+
+// needsText is the units a project needs, each with the key that names it
+// and its state in systemd:
+// "postgresql.service (wants) active, redis-server.service (requires) inactive".
+// A unit systemd has no file for says so ("not-found", "masked"); without
+// systemd, the states are unknown.
+func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
+	names := make([]string, len(needs))
+	for i, n := range needs {
+		names[i] = n.Unit
+	}
+	var statuses []UnitStatus
+	if sd != nil {
+		statuses, _ = sd.Units(ctx, names)
+	}
+	parts := make([]string, len(needs))
+	for i, n := range needs {
+		state := StateUnknown
+		if len(statuses) == len(needs) {
+			u := statuses[i]
+			switch {
+			case u.LoadState != "" && u.LoadState != "loaded":
+				state = u.LoadState
+			case u.ActiveState != "":
+				state = u.ActiveState
+			}
+		}
+		parts[i] = fmt.Sprintf("%s (%s) %s", n.Unit, n.How, state)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // userText names who a project runs as.

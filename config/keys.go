@@ -6,9 +6,11 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/bm2dev/bm2/units"
 )
@@ -62,7 +64,15 @@ const (
 	maxUID       = math.MaxUint32 - 1
 	reservedEnv  = "BM2_"
 	invalidUID16 = 65535
+	maxNeeds     = 64
 )
+
+// unitTypes are the unit types wants and requires may name: the ones an
+// instance can be pulled in with and ordered after (not slices or scopes,
+// which hold processes rather than start anything).
+var unitTypes = []string{"service", "socket", "target", "mount", "device", "path", "timer", "swap"}
+
+const unitTypesText = ".service, .socket, .target, .mount, .device, .path, .timer or .swap"
 
 var specs = []spec{
 	{key: "name", kind: kString, set: setName, get: always(func(p *Project) any { return p.Name })},
@@ -152,6 +162,12 @@ var specs = []spec{
 			p.EnvFile = s // made absolute against cwd in finish
 		}
 	}, get: str(func(p *Project) string { return p.EnvFile })},
+	{key: "wants", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
+		p.Wants = v.needs(k, val.([]string), p.Name, nil)
+	}, get: list(func(p *Project) []string { return p.Wants })},
+	{key: "requires", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
+		p.Requires = v.needs(k, val.([]string), p.Name, p.Wants) // wants comes first
+	}, get: list(func(p *Project) []string { return p.Requires })},
 	{key: "env", kind: kEnv, private: true, set: setEnv},
 	{key: "notify", kind: kTable},
 	{key: "notify.webhook", kind: kString, private: true, set: func(v *validator, p *Project, k string, val any) {
@@ -318,6 +334,108 @@ func setEnv(v *validator, p *Project, k string, val any) {
 	if total > maxEnvLen {
 		v.add(k, ErrValue, "holds %d bytes, more than %d", total, maxEnvLen)
 	}
+}
+
+// needs checks the units of wants or requires: at most maxNeeds, each a
+// unit name systemd takes (see unitName), none twice, none of the
+// project's own units, and none in other (wants, for requires).
+func (v *validator) needs(key string, list []string, project string, other []string) []string {
+	if len(list) > maxNeeds {
+		v.add(key, ErrValue, "lists %d units, more than %d", len(list), maxNeeds)
+		return nil
+	}
+	first := make(map[string]int, len(list))
+	var out []string
+	for i, u := range list {
+		ik := fmt.Sprintf("%s[%d]", key, i)
+		if ownUnit(project, u) {
+			v.add(ik, ErrValue, "%q is one of project %s's own units (its target, its slice, its instances and their probes): a project cannot need itself", u, project)
+			continue
+		}
+		if !v.unitName(ik, u) {
+			continue
+		}
+		if j, dup := first[u]; dup {
+			v.add(ik, ErrValue, "%q is listed twice (also %s[%d])", u, key, j)
+			continue
+		}
+		first[u] = i
+		if slices.Contains(other, u) {
+			v.add(ik, ErrValue, "%q is in wants too: list it in one of the two (requires pulls it in as well)", u)
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// unitName checks a unit name as systemd takes it in Wants=, Requires= and
+// After=: 1 to 255 bytes of A-Z a-z 0-9 : _ . - @, no specifier (%), a
+// name before the type suffix, one of unitTypes, and for a template unit
+// an instance.
+func (v *validator) unitName(key, s string) bool {
+	bad := func(format string, args ...any) bool {
+		v.add(key, ErrValue, format, args...)
+		return false
+	}
+	if s == "" {
+		return bad("must not be empty: name a unit, like \"postgresql.service\"")
+	}
+	if !v.text(key, s, units.NameMax) {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			return bad("%q must not contain white space: write one unit per string", s)
+		case r == '%':
+			return bad("%q must not contain %% (systemd would expand a specifier)", s)
+		case !unitNameChar(r):
+			return bad("%q must not contain %q: a unit name has only A-Z a-z 0-9 : _ . - @", s, r)
+		}
+	}
+	dot := strings.LastIndexByte(s, '.')
+	switch {
+	case dot < 0:
+		return bad("%q has no unit type: did you mean %q?", s, s+".service")
+	case !slices.Contains(unitTypes, s[dot+1:]):
+		return bad("%q is not a unit of a type wants and requires take (%s)", s, unitTypesText)
+	case dot == 0:
+		return bad("%q has no name before its type", s)
+	}
+	switch at := strings.IndexByte(s, '@'); {
+	case at == 0:
+		return bad("%q has no name before @", s)
+	case at == dot-1:
+		return bad("%q is a template: name one of its instances, like %q", s, s[:dot]+"main"+s[dot:])
+	}
+	return true
+}
+
+func unitNameChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(":_.-@", r)
+}
+
+// ownUnit tells whether unit is one bm2 makes for the project: its target,
+// its slice, or an instance's service, probe or failure unit (of any
+// number).
+func ownUnit(project, unit string) bool {
+	if project == "" {
+		return false
+	}
+	if unit == units.Target(project) || unit == units.Slice(project) {
+		return true
+	}
+	for _, prefix := range []string{"bm2@", "bm2-probe@", "bm2-failed@"} {
+		inst, ok := strings.CutPrefix(unit, prefix+project+"-")
+		if !ok {
+			continue
+		}
+		if n, ok := strings.CutSuffix(inst, ".service"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 func size(dst func(*Project) *string) func(*validator, *Project, string, any) {

@@ -215,3 +215,41 @@ func TestDiscoverPrivate(t *testing.T) {
 		t.Fatalf("symlinked private part accepted: %+v", e)
 	}
 }
+
+// wants and requires keep the units in the order written; Needs lists
+// wants first; Marshal writes them back as they were; an empty list is no
+// list.
+func TestNeeds(t *testing.T) {
+	base := "name = \"db\"\nscript = \"a.js\"\ncwd = \"/srv/db\"\nport = 1\n"
+	p, err := Parse("/etc/bm2/db.toml", []byte(base+`wants = ["postgresql.service", "network-online.target"]
+requires = ["redis-server.service", "bm2-other.target"]
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Need{{"postgresql.service", "wants"}, {"network-online.target", "wants"},
+		{"redis-server.service", "requires"}, {"bm2-other.target", "requires"}}
+	if got := p.Needs(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("Needs() = %v, want %v", got, want)
+	}
+	pub, _ := Marshal(p)
+	for _, line := range []string{
+		"wants = [\"postgresql.service\", \"network-online.target\"]\n",
+		"requires = [\"redis-server.service\", \"bm2-other.target\"]\n",
+	} {
+		if !strings.Contains(string(pub), line) {
+			t.Errorf("Marshal lacks %q:\n%s", line, pub)
+		}
+	}
+	empty, err := Parse("/etc/bm2/db.toml", []byte(base+"wants = []\nrequires = []\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, _ := Parse("/etc/bm2/db.toml", []byte(base), Options{})
+	if !Equal(empty, none) || len(empty.Needs()) != 0 {
+		t.Fatalf("empty lists: %+v", empty)
+	}
+	if pub, _ := Marshal(empty); strings.Contains(string(pub), "wants") || strings.Contains(string(pub), "requires") {
+		t.Fatalf("empty lists written:\n%s", pub)
+	}
+}

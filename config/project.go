@@ -112,6 +112,12 @@ type Project struct {
 	Env         []EnvVar // sorted by name
 	EnvFile     string   // absolute, or ""
 
+	// Wants and Requires are the systemd units the instances need, as
+	// written: every instance pulls them in and is ordered after them
+	// (Wants= or Requires=, and After=). See Needs.
+	Wants    []string
+	Requires []string
+
 	RestartDelay time.Duration
 	MaxRestarts  int
 	MinUptime    time.Duration
@@ -177,6 +183,24 @@ func (p *Project) ScriptPath() string {
 	return filepath.Join(p.Cwd, p.Script)
 }
 
+// Need is a systemd unit a project's instances need, and how: "wants"
+// or "requires", the key that names it.
+type Need struct {
+	Unit, How string
+}
+
+// Needs is every unit of wants and then of requires, in the order written.
+func (p *Project) Needs() []Need {
+	out := make([]Need, 0, len(p.Wants)+len(p.Requires))
+	for _, u := range p.Wants {
+		out = append(out, Need{Unit: u, How: "wants"})
+	}
+	for _, u := range p.Requires {
+		out = append(out, Need{Unit: u, How: "requires"})
+	}
+	return out
+}
+
 // Summary is the first line of `bm2 check`:
 // `project "api", 4 x cluster on port 3000, runtime bun`.
 func (p *Project) Summary() string {
@@ -198,8 +222,9 @@ func Stem(file string) string {
 }
 
 // Equal reports whether two projects are the same, treating an empty list
-// (args, runtime_args, env, writable paths) like an absent one: both mean
-// "none". Where the project was read from does not count.
+// (args, runtime_args, env, writable paths, wants, requires) like an
+// absent one: both mean "none". Where the project was read from does not
+// count.
 func Equal(p, q *Project) bool {
 	return reflect.DeepEqual(normalized(p), normalized(q))
 }
@@ -218,6 +243,12 @@ func normalized(p *Project) Project {
 	}
 	if len(c.Sandbox.Writable) == 0 {
 		c.Sandbox.Writable = nil
+	}
+	if len(c.Wants) == 0 {
+		c.Wants = nil
+	}
+	if len(c.Requires) == 0 {
+		c.Requires = nil
 	}
 	return c
 }

@@ -328,6 +328,19 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	// unit of its own: no root command ever runs in the instance's
 	// environment to start it.
 	f.Add("Unit", "Wants", "bm2-probe@"+p.Name+"-"+suffix+".service")
+	// The units the project needs (wants, requires), as written: pulled in
+	// by every start and ordered before it, so that at boot the app starts
+	// once they are up; Requires= also stops (or restarts) the instance
+	// with the unit.
+	for _, u := range p.Wants {
+		f.Add("Unit", "Wants", u)
+	}
+	for _, u := range p.Requires {
+		f.Add("Unit", "Requires", u)
+	}
+	for _, n := range p.Needs() {
+		f.Add("Unit", "After", n.Unit)
+	}
 	f.Add("Unit", "StartLimitIntervalSec", s.interval)
 	f.Add("Unit", "StartLimitBurst", s.burst)
 	// An errored project stays down, across daemon-reload and reboot, until
