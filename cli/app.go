@@ -43,11 +43,14 @@ type Stdio struct {
 type Paths struct {
 	ConfigDir string // where bm2 serve registers projects: /etc/bm2
 	StateDir  string // errored marks and other state: /var/lib/bm2
+	// LockFile is held while a command changes the registered projects
+	// (see lockRegistry): /run/bm2/registry.lock.
+	LockFile string
 }
 
 // DefaultPaths are the system-scope directories.
 func DefaultPaths() Paths {
-	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir}
+	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir, LockFile: DefaultLockFile}
 }
 
 // Env is everything a command needs from the host. The zero value of every
@@ -105,6 +108,9 @@ func (e Env) withDefaults() Env {
 	}
 	if e.Paths.StateDir == "" {
 		e.Paths.StateDir = d.StateDir
+	}
+	if e.Paths.LockFile == "" {
+		e.Paths.LockFile = d.LockFile
 	}
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv

@@ -116,6 +116,15 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 
 // delete is `bm2 delete <name>`.
 func (a *App) delete(ctx context.Context, name string) error {
+	// Held to the end: from the registry read, through the stops, to the
+	// reload that makes systemd forget the project, no other command may
+	// register a project of this name (or the one this file hid) in
+	// between.
+	unlock, err := a.lockRegistry(ctx, defaultTimeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	regFile := filepath.Join(a.Paths.ConfigDir, name+".toml")
 	found := config.Discover(a.searchPath())
 	for _, m := range found.Masked {

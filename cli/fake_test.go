@@ -48,6 +48,8 @@ type fakeSystemd struct {
 	nextInvoke  int               // InvocationIDs
 	onStart     func(unit string) // called (locked) after an instance came online
 	onStartUnit []string          // instances started since the last onStart drain
+
+	beforeReload func() // called (unlocked) as Reload begins: files written behind bm2's back
 }
 
 func newFakeSystemd(dirs []string, st state.Dir, now func() time.Time) *fakeSystemd {
@@ -93,6 +95,9 @@ func (f *fakeSystemd) set(u UnitStatus) {
 }
 
 func (f *fakeSystemd) Reload(ctx context.Context) error {
+	if f.beforeReload != nil {
+		f.beforeReload()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("reload")
@@ -296,6 +301,7 @@ func newTestEnv(t *testing.T) *testEnv {
 		paths: Paths{
 			ConfigDir: filepath.Join(root, "etc", "bm2"),
 			StateDir:  filepath.Join(root, "var", "lib", "bm2"),
+			LockFile:  filepath.Join(root, "run", "bm2", "registry.lock"),
 		},
 		bin:       filepath.Join(root, "bin"),
 		journal:   map[string][]string{},

@@ -24,6 +24,14 @@ const LegacyUser = "bm2"
 // <state dir>/migrated-0.1/. A file that already names its user and
 // keeps no secret is left alone, so running it again changes nothing.
 func (a *App) migrate(ctx context.Context, dryRun bool) error {
+	if !dryRun {
+		// Held to the end: every file is rewritten from what was read.
+		unlock, err := a.lockRegistry(ctx, defaultTimeout)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	entries, _ := a.registry()
 	changed := 0
 	var errs []error

@@ -46,14 +46,22 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err := a.checkRegistrable(p); err != nil {
 		return err
 	}
+
+	// From the registry read to the generator's verdict on what was
+	// written, no other command changes the registered projects (see
+	// lockRegistry): two serves at once must not both pass the conflict
+	// check. The lock is released once systemd has the project's units,
+	// before its instances are started and waited for: that may take as
+	// long as --timeout, it changes no file, and systemd orders the jobs
+	// of concurrent commands itself.
+	unlock, err := a.lockRegistry(ctx, timeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	entries, _ := a.registry()
 	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
-		hint := "choose another port in bm2.toml, or unregister the other project with `bm2 delete`"
-		var ce *config.ConflictError
-		if errors.As(err, &ce) {
-			hint = fmt.Sprintf("choose another port in bm2.toml, or unregister %s (%s) with `bm2 delete %s`", ce.Holder, ce.HolderFile, ce.Holder)
-		}
-		return fail(ExitInvalid, hint, err)
+		return conflictErr(err)
 	}
 	reg, err := a.registration(p)
 	if err != nil {
@@ -104,17 +112,30 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	} else {
 		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, p.Summary())
 	}
-	wasErrored, err := a.clearErrored(p.Name)
-	if err != nil {
-		return err
-	}
 
-	// 4. Let systemd see it and start it.
+	// 4. Let systemd see it, and make sure the generator took it: a
+	// project it skipped has no target, and what serve wrote for it is
+	// taken back. A reload that fails leaves the registration in place:
+	// it passed every check, and the next daemon-reload loads it.
 	if changed || stale {
 		if err := sd.Reload(ctx); err != nil {
 			return err
 		}
+		ts, err := sd.Units(ctx, []string{target})
+		if err != nil {
+			return err
+		}
+		if ts[0].LoadState != "loaded" {
+			return a.skipped(ctx, sd, p, reg)
+		}
 	}
+	wasErrored, err := a.clearErrored(p.Name)
+	if err != nil {
+		return err
+	}
+	unlock()
+
+	// 5. Start it.
 	for _, n := range names {
 		if err := sd.ResetFailed(ctx, n); err != nil {
 			return err
@@ -165,6 +186,60 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	}
 	fmt.Fprintf(a.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
 	return nil
+}
+
+// conflictErr is serve's refusal of a port range another project holds.
+func conflictErr(err error) error {
+	hint := "choose another port in bm2.toml, or unregister the other project with `bm2 delete`"
+	var ce *config.ConflictError
+	if errors.As(err, &ce) {
+		hint = fmt.Sprintf("choose another port in bm2.toml, or unregister %s (%s) with `bm2 delete %s`", ce.Holder, ce.HolderFile, ce.Holder)
+	}
+	return fail(ExitInvalid, hint, err)
+}
+
+// skipped is serve's error when systemd has no target for p after the
+// daemon-reload: the generator skipped the project (a file written behind
+// bm2's back that takes its ports, say). What serve wrote is taken back
+// first, the previous registration put back if there was one, and systemd
+// reloaded again, so that a failed serve leaves the registry as it found
+// it. The error is the generator's reason when bm2 can tell it (the same
+// port conflict a serve run after the other file was written reports).
+func (a *App) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *registration) error {
+	var reason error
+	_, l := a.registry()
+	if e, ok := l.Find(p.Name); ok && e.Err != nil && filepath.Clean(e.Path) == filepath.Clean(p.File) {
+		reason = e.Err
+	}
+	if reg.changed {
+		// Taken back even when the command was interrupted meanwhile.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultTimeout)
+		defer cancel()
+		err := reg.undo()
+		if err == nil {
+			err = sd.Reload(ctx)
+		}
+		if err != nil {
+			why := "bm2-generator skipped it"
+			if reason != nil {
+				why = reason.Error()
+			}
+			return fmt.Errorf("systemd has no units for %s after daemon-reload (%s), and taking back %s failed: %w", p.Name, why, p.File, err)
+		}
+		if reg.existed {
+			fmt.Fprintf(a.Out, "put the previous %s back: systemd did not take the new one\n", p.File)
+		} else {
+			fmt.Fprintf(a.Out, "removed %s again: systemd did not take it\n", p.File)
+		}
+	}
+	if errors.Is(reason, config.ErrConflict) {
+		return conflictErr(reason)
+	}
+	if reason != nil {
+		return fail(ExitCode(reason), "`bm2 check "+p.File+"` shows the problem", reason)
+	}
+	return fail(ExitFailure, "`journalctl -b -t bm2` shows why bm2-generator skipped it",
+		fmt.Errorf("systemd has no units for %s after daemon-reload: bm2-generator skipped %s", p.Name, p.File))
 }
 
 // readyWord is what serve, start and reload say of a project whose
@@ -315,8 +390,10 @@ func allInstances(p *config.Project) []int {
 type registration struct {
 	p               *config.Project
 	public, private []byte
-	oldPrivate      []byte // what the private part held before, nil if none
-	existed         bool   // the project file was there before
+	oldPublic       []byte      // what the project file held before, if it existed
+	oldMode         os.FileMode // and its mode
+	oldPrivate      []byte      // what the private part held before, nil if none
+	existed         bool        // the project file was there before
 	changed         bool
 }
 
@@ -335,6 +412,12 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 		return nil, rootHint(fmt.Errorf("read %s: %w", p.File, err))
 	}
 	r.existed = err == nil
+	if r.existed {
+		r.oldPublic, r.oldMode = old, 0o644
+		if st, err := os.Stat(p.File); err == nil {
+			r.oldMode = st.Mode().Perm()
+		}
+	}
 	r.oldPrivate, err = os.ReadFile(src.PrivatePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
@@ -377,6 +460,41 @@ func (r *registration) write() error {
 		if err := atomicfile.Remove(priv); err != nil {
 			return fmt.Errorf("remove %s: %w", priv, err)
 		}
+	}
+	return nil
+}
+
+// undo takes back what write did: the previous project file and private
+// part are put back, or removed when there were none. The private part
+// goes first when a project file stays and last when it goes, in the
+// order write keeps: no project file is left naming secrets that are not
+// in place.
+func (r *registration) undo() error {
+	priv := config.PrivatePath(r.p.File)
+	restorePrivate := func() error {
+		switch {
+		case r.oldPrivate != nil:
+			if err := atomicfile.Write(priv, r.oldPrivate, 0o600); err != nil {
+				return fmt.Errorf("write %s: %w", priv, err)
+			}
+		case r.private != nil:
+			if err := atomicfile.Remove(priv); err != nil {
+				return fmt.Errorf("remove %s: %w", priv, err)
+			}
+		}
+		return nil
+	}
+	if !r.existed {
+		if err := atomicfile.Remove(r.p.File); err != nil {
+			return fmt.Errorf("remove %s: %w", r.p.File, err)
+		}
+		return restorePrivate()
+	}
+	if err := restorePrivate(); err != nil {
+		return err
+	}
+	if err := atomicfile.Write(r.p.File, r.oldPublic, r.oldMode); err != nil {
+		return fmt.Errorf("write %s: %w", r.p.File, err)
 	}
 	return nil
 }
