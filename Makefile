@@ -14,7 +14,7 @@ GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service
 
-.PHONY: all build test test-unit test-e2e check fuzz bench demo install install-files uninstall clean
+.PHONY: all build test test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
 all: build
 
@@ -36,6 +36,11 @@ test-unit:
 
 test-e2e: build
 	$(GO) test -count=1 -v ./e2e/...
+
+# The end-to-end suite with a CPU hog on every core (stress-ng), three
+# times in a row (STRESS_RUNS=N to change); see e2e/stress.
+test-stress: build
+	./e2e/stress
 
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -44,6 +44,11 @@ func (a *App) status(ctx context.Context, name string) error {
 		sd = nil
 	} else {
 		defer sd.Close()
+		if os.Geteuid() == 0 {
+			if err := a.retireSurge(ctx, sd, p); err != nil {
+				fmt.Fprintf(a.Err, "bm2: warning: %v\n", err)
+			}
+		}
 	}
 	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
 		fmt.Fprintf(w, "  sandbox: %s, exposure %s (systemd-analyze security %s)\n", p.Sandbox.Mode, score, units.Instance(p.Name, 0))

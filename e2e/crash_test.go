@@ -75,10 +75,11 @@ func TestRestartBudget(t *testing.T) {
 	}
 }
 
-// An instance that runs longer than min_uptime_ms between crashes never
-// uses up its budget: here it crashes every 2 s, far more often than
-// max_restarts = 3 in total, and keeps being restarted.
-func TestRestartBudgetSlides(t *testing.T) {
+// An instance whose runs are healthy (it listens, then stays up for
+// min_uptime_ms) never uses up its budget: here it crashes 2 s after every
+// start, far more often than max_restarts = 3 in total, and keeps being
+// restarted; the probe resets the count after each healthy run.
+func TestRestartBudgetResets(t *testing.T) {
 	t.Parallel()
 	b := newBed(t)
 	b.nodeProject("flaky", 1, 3000, "CRASH_INSTANCE = \"0\"\nCRASH_AFTER_MS = \"2000\"", "max_restarts = 3\nmin_uptime_ms = 1000")
@@ -86,23 +87,50 @@ func TestRestartBudgetSlides(t *testing.T) {
 	// Twice the budget's worth of restarts: a busy host only makes the
 	// runs longer, which never brings the instance closer to its budget.
 	deadline := time.Now().Add(3 * time.Minute)
+	maxRestarts := 0
 	for {
 		n, _ := strconv.Atoi(b.show("bm2@flaky-0.service", "NRestarts"))
+		maxRestarts = max(maxRestarts, n)
 		if st := b.show("bm2@flaky-0.service", "ActiveState"); st == "failed" {
-			t.Fatalf("flaky-0 gave up after %d restarts although each run lasted 2 s", n)
+			t.Fatalf("flaky-0 gave up (NRestarts %d) although each run listened and lasted 2 s", n)
 		}
-		if n >= 8 {
-			t.Logf("flaky-0 restarted %d times, still going", n)
+		starts, _ := strconv.Atoi(strings.TrimSpace(b.sh(`journalctl --no-pager -o cat -u bm2@flaky-0.service | grep -c 'listening on 3000' || true`)))
+		if starts >= 8 {
+			t.Logf("flaky-0 started %d times, still going; NRestarts never above %d", starts, maxRestarts)
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d restarts in 3 minutes", n)
+			t.Fatalf("only %d starts in 3 minutes", starts)
 		}
 		time.Sleep(time.Second)
+	}
+	if maxRestarts > 2 {
+		t.Errorf("NRestarts reached %d: the healthy runs did not reset the count", maxRestarts)
+	}
+	if n := strings.Count(b.sh(`journalctl --no-pager -o cat -u bm2-probe@flaky-0.service`), "restart budget reset"); n < 3 {
+		t.Errorf("the probe reset the budget %d times, want one per healthy run", n)
 	}
 	if len(b.events("instance_errored", "flaky")) != 0 {
 		t.Error("instance_errored for an instance within its budget")
 	}
+}
+
+// A crash loop that a slow start stretches (here each run crashes 1.2 s
+// after Node.js starts, before it listens: longer than min_uptime_ms, as a
+// loaded host makes a quick crash) still uses up the budget: only a run
+// that listened and stayed up counts as healthy.
+func TestRestartBudgetSlowStart(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.nodeProject("slow", 1, 3000, "CRASH_INSTANCE = \"0\"\nCRASH_AFTER_MS = \"1200\"\nLISTEN_DELAY_MS = \"5000\"",
+		"max_restarts = 2\nmin_uptime_ms = 300\nexec_mode = \"fork\"")
+	b.sh(`systemctl daemon-reload && systemctl start bm2-slow.target`)
+	b.eventually(90*time.Second, "slow-0 gave up", `test "$(systemctl show -P ActiveState bm2@slow-0.service)" = failed`)
+	n := strings.Count(b.sh(`journalctl --no-pager -o cat -u bm2@slow-0.service`), "crashing on purpose")
+	if n != 3 {
+		t.Errorf("slow-0 crashed %d times, want 3 (the first start and max_restarts = 2 restarts)", n)
+	}
+	b.waitEvents(10*time.Second, "instance_errored", "slow", 1)
 }
 
 // An app that ignores SIGTERM and has a child: stopping takes about
