@@ -1,9 +1,9 @@
 // Command bench compares bm2 with PM2 and writes bench/RESULTS.md (with a
 // chart, bench/results.svg, and the raw samples, bench/results.json).
 //
-//	make bench                      # everything, about 13 minutes, as root
+//	make bench                      # everything, about 17 minutes, as root
 //	./bench/run -quick              # every figure once, short runs (development)
-//	./bench/run -only generator     # a subset: throughput, memory, start, reload, generator, crash
+//	./bench/run -only generator     # a subset: see -only (e.g. throughput, start, reload1, daemonreload)
 //
 // bm2 and PM2 each run in a throwaway systemd booted in namespaces
 // (e2e/sandbox), one sandbox each, booted the same way, with its own
@@ -55,7 +55,9 @@ const PM2Version = "7.0.4"
 const PM2CacheDir = "/var/cache/bm2-bench"
 
 // scenarios, in the order they run.
-var allScenarios = []string{"generator", "throughput", "start", "memory", "crash", "reload"}
+// startcmd is the start figure's bm2 variants only (bm2 serve and bm2
+// start); reload1 is the reload figure with 1 instance.
+var allScenarios = []string{"generator", "throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -72,6 +74,9 @@ type settings struct {
 	ReloadDur   time.Duration `json:"reload_wrk_duration"`
 	GenReps     int           `json:"generator_reps"`
 	GenSizes    []int         `json:"generator_sizes"`
+	DRReps      int           `json:"daemon_reload_reps"`
+	DRSizes     []int         `json:"daemon_reload_sizes"`
+	DRInstances int           `json:"daemon_reload_instances"`
 }
 
 func (s settings) wants(name string) bool {
@@ -93,7 +98,7 @@ func main() {
 	}
 	quick := flag.Bool("quick", false, "short runs, one repetition each (for development)")
 	only := flag.String("only", "", "comma-separated subset of: "+strings.Join(allScenarios, ", "))
-	reps := flag.Int("reps", 0, "repetitions of the sandboxed figures (default: throughput 7, start 5, crash 10, reload 3; -quick 1, crash 2)")
+	reps := flag.Int("reps", 0, "repetitions of the sandboxed figures (default: throughput 7, start 5, crash 10, reload and reload1 3; -quick 1, crash 2; daemonreload always times 5 reloads per variant and size, -quick 3)")
 	dur := flag.Duration("duration", 0, "wrk run length for throughput (default 10s; -quick 3s)")
 	from := flag.String("from", "", "only rewrite the report from a results.json written earlier")
 	out := flag.String("out", "", "report path (default bench/RESULTS.md; with -quick or -only, a temporary directory)")
@@ -103,10 +108,11 @@ func main() {
 		Quick: *quick, TputReps: 7, WrkDuration: 10 * time.Second, WrkWarmup: 2 * time.Second,
 		WrkThreads: 2, WrkConns: 64, StartReps: 5, CrashReps: 10, ReloadReps: 3, ReloadDur: 10 * time.Second,
 		GenReps: 20, GenSizes: []int{1, 10, 100, 1000},
+		DRReps: 5, DRSizes: []int{100, 500}, DRInstances: 2,
 	}
 	if *quick {
 		s.TputReps, s.WrkDuration, s.WrkWarmup = 1, 3*time.Second, time.Second
-		s.StartReps, s.CrashReps, s.ReloadReps, s.ReloadDur, s.GenReps = 1, 2, 1, 7*time.Second, 5
+		s.StartReps, s.CrashReps, s.ReloadReps, s.ReloadDur, s.GenReps, s.DRReps = 1, 2, 1, 7*time.Second, 5, 3
 	}
 	if *reps > 0 {
 		s.TputReps, s.StartReps, s.CrashReps, s.ReloadReps = *reps, *reps, *reps, *reps
@@ -209,7 +215,7 @@ func run(ctx context.Context, s settings, out string) error {
 		}
 	}
 	sandboxed := false
-	for _, n := range []string{"throughput", "start", "memory", "crash", "reload"} {
+	for _, n := range []string{"throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "daemonreload"} {
 		sandboxed = sandboxed || s.wants(n)
 	}
 	if sandboxed {
@@ -226,9 +232,11 @@ func run(ctx context.Context, s settings, out string) error {
 			{"start", r.start}, // also memory
 			{"crash", r.crash},
 			{"reload", r.reload},
+			{"reload1", r.reload1},
+			{"daemonreload", r.daemonReload}, // last: it deletes every project registered before
 		}
 		for _, st := range steps {
-			want := s.wants(st.name) || (st.name == "start" && s.wants("memory"))
+			want := s.wants(st.name) || (st.name == "start" && (s.wants("memory") || s.wants("startcmd")))
 			if !want {
 				continue
 			}
@@ -402,6 +410,7 @@ var bm2Projects = []struct {
 	{"start", "node", "app.js", 4, 3100},
 	{"crash", "node", "app.js", 2, 3200},
 	{"reload", "node", "app.js", 2, 3300},
+	{"reload1", "node", "app.js", 1, 3400},
 }
 
 // setup fetches the runtimes and PM2, boots both sandboxes and installs
@@ -492,6 +501,9 @@ id bm2 >/dev/null`, r.repo, r.snap, r.bunPath, r.node)
 			src = appTS
 		}
 		toml := fmt.Sprintf("name = %q\nscript = %q\nruntime = %q\ninstances = %d\nport = %d\n", p.name, p.script, p.runtime, p.instances, p.port)
+		if p.instances == 1 {
+			toml += "exec_mode = \"cluster\"\n" // the default, said out loud: one instance is still cluster mode
+		}
 		for f, data := range map[string][]byte{p.script: src, "bm2.toml": []byte(toml)} {
 			if err := r.bm2.WriteFile(dir+"/"+f, data, 0o644); err != nil {
 				return err

@@ -83,6 +83,13 @@ func ratioText(rs []float64) string {
 	return fmt.Sprintf("**%s×** (min %s×, %d %s)", fnum(med, 2), fnum(lo, 2), len(rs), pairs)
 }
 
+func runsText(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
+}
+
 func minMedText(xs []float64, prec int, unit string) (string, string) {
 	lo, med := minMed(xs)
 	return fnum(lo, prec) + unit, fnum(med, prec) + unit
@@ -106,8 +113,11 @@ func commands(b *strings.Builder, res *Results, section string) {
 		return
 	}
 	where := "Commands, run inside the sandboxes (`bench-helper` is this driver's own executable, copied in; see bench/helper.go):"
-	if section == "generator" {
+	switch section {
+	case "generator":
 		where = "Commands, run on the host as root (`bench-helper` is this driver's own executable; see bench/helper.go):"
+	case "daemonreload":
+		where = "Commands, run inside the bm2 sandbox:"
 	}
 	b.WriteString(where + "\n\n```sh\n")
 	for _, c := range cmds {
@@ -123,7 +133,9 @@ func (rp *report) markdown() string {
 	rp.memoryMD(&body)
 	rp.startMD(&body)
 	rp.reloadMD(&body)
+	rp.reload1MD(&body)
 	rp.generatorMD(&body)
+	rp.daemonReloadMD(&body)
 	rp.crashMD(&body)
 
 	var b strings.Builder
@@ -176,10 +188,18 @@ func (rp *report) markdown() string {
 	rows = append(rows, []string{"sysctls applied in the bm2 sandbox", strings.Join(res.Sysctls, "; ")})
 	table(&b, []string{"", ""}, rows)
 	s := res.Settings
+	reloads := "reload"
+	if len(res.Reload1.Runs) > 0 {
+		reloads = "reload (2 instances and 1 instance)"
+	}
+	dr := ""
+	if s.DRReps > 0 {
+		dr = fmt.Sprintf(", daemon-reload %d per variant and size", s.DRReps)
+	}
 	fmt.Fprintf(&b, "Repetitions: throughput %d per system and load (wrk %d threads, %d connections, %v per run after a %v warm-up), "+
-		"start %d per variant, crash %d per manager, reload %d per manager and load (wrk for %v), generator %d per size. "+
+		"start %d per variant, crash %d per manager, %s %d per manager and load (wrk for %v), generator %d per size%s. "+
 		"The sandboxed figures take seconds per run, so they have fewer repetitions than the generator, whose runs take milliseconds.\n\n",
-		s.TputReps, s.WrkThreads, s.WrkConns, s.WrkDuration, s.WrkWarmup, s.StartReps, s.CrashReps, s.ReloadReps, s.ReloadDur, s.GenReps)
+		s.TputReps, s.WrkThreads, s.WrkConns, s.WrkDuration, s.WrkWarmup, s.StartReps, s.CrashReps, reloads, s.ReloadReps, s.ReloadDur, s.GenReps, dr)
 	b.WriteString("To reproduce: `make bench` as root (`./bench/run -quick` for a short run, `-only throughput,start` for a subset; " +
 		"`bench/run` installs what it lacks with apt-get (wrk, curl, npm, util-linux, iproute2, systemd, dbus, make), PM2 with npm). The raw samples are in " +
 		"[results.json](results.json).\n\n")
@@ -306,8 +326,8 @@ func (rp *report) memoryMD(b *strings.Builder) {
 			pm2Runs = append(pm2Runs, s)
 		}
 	}
-	if len(bm2Runs) == 0 && len(pm2Runs) == 0 {
-		return
+	if len(bm2Runs) == 0 || len(pm2Runs) == 0 {
+		return // -only startcmd: no PM2 side
 	}
 	b.WriteString("## 2. Supervisor memory (4 instances)\n\n")
 	b.WriteString("Taken after each start of the start figure (§3; 4 Node.js instances of the same app), once every bm2 probe " +
@@ -414,19 +434,29 @@ func (rp *report) startMD(b *strings.Builder) {
 		"PM2's favour); **port answers** (the first HTTP 200 from the port, polled every " +
 		"5 ms on fresh connections from the start). For bm2, **systemd active** is when the last instance unit became active " +
 		"(its process was started). `bm2 serve` includes registering the project and a systemd daemon-reload; PM2 is measured " +
-		"with its daemon already running (the usual case) and, separately, from no daemon. Cells: ms, median (min).\n\n")
-	type clocks struct{ ret, conf, port, online series }
+		"with its daemon already running (the usual case) and, separately, from no daemon. **bm2 start** is `bm2 start start` " +
+		"of the same project, registered by an earlier `bm2 serve` and stopped with `bm2 stop start` just before (not timed): " +
+		"no registration and no daemon-reload, a start job for its target, then the same wait as `bm2 serve` (online and " +
+		"confirmed). **returned ÷ port answers** is each run's command time over its time until the port answered: what the " +
+		"command keeps its caller waiting for beyond the moment the app serves (goal for bm2: ≤ 1.3×). Cells: ms, median (min).\n\n")
+	type clocks struct{ ret, conf, port, online, wait series }
 	by := map[string]*clocks{}
-	for _, v := range []string{StartBm2, StartPM2Warm, StartPM2Cold} {
-		by[v] = &clocks{series{}, series{}, series{}, series{}}
+	for _, v := range startVariants {
+		by[v] = &clocks{series{}, series{}, series{}, series{}, series{}}
 	}
 	for _, s := range runs {
 		c := by[s.Variant]
+		if c == nil {
+			continue
+		}
 		c.ret[s.Rep] = ms(s.Result.ReturnUs)
 		c.conf[s.Rep] = ms(s.Result.ConfirmUs)
 		c.port[s.Rep] = ms(s.Result.PortUs)
 		if s.Result.OnlineUs > 0 {
 			c.online[s.Rep] = ms(s.Result.OnlineUs)
+		}
+		if s.Result.PortUs > 0 {
+			c.wait[s.Rep] = float64(s.Result.ReturnUs) / float64(s.Result.PortUs)
 		}
 	}
 	mm := func(se series) string {
@@ -436,14 +466,21 @@ func (rp *report) startMD(b *strings.Builder) {
 		lo, med := minMed(se.values())
 		return fnum(med, 0) + " (" + fnum(lo, 0) + ")"
 	}
+	mx := func(se series) string {
+		if len(se) == 0 {
+			return "—"
+		}
+		lo, med := minMed(se.values())
+		return fmt.Sprintf("%s× (min %s×, max %s×)", fnum(med, 2), fnum(lo, 2), fnum(maxOf(se.values()), 2))
+	}
 	var rows [][]string
 	var bars []bar
-	for _, v := range []string{StartBm2, StartPM2Warm, StartPM2Cold} {
+	for _, v := range startVariants {
 		c := by[v]
 		if len(c.ret) == 0 {
 			continue
 		}
-		rows = append(rows, []string{v, fmt.Sprint(len(c.ret)), mm(c.online), mm(c.port), mm(c.ret), mm(c.conf)})
+		rows = append(rows, []string{v, fmt.Sprint(len(c.ret)), mm(c.online), mm(c.port), mm(c.ret), mm(c.conf), mx(c.wait)})
 		for _, clk := range []struct {
 			name  string
 			se    series
@@ -453,7 +490,7 @@ func (rp *report) startMD(b *strings.Builder) {
 			bars = append(bars, bar{label: v + ": " + clk.name, med: med, lo: lo, color: sysColor(v), text: fnum(med, 0) + " ms", faded: clk.faded})
 		}
 	}
-	table(b, []string{"variant", "runs", "systemd active", "port answers", "returned", "confirmed"}, rows)
+	table(b, []string{"variant", "runs", "systemd active", "port answers", "returned", "confirmed", "returned ÷ port answers"}, rows)
 	rp.svgP = append(rp.svgP, panel{title: "Start 4 instances (ms, median; lower is better)", bars: bars})
 	rows = nil
 	bm := by[StartBm2]
@@ -467,7 +504,9 @@ func (rp *report) startMD(b *strings.Builder) {
 			[]string{v + " ÷ bm2 serve", "command returned", ratioText(ratios(c.ret, bm.ret))},
 			[]string{v + " ÷ bm2 serve", "confirmed / online", ratioText(ratios(c.conf, bm.conf))})
 	}
-	table(b, []string{"ratio", "clock", "median (min)"}, rows)
+	if len(rows) > 0 {
+		table(b, []string{"ratio", "clock", "median (min)"}, rows)
+	}
 	if pw := by[StartPM2Warm]; len(pw.ret) > 0 && len(bm.ret) > 0 {
 		_, a := minMed(bm.port.values())
 		_, p := minMed(pw.port.values())
@@ -481,6 +520,32 @@ func (rp *report) startMD(b *strings.Builder) {
 		_, p = minMed(pw.ret.values())
 		rp.head = append(rp.head, []string{"start 4 instances until the command returns",
 			fnum(a, 0) + " ms", fnum(p, 0) + " ms", ratioText(ratios(pw.ret, bm.ret)), "—"})
+	}
+	if bs := by[StartBm2Start]; len(bs.ret) > 0 {
+		_, p := minMed(bs.port.values())
+		_, c := minMed(bs.conf.values())
+		_, a := minMed(bs.ret.values())
+		rp.head = append(rp.head, []string{"`bm2 start NAME`, 4 instances, registered and stopped: port answers / confirmed / command returns",
+			fnum(p, 0) + " / " + fnum(c, 0) + " / " + fnum(a, 0) + " ms", "—", "—", "—"})
+	}
+	// What the command keeps its caller waiting for beyond the port: bm2's
+	// commands against their goal, PM2's (daemon running) beside them.
+	pmWait := "—"
+	if pw := by[StartPM2Warm]; len(pw.wait) > 0 {
+		_, m := minMed(pw.wait.values())
+		pmWait = fnum(m, 2) + "× (`pm2 start`, daemon running)"
+	}
+	for _, v := range []struct{ variant, what string }{
+		{StartBm2, "`bm2 serve`"}, {StartBm2Start, "`bm2 start NAME`"},
+	} {
+		c := by[v.variant]
+		if len(c.wait) == 0 {
+			continue
+		}
+		lo, med := minMed(c.wait.values())
+		rp.head = append(rp.head, []string{v.what + ", 4 instances: command returns ÷ port answers (per run)",
+			fmt.Sprintf("**%s×** (min %s×, max %s×, %s)", fnum(med, 2), fnum(lo, 2), fnum(maxOf(c.wait.values()), 2), runsText(len(c.wait))),
+			pmWait, "—", "bm2 ≤ 1.3×"})
 	}
 	waits := false
 	for _, s := range runs {
@@ -504,18 +569,38 @@ func (rp *report) startMD(b *strings.Builder) {
 // Reload.
 
 func (rp *report) reloadMD(b *strings.Builder) {
-	rl := rp.res.Reload
+	rp.reloadSection(b, rp.res.Reload, 2, "4", "reload")
+}
+
+// reload1MD is the reload figure with 1 instance.
+func (rp *report) reload1MD(b *strings.Builder) {
+	rp.reloadSection(b, rp.res.Reload1, 1, "5", "reload1")
+}
+
+// reloadSection writes one reload figure: instances per manager, the
+// section's number and the name its commands are recorded under (also the
+// project's and the PM2 app's name).
+func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances int, num, name string) {
 	if rl.Bm2Check == "" {
 		return
 	}
 	s := rp.res.Settings
-	b.WriteString("## 4. Reload under load (2 instances)\n\n")
-	fmt.Fprintf(b, "wrk runs for %v against 2 instances (`-t%d -c%d`, keep-alive, and `Connection: close`); 2 s in, the "+
-		"manager's reload command runs (`bm2 reload reload` / `pm2 reload reload`); failed requests are every error wrk counts "+
+	inst := fmt.Sprintf("%d instances", instances)
+	if instances == 1 {
+		inst = "1 instance"
+	}
+	fmt.Fprintf(b, "## %s. Reload under load (%s)\n\n", num, inst)
+	if instances == 1 {
+		fmt.Fprintf(b, "The figure of §4 with a single instance: bm2 runs the project in cluster mode with `instances = 1`, "+
+			"PM2 runs `pm2 start app.js -i 1` (node:cluster with one worker; the God daemon, its primary, keeps the listening "+
+			"socket). Same app, same load, same clocks: ")
+	}
+	fmt.Fprintf(b, "wrk runs for %v against %s (`-t%d -c%d`, keep-alive, and `Connection: close`); 2 s in, the "+
+		"manager's reload command runs (`bm2 reload %s` / `pm2 reload %s`); failed requests are every error wrk counts "+
 		"(connect, read, write, timeout, non-2xx). The app drains on SIGTERM (bm2) and SIGINT (PM2): it stops accepting "+
 		"(`net.Server#close`; `http.Server#close` would also drop idle keep-alive connections at once, racing with the "+
 		"client's next request), answers every further request with `Connection: close` and exits when its last connection "+
-		"is done, so that what fails is the manager's doing.\n\n", s.ReloadDur, s.WrkThreads, s.WrkConns)
+		"is done, so that what fails is the manager's doing.\n\n", s.ReloadDur, inst, s.WrkThreads, s.WrkConns, name, name)
 	if !rl.Bm2Available {
 		fmt.Fprintf(b, "**bm2: not available** — `%s`: this tree has no `bm2 reload` yet; PM2's figure is measured alone. "+
 			"The bm2 side runs as soon as `bm2 reload --help` exits 0.\n\n", rl.Bm2Check)
@@ -523,18 +608,18 @@ func (rp *report) reloadMD(b *strings.Builder) {
 	type key struct{ sys, mode string }
 	failed := map[key]series{}
 	reqs := map[key][]float64{}
-	dur := map[key][]float64{}
+	dur := map[key]series{}
 	inWin := map[key]int{}
 	bad := map[key]int{}
 	var outputs []string
 	for _, r := range rl.Runs {
 		k := key{r.System, r.Mode}
 		if failed[k] == nil {
-			failed[k] = series{}
+			failed[k], dur[k] = series{}, series{}
 		}
 		failed[k][r.Rep] = float64(r.Failed)
 		reqs[k] = append(reqs[k], float64(r.Wrk.Requests))
-		dur[k] = append(dur[k], r.ReloadMs)
+		dur[k][r.Rep] = r.ReloadMs
 		if r.InWindow {
 			inWin[k]++
 		}
@@ -559,20 +644,13 @@ func (rp *report) reloadMD(b *strings.Builder) {
 			}
 			lo, med := minMed(se.values())
 			_, rq := minMed(reqs[k])
-			_, d := minMed(dur[k])
+			_, d := minMed(dur[k].values())
 			rows = append(rows, []string{name, mode, fmt.Sprint(len(se)), fnum(lo, 0), fnum(med, 0), fnum(maxOf(se.values()), 0),
 				fnum(rq, 0), fnum(d, 0) + " ms", fmt.Sprintf("%d/%d", inWin[k], len(se)), fmt.Sprint(bad[k])})
 			bars = append(bars, bar{label: name + ", " + shortMode(mode), med: med, lo: lo, color: sysColor(name), text: fnum(med, 0) + " failed"})
 		}
 		pm2 := failed[key{"pm2", mode}]
 		bmv := failed[key{"bm2", mode}]
-		var bmText string
-		if !rl.Bm2Available {
-			bmText = "not available"
-		} else {
-			_, m := minMed(bmv.values())
-			bmText = fnum(m, 0) + " failed"
-		}
 		_, pm := minMed(pm2.values())
 		ratio := "—"
 		if rl.Bm2Available && len(bmv) > 0 {
@@ -588,36 +666,88 @@ func (rp *report) reloadMD(b *strings.Builder) {
 				ratio = ratioText(rs) + " (PM2 ÷ bm2)"
 			}
 		}
+		if instances == 1 {
+			rp.reload1Head(mode, rl.Bm2Available, bmv, pm2, dur[key{"bm2", mode}], dur[key{"pm2", mode}], ratio)
+			continue
+		}
+		var bmText string
+		if !rl.Bm2Available {
+			bmText = "not available"
+		} else {
+			_, m := minMed(bmv.values())
+			bmText = fnum(m, 0) + " failed"
+		}
 		pmText := fnum(pm, 0) + " failed"
-		if _, d := minMed(dur[key{"pm2", mode}]); !math.IsNaN(d) {
+		if _, d := minMed(dur[key{"pm2", mode}].values()); !math.IsNaN(d) {
 			pmText += " (`pm2 reload` took " + fnum(d/1000, 1) + " s)"
 		}
-		if _, d := minMed(dur[key{"bm2", mode}]); !math.IsNaN(d) {
+		if _, d := minMed(dur[key{"bm2", mode}].values()); !math.IsNaN(d) {
 			bmText += " (`bm2 reload` took " + fnum(d/1000, 1) + " s)"
 		}
-		rp.head = append(rp.head, []string{"reload 2 instances under load, " + mode + ": failed requests (median)", bmText, pmText, ratio, "bm2: 0"})
+		rp.head = append(rp.head, []string{"reload " + inst + " under load, " + mode + ": failed requests (median)", bmText, pmText, ratio, "bm2: 0"})
 	}
 	table(b, []string{"system", "load", "runs", "failed min", "failed median", "failed max", "requests (median)", "reload command took (median)", "returned while wrk still ran", "reload command exit ≠ 0"}, rows)
 	if len(bars) > 0 {
-		rp.svgP = append(rp.svgP, panel{title: "Failed requests during a reload of 2 instances under load (median; lower is better)", bars: bars})
+		rp.svgP = append(rp.svgP, panel{title: "Failed requests during a reload of " + inst + " under load (median; lower is better)", bars: bars})
 	}
 	var dbars []bar
 	for _, mode := range []string{Close, KeepAlive} {
 		for _, sys := range []string{"bm2", "pm2"} {
 			name := map[string]string{"bm2": "bm2 reload", "pm2": "pm2 reload"}[sys]
 			if d := dur[key{sys, mode}]; len(d) > 0 {
-				lo, med := minMed(d)
+				lo, med := minMed(d.values())
 				dbars = append(dbars, bar{label: name + ", " + shortMode(mode), med: med, lo: lo, color: sysColor(sys), text: fnum(med, 0) + " ms"})
 			}
 		}
 	}
 	if len(dbars) > 0 {
-		rp.svgP = append(rp.svgP, panel{title: "Reload command duration, 2 instances under load (ms, median)", bars: dbars})
+		rp.svgP = append(rp.svgP, panel{title: "Reload command duration, " + inst + " under load (ms, median)", bars: dbars})
+	}
+	if instances == 1 {
+		var rows [][]string
+		for _, mode := range []string{Close, KeepAlive} {
+			bd, pd := dur[key{"bm2", mode}], dur[key{"pm2", mode}]
+			if len(bd) == 0 || len(pd) == 0 {
+				continue
+			}
+			rows = append(rows, []string{"`pm2 reload` ÷ `bm2 reload` (command time)", mode, ratioText(ratios(pd, bd)), "≥ 1× (bm2 ≤ PM2's time)"})
+		}
+		if len(rows) > 0 {
+			table(b, []string{"ratio", "load", "median (min) of per-repetition ratios", "goal"}, rows)
+		}
 	}
 	for _, o := range outputs {
 		fmt.Fprintf(b, "A reload command failed: ```%s```\n\n", strings.ReplaceAll(o, "\n", " ⏎ "))
 	}
-	commands(b, rp.res, "reload")
+	commands(b, rp.res, name)
+}
+
+// reload1Head adds the headline rows of the 1-instance reload figure for
+// one load: failed requests (median and max over runs), then the reload
+// command's time, bm2 beside PM2.
+func (rp *report) reload1Head(mode string, bm2Available bool, bmFailed, pmFailed, bmDur, pmDur series, failedRatio string) {
+	failedText := func(se series) string {
+		if len(se) == 0 {
+			return "—"
+		}
+		_, med := minMed(se.values())
+		return fmt.Sprintf("%s failed (max %s, %s)", fnum(med, 0), fnum(maxOf(se.values()), 0), runsText(len(se)))
+	}
+	durText := func(se series) string {
+		if len(se) == 0 {
+			return "—"
+		}
+		lo, med := minMed(se.values())
+		return fmt.Sprintf("%s ms (min %s)", fnum(med, 0), fnum(lo, 0))
+	}
+	bmF, bmD := failedText(bmFailed), durText(bmDur)
+	if !bm2Available {
+		bmF, bmD = "not available", "not available"
+	}
+	rp.head = append(rp.head,
+		[]string{"reload 1 instance under load, " + mode + ": failed requests, median (max)", bmF, failedText(pmFailed), failedRatio, "bm2: 0"},
+		[]string{"reload 1 instance under load, " + mode + ": reload command time (median)", bmD, durText(pmDur),
+			ratioText(ratios(pmDur, bmDur)) + " (PM2 ÷ bm2)", "bm2 ≤ 1× PM2's"})
 }
 
 // Generator.
@@ -627,7 +757,7 @@ func (rp *report) generatorMD(b *strings.Builder) {
 	if len(runs) == 0 {
 		return
 	}
-	b.WriteString("## 5. Generator scaling\n\n")
+	b.WriteString("## 6. Generator scaling\n\n")
 	b.WriteString("`bin/bm2-generator OUTDIR` on the host (no sandbox), with `BM2_CONFIG_PATH` pointing at N generated " +
 		"project files, 4 cluster-mode instances each on distinct ports; project files, output and the binary on a tmpfs. " +
 		"Wall time is fork+exec to wait4; peak memory is wait4's max RSS. Goal: 1000 projects under 100 ms, linear.\n\n")
@@ -676,7 +806,7 @@ func (rp *report) crashMD(b *strings.Builder) {
 	if len(runs) == 0 {
 		return
 	}
-	b.WriteString("## 6. Crash recovery (2 instances)\n\n")
+	b.WriteString("## 8. Crash recovery (2 instances)\n\n")
 	b.WriteString("Both managers run 2 cluster-mode instances of the app. Each repetition sends `kill -9` to one instance " +
 		"(alternately the first and the second) and, from that moment, sends a request on a fresh connection every 2 ms " +
 		"(each on its own, so that one that hangs holds up nothing) until a process that did not exist before answers: for bm2, systemd restarts the instance after `restart_delay_ms` (100 ms by " +
@@ -750,6 +880,99 @@ func (rp *report) crashMD(b *strings.Builder) {
 	rp.head = append(rp.head, []string{"crash recovery: kill -9 until a new process answers", fnum(a, 0) + " ms", fnum(p, 0) + " ms", ratioText(rs), "—"})
 	rp.svgP = append(rp.svgP, panel{title: "Crash recovery: kill -9 until a new process serves (ms, median; lower is better)", bars: bars})
 	commands(b, rp.res, "crash")
+}
+
+// Daemon-reload.
+
+func (rp *report) daemonReloadMD(b *strings.Builder) {
+	dr := rp.res.DaemonReload
+	if len(dr.Runs) == 0 {
+		return
+	}
+	s := rp.res.Settings
+	b.WriteString("## 7. systemctl daemon-reload with N projects\n\n")
+	fmt.Fprintf(b, "In the bm2 sandbox, with every project of the other figures deleted first: N project files are written to "+
+		"/etc/bm2 as `bm2 serve` registers them (cluster mode, %d instances each, distinct ports, the app as script; none "+
+		"is started), and `systemctl daemon-reload` is timed %d times (after one untimed reload; wall time of the systemctl "+
+		"command, which waits for the reload to finish). systemd runs bm2-generator on each reload, which writes the units "+
+		"into /run/systemd/generator, then loads them. Then, in the same sandbox, the project files are removed, bm2-generator "+
+		"is moved out of systemd's generator directories, the very files it wrote for these projects are copied into "+
+		"/etc/systemd/system as static units (the wants links re-pointed there), and daemon-reload is timed again: the same "+
+		"units without any generator, the physical limit for this many units. Hand-written ÷ bm2 says how much of a reload "+
+		"bm2's generator is (goal ≈ 1×: the generator adds little); it is given for the medians and, as the variants run one "+
+		"after the other and the host's load drifts, for the minimums too. Before each variant's timed runs the bench checks that "+
+		"systemd loaded every target and instance from where that variant puts them, and that bm2-generator is in place only "+
+		"for the bm2 variant; the check is below the table. %d instances per project (not 4, as in §6) keeps the sandbox "+
+		"quick; each project is %d units in systemd (target, slice, and per instance its service, probe and failure "+
+		"hook). For scale, bm2-generator is also timed on its own in the same sandbox, on the same project files, into a "+
+		"scratch directory on /tmp (a tmpfs, like /run): what the generator itself costs, out of the bm2 variant's "+
+		"reload.\n\n", s.DRInstances, s.DRReps, s.DRInstances, 2+3*s.DRInstances)
+	get := func(n int, v string) []float64 {
+		var xs []float64
+		for _, r := range dr.Runs {
+			if r.Projects == n && r.Variant == v {
+				xs = append(xs, r.Ms)
+			}
+		}
+		return xs
+	}
+	units := func(n int, v string) string {
+		for _, c := range dr.Checks {
+			if c.Projects == n && c.Variant == v {
+				return fmt.Sprint(c.Units)
+			}
+		}
+		return "—"
+	}
+	var rows [][]string
+	var bars []bar
+	for _, n := range s.DRSizes {
+		g, h, alone := get(n, DRGenerator), get(n, DRStatic), get(n, DRGenAlone)
+		if len(g) == 0 && len(h) == 0 {
+			continue
+		}
+		glo, gmed := minMed(g)
+		hlo, hmed := minMed(h)
+		alo, amed := minMed(alone)
+		ratio := hmed / gmed
+		rows = append(rows, []string{fmt.Sprint(n), fmt.Sprint(n * s.DRInstances), units(n, DRGenerator) + " / " + units(n, DRStatic),
+			fmt.Sprint(len(g)), fnum(glo, 1), fnum(gmed, 1), fnum(maxOf(g), 1),
+			fmt.Sprint(len(h)), fnum(hlo, 1), fnum(hmed, 1), fnum(maxOf(h), 1), fnum(ratio, 2) + "× (minimums: " + fnum(hlo/glo, 2) + "×)",
+			fnum(amed, 1) + " (" + fnum(alo, 1) + ")"})
+		bars = append(bars,
+			bar{label: fmt.Sprintf("%d projects: bm2 (generator)", n), med: gmed, lo: glo, color: sysColor("bm2"), text: fnum(gmed, 0) + " ms"},
+			bar{label: fmt.Sprintf("%d projects: hand-written units", n), med: hmed, lo: hlo, color: "#8d99ae", text: fnum(hmed, 0) + " ms"})
+		rp.head = append(rp.head, []string{fmt.Sprintf("systemctl daemon-reload, %d projects × %d instances: bm2 (generator) vs the same units hand-written (median)", n, s.DRInstances),
+			fnum(gmed, 0) + " ms (bm2-generator alone: " + fnum(amed, 0) + " ms)", "— (no units)",
+			fmt.Sprintf("hand-written %s ms ÷ bm2 %s ms = **%s×** (minimums: %s×)", fnum(hmed, 0), fnum(gmed, 0), fnum(ratio, 2), fnum(hlo/glo, 2)), "≈ 1× (hand-written: the physical limit)"})
+	}
+	table(b, []string{"projects", "instances", "bm2* units loaded (bm2 / hand-written)", "bm2 runs", "bm2 ms min", "bm2 ms median", "bm2 ms max",
+		"hand-written runs", "hand-written ms min", "hand-written ms median", "hand-written ms max", "hand-written ÷ bm2 (medians)",
+		"bm2-generator alone, ms median (min)"}, rows)
+	if len(bars) > 0 {
+		rp.svgP = append(rp.svgP, panel{title: fmt.Sprintf("systemctl daemon-reload, N projects × %d instances (ms, median; lower is better)", s.DRInstances), bars: bars})
+	}
+	if len(dr.Checks) > 0 {
+		b.WriteString("What systemd had loaded before each variant's timed reloads (`systemctl list-units --all --state=loaded`), " +
+			"and how many times bm2-generator was found in systemd's generator directories (…/systemd/system-generators under " +
+			"/etc, /run, /usr/local/lib, /usr/lib and /lib; on a merged-/usr system the last two are one directory, seen twice):\n\n")
+		var rows [][]string
+		for _, c := range dr.Checks {
+			var frag, drop string
+			for _, l := range strings.Split(c.Sample, "\n") {
+				if v, ok := strings.CutPrefix(l, "FragmentPath="); ok && frag == "" {
+					frag = v
+				}
+				if v, ok := strings.CutPrefix(l, "DropInPaths="); ok {
+					drop = v
+				}
+			}
+			rows = append(rows, []string{fmt.Sprint(c.Projects), c.Variant, fmt.Sprint(c.Targets), fmt.Sprint(c.Instances), fmt.Sprint(c.Units),
+				fmt.Sprint(c.Gens), fmt.Sprint(c.GenFiles), "`" + frag + "`", "`" + drop + "`"})
+		}
+		table(b, []string{"projects", "variant", "targets loaded", "instances loaded", "bm2* units loaded", "bm2-generator found", "bm2 files in /run/systemd/generator", "first target from", "last instance's drop-in"}, rows)
+	}
+	commands(b, rp.res, "daemonreload")
 }
 
 // The chart.

@@ -9,10 +9,14 @@ import (
 
 // The start figure's variants.
 const (
-	StartBm2     = "bm2 serve"
-	StartPM2Warm = "pm2 start (daemon running)"
-	StartPM2Cold = "pm2 start (no daemon yet)"
+	StartBm2      = "bm2 serve"
+	StartBm2Start = "bm2 start (registered, stopped)"
+	StartPM2Warm  = "pm2 start (daemon running)"
+	StartPM2Cold  = "pm2 start (no daemon yet)"
 )
+
+// startVariants is every variant, in the order of the report.
+var startVariants = []string{StartBm2, StartBm2Start, StartPM2Warm, StartPM2Cold}
 
 // StartRun is one start of 4 instances, with the memory seen before and
 // after.
@@ -57,15 +61,27 @@ var portFree = fmt.Sprintf("(for i in $(seq 100); do curl -s -o /dev/null %s || 
 // probesDone waits until no bm2-probe@ unit is running any more.
 const probesDone = `(for i in $(seq 300); do systemctl list-units --no-legend --plain --state=activating,deactivating 'bm2-probe@*' | grep -q . || exit 0; sleep 0.1; done; exit 1)`
 
+// bm2Stopped makes sure project start is registered (bm2 serve, when an
+// earlier variant deleted it) and stopped.
+var bm2Stopped = "{ test -f /etc/bm2/start.toml || bm2 serve /srv/start >/dev/null; } && " + probesDone + " && bm2 stop start >/dev/null && " + portFree
+
 // start measures starting 4 instances, and the memory figure afterwards.
-// Each repetition runs the three variants in rotating order; every run
-// starts from nothing registered and running (bm2 delete / pm2 delete).
+// Each repetition runs the variants in rotating order; every run but bm2
+// start's starts from nothing registered and running (bm2 delete / pm2
+// delete); bm2 start's starts from the project registered and stopped.
+// With -only startcmd (and neither start nor memory), only the bm2
+// variants run.
 func (r *runner) start(ctx context.Context) error {
-	variants := []string{StartBm2, StartPM2Warm, StartPM2Cold}
+	variants := startVariants
+	if !r.s.wants("start") && !r.s.wants("memory") {
+		variants = []string{StartBm2, StartBm2Start}
+	}
 	r.record("start",
 		"bm2 delete start; "+portFree+"   # before (not timed)",
 		"bench-helper _helper start -url "+startURL+" -confirm bm2:start:4 -- bm2 serve /srv/start",
 		"# settle, then the memory snapshot: "+probesDone+"; sleep 1; bench-helper _helper procs",
+		bm2Stopped+"   # bm2 start variant, before (not timed)",
+		"bench-helper _helper start -url "+startURL+" -confirm bm2:start:4 -- bm2 start start",
 		"pm2 ping   # warm variant: daemon up before (not timed);  cold variant: pm2 kill",
 		"pm2 delete start; "+portFree+"   # before (not timed)",
 		"cd /srv/bench && PORT=3100 bench-helper _helper start -url "+startURL+" -confirm pm2:start:4 -- pm2 start app.js -i 4 --name start",
@@ -79,9 +95,9 @@ func (r *runner) start(ctx context.Context) error {
 			}
 			r.res.Start = append(r.res.Start, *run)
 			res := run.Result
-			r.logf("start %d/%d %-27s returned %6.0f ms  confirmed %6.0f ms  port %6.0f ms",
+			r.logf("start %d/%d %-31s returned %6.0f ms  confirmed %6.0f ms  port %6.0f ms",
 				rep+1, r.s.StartReps, v, ms(res.ReturnUs), ms(res.ConfirmUs), ms(res.PortUs))
-			if v == StartBm2 {
+			if v == StartBm2 || v == StartBm2Start {
 				r.logf("      memory: bm2 processes %d KiB %v, PID 1 %+d KiB, apps %v KiB",
 					run.Mem.Bm2RSS, run.Mem.Bm2Procs, run.Mem.PID1After-run.Mem.PID1Before, run.Mem.AppRSS)
 			} else {
@@ -104,6 +120,10 @@ func (r *runner) startOnce(ctx context.Context, rep int, variant string) (*Start
 		b = r.bm2
 		pre = "bm2 delete start >/dev/null 2>&1; " + portFree
 		args = []string{"start", "-url", startURL, "-confirm", "bm2:start:4", "--", "bm2", "serve", "/srv/start"}
+	case StartBm2Start:
+		b = r.bm2
+		pre = bm2Stopped
+		args = []string{"start", "-url", startURL, "-confirm", "bm2:start:4", "--", "bm2", "start", "start"}
 	case StartPM2Warm, StartPM2Cold:
 		b = r.pm2
 		pre = "pm2 ping >/dev/null && { pm2 delete start >/dev/null 2>&1; true; } && " + portFree

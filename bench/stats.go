@@ -8,19 +8,23 @@ import (
 
 // Results is everything a run measured; bench/results.json holds it as is.
 type Results struct {
-	Settings   settings            `json:"settings"`
-	Started    time.Time           `json:"started"`
-	Finished   time.Time           `json:"finished"`
-	Machine    []kv                `json:"machine"`
-	Versions   []kv                `json:"versions"`
-	Binaries   []kv                `json:"binaries_sha256_prefix"`
-	Sysctls    []string            `json:"sysctls"`
-	Throughput []TputRun           `json:"throughput,omitempty"`
-	Start      []StartRun          `json:"start,omitempty"`
-	Crash      []CrashRun          `json:"crash,omitempty"`
-	Reload     ReloadResults       `json:"reload"`
-	Generator  []GenRun            `json:"generator,omitempty"`
-	Commands   map[string][]string `json:"commands"`
+	Settings   settings      `json:"settings"`
+	Started    time.Time     `json:"started"`
+	Finished   time.Time     `json:"finished"`
+	Machine    []kv          `json:"machine"`
+	Versions   []kv          `json:"versions"`
+	Binaries   []kv          `json:"binaries_sha256_prefix"`
+	Sysctls    []string      `json:"sysctls"`
+	Throughput []TputRun     `json:"throughput,omitempty"`
+	Start      []StartRun    `json:"start,omitempty"`
+	Crash      []CrashRun    `json:"crash,omitempty"`
+	Reload     ReloadResults `json:"reload"`
+	Reload1    ReloadResults `json:"reload_1_instance"`
+	Generator  []GenRun      `json:"generator,omitempty"`
+	// systemctl daemon-reload with N projects: bm2's generator vs the same
+	// units written by hand.
+	DaemonReload DaemonReloadResults `json:"daemon_reload"`
+	Commands     map[string][]string `json:"commands"`
 	// Host load while the bench ran: the 1-minute load average and the
 	// number of other sandboxes (other people's test runs), every 5 s.
 	Load []LoadSample `json:"host_load"`
