@@ -151,7 +151,7 @@ func (e Env) withDefaults() Env {
 		e.Listening = listensOn
 	}
 	if e.PollInterval == 0 {
-		e.PollInterval = 250 * time.Millisecond
+		e.PollInterval = 50 * time.Millisecond
 	}
 	return e
 }

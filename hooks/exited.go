@@ -20,6 +20,8 @@ import (
 // Systemd is what the hooks ask systemd: the state of one unit.
 type Systemd interface {
 	Unit(ctx context.Context, name string) (sysd.Status, error)
+	// ResetFailed resets a unit's result, NRestarts and start counter.
+	ResetFailed(ctx context.Context, unit string) error
 }
 
 // How a main process ended (ExecMainCode, from waitid(2)).
@@ -64,7 +66,11 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 		return err
 	}
 	if st.Result == "" || st.Result == "success" {
-		return nil
+		// A clean stop (bm2 stop, a restart job, a target stopped at
+		// shutdown) ends the run without a crash: the next start, by hand
+		// or at boot, gets a fresh restart budget. (Never after a crash:
+		// the reset would make systemd forget it and not restart.)
+		return sd.ResetFailed(ctx, units.Instance(project, index))
 	}
 	c := Crash(st, now)
 	ev := journal.Event{

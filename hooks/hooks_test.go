@@ -148,6 +148,34 @@ func (f fakeSD) Unit(ctx context.Context, name string) (sysd.Status, error) {
 	return s, nil
 }
 
+// ResetFailed records the reset in the map itself.
+func (f fakeSD) ResetFailed(ctx context.Context, unit string) error {
+	f["reset "+unit] = sysd.Status{}
+	return nil
+}
+
+// A clean stop gives the next start a fresh budget; a crash never resets
+// (systemd would forget it and not restart).
+func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
+	c := journal.CrashLog{Dir: t.TempDir()}
+	for _, tc := range []struct {
+		st    sysd.Status
+		reset bool
+	}{
+		{sysd.Status{Result: "success", ExecMainCode: cldKilled, ExecMainStatus: 15}, true},
+		{sysd.Status{Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1}, false},
+		{sysd.Status{Result: "timeout", ExecMainCode: cldKilled, ExecMainStatus: 9}, false},
+	} {
+		sd := fakeSD{"bm2@api-0.service": tc.st}
+		if err := Exited(context.Background(), "api-0", sd, time.Now(), c, &sink{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, reset := sd["reset bm2@api-0.service"]; reset != tc.reset {
+			t.Errorf("%+v: reset %v, want %v", tc.st, reset, tc.reset)
+		}
+	}
+}
+
 func TestExitedRecordsCrashes(t *testing.T) {
 	c := journal.CrashLog{Dir: t.TempDir()}
 	ev := &sink{}
