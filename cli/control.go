@@ -18,6 +18,9 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 	if err != nil {
 		return err
 	}
+	if idx == units.Surge {
+		return refuseSurge(e.Name, arg)
+	}
 	p, err := usable(e)
 	if err != nil {
 		return err
@@ -36,9 +39,6 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		return err
 	}
 	defer sd.Close()
-	if err := a.retireSurge(ctx, sd, p); err != nil {
-		return err
-	}
 
 	switch verb {
 	case "start":
@@ -58,6 +58,9 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 			return err
 		}
 		fmt.Fprintf(a.Out, "%s %s\n", label, readyWord(p))
+		if err := a.retireSurge(ctx, sd, p); err != nil {
+			return err
+		}
 
 	case "restart":
 		if reason, errored, _ := a.erroredMark(p.Name); errored {
@@ -77,6 +80,9 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 			return err
 		}
 		fmt.Fprintf(a.Out, "%s %s\n", label, readyWord(p))
+		if err := a.retireSurge(ctx, sd, p); err != nil {
+			return err
+		}
 
 	case "stop":
 		// The reusePort probes first, so that none reacts to the stop.

@@ -44,10 +44,11 @@ type fakeSystemd struct {
 	stuck map[string]bool       // instance -> stays activating/auto-restart
 	fresh map[string]bool       // instance -> (re)started just now, every time it is looked at
 
-	cluster     map[string]bool   // project -> cluster mode, as of the last Reload
-	nextInvoke  int               // InvocationIDs
-	onStart     func(unit string) // called (locked) after an instance came online
-	onStartUnit []string          // instances started since the last onStart drain
+	cluster     map[string]bool     // project -> cluster mode, as of the last Reload
+	env         map[string][]string // instance -> BM2_EXEC_MODE and BM2_APP_PORT, as of the last Reload
+	nextInvoke  int                 // InvocationIDs
+	onStart     func(unit string)   // called (locked) after an instance came online
+	onStartUnit []string            // instances started since the last onStart drain
 
 	beforeReload func() // called (unlocked) as Reload begins: files written behind bm2's back
 }
@@ -57,7 +58,7 @@ func newFakeSystemd(dirs []string, st state.Dir, now func() time.Time) *fakeSyst
 		dirs: dirs, stateDir: st, now: now,
 		units: map[string]*UnitStatus{}, wants: map[string][]string{},
 		nextPID: 1000, fail: map[string]UnitStatus{}, stuck: map[string]bool{}, fresh: map[string]bool{},
-		cluster: map[string]bool{},
+		cluster: map[string]bool{}, env: map[string][]string{},
 	}
 }
 
@@ -106,6 +107,7 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 	loaded := map[string]bool{}
 	f.wants = map[string][]string{}
 	f.cluster = map[string]bool{}
+	f.env = map[string][]string{}
 	for _, p := range res.Projects {
 		f.cluster[p.Name] = p.Mode == config.Cluster
 		t := units.Target(p.Name)
@@ -114,9 +116,12 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 			n := units.Instance(p.Name, i)
 			loaded[n] = true
 			f.wants[t] = append(f.wants[t], n)
+			f.env[n] = []string{"BM2_EXEC_MODE=" + string(p.Mode), fmt.Sprintf("BM2_APP_PORT=%d", p.InstancePort(i))}
 		}
 		if p.Mode == config.Cluster {
-			loaded[units.Instance(p.Name, units.Surge)] = true // wanted by nobody
+			n := units.Instance(p.Name, units.Surge)
+			loaded[n] = true // wanted by nobody
+			f.env[n] = []string{"BM2_EXEC_MODE=cluster", fmt.Sprintf("BM2_APP_PORT=%d", p.Port), "BM2_APP_SURGE=1"}
 		}
 	}
 	for name, u := range f.units {
@@ -156,6 +161,7 @@ func (f *fakeSystemd) startInstance(name string) {
 		u.NRestarts++
 		return
 	}
+	u.Environment = f.env[name]
 	f.nextPID++
 	f.nextInvoke++
 	u.ActiveState, u.SubState, u.Result, u.MainPID = "active", "running", "success", f.nextPID

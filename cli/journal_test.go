@@ -52,7 +52,7 @@ func TestListensOn(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	pid := uint32(os.Getpid())
 	ctx := context.Background()
-	self := UnitStatus{MainPID: pid}
+	self := UnitStatus{MainPID: pid, UID: uint32(os.Getuid())}
 	if ok, err := listensOn(ctx, self, port); !ok || err != nil {
 		t.Fatalf("listening socket not found: %v %v", ok, err)
 	}
@@ -147,7 +147,8 @@ func TestLogs(t *testing.T) {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", got, want)
 	}
 	q := te.entries.queries[len(te.entries.queries)-1]
-	if len(q.Units) != 12 || q.Units[11] != "bm2@api-11.service" || q.Lines != 20 || q.Follow {
+	// The instances and the surge (what it served during reloads).
+	if len(q.Units) != 13 || q.Units[11] != "bm2@api-11.service" || q.Units[12] != "bm2@api-surge.service" || q.Lines != 20 || q.Follow {
 		t.Fatalf("query %+v", q)
 	}
 

@@ -121,6 +121,9 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && surgeActive(l[0]) {
 					if st, err := sd.Units(ctx, []string{l[0].Name}); err == nil {
 						pr.surge = &st[0]
+						if s := st[0].ActiveEnter; !s.IsZero() && (since.IsZero() || s.Before(since)) {
+							since = s // its verdict too
+						}
 					}
 				}
 			}

@@ -8,14 +8,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/bm2dev/bm2/sockdiag"
+	"github.com/bm2dev/bm2/sysd"
 )
 
 // listensOn tells whether a unit's own processes hold a listening TCP
 // socket on port (IPv4 or IPv6, any address): one of their file
-// descriptors is a socket that /proc/<pid>/net/tcp{,6} shows in state
-// LISTEN on that port. This is how bm2 reload knows that a restarted
-// instance accepts connections again before it restarts the next one (the
-// reusePort probe cannot tell: the port group is joinable as long as any
+// descriptors is a socket that sock_diag (or, without it,
+// /proc/<pid>/net/tcp{,6}) shows in state LISTEN on that port. This is how
+// serve, start and reload know that an instance accepts connections (a
+// bind test cannot tell: the port group is joinable as long as any
 // instance listens). The processes are those of the unit's control group,
 // or its main process when the group cannot be read. Reading another
 // user's /proc/<pid>/fd needs root.
@@ -23,6 +26,18 @@ func listensOn(_ context.Context, u UnitStatus, port int) (bool, error) {
 	pids := u.PIDs()
 	if len(pids) == 0 {
 		return false, nil
+	}
+	if ls, err := sockdiag.Listeners(port); err == nil {
+		var inodes []uint64
+		for _, l := range ls {
+			if u.UID == sysd.NoID || l.UID == u.UID {
+				inodes = append(inodes, l.Inode)
+			}
+		}
+		if len(inodes) == 0 {
+			return false, nil
+		}
+		return sockdiag.Holds(pids, inodes)
 	}
 	var firstErr error
 	for _, pid := range pids {

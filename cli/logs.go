@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -27,14 +28,19 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 	}
 	q := journal.Query{Lines: n, Follow: follow, Since: since}
 	ids := allInstances(p)
+	if p.Mode == config.Cluster {
+		ids = append(ids, units.Surge) // what it served during reloads
+	}
 	label := p.Name
-	if idx >= 0 {
+	if idx >= 0 || idx == units.Surge {
 		ids, label = []int{idx}, units.InstanceID(p.Name, idx)
 	}
 	width := 0
 	for _, i := range ids {
 		q.Units = append(q.Units, units.Instance(p.Name, i))
-		width = max(width, len(units.InstanceID(p.Name, i)))
+		if i != units.Surge || len(ids) == 1 {
+			width = max(width, len(units.InstanceID(p.Name, i)))
+		}
 	}
 	if q.Lines < 0 {
 		q.Lines = 0

@@ -106,7 +106,11 @@ func (a *App) explain(ctx context.Context, sd Systemd, w *waiter, f failure, ver
 			how, _ = projectInstanceState(f.unit, w.p.MaxRestarts)
 		}
 		id := units.InstanceID(w.p.Name, w.ids[0])
-		return &notBackError{err: fmt.Errorf("instance %s did not come back after its restart: %s%s", id, how, a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
+		what := "did not come back after its restart"
+		if w.ids[0] == units.Surge {
+			what = "(the surge, with the new version) did not come up"
+		}
+		return &notBackError{err: fmt.Errorf("instance %s %s: %s%s", id, what, how, a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
 	}
 	return a.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
 }
@@ -124,10 +128,11 @@ func (a *App) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, 
 
 // waitOnline watches instances ids of p until every one is online, printing
 // a line as each comes online. Online means running with a main process
-// for at least the project's min_uptime_ms: an app that crashes right after
-// it starts is not online, it is restarting. In cluster mode an instance is
-// done only when the reusePort probe has confirmed it too (a
-// reuseport_confirmed event logged since it last came online). An instance
+// that listens on the instance's port (or, when its sockets cannot be read,
+// running for min_uptime_ms); a crash after that is the restart budget's
+// business. In cluster mode an instance is done only when the reusePort
+// probe has confirmed it too (a reuseport_confirmed event logged for its
+// current run). An instance
 // that fails or stops, or a project that becomes errored (the reusePort
 // probe stopped it) ends the wait with an error naming the instance, its
 // result and its last log lines; so does the timeout.
@@ -147,7 +152,7 @@ func (a *App) reloadInstance(ctx context.Context, sd Systemd, p *config.Project,
 	w := newWaiter(untilBack, p, []int{i}, a.Now())
 	w.before = before[0]
 	// An instance that listened on its port must listen again before the
-	// next one goes: the reusePort probe cannot tell, as the port group
+	// next one goes: a bind test cannot tell, as the port group
 	// stays joinable while the other instances listen. (One that did not,
 	// or whose sockets cannot be read, is not waited for: it may not be a
 	// network service, or listen through a process bm2 cannot see.)
@@ -220,7 +225,7 @@ func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project,
 	port := portText(p)
 	if ev, ok := a.lastEvent(ctx, p.Name, journal.ReuseportMissing); ok {
 		fmt.Fprintf(&b, ": %s", ev.Message)
-		if n, idx, ok := units.ParseInstance(ev.Instance); ok && n == p.Name && idx < p.Instances {
+		if n, idx, ok := units.ParseInstance(ev.Instance); ok && n == p.Name && idx >= 0 && idx < p.Instances {
 			i = idx
 		}
 	} else {
@@ -230,6 +235,9 @@ func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project,
 	// The instance that held the port is the one that restarted least
 	// (the others failed to listen: EADDRINUSE); its log shows how it
 	// listened.
+	if i < 0 || i >= p.Instances {
+		i = 0 // the surge: look at the instances
+	}
 	if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
 		for k, u := range statuses {
 			if u.NRestarts < statuses[i].NRestarts {

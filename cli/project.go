@@ -53,7 +53,8 @@ func (a *App) findProject(name string) (entry, error) {
 }
 
 // resolveUnit turns "api" or "api-2" into the project and either its
-// target (index -1) or one instance.
+// target (index -1) or one instance; "api-surge" is units.Surge, which
+// only logs and events take (refuseSurge).
 func (a *App) resolveUnit(arg string) (entry, int, error) {
 	e, err := a.findProject(arg)
 	if err == nil {
@@ -67,9 +68,9 @@ func (a *App) resolveUnit(arg string) (entry, int, error) {
 	if perr != nil {
 		return entry{}, 0, err
 	}
-	if i == units.Surge {
-		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("`bm2 reload %s` starts and retires it; `bm2 logs %s` shows its output", name, arg),
-			fmt.Errorf("%s is the surge instance of %s's reloads, not an instance to manage by itself", arg, name))
+	if i == units.Surge && (pe.Project == nil || pe.Project.Mode != config.Cluster) {
+		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, max(pe.Project.Instances, 1)-1),
+			fmt.Errorf("no such instance: %s (only cluster-mode projects have a surge instance)", arg))
 	}
 	if pe.Project != nil && i >= pe.Project.Instances {
 		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, pe.Project.Instances-1),
@@ -135,4 +136,11 @@ func suggestName(dir string) string {
 		return s
 	}
 	return "api"
+}
+
+// refuseSurge is the error for a command that does not manage the surge
+// instance by itself.
+func refuseSurge(name, arg string) error {
+	return fail(ExitNoProject, fmt.Sprintf("`bm2 reload %s` starts and retires it; `bm2 logs %s` shows its output", name, arg),
+		fmt.Errorf("%s is the surge instance of %s's reloads, not an instance to manage by itself", arg, name))
 }

@@ -27,6 +27,9 @@ func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) err
 	if err != nil {
 		return err
 	}
+	if idx == units.Surge {
+		return refuseSurge(e.Name, arg)
+	}
 	p, err := usable(e)
 	if err != nil {
 		return err

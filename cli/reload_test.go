@@ -104,7 +104,9 @@ bm2: fix the app and run ` + "`bm2 reload api`" + ` again; ` + "`bm2 logs api-1`
 	}
 	delete(te.sd.fail, "bm2@api-1.service")
 	te.mustRun(ExitOK, "start", "api")
-	if !strings.HasPrefix(te.stdout.String(), "retired api-surge, left running by an interrupted bm2 reload\n") {
+	// Retired once the instances are online, not before: it may be the
+	// only listener of an instance that does not come back.
+	if !strings.HasSuffix(te.stdout.String(), "api online and confirmed\nretired api-surge, left running by an interrupted bm2 reload\n") {
 		t.Fatalf("start:\n%s", te.stdout.String())
 	}
 	if u, _ := te.sd.Units(t.Context(), []string{"bm2@api-surge.service"}); u[0].ActiveState != "inactive" {
@@ -221,5 +223,33 @@ func TestReloadRefusals(t *testing.T) {
 	one.mustRun(ExitOK, "reload", "solo")
 	if one.stderr.String() != "" || !strings.Contains(one.stdout.String(), "solo-surge starting… online, listening, confirmed") {
 		t.Fatalf("stdout:\n%s\nstderr:\n%s", one.stdout.String(), one.stderr.String())
+	}
+}
+
+// The surge's probe finding the port held exclusively ends the reload with
+// the errored project's story, not a crash.
+func TestReloadSurgeErrored(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.probe["bm2@api-surge.service"] = "missing"
+	te.mustRun(ExitFailure, "reload", "api")
+	if !strings.Contains(te.stderr.String(), "bm2: api is errored: reuseport_missing") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+}
+
+// A project switched from fork to cluster mode: its old instances hold
+// their ports alone, so the surge could not join them; the rolling restart
+// goes without it and says so.
+func TestReloadForkToCluster(t *testing.T) {
+	te := reloadEnv(t, "name = \"api\"\nscript = \"s.js\"\nexec_mode = \"fork\"\ninstances = 2\nport = 4000\n")
+	te.write("srv/api/bm2.toml", "name = \"api\"\nscript = \"s.js\"\nexec_mode = \"cluster\"\ninstances = 2\nport = 4000\n")
+	te.mustRun(ExitOK, "serve", filepath.Join(te.root, "srv/api"))
+	if !strings.Contains(te.stderr.String(), "no surge instance for this reload: api-0 still runs in fork mode on port 4000") {
+		t.Fatalf("stderr:\n%s\nstdout:\n%s", te.stderr.String(), te.stdout.String())
+	}
+	for _, c := range te.sd.Calls() {
+		if strings.Contains(c, "api-surge") && strings.HasPrefix(c, "restart") {
+			t.Fatalf("%s: the surge was started beside fork-mode instances", c)
+		}
 	}
 }

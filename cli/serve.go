@@ -144,9 +144,6 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err := a.stopStray(ctx, sd, p); err != nil {
 		return err
 	}
-	if err := a.retireSurge(ctx, sd, p); err != nil {
-		return err
-	}
 	switch {
 	case (changed || stale) && wasRunning && !wasErrored:
 		// A running project takes its new settings as `bm2 reload` does:
@@ -185,6 +182,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 		return err
 	}
 	fmt.Fprintf(a.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
+	if err := a.retireSurge(ctx, sd, p); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -280,7 +280,7 @@ func TestServeRefusals(t *testing.T) {
 func TestServeWaitsUntilListening(t *testing.T) {
 	te := newTestEnv(t)
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
-	te.listening[1003] = false // api-3's process
+	te.listening[1003] = false // api-2's process (the fake starts api-3 before api-2)
 	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
 	if got := te.stderr.String(); !strings.HasPrefix(got, "bm2: timed out after 30ms waiting for api to come online: api-2 has run for ") ||
 		!strings.Contains(got, " but does not listen on port 3000 (it must listen on $BM2_APP_PORT)\n") {

@@ -44,10 +44,10 @@ func (a *App) status(ctx context.Context, name string) error {
 		sd = nil
 	} else {
 		defer sd.Close()
-		if os.Geteuid() == 0 {
-			if err := a.retireSurge(ctx, sd, p); err != nil {
-				fmt.Fprintf(a.Err, "bm2: warning: %v\n", err)
-			}
+		if u, left := a.leftSurge(ctx, sd, p); left {
+			fmt.Fprintf(w, "  %s runs (pid %d), left by a reload that did not finish: it serves beside the instances; "+
+				"the next bm2 start, restart, reload or serve of %s retires it once the instances are online\n",
+				units.InstanceID(p.Name, units.Surge), u.MainPID, p.Name)
 		}
 	}
 	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {

@@ -92,9 +92,33 @@ func surgeActive(u UnitStatus) bool {
 	return u.LoadState == "loaded" && u.ActiveState != "inactive" && u.ActiveState != "failed" || u.JobPending
 }
 
+// leftSurge reports a surge that runs while no reload holds the project's
+// lock (so one that a reload left behind); it changes nothing.
+func (a *App) leftSurge(ctx context.Context, sd Systemd, p *config.Project) (UnitStatus, bool) {
+	if p.Mode != config.Cluster {
+		return UnitStatus{}, false
+	}
+	loaded, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)})
+	if err != nil || len(loaded) == 0 || !surgeActive(loaded[0]) {
+		return UnitStatus{}, false
+	}
+	st, err := sd.Units(ctx, []string{loaded[0].Name})
+	if err != nil {
+		return UnitStatus{}, false
+	}
+	if l, holder, err := a.tryLockProject(p.Name); err == nil && l != nil {
+		l.unlock()
+	} else if err == nil || holder > 0 {
+		return UnitStatus{}, false // a reload runs: the surge is its business
+	}
+	return st[0], true
+}
+
 // retireSurge stops a surge left running by an interrupted or failed
-// reload, unless a reload still holds the project's lock. Commands on the
-// project call it first.
+// reload, unless a reload still holds the project's lock. start, restart
+// and serve call it once the instances are online (never before: a surge
+// may be the only listener of a one-instance project whose instance does
+// not come back).
 func (a *App) retireSurge(ctx context.Context, sd Systemd, p *config.Project) error {
 	surge := units.Instance(p.Name, units.Surge)
 	loaded, err := sd.Loaded(ctx, []string{surge})
@@ -128,13 +152,26 @@ func (a *App) retireSurge(ctx context.Context, sd Systemd, p *config.Project) er
 // rolling restart of `bm2 reload` and of `bm2 serve` with a changed file.
 func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration) error {
 	surgeUp := false
-	if p.Mode == config.Cluster {
+	if ok, why, err := a.surgeFits(ctx, sd, p, ids); err != nil {
+		return err
+	} else if ok {
 		if err := a.startSurge(ctx, sd, p, timeout); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(a.Err, "bm2: interrupted while %s started; no instance was touched, and the next bm2 start, restart, reload or serve of %s retires it\n",
+					units.InstanceID(p.Name, units.Surge), p.Name)
+			}
 			return err
 		}
 		surgeUp = true
+	} else if why != "" {
+		fmt.Fprintf(a.Err, "bm2: warning: no surge instance for this reload: %s; each instance's port has one listener fewer while it restarts\n", why)
 	}
+	target := units.Target(p.Name)
 	for k, i := range ids {
+		// A project stopped meanwhile (bm2 stop, bm2 delete) stays stopped.
+		if ts, err := sd.Units(ctx, []string{target}); err == nil && ts[0].ActiveState != "active" {
+			return fmt.Errorf("reload stopped: %s was stopped meanwhile (%s)", p.Name, ts[0].ActiveState)
+		}
 		if err := a.reloadInstance(ctx, sd, p, i, timeout); err != nil {
 			left := ids[k+1:]
 			var nb *notBackError
@@ -175,6 +212,54 @@ func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int
 		fmt.Fprintf(a.Out, "%s retired\n", units.InstanceID(p.Name, units.Surge))
 	}
 	return nil
+}
+
+// surgeFits tells whether the surge can serve beside the instances ids:
+// the project is in cluster mode and has a surge unit, and every running
+// instance listens on the same port in cluster mode (after a switch from
+// fork mode, an old instance holds the port alone, and the surge could not
+// join it). why says why not, "" for fork mode.
+func (a *App) surgeFits(ctx context.Context, sd Systemd, p *config.Project, ids []int) (bool, string, error) {
+	if p.Mode != config.Cluster {
+		return false, "", nil
+	}
+	if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err != nil {
+		return false, "", err
+	} else if len(l) == 0 {
+		// Asking for it by name would load the bare template: see
+		// whether systemd has the generated drop-in.
+		st, err := sd.Units(ctx, []string{units.Instance(p.Name, units.Surge)})
+		if err != nil {
+			return false, "", err
+		}
+		if st[0].LoadState != "loaded" || st[0].Env("BM2_APP_SURGE") != "1" {
+			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run systemctl daemon-reload)", units.Instance(p.Name, units.Surge)), nil
+		}
+	}
+	names := make([]string, len(ids))
+	for k, i := range ids {
+		names[k] = units.Instance(p.Name, i)
+	}
+	statuses, err := sd.Units(ctx, names)
+	if err != nil {
+		return false, "", err
+	}
+	port := fmt.Sprint(p.Port)
+	for _, u := range statuses {
+		if u.MainPID == 0 {
+			continue
+		}
+		if mode := u.Env("BM2_EXEC_MODE"); mode != "" && (mode != string(config.Cluster) || u.Env("BM2_APP_PORT") != port) {
+			return false, fmt.Sprintf("%s still runs in %s mode on port %s", units.InstanceID(p.Name, mustIndex(u.Name)), mode, u.Env("BM2_APP_PORT")), nil
+		}
+	}
+	return true, "", nil
+}
+
+// mustIndex is the index of an instance unit's name.
+func mustIndex(unit string) int {
+	_, i, _ := units.ParseInstance(unit)
+	return i
 }
 
 // startSurge starts the surge with the new version and waits until it

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -52,10 +53,10 @@ func Crash(st sysd.Status, at time.Time) journal.Crash {
 // Exited is `bm2-probe exited <project>-<i>`, the instance's
 // ExecStopPost=+, run as root after every stop. It takes nothing from its
 // environment: how the run ended comes from systemd over D-Bus (Result,
-// ExecMainCode, ExecMainStatus), never from $SERVICE_RESULT. Clean stops
-// leave no trace; an abnormal exit gets a crash.log line and an
-// instance_crashed event, and a refusal (exit status 78, confirmed by
-// verify) a runtime_rejected event.
+// ExecMainCode, ExecMainStatus), never from $SERVICE_RESULT. A clean stop
+// leaves no trace but a fresh restart budget for the next start; an
+// abnormal exit gets a crash.log line and an instance_crashed event, and a
+// refusal (exit status 78, confirmed by verify) a runtime_rejected event.
 func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes journal.CrashLog, events journal.Sink, verify Verifier) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok {
@@ -70,7 +71,12 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 		// shutdown) ends the run without a crash: the next start, by hand
 		// or at boot, gets a fresh restart budget. (Never after a crash:
 		// the reset would make systemd forget it and not restart.)
-		return sd.ResetFailed(ctx, units.Instance(project, index))
+		// Best effort: a failed reset must not fail the stop (the unit
+		// would be "failed" and recorded as an instance that gave up).
+		if err := sd.ResetFailed(ctx, units.Instance(project, index)); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: reset the restart budget after a clean stop: %v\n", id, err)
+		}
+		return nil
 	}
 	c := Crash(st, now)
 	ev := journal.Event{

@@ -38,6 +38,10 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 	reason := journal.ReasonBudget
 	msg := fmt.Sprintf("%s gave up after %d restarts (restart budget exhausted); its neighbours keep serving; `bm2 start %s` tries again",
 		id, f.NRestarts, id)
+	if index == units.Surge {
+		msg = fmt.Sprintf("%s, the surge instance of a reload, gave up after %d restarts (restart budget exhausted); the instances keep serving; `bm2 reload %s` tries again",
+			id, f.NRestarts, project)
+	}
 	if f.ExecMainCode == cldExited && f.ExecMainStatus == ExitRefused {
 		reason = journal.ReasonRejected
 		if last, ok := crashes.Last(project, id); ok && last.Reason.Refusal() {

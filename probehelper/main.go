@@ -112,7 +112,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		p.Notifier = journal.Webhook{URL: n.Webhook, MinLevel: string(n.Level)}
 	}
 	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
-	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+st.TimeoutStop+30*time.Second)
+	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+minUptime+st.TimeoutStop+30*time.Second)
 	defer cancel()
 	start := time.Now()
 	outcome, err := p.Run(runCtx)

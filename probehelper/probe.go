@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/bm2dev/bm2/identity"
@@ -34,6 +35,8 @@ type Systemd interface {
 	// ResetFailed resets a unit's result, its NRestarts and its start
 	// counter (the restart budget).
 	ResetFailed(ctx context.Context, unit string) error
+	// Start starts a unit and waits for its job.
+	Start(ctx context.Context, unit string) error
 }
 
 // Clock is the monotonic clock (the one systemd's *Monotonic timestamps
@@ -97,7 +100,8 @@ type Probe struct {
 	Notifier Notifier // nil: notifications disabled
 	Log      func(format string, args ...any)
 
-	invocation string // of the instance run being judged: BM2_INVOCATION
+	invocation string                // of the instance run being judged: BM2_INVOCATION
+	seen       map[uint64]socketKind // listening sockets looked at in this run
 	// Reset is whether the last run's restart budget was reset.
 	Reset bool
 }
@@ -109,6 +113,15 @@ func (p *Probe) logf(format string, args ...any) {
 		p.Log(format, args...)
 	}
 }
+
+// socketKind is what the probe found a listening socket to be.
+type socketKind int
+
+const (
+	unseen        socketKind = iota
+	foreignSocket            // another process's (a sibling instance's)
+	ownSocket                // the run's own
+)
 
 // run is what the probe knows of the instance run it is judging.
 type run struct {
@@ -135,6 +148,7 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 	p.invocation = ""
 	p.Reset = false
 	var r run
+	var idle time.Duration // how long the probe last slept for a run to start
 	for {
 		st, err := p.Systemd.Unit(ctx, unit)
 		if err != nil {
@@ -148,10 +162,20 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 			return Gone, nil
 		case !st.Running() || st.InvocationID == "":
 			p.invocation = "" // restarting: the next run gets a new window
+			// Not running yet (starting, waiting for the units it needs,
+			// between restarts): look again soon, then less and less
+			// often, so that waiting probes do not keep PID 1 busy.
+			idle = min(max(2*idle, p.watch()), p.Interval)
+			if err := p.Clock.Sleep(ctx, idle); err != nil {
+				return Gone, err
+			}
+			continue
 		default:
+			idle = 0
 			if st.InvocationID != p.invocation {
 				p.invocation = st.InvocationID
 				r = run{windowEnd: st.ActiveEnterMonotonic + p.Window}
+				p.seen = nil
 			}
 			if st.UID == sysd.NoID || st.GID == sysd.NoID {
 				return Gone, fmt.Errorf("systemd reports no UID for running %s", unit)
@@ -178,16 +202,13 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 					return r.verdict, fmt.Errorf("reset the restart budget of %s: %w", unit, err)
 				}
 				p.Reset = true
-				return r.verdict, nil
+				return r.verdict, p.afterReset(ctx, unit)
 			}
 			// Until the next look at systemd, watch for a listener.
 			if err := p.await(ctx, st, id, min(now+p.Interval, r.windowEnd)); err != nil {
 				return Gone, err
 			}
 			continue
-		}
-		if err := p.Clock.Sleep(ctx, p.watch()); err != nil {
-			return Gone, err
 		}
 	}
 }
@@ -199,6 +220,55 @@ func (p *Probe) watch() time.Duration {
 		return p.Interval
 	}
 	return p.Watch
+}
+
+// afterReset closes the one gap of a reset while the run goes on: had the
+// app crashed between the last look and the reset, systemd would have
+// taken the reset for the crash's result (success) and neither restarted
+// the instance nor recorded anything. So: look once more; an instance on
+// its way down with a clean result although its main process did not end
+// cleanly is recorded as the crash it was and started again.
+func (p *Probe) afterReset(ctx context.Context, unit string) error {
+	st, err := p.Systemd.Unit(ctx, unit)
+	if err != nil || st.Running() || st.SubState == "auto-restart" || st.JobPending {
+		return nil
+	}
+	if st.Result != "success" || !uncleanExit(st) {
+		return nil
+	}
+	for !st.Gone() {
+		if err := p.Clock.Sleep(ctx, p.watch()); err != nil {
+			return err
+		}
+		if st, err = p.Systemd.Unit(ctx, unit); err != nil || st.JobPending {
+			return err
+		}
+	}
+	id := p.instanceID()
+	detail := fmt.Sprintf("exit code %d/status %d as the probe reset its restart budget", st.ExecMainCode, st.ExecMainStatus)
+	errs := []error{
+		p.Crashes.Append(p.Project, id, journal.Crash{Time: time.Now(), Reason: journal.ReasonExited, Detail: detail}),
+		p.Events.Emit(journal.Event{Kind: journal.InstanceCrashed, Project: p.Project, Instance: id, Invocation: p.invocation,
+			Reason: journal.ReasonExited, Message: fmt.Sprintf("%s crashed as its healthy run was counted (%s); starting it again", id, detail)}),
+		p.Systemd.Start(ctx, unit),
+	}
+	return errors.Join(errs...)
+}
+
+// uncleanExit tells whether the main process ended otherwise than with
+// status 0 or one of the signals systemd counts as clean.
+func uncleanExit(st sysd.Status) bool {
+	switch st.ExecMainCode {
+	case 1: // CLD_EXITED
+		return st.ExecMainStatus != 0
+	case 2, 3: // CLD_KILLED, CLD_DUMPED
+		switch syscall.Signal(st.ExecMainStatus) {
+		case syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE:
+			return st.ExecMainCode == 3
+		}
+		return true
+	}
+	return false
 }
 
 // await polls for a listener of the run until one appears or the clock
@@ -279,6 +349,12 @@ func (p *Probe) judge(ctx context.Context, r *run, st sysd.Status, id identity.I
 		}
 		return Confirmed, false, err
 	case reuseport.Exclusive:
+		if known && !listening {
+			// Someone else holds the port alone (an old fork-mode
+			// instance, another program): not this run's doing. If the
+			// app cannot listen, it exits and its budget decides.
+			return Gone, false, nil
+		}
 		// A verdict about a run that has since gone is stale.
 		if p.settled(ctx, unit) {
 			out, err := p.react(ctx)
@@ -307,11 +383,37 @@ func (p *Probe) listening(st sysd.Status, id identity.Identity) (listening, know
 	if p.Owns == nil {
 		return true, true
 	}
-	owns, err := p.Owns(id, st, inodes)
+	// Sockets already found to be someone else's (a sibling instance's)
+	// are not looked for again: only new ones are.
+	var fresh []uint64
+	for _, in := range inodes {
+		switch p.seen[in] {
+		case ownSocket:
+			return true, true
+		case unseen:
+			fresh = append(fresh, in)
+		}
+	}
+	if len(fresh) == 0 {
+		return false, true
+	}
+	owns, err := p.Owns(id, st, fresh)
 	if err != nil {
 		p.logf("%s: cannot read the instance's sockets (%v); any listener of its user counts", p.instanceID(), err)
 		p.Owns = nil
 		return true, true
+	}
+	if p.seen == nil {
+		p.seen = map[uint64]socketKind{}
+	}
+	kind := foreignSocket
+	if owns {
+		// Which of the fresh ones is its own is not known; a sibling's
+		// were all seen before, so they all count as its own.
+		kind = ownSocket
+	}
+	for _, in := range fresh {
+		p.seen[in] = kind
 	}
 	return owns, true
 }

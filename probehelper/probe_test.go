@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ type fakeSystemd struct {
 	inst    sysd.Status
 	stopped [][]string
 	resets  []string
+	started []string
 	asks    int
 	// afterAsk, if set, changes the instance at the nth question (to
 	// simulate a restart between check and re-check).
@@ -66,6 +68,13 @@ func (s *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resets = append(s.resets, unit+" "+s.inst.InvocationID)
+	return nil
+}
+
+func (s *fakeSystemd) Start(ctx context.Context, unit string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started = append(s.started, unit)
 	return nil
 }
 
@@ -473,17 +482,26 @@ func TestProbeNoResetForShortRun(t *testing.T) {
 func TestProbeWaitsForOwnListener(t *testing.T) {
 	port := freePort(t)
 	listenOn(t, port, true) // a sibling instance
-	r, listening, owns := budgetRig(t, port)
-	*listening, *owns = true, false
+	r, _, _ := budgetRig(t, port)
+	sockets := []uint64{42} // the sibling's
+	r.probe.Listeners = func(int, uint32) ([]uint64, error) { return sockets, nil }
+	looked := 0
+	r.probe.Owns = func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error) {
+		looked += len(inodes)
+		return slices.Contains(inodes, 43), nil
+	}
 	r.clock.onTick = func(now time.Duration) {
 		if now == 20*time.Second {
 			listenOn(t, port, true)
-			*owns = true
+			sockets = []uint64{42, 43} // its own
 		}
 	}
 	out, err := r.probe.Run(context.Background())
 	if err != nil || out != Confirmed {
 		t.Fatalf("Run = %v, %v", out, err)
+	}
+	if looked != 2 {
+		t.Errorf("looked for %d sockets among the run's descriptors, want 2 (each socket once)", looked)
 	}
 	if r.clock.now != 21*time.Second {
 		t.Errorf("reset at %v, want 21s: confirmed when its own listener appeared (20s), + min_uptime", r.clock.now)
@@ -539,3 +557,76 @@ func TestProbeNeverListensResetsAtWindowEnd(t *testing.T) {
 type sinkFunc func(journal.Event) error
 
 func (f sinkFunc) Emit(ev journal.Event) error { return f(ev) }
+
+// An exclusive listener that is not the run's own (an old fork-mode
+// instance, another program) does not make the probe stop the project.
+func TestProbeExclusiveNotItsOwn(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, false) // someone else's
+	r, listening, owns := budgetRig(t, port)
+	*listening, *owns = true, false
+	r.probe.Window = 3 * time.Second
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Stopped {
+		t.Fatalf("Run = %v, %v; want stopped (no verdict on its own listener)", out, err)
+	}
+	if len(r.sd.stopped) != 0 || len(r.events.got) != 1 || r.events.got[0].Kind != journal.ReuseportProbeStopped {
+		t.Errorf("stopped %v, events %v", r.sd.stopped, r.events.kinds())
+	}
+	if _, errored, _ := r.probe.State.Errored("api"); errored {
+		t.Error("project marked errored for someone else's listener")
+	}
+}
+
+// A crash that lands between the probe's last look and its reset is
+// recorded and the instance started again: systemd took the reset for the
+// crash's result and would do neither.
+func TestProbeResetRacingACrash(t *testing.T) {
+	port := freePort(t)
+	r, listening, _ := budgetRig(t, port)
+	r.clock.onTick = func(now time.Duration) {
+		if now == 12*time.Second {
+			listenOn(t, port, true)
+			*listening = true
+		}
+	}
+	asks := 0
+	r.sd.afterAsk = func(n int, st sysd.Status) sysd.Status {
+		if len(r.sd.resets) > 0 {
+			asks++
+			if asks == 1 {
+				return sysd.Status{ActiveState: "deactivating", SubState: "stop-post", Result: "success", ExecMainCode: 1, ExecMainStatus: 1}
+			}
+			return sysd.Status{ActiveState: "inactive", SubState: "dead", Result: "success", ExecMainCode: 1, ExecMainStatus: 1}
+		}
+		return st
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v", out, err)
+	}
+	if len(r.sd.started) != 1 || r.sd.started[0] != "bm2@api-1.service" {
+		t.Errorf("started %v, want the instance again", r.sd.started)
+	}
+	if k := r.events.kinds(); len(k) != 2 || k[1] != journal.InstanceCrashed {
+		t.Errorf("events %v, want the crash recorded", k)
+	}
+	data, _ := os.ReadFile(r.probe.Crashes.Path("api", "api-1"))
+	if !strings.Contains(string(data), "reason=exited") {
+		t.Errorf("crash.log %q", data)
+	}
+
+	// A clean end after the reset (a stop by hand) is left alone.
+	r2, l2, _ := budgetRig(t, freePort(t))
+	*l2 = true
+	r2.probe.Fork = true
+	r2.sd.afterAsk = func(n int, st sysd.Status) sysd.Status {
+		if len(r2.sd.resets) > 0 {
+			return sysd.Status{ActiveState: "inactive", SubState: "dead", Result: "success", ExecMainCode: 2, ExecMainStatus: 15}
+		}
+		return st
+	}
+	if _, err := r2.probe.Run(context.Background()); err != nil || len(r2.sd.started) != 0 {
+		t.Errorf("clean stop after reset: err %v, started %v", err, r2.sd.started)
+	}
+}

@@ -22,7 +22,7 @@
 // other namespaces (a unit with PrivateNetwork=, a container) are not
 // listed, and are not an error: from here, nobody listens.
 //
-// [OwnerOf] is the one part that reads /proc: it looks for the socket's
+// [OwnerOf] and [Holds] are the parts that read /proc: OwnerOf looks for the socket's
 // inode among the file descriptors of every process, which takes root for
 // processes of other users.
 package sockdiag
