@@ -152,5 +152,53 @@ func (r *runner) crash(ctx context.Context) error {
 	}
 	r.bm2.sh(ctx, "bm2 delete crash >/dev/null")
 	r.pm2.sh(ctx, "pm2 kill >/dev/null")
+	// The same for bm2 with restart_delay_ms = 0 (project crash0, port
+	// 3210): what systemd's own restart path costs without the delay.
+	if err := r.crashDelay0(ctx); err != nil {
+		return err
+	}
 	return nil
+}
+
+const crash0URL = "http://127.0.0.1:3210/"
+
+// crashDelay0 is the crash figure's bm2 side again, with restart_delay_ms
+// = 0; its runs are recorded as system "bm2-delay0".
+func (r *runner) crashDelay0(ctx context.Context) error {
+	start := "cd /srv/crash0 && bm2 serve >/dev/null && " + probesDone
+	pidsCmd := "systemctl show -P MainPID bm2@crash0-0.service bm2@crash0-1.service"
+	r.record("crash", start, "bench-helper _helper crash -pid <one of them> -old <both> -url "+crash0URL+"   # restart_delay_ms = 0")
+	if out, err := r.bm2.sh(ctx, start); err != nil {
+		return fmt.Errorf("bm2 serve crash0: %w\n%s", err, out)
+	}
+	for rep := range r.s.CrashReps {
+		out, err := r.bm2.sh(ctx, pidsCmd)
+		if err != nil {
+			return fmt.Errorf("%w\n%s", err, out)
+		}
+		var pids []int
+		for _, f := range strings.Fields(out) {
+			if n, _ := strconv.Atoi(f); n > 0 {
+				pids = append(pids, n)
+			}
+		}
+		if len(pids) != 2 {
+			return fmt.Errorf("crash0: want 2 running instances, found pids %v", pids)
+		}
+		victim := pids[rep%2]
+		old := []string{strconv.Itoa(pids[0]), strconv.Itoa(pids[1])}
+		run := CrashRun{Rep: rep, System: "bm2-delay0", Victim: victim}
+		if err := r.bm2.helper(ctx, "", &run.Result, "crash", "-pid", strconv.Itoa(victim), "-old", strings.Join(old, ","), "-url", crash0URL); err != nil {
+			return err
+		}
+		r.res.Crash = append(r.res.Crash, run)
+		r.logf("crash %d/%d bm2 restart_delay_ms=0: a new process answered %.0f ms after kill -9 (%d requests meanwhile: %d failed, %d unanswered)",
+			rep+1, r.s.CrashReps, ms(run.Result.RecoverUs), run.Result.Polls, run.Result.Failed, run.Result.Hung)
+		settle := fmt.Sprintf("for i in $(seq 100); do systemctl is-active -q bm2@crash0-%d.service && break; sleep 0.1; done; %s && sleep 1.5", rep%2, probesDone)
+		if out, err := r.bm2.sh(ctx, settle); err != nil {
+			return fmt.Errorf("settle: %w\n%s", err, out)
+		}
+	}
+	_, err := r.bm2.sh(ctx, "bm2 stop crash0 >/dev/null")
+	return err
 }

@@ -409,6 +409,7 @@ var bm2Projects = []struct {
 	{"tput-bun", "bun", "app.ts", 2, 3001},
 	{"start", "node", "app.js", 4, 3100},
 	{"crash", "node", "app.js", 2, 3200},
+	{"crash0", "node", "app.js", 2, 3210}, // restart_delay_ms = 0
 	{"reload", "node", "app.js", 2, 3300},
 	{"reload1", "node", "app.js", 1, 3400},
 }
@@ -503,6 +504,9 @@ id bm2 >/dev/null`, r.repo, r.snap, r.bunPath, r.node)
 		toml := fmt.Sprintf("name = %q\nscript = %q\nruntime = %q\ninstances = %d\nport = %d\n", p.name, p.script, p.runtime, p.instances, p.port)
 		if p.instances == 1 {
 			toml += "exec_mode = \"cluster\"\n" // the default, said out loud: one instance is still cluster mode
+		}
+		if p.name == "crash0" {
+			toml += "restart_delay_ms = 0\n"
 		}
 		for f, data := range map[string][]byte{p.script: src, "bm2.toml": []byte(toml)} {
 			if err := r.bm2.WriteFile(dir+"/"+f, data, 0o644); err != nil {

@@ -812,8 +812,9 @@ func (rp *report) crashMD(b *strings.Builder) {
 		"(each on its own, so that one that hangs holds up nothing) until a process that did not exist before answers: for bm2, systemd restarts the instance after `restart_delay_ms` (100 ms by " +
 		"default) and the kernel gives the new listener its share of new connections; for PM2, the God daemon forks a new " +
 		"worker, and its round-robin hands it connections once it listens. The surviving instance keeps serving meanwhile; " +
-		"requests sent before the recovery that failed, or hung, are counted.\n\n")
-	se := map[string]series{"bm2": {}, "pm2": {}}
+		"requests sent before the recovery that failed, or hung, are counted. The row \"bm2, restart_delay_ms = 0\" is a second bm2 "+
+		"project (crash0, port 3210) with no restart delay: what systemd's restart path itself costs.\n\n")
+	se := map[string]series{"bm2": {}, "pm2": {}, "bm2-delay0": {}}
 	failed := map[string]int{}
 	hung := map[string]int{}
 	polls := map[string]int{}
@@ -825,13 +826,13 @@ func (rp *report) crashMD(b *strings.Builder) {
 	}
 	var rows [][]string
 	var bars []bar
-	for _, sys := range []string{"bm2", "pm2"} {
+	for _, sys := range []string{"bm2", "bm2-delay0", "pm2"} {
 		v := se[sys].values()
 		if len(v) == 0 {
 			continue
 		}
 		lo, med := minMed(v)
-		name := map[string]string{"bm2": "bm2", "pm2": "PM2"}[sys]
+		name := map[string]string{"bm2": "bm2", "pm2": "PM2", "bm2-delay0": "bm2, restart_delay_ms = 0"}[sys]
 		rows = append(rows, []string{name, fmt.Sprint(len(v)), fnum(lo, 0), fnum(med, 0), fnum(maxOf(v), 0),
 			fnum(float64(polls[sys]), 0), fmt.Sprint(failed[sys]), fmt.Sprint(hung[sys])})
 		bars = append(bars, bar{label: name, med: med, lo: lo, color: sysColor(name), text: fnum(med, 0) + " ms"})
@@ -841,6 +842,9 @@ func (rp *report) crashMD(b *strings.Builder) {
 	fmt.Fprintf(b, "Ratio PM2 ÷ bm2 (> 1 means bm2 recovers faster): %s.\n\n", ratioText(rs))
 	steps := map[string][]float64{}
 	for _, c := range runs {
+		if c.System != "bm2" {
+			continue
+		}
 		for k, v := range c.Steps {
 			steps[k] = append(steps[k], v)
 		}
