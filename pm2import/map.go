@@ -290,10 +290,10 @@ func (m *mapper) script() error {
 	switch {
 	case s == "serve":
 		return m.refuse("script \"serve\" is PM2's static file server: bm2 runs apps; a gateway (nginx, Caddy) serves files")
+	case ext != "" && !slices.Contains(jsExt, ext):
+		return m.refuse("script %q is not JavaScript or TypeScript (%s): bm2 runs Node.js and Bun apps only", s, ext)
 	case !strings.Contains(s, "/") && !slices.Contains(jsExt, ext):
 		return m.refuse("script %q is a command, not a JavaScript file: bm2 runs node or bun on a file; set script to the file it starts (for npm or yarn, the one package.json's \"scripts\" names)", s)
-	case ext != "" && !slices.Contains(jsExt, ext) && !strings.Contains(ext, "/"):
-		return m.refuse("script %q is not JavaScript or TypeScript (%s): bm2 runs Node.js and Bun apps only", s, ext)
 	}
 	if path.IsAbs(s) {
 		if rel, ok := strings.CutPrefix(path.Clean(s), m.p.Cwd+"/"); ok {
@@ -724,7 +724,7 @@ func (m *mapper) port(env map[string]string) error {
 			}
 			m.p.Mode = config.Fork
 		default:
-			m.note("increment_var %s ignored: bm2 has no counter variable; read BM2_APP_INSTANCE (0 … %d) instead", s, m.p.Instances-1)
+			m.note("increment_var %s ignored: bm2 has no counter variable; read BM2_APP_INSTANCE (0 to %d) instead", s, m.p.Instances-1)
 		}
 	}
 	if m.opts.Fork && m.p.Mode == config.Cluster {
@@ -772,7 +772,7 @@ func (m *mapper) others() {
 			switch {
 			case r.Key == "instance_var":
 				if s, _ := jsString(v); s != "" {
-					m.note("instance_var %s: bm2 sets BM2_APP_INSTANCE (0 … %d), not %s: read that instead", s, m.p.Instances-1, s)
+					m.note("instance_var %s: bm2 sets BM2_APP_INSTANCE (0 to %d), not %s: read that instead", s, m.p.Instances-1, s)
 				}
 			case !r.Mapped():
 				if s := r.Note(m.p.Name, v); s != "" {
