@@ -200,7 +200,7 @@ type KeyDoc struct {
 // noteText is a rule's note for an app called APP, with a value that
 // makes it speak.
 func noteText(r rule) string {
-	for _, v := range []any{true, "VALUE", false} {
+	for _, v := range []any{"VALUE", true, false} {
 		if s := r.Note("APP", v); s != "" {
 			return s
 		}

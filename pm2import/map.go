@@ -276,10 +276,14 @@ func (m *mapper) name() error {
 var jsExt = []string{".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx"}
 
 func (m *mapper) script() error {
-	s, ok, err := m.str("script")
-	if m.src.Dump {
-		s, ok, err = m.str("pm_exec_path")
+	key := "script"
+	if _, k, ok := m.value("script"); ok {
+		key = k // or its alias, exec
 	}
+	if m.app.Has("pm_exec_path") {
+		key = "pm_exec_path" // a dump
+	}
+	s, ok, err := m.str(key)
 	if err != nil {
 		return err
 	}

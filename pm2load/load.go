@@ -118,7 +118,11 @@ const [mode, file] = process.argv.slice(1);
   if (text === undefined) throw new Error('it exports ' + typeof v + ', not its apps');
   fs.writeSync(3, '{"value":' + text + '}');
 })().then(() => process.exit(0), (e) => {
-  let msg = String(e && e.stack ? e.stack : e);
+  let msg = String(e);
+  if (e && typeof e === 'object' && e.message !== undefined) {
+    const at = String(e.stack || '').split('\n').find((l) => l.includes(file));
+    msg = (e.name || 'Error') + ': ' + e.message + (at ? ' (at ' + at.trim().replace(/^at /, '') + ')' : '');
+  }
   if (e && e.code === 'ERR_ACCESS_DENIED') msg = 'ERR_ACCESS_DENIED: ' + msg;
   try { fs.writeSync(3, JSON.stringify({ error: msg })); } catch (_) {}
   process.exit(1);
@@ -202,7 +206,7 @@ func evaluate(ctx context.Context, file, mode string, st os.FileInfo, opts Optio
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		w.Close()
-		return pm2import.Source{}, nil, fmt.Errorf("evaluate %s: start %s: %w", file, rc.Path, err)
+		return pm2import.Source{}, nil, fmt.Errorf("evaluate %s: start %s as %s in %s: %w", file, rc.Path, ev.As, cmd.Dir, err)
 	}
 	w.Close()
 	outc := make(chan []byte, 1)
