@@ -147,7 +147,9 @@ func TestImport(t *testing.T) {
 				t.Errorf("output lacks %q", want)
 			}
 		}
-		sameEnv(t, "dump", underPM2, b.answers(3100, 3200, 3201))
+		got := b.answers(3100, 3200, 3201)
+		t.Logf("under bm2: %+v", got)
+		sameEnv(t, "dump", underPM2, got)
 		if out := b.sh(`cat /etc/bm2/private/shop.toml /srv/shop/bm2.shop.toml`); strings.Contains(out, "do-not-copy") {
 			t.Errorf("the shell's secret was imported:\n%s", out)
 		}
