@@ -240,12 +240,12 @@ func lineDiff(aName, bName string, a, b []byte) string {
 		case i < n && j < m && x[i] == y[j]:
 			lines = append(lines, line{' ', x[i]})
 			i, j = i+1, j+1
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			lines = append(lines, line{'+', y[j]})
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			lines = append(lines, line{'-', x[i]})
 			i++
+		default:
+			lines = append(lines, line{'+', y[j]})
+			j++
 		}
 	}
 	near := func(k int) bool {
