@@ -9,3 +9,5 @@ require (
 	github.com/spf13/pflag v1.1.0
 	golang.org/x/sys v0.50.0
 )
+
+require go.yaml.in/yaml/v3 v3.0.6

@@ -45,6 +45,22 @@ func commands() []*command {
 			},
 		},
 		{
+			name: "import", maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				var f importFlags
+				fs.StringVar(&f.env, "env", "", "use the apps' env_`NAME` over env, as pm2 start --env NAME does")
+				fs.StringSliceVar(&f.only, "only", nil, "import only these apps (`APP`, by PM2 name; repeat or separate with commas)")
+				fs.BoolVar(&f.dryRun, "dry-run", false, "print the files and notes, write nothing")
+				fs.BoolVar(&f.serve, "serve", false, "register and start every project written, as bm2 serve does")
+				fs.StringVar(&f.out, "out", "", "write `DIR`/<name>.toml instead of bm2.toml in each app's directory")
+				fs.BoolVar(&f.force, "force", false, "replace a bm2.toml that differs from the import")
+				fs.IntVar(&f.port, "port", 0, "the app's port `N`, when the file has none or another (one app: with --only)")
+				fs.StringVar(&f.mode, "mode", "", "fork: instance i on port+i, no reusePort needed (`MODE`)")
+				fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "with --serve: how long to wait for each project's instances")
+				return func(ctx context.Context, a *App, args []string) error { return a.importCmd(ctx, args, f) }
+			},
+		},
+		{
 			name: "list", aliases: []string{"ls"}, maxArgs: -1,
 			setup: func(fs *pflag.FlagSet) runner {
 				asJSON := fs.Bool("json", false, "print JSON instead of a table")

@@ -27,12 +27,17 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err != nil {
 		return fmt.Errorf("resolve %s: %w", dir, err)
 	}
-	if st, err := os.Stat(absDir); err != nil || !st.IsDir() {
-		return usageErr("serve", "%s is not a directory: bm2 serve takes the project dir that holds %s", dir, ProjectFileName)
+	file := filepath.Join(dir, ProjectFileName)
+	if st, err := os.Stat(absDir); err == nil && st.Mode().IsRegular() && strings.HasSuffix(dir, ".toml") {
+		// A project file of its own name (bm2 import writes
+		// bm2.<name>.toml for apps that share a directory).
+		file, absDir = dir, filepath.Dir(absDir)
+	} else if err != nil || !st.IsDir() {
+		return usageErr("serve", "%s is not a directory: bm2 serve takes the project dir that holds %s (or a project file)", dir, ProjectFileName)
 	}
 
 	// 1. Everything that can be refused is refused before anything changes.
-	p, err := a.dirProject(filepath.Join(dir, ProjectFileName), absDir)
+	p, err := a.dirProject(file, absDir)
 	if err != nil {
 		return err
 	}

@@ -168,6 +168,7 @@ var specs = []spec{
 	{key: "requires", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
 		p.Requires = v.needs(k, val.([]string), p.Name, p.Wants) // wants comes first
 	}, get: list(func(p *Project) []string { return p.Requires })},
+	{key: "port_env", kind: kStrings, set: setPortEnv, get: list(func(p *Project) []string { return p.PortEnv })},
 	{key: "env", kind: kEnv, private: true, set: setEnv},
 	{key: "notify", kind: kTable},
 	{key: "notify.webhook", kind: kString, private: true, set: func(v *validator, p *Project, k string, val any) {
@@ -334,6 +335,35 @@ func setEnv(v *validator, p *Project, k string, val any) {
 	if total > maxEnvLen {
 		v.add(k, ErrValue, "holds %d bytes, more than %d", total, maxEnvLen)
 	}
+}
+
+// setPortEnv checks port_env: the variables that also receive the
+// instance's port (BM2_APP_PORT's value), for apps that read PORT. Each is
+// a valid variable name, none BM2_* (bm2 sets those), none twice, at most
+// maxNeeds of them. A name also in [env] is refused in finish: the [env]
+// file would override it.
+func setPortEnv(v *validator, p *Project, k string, val any) {
+	list := val.([]string)
+	if len(list) > maxNeeds {
+		v.add(k, ErrValue, "lists %d variables, more than %d", len(list), maxNeeds)
+		return
+	}
+	seen := map[string]int{}
+	for i, name := range list {
+		ik := fmt.Sprintf("%s[%d]", k, i)
+		switch j, dup := seen[name]; {
+		case !envNameRE.MatchString(name):
+			v.add(ik, ErrValue, "%q is not a valid environment variable name", name)
+		case strings.HasPrefix(name, reservedEnv):
+			v.add(ik, ErrValue, "%q is bm2's own: every instance already gets BM2_APP_PORT", name)
+		case dup:
+			v.add(ik, ErrValue, "%q is listed twice (also %s[%d])", name, k, j)
+		default:
+			seen[name] = i
+			p.PortEnv = append(p.PortEnv, name)
+		}
+	}
+	v.portEnvAt = seen
 }
 
 // needs checks the units of wants or requires: at most maxNeeds, each a

@@ -91,6 +91,8 @@ type validator struct {
 	// [env] or the webhook.
 	publicSecret bool
 	where        map[string]field
+	// portEnvAt is where each accepted port_env name was written.
+	portEnvAt map[string]int
 }
 
 func (v *validator) add(key string, class error, format string, args ...any) {
@@ -392,6 +394,18 @@ func (v *validator) finish(p *Project, opts Options) {
 		}
 	}
 	sort.Strings(p.Sandbox.Writable)
+	for _, name := range p.PortEnv {
+		i := v.portEnvAt[name]
+		for _, e := range p.Env {
+			if e.Name == name {
+				// [env] reaches the instance through EnvironmentFile=,
+				// which systemd applies over Environment=: the port would
+				// be lost.
+				v.add(fmt.Sprintf("port_env[%d]", i), ErrValue,
+					"%q is also in [env]: it receives the instance's port; remove it from [env]", name)
+			}
+		}
+	}
 }
 
 func (v *validator) missing(key, hint string) {

@@ -111,6 +111,9 @@ type Project struct {
 	Group       string   // "" means the user's primary group
 	Env         []EnvVar // sorted by name
 	EnvFile     string   // absolute, or ""
+	// PortEnv names variables that also receive the instance's port
+	// (InstancePort), as written: PM2 apps read PORT, not BM2_APP_PORT.
+	PortEnv []string
 
 	// Wants and Requires are the systemd units the instances need, as
 	// written: every instance pulls them in and is ordered after them
@@ -249,6 +252,9 @@ func normalized(p *Project) Project {
 	}
 	if len(c.Requires) == 0 {
 		c.Requires = nil
+	}
+	if len(c.PortEnv) == 0 {
+		c.PortEnv = nil
 	}
 	return c
 }

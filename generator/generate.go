@@ -288,7 +288,9 @@ func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
 	}
 	t.parts = append(t.parts, data[start:])
 	t.size = len(data) + 8*len(t.slots)
-	want := 4 // Description, Wants= the probe, BM2_APP_INSTANCE, BM2_APP_PORT
+	// Description, Wants= the probe, BM2_APP_INSTANCE, BM2_APP_PORT and
+	// one port per port_env name.
+	want := 4 + len(p.PortEnv)
 	return t, len(t.slots) == want
 }
 
@@ -367,6 +369,12 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	// Digits need no quoting: the placeholders go in as they are.
 	f.Add("Service", "Environment", `"BM2_APP_INSTANCE=`+index+`"`)
 	f.Add("Service", "Environment", `"BM2_APP_PORT=`+port+`"`)
+	// port_env: the same port under the names the app reads (PORT, for
+	// an app written for PM2). Names are [A-Za-z_][A-Za-z0-9_]*: no
+	// quoting needed either.
+	for _, name := range p.PortEnv {
+		f.Add("Service", "Environment", `"`+name+`=`+port+`"`)
+	}
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode)))
 	if suffix == units.SurgeName {
 		f.Add("Service", "Environment", `"BM2_APP_SURGE=1"`)

@@ -1,0 +1,63 @@
+package pm2import
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var updateMan = flag.Bool("update", false, "rewrite the PM2 KEYS table of packaging/man/bm2-import.1")
+
+const (
+	manPage  = "../packaging/man/bm2-import.1"
+	manBegin = `.\" BEGIN KEYS: made by go test ./pm2import -run TestManTable -update; do not edit`
+	manEnd   = `.\" END KEYS`
+)
+
+// TestManTable keeps bm2-import(1)'s table and the rules one list.
+func TestManTable(t *testing.T) {
+	data, err := os.ReadFile(manPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(data)
+	i, j := strings.Index(page, manBegin+"\n"), strings.Index(page, manEnd+"\n")
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q ... %q", manPage, manBegin, manEnd)
+	}
+	want := manBegin + "\n" + manTable() + manEnd + "\n"
+	if page[i:j+len(manEnd)+1] != want {
+		if *updateMan {
+			page = page[:i] + want + page[j+len(manEnd)+1:]
+			if err := os.WriteFile(manPage, []byte(page), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Errorf("the PM2 KEYS table of %s is not the rules'; run `go test ./pm2import -run TestManTable -update`", manPage)
+	}
+}
+
+func manTable() string {
+	esc := strings.NewReplacer(`\`, `\e`, "-", `\-`)
+	var b strings.Builder
+	for _, k := range Keys() {
+		b.WriteString(".TP\n.B " + esc.Replace(k.Key) + "\n")
+		if len(k.Aliases) > 0 {
+			b.WriteString("(also " + esc.Replace(strings.Join(k.Aliases, ", ")) + ")\n")
+		}
+		text := k.To
+		if k.Mapped {
+			text = "becomes " + text
+		} else {
+			text = "note: " + strings.TrimPrefix(text, "APP: ")
+		}
+		line := esc.Replace(text)
+		if strings.HasPrefix(line, ".") || strings.HasPrefix(line, "'") {
+			line = `\&` + line
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
