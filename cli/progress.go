@@ -159,7 +159,15 @@ func (a *App) reloadInstance(ctx context.Context, sd Systemd, p *config.Project,
 	wasListening, lerr := a.Listening(ctx, before[0], p.InstancePort(i))
 	w.checkListen = lerr == nil && wasListening
 	w.listening = !w.checkListen
-	fmt.Fprintf(a.Out, "%s restarting… ", units.InstanceID(p.Name, i))
+	return a.restartAndWait(ctx, sd, w, "restarting", timeout)
+}
+
+// restartAndWait restarts the one instance of an untilBack waiter (a fresh
+// budget first) and waits until it is back, on one progress line that
+// starts "<id> <doing>… ".
+func (a *App) restartAndWait(ctx context.Context, sd Systemd, w *waiter, doing string, timeout time.Duration) error {
+	unit := units.Instance(w.p.Name, w.ids[0])
+	fmt.Fprintf(a.Out, "%s %s… ", units.InstanceID(w.p.Name, w.ids[0]), doing)
 	w.lineOpen = true
 	defer func() {
 		for _, o := range w.closeLine() {

@@ -277,24 +277,9 @@ func (a *App) startSurge(ctx context.Context, sd Systemd, p *config.Project, tim
 	w := newWaiter(untilBack, p, []int{units.Surge}, a.Now())
 	w.before = before[0]
 	w.checkListen = true
-	fmt.Fprintf(a.Out, "%s starting… ", units.InstanceID(p.Name, units.Surge))
-	w.lineOpen = true
-	err = func() error {
-		defer func() {
-			for _, o := range w.closeLine() {
-				fmt.Fprint(a.Out, o)
-			}
-		}()
-		if err := sd.ResetFailed(ctx, surge); err != nil {
-			return err
-		}
-		// A surge left by an interrupted reload runs the version before:
-		// restart it with the new one.
-		if err := sd.Restart(ctx, surge); err != nil {
-			return err
-		}
-		return a.wait(ctx, sd, w, timeout, "reload")
-	}()
+	// Restart, not start: a surge left by an interrupted reload runs the
+	// version before, and must run the new one.
+	err = a.restartAndWait(ctx, sd, w, "starting", timeout)
 	if err == nil {
 		return nil
 	}
