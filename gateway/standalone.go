@@ -7,17 +7,18 @@ import (
 
 // NginxStandalone returns a minimal nginx.conf that runs the http-context
 // lines body (an include of a bm2 gateway snippet, say) with everything
-// nginx writes kept in dir: the temporary paths, and the access log when
-// accessLog names one ("" turns it off). Start nginx with
+// nginx writes kept in dir: the temporary paths, and the access log
+// (dir/access.log) when logFormat gives its format ("" turns it off).
+// Start nginx with
 //
 //	nginx -p DIR -c DIR/nginx.conf -e stderr -g 'pid DIR/nginx.pid;'
 //
 // and it touches no root path: this is how the tests check every snippet
 // with nginx -t, and how they run a gateway inside a test machine.
-func NginxStandalone(dir, accessLog, body string) string {
+func NginxStandalone(dir, logFormat, body string) string {
 	log := "access_log off;"
-	if accessLog != "" {
-		log = "access_log " + accessLog + ";"
+	if logFormat != "" {
+		log = "log_format bm2 '" + logFormat + "';\n    access_log " + filepath.Join(dir, "access.log") + " bm2 buffer=64k flush=1s;"
 	}
 	return fmt.Sprintf(`worker_processes 1;
 events {
