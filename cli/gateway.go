@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -101,9 +100,12 @@ func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 	var out []*config.Project
 	seen := map[string]string{}
 	for _, arg := range args {
-		p, from, err := a.gatewayProject(arg)
+		p, from, err := a.projectArg(arg, true, false)
 		if err != nil {
 			return nil, err
+		}
+		if from == "" {
+			from = arg
 		}
 		if prev, ok := seen[p.Name]; ok {
 			return nil, usageErr("gateway", "gateway: project %s given twice (%s and %s)", p.Name, prev, from)
@@ -112,35 +114,4 @@ func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-func (a *App) gatewayProject(arg string) (*config.Project, string, error) {
-	st, err := os.Stat(arg)
-	switch {
-	case err == nil && st.IsDir():
-		p, file, err := a.checkDirFile(filepath.Join(arg, ProjectFileName))
-		return p, file, err
-	case err == nil && filepath.Base(arg) == ProjectFileName && !a.onSearchPath(arg):
-		p, file, err := a.checkDirFile(arg)
-		return p, file, err
-	case err == nil:
-		data, rerr := os.ReadFile(arg)
-		if rerr != nil {
-			return nil, arg, fmt.Errorf("read project file: %w", rerr)
-		}
-		p, perr := config.Parse(arg, data, config.Options{NumCPU: a.NumCPU})
-		return p, arg, perr
-	case errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
-		e, ferr := a.findProject(arg)
-		if ferr != nil {
-			return nil, arg, fail(ExitNoProject, "name a registered project (`bm2 list`), a project dir or a project file",
-				fmt.Errorf("gateway: no registered project, file or dir named %s", arg))
-		}
-		p, uerr := usable(e)
-		return p, e.Path, uerr
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, arg, fail(ExitInvalid, "name a registered project (`bm2 list`), a project dir or a project file",
-			fmt.Errorf("gateway: %s does not exist", arg))
-	}
-	return nil, arg, fmt.Errorf("gateway: %s: %w", arg, err)
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -212,17 +211,9 @@ func startGateway(t *testing.T, n *sandbox.Net, snippet string) *hostGateway {
 		t.Fatalf("start nginx: %v", err)
 	}
 	t.Cleanup(g.stop)
-	url := fmt.Sprintf("http://%s:8080/", n.Addr())
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, err := n.Command(context.Background(), "curl", "-sf", "--max-time", "2", url).CombinedOutput()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway does not answer on %s: %v %s\nnginx: %s", url, err, out, g.errs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := netWait(n, 10*time.Second, fmt.Sprintf("http://%s:8080/", n.Addr())); err != nil {
+		g.stop() // its output is read once it is done
+		t.Fatalf("the gateway: %v\nnginx: %s", err, g.errs.String())
 	}
 	return g
 }
@@ -290,12 +281,26 @@ func (l *load) stop() wrkResult {
 	l.t.Helper()
 	l.cmd.Process.Signal(syscall.SIGINT)
 	l.cmd.Wait()
-	w := wrkLine.FindStringSubmatch(l.out.String())
-	if w == nil {
+	res, ok := parseWrk(l.out.String())
+	if !ok {
 		l.t.Fatalf("wrk printed no summary:\n%s", l.out.String())
 	}
-	num := func(s string) int { v, _ := strconv.Atoi(s); return v }
-	return wrkResult{num(w[1]), num(w[2]), num(w[3]), num(w[4]), num(w[5]), num(w[6]), time.Duration(num(w[7])) * time.Microsecond}
+	return res
+}
+
+// netWait waits until url answers from the network's namespace.
+func netWait(n *sandbox.Net, timeout time.Duration, url string) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := n.Command(context.Background(), "curl", "-sf", "--max-time", "2", url).CombinedOutput()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s does not answer after %v: %v %s", url, timeout, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // A fleet on one machine: two sandboxes as two hosts on a bridge in the
@@ -397,15 +402,8 @@ func TestGatewayFleet(t *testing.T) {
 			}
 			hosts[0].must(0, "/", "start", "fleet")
 			for _, p := range ports {
-				url := fmt.Sprintf("http://%s:%d/", hostA, p)
-				deadline := time.Now().Add(15 * time.Second)
-				for {
-					if out, err := n.Command(context.Background(), "curl", "-sf", "--max-time", "2", url).CombinedOutput(); err == nil {
-						break
-					} else if time.Now().After(deadline) {
-						t.Fatalf("host A does not answer on %s after bm2 start: %v %s", url, err, out)
-					}
-					time.Sleep(100 * time.Millisecond)
+				if err := netWait(n, 15*time.Second, fmt.Sprintf("http://%s:%d/", hostA, p)); err != nil {
+					t.Fatalf("host A after bm2 start: %v", err)
 				}
 			}
 			time.Sleep(2500 * time.Millisecond) // past fail_timeout: nginx tries host A again

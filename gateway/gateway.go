@@ -187,7 +187,14 @@ func build(projects []*config.Project, opts Options) (*model, error) {
 	if len(projects) == 0 {
 		errs = append(errs, &OptionError{Option: "projects", Reason: "no project to put behind the gateway"})
 	}
-	sorted := append([]*config.Project(nil), projects...)
+	var sorted []*config.Project
+	for _, p := range projects {
+		if p == nil {
+			errs = append(errs, &ProjectError{Reason: "missing (nil)"})
+			continue
+		}
+		sorted = append(sorted, p)
+	}
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	for i, p := range sorted {
 		if err := checkProject(p, m.fleet); err != nil {
@@ -230,9 +237,6 @@ func build(projects []*config.Project, opts Options) (*model, error) {
 // checkProject makes sure a project can only print what a valid project
 // file means, whatever built it.
 func checkProject(p *config.Project, fleet bool) error {
-	if p == nil {
-		return &ProjectError{Project: "", Reason: "missing"}
-	}
 	if !validName(p.Name) {
 		return &ProjectError{Project: p.Name, Reason: "not a valid project name ([a-z0-9][a-z0-9_-]*, at most 64)"}
 	}

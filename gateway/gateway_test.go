@@ -66,6 +66,9 @@ func TestHostileProjectsAreRefused(t *testing.T) {
 		"no instances":    func(p *config.Project) { p.Instances = 0 },
 		"unknown mode":    func(p *config.Project) { p.Mode = "fork;" },
 	}
+	if out, err := Nginx([]*config.Project{nil}, Options{}); err == nil || out != nil {
+		t.Errorf("a nil project: %v", err)
+	}
 	for name, mutate := range cases {
 		p := *base
 		mutate(&p)
