@@ -56,8 +56,9 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 
 // scenarios, in the order they run.
 // startcmd is the start figure's bm2 variants only (bm2 serve and bm2
-// start); reload1 is the reload figure with 1 instance.
-var allScenarios = []string{"generator", "throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "daemonreload"}
+// start); reload1 is the reload figure with 1 instance; gwreload a
+// fork-mode reload behind nginx.
+var allScenarios = []string{"generator", "throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "gwreload", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -98,7 +99,7 @@ func main() {
 	}
 	quick := flag.Bool("quick", false, "short runs, one repetition each (for development)")
 	only := flag.String("only", "", "comma-separated subset of: "+strings.Join(allScenarios, ", "))
-	reps := flag.Int("reps", 0, "repetitions of the sandboxed figures (default: throughput 7, start 5, crash 10, reload and reload1 3; -quick 1, crash 2; daemonreload always times 5 reloads per variant and size, -quick 3)")
+	reps := flag.Int("reps", 0, "repetitions of the sandboxed figures (default: throughput 7, start 5, crash 10, reload, reload1 and gwreload 3; -quick 1, crash 2; daemonreload always times 5 reloads per variant and size, -quick 3)")
 	dur := flag.Duration("duration", 0, "wrk run length for throughput (default 10s; -quick 3s)")
 	from := flag.String("from", "", "only rewrite the report from a results.json written earlier")
 	out := flag.String("out", "", "report path (default bench/RESULTS.md; with -quick or -only, a temporary directory)")
@@ -215,7 +216,7 @@ func run(ctx context.Context, s settings, out string) error {
 		}
 	}
 	sandboxed := false
-	for _, n := range []string{"throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "daemonreload"} {
+	for _, n := range []string{"throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "gwreload", "daemonreload"} {
 		sandboxed = sandboxed || s.wants(n)
 	}
 	if sandboxed {
@@ -233,6 +234,7 @@ func run(ctx context.Context, s settings, out string) error {
 			{"crash", r.crash},
 			{"reload", r.reload},
 			{"reload1", r.reload1},
+			{"gwreload", r.gatewayReload},
 			{"daemonreload", r.daemonReload}, // last: it deletes every project registered before
 		}
 		for _, st := range steps {

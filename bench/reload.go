@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bm2dev/bm2/gateway"
 )
 
 // ReloadRun is one reload under load.
@@ -28,9 +30,24 @@ type reloadCase struct {
 	instances int
 	port      int
 	res       *ReloadResults
+	// fork: fork mode, instance i on port+i (bm2: exec_mode = "fork";
+	// PM2: exec_mode "fork" with increment_var PORT).
+	fork bool
+	// gateway > 0: the load goes through nginx on this port, in each
+	// sandbox, with the configuration `bm2 gateway nginx` prints for the
+	// bm2 project (the same bytes in both).
+	gateway int
 }
 
-func (c reloadCase) url() string { return fmt.Sprintf("http://127.0.0.1:%d/", c.port) }
+func (c reloadCase) url() string {
+	if c.gateway > 0 {
+		return fmt.Sprintf("http://127.0.0.1:%d/", c.gateway)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/", c.port)
+}
+
+// appURL is where the app itself answers (its first instance).
+func (c reloadCase) appURL() string { return fmt.Sprintf("http://127.0.0.1:%d/", c.port) }
 
 // reloadScript runs wrk for d, reloads after 2 s and reports the reload's
 // exit status and duration and wrk's totals.
@@ -65,17 +82,32 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 	bm2Has := err == nil && strings.TrimSpace(out) == "0"
 	c.res.Bm2Available = bm2Has
 	c.res.Bm2Check = "bm2 reload --help   # exit status " + strings.TrimSpace(out)
+	if c.gateway > 0 {
+		if _, err := r.bm2.sh(ctx, "command -v nginx >/dev/null && bm2 gateway --help >/dev/null"); err != nil {
+			r.logf("%s: nginx or `bm2 gateway` is not there: skipped", c.name)
+			c.res.Bm2Check = "command -v nginx && bm2 gateway --help   # failed: the figure needs both"
+			return nil
+		}
+	}
+	wait := func(url string) string {
+		return fmt.Sprintf("(for i in $(seq 300); do curl -sf -o /dev/null %s && exit 0; sleep 0.1; done; exit 1)", url)
+	}
 	bm2Start := "cd /srv/" + c.name + " && bm2 serve >/dev/null && " + probesDone
-	pm2Start := fmt.Sprintf("cd /srv/bench && PORT=%d pm2 start app.js -i %d --name %s >/dev/null && (for i in $(seq 300); do curl -sf -o /dev/null %s && exit 0; sleep 0.1; done; exit 1)",
-		c.port, c.instances, c.name, c.url())
+	pm2Start := fmt.Sprintf("cd /srv/bench && PORT=%d pm2 start app.js -i %d --name %s >/dev/null && %s",
+		c.port, c.instances, c.name, wait(c.appURL()))
+	mode := "cluster mode"
+	if c.fork {
+		mode = "fork mode: instance i on port+i"
+		bm2Start = fmt.Sprintf("install -d -m 0755 /srv/%[1]s && cp /srv/bench/app.js /srv/%[1]s/ && printf 'name = \"%[1]s\"\\nscript = \"app.js\"\\nruntime = \"node\"\\ninstances = %[2]d\\nport = %[3]d\\nexec_mode = \"fork\"\\n' >/srv/%[1]s/bm2.toml && %[4]s",
+			c.name, c.instances, c.port, bm2Start)
+		pm2Start = fmt.Sprintf(`cd /srv/bench && printf 'module.exports = { apps: [{ name: "%[1]s", script: "app.js", instances: %[2]d, exec_mode: "fork", increment_var: "PORT", env: { PORT: %[3]d } }] }\n' >%[1]s.config.js && pm2 start %[1]s.config.js >/dev/null && %[4]s`,
+			c.name, c.instances, c.port, wait(c.appURL()))
+	}
 	bm2Reload, pm2Reload := "bm2 reload "+c.name, "pm2 reload "+c.name
 	section := c.name
 	r.record(section, "bm2 reload --help >/dev/null   # exit status 0: the bm2 side runs",
-		fmt.Sprintf("cat /srv/%s/bm2.toml   # name = %q, script = \"app.js\", runtime = \"node\", instances = %d, port = %d (cluster mode)", c.name, c.name, c.instances, c.port),
-		bm2Start, pm2Start,
-		"# each run, with RELOAD = "+bm2Reload+" | "+pm2Reload+", once with keep-alive and once with -H 'Connection: close':",
-		reloadScript(s.WrkThreads, s.WrkConns, s.ReloadDur, KeepAlive, c.url(), "RELOAD"),
-		"# settle between runs (not timed): bm2: "+probesDone+" && sleep 2   PM2: sleep 2")
+		fmt.Sprintf("cat /srv/%s/bm2.toml   # name = %q, script = \"app.js\", runtime = \"node\", instances = %d, port = %d (%s)", c.name, c.name, c.instances, c.port, mode),
+		bm2Start, pm2Start)
 	if !bm2Has {
 		r.logf("%s: `bm2 reload` is not available (exit %s): measuring PM2 only", c.name, strings.TrimSpace(out))
 	} else if out, err := r.bm2.sh(ctx, bm2Start); err != nil {
@@ -84,6 +116,29 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 	if out, err := r.pm2.sh(ctx, pm2Start); err != nil {
 		return fmt.Errorf("pm2 start: %w\n%s", err, out)
 	}
+	if c.fork {
+		// Every instance answers on its own port before the first run.
+		for _, b := range []*bed{r.bm2, r.pm2} {
+			if b == r.bm2 && !bm2Has {
+				continue
+			}
+			for i := range c.instances {
+				url := fmt.Sprintf("http://127.0.0.1:%d/", c.port+i)
+				if out, err := b.sh(ctx, wait(url)); err != nil {
+					return fmt.Errorf("%s: %s does not answer: %w\n%s", b.kind, url, err, out)
+				}
+			}
+		}
+	}
+	if c.gateway > 0 {
+		if err := r.startGateways(ctx, c); err != nil {
+			return err
+		}
+	}
+	r.record(section,
+		"# each run, with RELOAD = "+bm2Reload+" | "+pm2Reload+", once with keep-alive and once with -H 'Connection: close':",
+		reloadScript(s.WrkThreads, s.WrkConns, s.ReloadDur, KeepAlive, c.url(), "RELOAD"),
+		"# settle between runs (not timed): bm2: "+probesDone+" && sleep 2   PM2: sleep 2")
 	for rep := range s.ReloadReps {
 		for _, mode := range []string{KeepAlive, Close} {
 			order := []string{"bm2", "pm2"}
@@ -120,6 +175,53 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 		r.bm2.sh(ctx, "bm2 delete "+c.name+" >/dev/null")
 	}
 	r.pm2.sh(ctx, "pm2 kill >/dev/null")
+	if c.gateway > 0 {
+		for _, b := range []*bed{r.bm2, r.pm2} {
+			b.sh(ctx, gatewayStop)
+		}
+	}
+	return nil
+}
+
+// gatewayReload: failed requests while each manager reloads a fork-mode
+// project of 3 instances behind the same nginx, configured by
+// `bm2 gateway nginx` (bm2 vs PM2 fork mode, which restarts its processes
+// just as one at a time, behind the same gateway).
+func (r *runner) gatewayReload(ctx context.Context) error {
+	return r.reloadFigure(ctx, reloadCase{name: "gwreload", instances: 3, port: 3500, fork: true, gateway: 8350, res: &r.res.GatewayReload})
+}
+
+// The gateway of the gwreload figure: nginx from a private prefix in the
+// sandbox's tmpfs.
+const (
+	gatewayDir  = "/tmp/gw"
+	gatewayStop = "kill $(cat /tmp/gw/nginx.pid) 2>/dev/null; true"
+)
+
+// startGateways prints the nginx configuration for the bm2 project in the
+// bm2 sandbox and runs nginx with the same bytes in both sandboxes.
+func (r *runner) startGateways(ctx context.Context, c reloadCase) error {
+	gen := fmt.Sprintf("bm2 gateway nginx %s --listen 127.0.0.1:%d", c.name, c.gateway)
+	snippet, err := r.bm2.sh(ctx, gen)
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", gen, err, snippet)
+	}
+	conf := gateway.NginxStandalone(gatewayDir, "", "    include "+gatewayDir+"/bm2.conf;")
+	start := fmt.Sprintf("nginx -p %[1]s -c %[1]s/nginx.conf -e %[1]s/error.log -g 'pid %[1]s/nginx.pid;'", gatewayDir)
+	r.record(c.name, gen+" > "+gatewayDir+"/bm2.conf   # in the bm2 sandbox; the same bytes in the PM2 sandbox",
+		"# "+gatewayDir+"/nginx.conf: worker_processes 1; events {} http { access_log off; temporary paths in "+gatewayDir+"; include "+gatewayDir+"/bm2.conf; }",
+		start+" && "+fmt.Sprintf("(for i in $(seq 300); do curl -sf -o /dev/null %s && exit 0; sleep 0.1; done; exit 1)", c.url()))
+	for _, b := range []*bed{r.bm2, r.pm2} {
+		for f, data := range map[string]string{"bm2.conf": snippet, "nginx.conf": conf} {
+			if err := b.WriteFile(gatewayDir+"/"+f, []byte(data), 0o644); err != nil {
+				return err
+			}
+		}
+		script := start + " && " + fmt.Sprintf("(for i in $(seq 300); do curl -sf -o /dev/null %s && exit 0; sleep 0.1; done; exit 1)", c.url())
+		if out, err := b.sh(ctx, script); err != nil {
+			return fmt.Errorf("nginx in the %s sandbox: %w\n%s", b.kind, err, out)
+		}
+	}
 	return nil
 }
 

@@ -134,6 +134,7 @@ func (rp *report) markdown() string {
 	rp.startMD(&body)
 	rp.reloadMD(&body)
 	rp.reload1MD(&body)
+	rp.gatewayReloadMD(&body)
 	rp.generatorMD(&body)
 	rp.daemonReloadMD(&body)
 	rp.crashMD(&body)
@@ -569,18 +570,24 @@ func (rp *report) startMD(b *strings.Builder) {
 // Reload.
 
 func (rp *report) reloadMD(b *strings.Builder) {
-	rp.reloadSection(b, rp.res.Reload, 2, "4", "reload")
+	rp.reloadSection(b, rp.res.Reload, 2, "4", "reload", "")
 }
 
 // reload1MD is the reload figure with 1 instance.
 func (rp *report) reload1MD(b *strings.Builder) {
-	rp.reloadSection(b, rp.res.Reload1, 1, "5", "reload1")
+	rp.reloadSection(b, rp.res.Reload1, 1, "5", "reload1", "")
+}
+
+// gatewayReloadMD is the reload figure in fork mode behind nginx.
+func (rp *report) gatewayReloadMD(b *strings.Builder) {
+	rp.reloadSection(b, rp.res.GatewayReload, 3, "5b", "gwreload", "3 fork-mode instances behind nginx")
 }
 
 // reloadSection writes one reload figure: instances per manager, the
 // section's number and the name its commands are recorded under (also the
-// project's and the PM2 app's name).
-func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances int, num, name string) {
+// project's and the PM2 app's name), and what is reloaded when it is more
+// than a number of instances.
+func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances int, num, name, what string) {
 	if rl.Bm2Check == "" {
 		return
 	}
@@ -589,7 +596,22 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 	if instances == 1 {
 		inst = "1 instance"
 	}
+	if what != "" {
+		inst = what
+	}
 	fmt.Fprintf(b, "## %s. Reload under load (%s)\n\n", num, inst)
+	if name == "gwreload" {
+		if rl.Runs == nil && !strings.HasPrefix(rl.Bm2Check, "bm2 reload") {
+			fmt.Fprintf(b, "**Not measured** — `%s`.\n\n", rl.Bm2Check)
+			return
+		}
+		b.WriteString("Fork mode: each instance listens on a port of its own (bm2: `exec_mode = \"fork\"`, instance i on " +
+			"port+i; PM2: `exec_mode: \"fork\"` with `increment_var: \"PORT\"`, the same ports), and the load goes through " +
+			"nginx 1.22 in the same sandbox, configured for both with the bytes `bm2 gateway nginx gwreload` prints: an " +
+			"upstream with a `max_fails=0` line per instance, keep-alive, `proxy_next_upstream error timeout`. A port is dark " +
+			"while its instance restarts, and nginx passes its requests to the others; what fails is what the reload does " +
+			"beyond that. Same app, same load, same clocks as §4: ")
+	}
 	if instances == 1 {
 		fmt.Fprintf(b, "The figure of §4 with a single instance: bm2 runs the project in cluster mode with `instances = 1`, "+
 			"PM2 runs `pm2 start app.js -i 1` (node:cluster with one worker; the God daemon, its primary, keeps the listening "+

@@ -20,7 +20,9 @@ type Results struct {
 	Crash      []CrashRun    `json:"crash,omitempty"`
 	Reload     ReloadResults `json:"reload"`
 	Reload1    ReloadResults `json:"reload_1_instance"`
-	Generator  []GenRun      `json:"generator,omitempty"`
+	// Fork-mode reload behind nginx, configured by bm2 gateway.
+	GatewayReload ReloadResults `json:"gateway_reload"`
+	Generator     []GenRun      `json:"generator,omitempty"`
 	// systemctl daemon-reload with N projects: bm2's generator vs the same
 	// units written by hand.
 	DaemonReload DaemonReloadResults `json:"daemon_reload"`

@@ -126,10 +126,20 @@ func (a *App) check(ctx context.Context, args []string) error {
 // checkTarget resolves check's argument to a validated project and the
 // file name to show.
 func (a *App) checkTarget(args []string) (*config.Project, string, error) {
-	arg := ProjectFileName
-	if len(args) > 0 {
-		arg = args[0]
+	if len(args) == 0 {
+		return a.projectArg(ProjectFileName, false, true)
 	}
+	return a.projectArg(args[0], true, true)
+}
+
+// projectArg resolves a project dir (its bm2.toml, read as bm2 serve
+// reads it), a project file or the name of a registered project, and
+// returns the project and the file it came from. named says arg was given
+// (not the default ./bm2.toml); with refused, a registered project whose
+// port range is refused is returned (bm2 check reports the conflict),
+// without it that is an error, as for any project systemd has no units
+// for.
+func (a *App) projectArg(arg string, named, refused bool) (*config.Project, string, error) {
 	st, err := os.Stat(arg)
 	switch {
 	case err == nil && st.IsDir():
@@ -143,11 +153,15 @@ func (a *App) checkTarget(args []string) (*config.Project, string, error) {
 		}
 		p, perr := config.Parse(arg, data, config.Options{NumCPU: a.NumCPU})
 		return p, arg, perr
-	case errors.Is(err, fs.ErrNotExist) && len(args) > 0 && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
+	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
 		e, ferr := a.findProject(arg)
 		if ferr != nil {
 			return nil, "", fail(ExitNoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 				fmt.Errorf("no file, dir or registered project named %s", arg))
+		}
+		if !refused {
+			p, uerr := usable(e)
+			return p, e.Path, uerr
 		}
 		if e.Project == nil {
 			var ce *config.ConflictError
@@ -158,13 +172,13 @@ func (a *App) checkTarget(args []string) (*config.Project, string, error) {
 			return e.Project, e.Path, nil
 		}
 		return e.Project, e.Path, nil
-	case errors.Is(err, fs.ErrNotExist) && len(args) == 0:
+	case errors.Is(err, fs.ErrNotExist) && !named:
 		return a.checkDirFile(arg)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, "", fail(ExitInvalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 			fmt.Errorf("%s does not exist", arg))
 	default:
-		return nil, "", fmt.Errorf("check %s: %w", arg, err)
+		return nil, "", fmt.Errorf("read %s: %w", arg, err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/gateway"
 	"github.com/spf13/pflag"
 )
 
@@ -127,6 +128,19 @@ func commands() []*command {
 			name: "status", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
 				return func(ctx context.Context, a *App, args []string) error { return a.status(ctx, args[0]) }
+			},
+		},
+		{
+			name: "gateway", minArgs: 1, maxArgs: -1,
+			setup: func(fs *pflag.FlagSet) runner {
+				names := fs.StringArray("server-name", nil, "answer for host `NAME` (repeatable; default: any host)")
+				listen := fs.String("listen", gateway.DefaultListen, "listen on `PORT` or ADDR:PORT")
+				hosts := fs.StringArray("host", nil, "the projects run on `ADDR`, an IP address or DNS name (repeatable: a fleet; default: 127.0.0.1)")
+				prefix := fs.String("path-prefix", "", "serve every project under one server, each at its name below `PREFIX` (/ gives /api/, /apps gives /apps/api/)")
+				out := fs.StringP("out", "o", "", "write the configuration to `FILE` (atomically; says unchanged when it holds the same bytes)")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.gatewayCmd(ctx, args, gateway.Options{ServerNames: *names, Listen: *listen, Hosts: *hosts, PathPrefix: *prefix}, *out)
+				}
 			},
 		},
 		{

@@ -43,6 +43,16 @@ func (w wrkResult) String() string {
 
 var wrkLine = regexp.MustCompile(`WRK requests=(\d+) connect=(\d+) read=(\d+) write=(\d+) status=(\d+) timeout=(\d+) maxus=(\d+)`)
 
+// parseWrk reads the summary line wrkScript makes wrk print.
+func parseWrk(out string) (wrkResult, bool) {
+	w := wrkLine.FindStringSubmatch(out)
+	if w == nil {
+		return wrkResult{}, false
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	return wrkResult{n(w[1]), n(w[2]), n(w[3]), n(w[4]), n(w[5]), n(w[6]), time.Duration(n(w[7])) * time.Microsecond}, true
+}
+
 // reloadUnderLoad runs wrk against port (16 connections, HTTP keep-alive
 // or "Connection: close" on every request) and `bm2 reload project` one
 // second into it, so the load covers the whole reload however long it
@@ -83,16 +93,14 @@ cat /tmp/reload.out
 echo "--- wrk"
 cat /tmp/wrk.out`, wrkScript, header, port, project))
 	m := regexp.MustCompile(`RELOAD rc=(\d+) ms=(\d+)`).FindStringSubmatch(out)
-	w := wrkLine.FindStringSubmatch(out)
-	if m == nil || w == nil {
+	res, ok := parseWrk(out)
+	if m == nil || !ok {
 		b.t.Fatalf("no result:\n%s", out)
 	}
 	if m[1] != "0" {
 		b.t.Fatalf("bm2 reload %s exited %s:\n%s", project, m[1], out)
 	}
-	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
-	ms := n(m[2])
-	res := wrkResult{n(w[1]), n(w[2]), n(w[3]), n(w[4]), n(w[5]), n(w[6]), time.Duration(n(w[7])) * time.Microsecond}
+	ms, _ := strconv.Atoi(m[2])
 	reloadOut, _, _ := strings.Cut(out[strings.Index(out, m[0])+len(m[0])+1:], "--- wrk")
 	if tcp := regexp.MustCompile(`(?m)^TCP .*$`).FindString(out); tcp != "" {
 		reloadOut = "kernel counters (nstat): " + strings.TrimPrefix(tcp, "TCP ") + "\n" + reloadOut
