@@ -834,7 +834,7 @@ func (rp *report) crashMD(b *strings.Builder) {
 		"(each on its own, so that one that hangs holds up nothing) until a process that did not exist before answers: for bm2, systemd restarts the instance after `restart_delay_ms` (100 ms by " +
 		"default) and the kernel gives the new listener its share of new connections; for PM2, the God daemon forks a new " +
 		"worker, and its round-robin hands it connections once it listens. The surviving instance keeps serving meanwhile; " +
-		"requests sent before the recovery that failed, or hung, are counted. The row \"bm2, restart_delay_ms = 0\" is a second bm2 "+
+		"requests sent before the recovery that failed, or hung, are counted. The row \"bm2, restart_delay_ms = 0\" is a second bm2 " +
 		"project (crash0, port 3210) with no restart delay: what systemd's restart path itself costs.\n\n")
 	se := map[string]series{"bm2": {}, "pm2": {}, "bm2-delay0": {}}
 	failed := map[string]int{}
