@@ -164,12 +164,9 @@ func (a *App) projectArg(arg string, named, refused bool) (*config.Project, stri
 			return p, e.Path, uerr
 		}
 		if e.Project == nil {
-			var ce *config.ConflictError
-			if !errors.As(e.Err, &ce) {
-				return nil, e.Path, e.Err
-			}
-			// A refused range is reported by the conflict check below.
-			return e.Project, e.Path, nil
+			// Nothing parsed: the error is all there is. (A refused range
+			// keeps its project, and the conflict check reports it.)
+			return nil, e.Path, usableErr(e)
 		}
 		return e.Project, e.Path, nil
 	case errors.Is(err, fs.ErrNotExist) && !named:
@@ -275,4 +272,12 @@ func portLines(ports []int, states []reuseport.PortState) []string {
 		lines[i] = fmt.Sprintf("port %d: %s", p, describe(states[i]))
 	}
 	return lines
+}
+
+// usableErr is usable's error for an entry without a project; never nil.
+func usableErr(e entry) error {
+	if _, err := usable(e); err != nil {
+		return err
+	}
+	return fmt.Errorf("project %s: %s has no project", e.Name, e.Path)
 }

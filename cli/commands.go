@@ -153,7 +153,8 @@ func commands() []*command {
 			name: "migrate", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {
 				dry := fs.Bool("dry-run", false, "say what would change, change nothing")
-				return func(ctx context.Context, a *App, args []string) error { return a.migrate(ctx, *dry) }
+				from01 := fs.Bool("from-0.1", false, "also keep a bm2 0.1 host's projects as they ran: user = \"bm2\", [sandbox] mode = \"compat\" (the package passes it when it upgrades from 0.1)")
+				return func(ctx context.Context, a *App, args []string) error { return a.migrate(ctx, *dry, *from01) }
 			},
 		},
 		{

@@ -325,7 +325,7 @@ func TestMigrateTakesTheLock(t *testing.T) {
 	if te.stderr.String() != "" {
 		t.Fatalf("stderr:\n%s", te.stderr.String())
 	}
-	stdout, stderr, code := background(context.Background(), te, "migrate")
+	stdout, stderr, code := background(context.Background(), te, "migrate", "--from-0.1")
 	eventually(t, "migrate to wait", func() bool { return strings.HasPrefix(stderr.String(), "bm2: waiting for ") })
 	if stdout.String() != "" {
 		t.Fatalf("migrate went on while the lock was held:\n%s", stdout.String())

@@ -14,16 +14,18 @@ import (
 // LegacyUser is the account bm2 0.1 ran every project as.
 const LegacyUser = "bm2"
 
-// migrate is `bm2 migrate`: what the package runs once when it upgrades a
-// bm2 0.1 host, so that its projects keep serving exactly as they did.
-// Every project file in the config dir that names no user gets
-// user = "bm2" (0.1 ran every project as bm2, and its files are bm2's) and
-// [sandbox] mode = "compat" (0.1's sandbox: it may write where it wrote
-// before); [env] and the webhook move to the private part. The file is
+// migrate is `bm2 migrate`: [env] and the webhook of every project file in
+// the config dir that every user can read move to the private part. With
+// from01 (`--from-0.1`, what the package runs once when it upgrades a bm2
+// 0.1 host, so that its projects keep serving exactly as they did), every
+// project file that names no user also gets user = "bm2" (0.1 ran every
+// project as bm2, and its files are bm2's) and [sandbox] mode = "compat"
+// (0.1's sandbox: it may write where it wrote before); without it, a
+// project registered since then keeps its own account. The file is
 // rewritten canonically; the original is kept, root's alone, in
-// <state dir>/migrated-0.1/. A file that already names its user and
-// keeps no secret is left alone, so running it again changes nothing.
-func (a *App) migrate(ctx context.Context, dryRun bool) error {
+// <state dir>/migrated-0.1/. A file with nothing to change is left alone,
+// so running it again changes nothing.
+func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
 	if !dryRun {
 		// Held to the end: every file is rewritten from what was read.
 		unlock, err := a.lockRegistry(ctx, defaultTimeout)
@@ -45,7 +47,7 @@ func (a *App) migrate(ctx context.Context, dryRun bool) error {
 		}
 		p := *e.Project
 		var did []string
-		if p.OwnAccount() {
+		if from01 && p.OwnAccount() {
 			p.User = LegacyUser
 			did = append(did, `user = "bm2"`)
 			if p.Sandbox.Mode == config.Strict && len(p.Sandbox.Writable) == 0 {

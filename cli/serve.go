@@ -14,6 +14,7 @@ import (
 	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/jsruntime"
+	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -281,8 +282,7 @@ func (a *App) unitsBefore(ctx context.Context, sd Systemd, target string, names 
 	out := ts
 	for _, n := range names {
 		if !isLoaded[n] {
-			out = append(out, UnitStatus{Name: n, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
-				MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+			out = append(out, sysd.NotFound(n))
 			continue
 		}
 		st, err := sd.Units(ctx, []string{n})

@@ -377,11 +377,11 @@ func TestMigrate(t *testing.T) {
 	legacy := "name = \"old\"\nscript = \"a.js\"\ncwd = \"/srv/old\"\nport = 3000\n[env]\nTOKEN = \"t0k\"\n"
 	reg := te.write("etc/bm2/old.toml", legacy)
 	te.write("etc/bm2/mine.toml", "name = \"mine\"\nscript = \"a.js\"\ncwd = \"/srv/mine\"\nport = 4000\nuser = \"www-data\"\n")
-	te.mustRun(ExitOK, "migrate", "--dry-run")
+	te.mustRun(ExitOK, "migrate", "--from-0.1", "--dry-run")
 	if data, _ := os.ReadFile(reg); string(data) != legacy || !strings.Contains(te.stdout.String(), "would migrate "+reg) {
 		t.Fatalf("dry run changed something:\n%s", te.stdout.String())
 	}
-	te.mustRun(ExitOK, "migrate")
+	te.mustRun(ExitOK, "migrate", "--from-0.1")
 	data, _ := os.ReadFile(reg)
 	priv, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "old.toml"))
 	if !strings.Contains(string(data), "user = \"bm2\"\n") || !strings.Contains(string(data), "[sandbox]\nmode = \"compat\"\n") ||
@@ -394,6 +394,26 @@ func TestMigrate(t *testing.T) {
 	}
 	if strings.Contains(te.stdout.String(), "mine.toml") {
 		t.Fatalf("a project that names its user was migrated:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "migrate", "--from-0.1")
+	if te.stdout.String() != "nothing to migrate in "+te.paths.ConfigDir+"\n" {
+		t.Fatalf("second run:\n%s", te.stdout.String())
+	}
+}
+
+// Without --from-0.1, migrate only moves secrets: a project registered
+// after the upgrade keeps its own account and sandbox.
+func TestMigrateSecretsOnly(t *testing.T) {
+	te := newTestEnv(t)
+	own := "name = \"fresh\"\nscript = \"a.js\"\ncwd = \"/srv/fresh\"\nport = 3000\n[env]\nTOKEN = \"t0k\"\n"
+	reg := te.write("etc/bm2/fresh.toml", own)
+	te.mustRun(ExitOK, "migrate")
+	data, _ := os.ReadFile(reg)
+	if strings.Contains(string(data), "user") || strings.Contains(string(data), "compat") || strings.Contains(string(data), "t0k") {
+		t.Fatalf("migrated:\n%s", data)
+	}
+	if priv, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "fresh.toml")); !strings.Contains(string(priv), "TOKEN = \"t0k\"") {
+		t.Fatalf("private part %q", priv)
 	}
 	te.mustRun(ExitOK, "migrate")
 	if te.stdout.String() != "nothing to migrate in "+te.paths.ConfigDir+"\n" {
