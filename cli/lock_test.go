@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,24 +17,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// syncBuffer is a bytes.Buffer a test may read while a command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // eventually waits until cond holds, failing the test after 10 s.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -73,8 +56,8 @@ func holdLock(t *testing.T, te *testEnv, pid int) func() {
 
 // background runs a bm2 command line in a goroutine with its own output
 // buffers; the exit code arrives on the channel.
-func background(ctx context.Context, te *testEnv, args ...string) (stdout, stderr *syncBuffer, code <-chan int) {
-	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+func background(ctx context.Context, te *testEnv, args ...string) (stdout, stderr *testutil.SyncBuffer, code <-chan int) {
+	stdout, stderr = &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	a := te.app()
 	a.Stdio = Stdio{Out: stdout, Err: stderr}
 	c := make(chan int, 1)
@@ -131,7 +114,7 @@ func TestServeRaceRegistersOne(t *testing.T) {
 			done.Add(1)
 			go func() {
 				defer done.Done()
-				var out, errOut syncBuffer
+				var out, errOut testutil.SyncBuffer
 				a := te.app()
 				a.Stdio = Stdio{Out: &out, Err: &errOut}
 				ready.Done()

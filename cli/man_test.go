@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"os"
 	"regexp"
 	"sort"
@@ -25,24 +26,7 @@ const (
 // TestManPage keeps bm2(1) and --help one text: the COMMANDS section of
 // the man page is what help.txt and the commands' flags make of it.
 func TestManPage(t *testing.T) {
-	data, err := os.ReadFile(manPage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(data)
-	i, j := strings.Index(page, manBegin+"\n"), strings.Index(page, manEnd+"\n")
-	if i < 0 || j < i {
-		t.Fatalf("%s has no %q ... %q", manPage, manBegin, manEnd)
-	}
-	want := manBegin + "\n" + manCommands() + manEnd + "\n"
-	if got := page[i : j+len(manEnd)+1]; got != want {
-		if *updateMan {
-			page = page[:i] + want + page[j+len(manEnd)+1:]
-			if err := os.WriteFile(manPage, []byte(page), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
+	if !testutil.ManSection(t, manPage, manBegin, manEnd, manCommands(), *updateMan) {
 		t.Errorf("the COMMANDS section of %s is not what cli/help.txt makes; run `go test ./cli -run TestManPage -update`", manPage)
 	}
 }

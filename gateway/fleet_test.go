@@ -1,9 +1,9 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -75,14 +74,7 @@ func startApp(t *testing.T, addr string) *app {
 func runNginx(t *testing.T, snippet []byte, gwPort int) (get func() (int, string), errorLog func() string) {
 	t.Helper()
 	nginx := needTool(t, "nginx", "nginx")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "bm2.conf"), snippet, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	conf := NginxStandalone(dir, "", "    include "+filepath.Join(dir, "bm2.conf")+";")
-	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := nginxDir(t, snippet)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, nginx, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"),
 		"-g", "pid "+filepath.Join(dir, "nginx.pid")+"; daemon off; master_process off;")
@@ -94,8 +86,16 @@ func runNginx(t *testing.T, snippet []byte, gwPort int) (get func() (int, string
 		data, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 		return string(data)
 	}
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	get = func() (int, string) {
+	return gatewayUp(t, "nginx", gwPort, 5*time.Second, errorLog), errorLog
+}
+
+// gatewayUp waits until the gateway on gwPort answers at all, whatever
+// the upstream says, and returns a function that sends it one request (a
+// new connection each time) and returns the status and body.
+func gatewayUp(t *testing.T, name string, gwPort int, timeout time.Duration, output func() string) func() (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func() (int, string) {
 		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", gwPort))
 		if err != nil {
 			return 0, err.Error()
@@ -106,12 +106,11 @@ func runNginx(t *testing.T, snippet []byte, gwPort int) (get func() (int, string
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		// Up means nginx answers at all, whatever the upstream says.
 		if code, _ := get(); code != 0 {
-			return get, errorLog
+			return get
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("nginx does not answer:\n%s", errorLog())
+			t.Fatalf("%s does not answer:\n%s", name, output())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -249,49 +248,13 @@ func runCaddy(t *testing.T, caddyfile []byte, gwPort int) (get func() (int, stri
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, caddy, "run", "--config", file, "--adapter", "caddyfile")
 	cmd.Env = []string{"HOME=" + dir, "XDG_DATA_HOME=" + dir, "XDG_CONFIG_HOME=" + dir, "PATH=" + os.Getenv("PATH")}
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); cmd.Wait() })
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	get = func() (int, string) {
-		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", gwPort))
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if code, _ := get(); code != 0 {
-			return get, out.String
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("caddy does not answer:\n%s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return gatewayUp(t, "caddy", gwPort, 10*time.Second, out.String), out.String
 }
 
 // consecutivePorts finds n consecutive ports free on 127.0.0.1.

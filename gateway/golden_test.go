@@ -3,7 +3,7 @@ package gateway
 import (
 	"bytes"
 	"flag"
-	"fmt"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +98,7 @@ func TestGolden(t *testing.T) {
 					t.Fatalf("%v (run `go test ./gateway -update` to create it)", err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("output differs from %s (run `go test ./gateway -update` and review the diff):\n%s", path, firstDifference(want, got))
+					t.Errorf("output differs from %s (run `go test ./gateway -update` and review the diff):\n%s", path, testutil.FirstDifference(want, got))
 				}
 				switch kind {
 				case KindNginx:
@@ -127,23 +127,6 @@ func TestNoStaleGoldens(t *testing.T) {
 	}
 }
 
-func firstDifference(want, got []byte) string {
-	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, w, g)
-		}
-	}
-	return "(no line differs)"
-}
-
 // needTool finds a server binary, or skips the test without it; with
 // CI=true it must be there (.ci/run installs nginx and caddy).
 func needTool(t *testing.T, name, pkg string) string {
@@ -169,14 +152,7 @@ func needTool(t *testing.T, name, pkg string) string {
 func nginxAccepts(t *testing.T, snippet []byte) {
 	t.Helper()
 	nginx := needTool(t, "nginx", "nginx")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "bm2.conf"), snippet, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	conf := NginxStandalone(dir, "", "    include "+filepath.Join(dir, "bm2.conf")+";")
-	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := nginxDir(t, snippet)
 	cmd := exec.Command(nginx, "-t", "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", "stderr",
 		"-g", "pid "+filepath.Join(dir, "nginx.pid")+"; error_log stderr;")
 	out, err := cmd.CombinedOutput()
@@ -218,6 +194,21 @@ func caddyAccepts(t *testing.T, caddyfile []byte) {
 		t.Fatalf("caddy fmt: %v", err)
 	}
 	if !bytes.Equal(formatted, caddyfile) {
-		t.Errorf("caddy fmt would change the Caddyfile:\n%s", firstDifference(caddyfile, formatted))
+		t.Errorf("caddy fmt would change the Caddyfile:\n%s", testutil.FirstDifference(caddyfile, formatted))
 	}
+}
+
+// nginxDir writes the snippet and a standalone nginx.conf that includes it
+// into a fresh directory, nginx's prefix for the test.
+func nginxDir(t *testing.T, snippet []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bm2.conf"), snippet, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := NginxStandalone(dir, "", "    include "+filepath.Join(dir, "bm2.conf")+";")
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"os"
 	"path/filepath"
 	"sort"
@@ -109,7 +110,7 @@ func TestGolden(t *testing.T) {
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("output differs from %s (run `go test ./generator -update` and review the diff):\n%s",
-					fx.golden, firstDifference(want, got))
+					fx.golden, testutil.FirstDifference(want, got))
 			}
 			checkAssertions(t, fx, res)
 		})
@@ -122,23 +123,6 @@ func reversed(s []config.Source) []config.Source {
 		out[len(s)-1-i] = x
 	}
 	return out
-}
-
-func firstDifference(want, got []byte) string {
-	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + itoa(i+1) + ":\n  want: " + w + "\n  got:  " + g
-		}
-	}
-	return "(no line differs)"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -2,7 +2,7 @@ package pm2import
 
 import (
 	"flag"
-	"os"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"strings"
 	"testing"
 )
@@ -17,24 +17,7 @@ const (
 
 // TestManTable keeps bm2-import(1)'s table and the rules one list.
 func TestManTable(t *testing.T) {
-	data, err := os.ReadFile(manPage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := string(data)
-	i, j := strings.Index(page, manBegin+"\n"), strings.Index(page, manEnd+"\n")
-	if i < 0 || j < i {
-		t.Fatalf("%s has no %q ... %q", manPage, manBegin, manEnd)
-	}
-	want := manBegin + "\n" + manTable() + manEnd + "\n"
-	if page[i:j+len(manEnd)+1] != want {
-		if *updateMan {
-			page = page[:i] + want + page[j+len(manEnd)+1:]
-			if err := os.WriteFile(manPage, []byte(page), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
+	if !testutil.ManSection(t, manPage, manBegin, manEnd, manTable(), *updateMan) {
 		t.Errorf("the PM2 KEYS table of %s is not the rules'; run `go test ./pm2import -run TestManTable -update`", manPage)
 	}
 }
