@@ -87,39 +87,66 @@ func Discover(dirs []string) Found {
 				continue
 			}
 			seen[name] = true
-			if !nameRE.MatchString(name) || len(name) > maxNameLen {
-				f.Errors = append(f.Errors, &Error{File: p, Msg: fmt.Sprintf("%q is not a valid project name: use 1 to %d of a-z, 0-9, '-' and '_', starting with a letter or digit", name, maxNameLen), Err: ErrValue})
-				continue
-			}
-			if e.Type()&fs.ModeSymlink != 0 {
-				if target, err := os.Readlink(p); err == nil && target == os.DevNull {
-					f.Masked = append(f.Masked, p)
-					continue
-				}
-			}
-			st, err := os.Stat(p)
-			if err != nil {
-				f.Errors = append(f.Errors, fmt.Errorf("%s: %w", p, err))
-				continue
-			}
-			if !st.Mode().IsRegular() {
-				f.Errors = append(f.Errors, &Error{File: p, Msg: "not a regular file", Err: ErrValue})
-				continue
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				f.Errors = append(f.Errors, fmt.Errorf("%s: %w", p, err))
-				continue
-			}
-			if len(bytes.TrimSpace(data)) == 0 {
-				f.Masked = append(f.Masked, p)
-				continue
-			}
-			f.Sources = append(f.Sources, readPrivate(Source{Path: p, Data: data, Mode: st.Mode()}))
+			f.add(p, e.Type()&fs.ModeSymlink != 0)
 		}
 	}
 	sort.Slice(f.Sources, func(i, j int) bool { return f.Sources[i].Name() < f.Sources[j].Name() })
 	return f
+}
+
+// DiscoverOne is Discover for one project: the first <name>.toml along
+// dirs, read and checked as Discover does (a mask or a broken file gives
+// no source). It reads nothing else.
+func DiscoverOne(dirs []string, name string) (Source, bool) {
+	for _, dir := range dirs {
+		p := filepath.Join(dir, name+".toml")
+		st, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		var f Found
+		f.add(p, st.Mode()&fs.ModeSymlink != 0)
+		if len(f.Sources) == 1 {
+			return f.Sources[0], true
+		}
+		return Source{}, false // the first one of that name decides
+	}
+	return Source{}, false
+}
+
+// add reads one project file found at p (isLink: the directory entry is
+// a symbolic link) into the sources, the masks or the errors.
+func (f *Found) add(p string, isLink bool) {
+	name := Stem(p)
+	if !nameRE.MatchString(name) || len(name) > maxNameLen {
+		f.Errors = append(f.Errors, &Error{File: p, Msg: fmt.Sprintf("%q is not a valid project name: use 1 to %d of a-z, 0-9, '-' and '_', starting with a letter or digit", name, maxNameLen), Err: ErrValue})
+		return
+	}
+	if isLink {
+		if target, err := os.Readlink(p); err == nil && target == os.DevNull {
+			f.Masked = append(f.Masked, p)
+			return
+		}
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		f.Errors = append(f.Errors, fmt.Errorf("%s: %w", p, err))
+		return
+	}
+	if !st.Mode().IsRegular() {
+		f.Errors = append(f.Errors, &Error{File: p, Msg: "not a regular file", Err: ErrValue})
+		return
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		f.Errors = append(f.Errors, fmt.Errorf("%s: %w", p, err))
+		return
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		f.Masked = append(f.Masked, p)
+		return
+	}
+	f.Sources = append(f.Sources, readPrivate(Source{Path: p, Data: data, Mode: st.Mode()}))
 }
 
 // readPrivate reads a project's private part. It must be a regular file
@@ -189,17 +216,6 @@ type Loaded struct {
 	Masked  []string
 	Shadow  []string
 	Errors  []error // directories that cannot be read
-}
-
-// Kept returns the projects that get units: valid, and holding their ports.
-func (l Loaded) Kept() []*Project {
-	var out []*Project
-	for _, e := range l.Entries {
-		if e.Err == nil {
-			out = append(out, e.Project)
-		}
-	}
-	return out
 }
 
 // Find returns the entry of a project name.

@@ -141,14 +141,19 @@ func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, 
 	return owns, err
 }
 
-// notifySettings reads the project's [notify] table from its files on the
-// default search path; a missing or broken file means no notification.
+// notifySettings reads the project's [notify] table from its own files on
+// the default search path (no other project's: every start of every
+// instance runs a probe); a missing or broken file means no notification.
 func notifySettings(project string) config.Notify {
-	e, ok := config.Load(config.DefaultSearchPath, config.Options{NumCPU: 1}).Find(project)
-	if !ok || e.Project == nil {
+	src, ok := config.DiscoverOne(config.DefaultSearchPath, project)
+	if !ok {
 		return config.Notify{}
 	}
-	return e.Project.Notify
+	p, err := config.ParseSource(src, config.Options{NumCPU: 1})
+	if err != nil {
+		return config.Notify{}
+	}
+	return p.Notify
 }
 
 // MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic
