@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/pm2import"
 	"github.com/bm2dev/bm2/pm2load"
@@ -65,9 +66,14 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	} else {
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}
+	// Who owns the file decides where bm2 writes and as whom the apps may
+	// run. Not through a link: pm2load resolved them (root's only) and
+	// checked that only the owner can change the file.
 	var st syscall.Stat_t
 	sourceOwner := -1
-	if err := syscall.Stat(src.File, &st); err == nil && os.Geteuid() == 0 {
+	if err := syscall.Lstat(src.File, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return fail(ExitInvalid, "", fmt.Errorf("%s changed while it was read", file))
+	} else if os.Geteuid() == 0 {
 		sourceOwner = int(st.Uid)
 	}
 	out := ""
@@ -79,7 +85,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	opts := pm2import.Options{
 		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.NumCPU,
 		Owner:   dirOwner,
-		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp) },
+		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, sourceOwner) },
 	}
 	if f.port != 0 {
 		n := 0
@@ -100,6 +106,11 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	var problems []string
 	var serveFiles []string
 	for _, p := range res.Projects {
+		if why := a.foreignUser(p.User, sourceOwner); why != "" {
+			problems = append(problems, p.Name+": "+why)
+			fmt.Fprintf(a.Err, "bm2: not imported: %s: %s\n", p.Name, why)
+			continue
+		}
 		fmt.Fprintf(a.Out, "\n%s: %s -> %s\n", p.Name, p.Summary, p.File)
 		for _, n := range p.Notes {
 			fmt.Fprintf(a.Out, "  %s\n", n)
@@ -246,18 +257,23 @@ func dirOwner(dir string) string {
 
 // importRuntime checks the runtime an imported project would run, as
 // bm2 check does: systemd's search path, or runtime_path; its --version
-// is asked as the binary's owner (nobody for root's), never as root.
-func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePath string) string {
+// is asked as the owner of the file the app comes from (nobody for
+// root's), never as root, and never as whoever owns the binary (a link
+// swapped after a look at it would run someone's program as them).
+func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePath string, owner int) string {
 	command := string(kind)
 	if runtimePath != "" {
 		command = runtimePath
 	}
-	ask := func(ctx context.Context, path string) (string, error) {
-		id := nobody
-		var st syscall.Stat_t
-		if err := syscall.Stat(path, &st); err == nil && st.Uid != 0 {
-			id.UID, id.GID, id.Name = int(st.Uid), int(st.Gid), "uid "+strconv.Itoa(int(st.Uid))
+	id := nobody
+	if owner > 0 {
+		if u, err := user.LookupId(strconv.Itoa(owner)); err == nil {
+			if gid, err := strconv.Atoi(u.Gid); err == nil {
+				id = identity.Identity{Name: u.Username, UID: owner, GID: gid}
+			}
 		}
+	}
+	ask := func(ctx context.Context, path string) (string, error) {
 		return a.RuntimeVersion(ctx, id, path)
 	}
 	rc := jsruntime.Check(ctx, kind, command, a.RuntimeDirs, ask)
@@ -265,4 +281,19 @@ func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePat
 		return ""
 	}
 	return rc.Problem + " (" + jsruntime.Advice(kind) + ")"
+}
+
+// foreignUser says why an app may not run as user: a file a user owns
+// (owner > 0) may make its apps run as that user, or as an account of
+// their own, never as root or anyone else. "" when it may.
+func (a *App) foreignUser(user string, owner int) string {
+	if user == "" || owner <= 0 {
+		return ""
+	}
+	id, err := a.LookupUser(context.Background(), user, "")
+	if err == nil && id.UID == owner {
+		return ""
+	}
+	return fmt.Sprintf("it would run as %q, but the file it comes from belongs to uid %d: an imported app runs as its file's owner or as an account of its own (remove uid/user, or import a file that %s owns)",
+		user, owner, user)
 }

@@ -53,6 +53,7 @@ type Project struct {
 	File    string // where its bm2.toml goes
 	Data    []byte // the bm2.toml
 	Secrets bool   // it has [env]: written readable by its owner only
+	User    string // user =, "" for an account of its own
 	Summary string // `4 x cluster on port 3000, runtime node`
 	Notes   []string
 	// Dropped are the variables of a dump's environment that were not the
@@ -806,11 +807,11 @@ func (m *mapper) render() (*Project, error) {
 	p.File = file
 	pub, priv := config.Marshal(&p)
 	var b strings.Builder
-	what := fmt.Sprintf("app %q of %s", m.label, m.src.File)
+	what := fmt.Sprintf("app %q of %q", m.label, m.src.File)
 	b.WriteString("# Imported by `bm2 import` from " + what + ".\n")
 	b.WriteString("# Check it with `bm2 check`, start it with `sudo bm2 serve`; see bm2.toml(5).\n")
 	for _, n := range m.notes {
-		b.WriteString("#   " + strings.ReplaceAll(n, "\n", " ") + "\n")
+		b.WriteString("#   " + strings.NewReplacer("\n", " ", "\r", " ").Replace(n) + "\n")
 	}
 	b.WriteString(strings.TrimPrefix(string(pub), config.MarshalHeader))
 	if priv != nil {
@@ -827,7 +828,7 @@ func (m *mapper) render() (*Project, error) {
 	}
 	return &Project{
 		App: m.label, Name: p.Name, Cwd: p.Cwd, File: file, Data: data,
-		Secrets: len(p.Env) > 0,
+		Secrets: len(p.Env) > 0, User: p.User,
 		Summary: fmt.Sprintf("%d x %s on port %s, runtime %s", p.Instances, p.Mode, portRange(&p), p.Runtime),
 		Notes:   m.notes,
 		Dropped: m.dropped(),

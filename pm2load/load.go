@@ -49,11 +49,15 @@ type Evaluated struct {
 // Load reads file. For JavaScript, ev says how it was evaluated (nil for
 // data). Errors name the file and what went wrong.
 func Load(ctx context.Context, file string, opts Options) (pm2import.Source, *Evaluated, error) {
-	abs, err := filepath.Abs(file)
+	given, err := filepath.Abs(file)
 	if err != nil {
 		return pm2import.Source{}, nil, err
 	}
-	f, err := os.Open(abs)
+	abs, err := trustedPath(given)
+	if err != nil {
+		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, errors.Unwrap(err))
 	}
@@ -64,6 +68,9 @@ func Load(ctx context.Context, file string, opts Options) (pm2import.Source, *Ev
 	}
 	if !st.Mode().IsRegular() {
 		return pm2import.Source{}, nil, fmt.Errorf("%s is not a regular file", file)
+	}
+	if err := ownedWithItsDir(abs, st); err != nil {
+		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {
@@ -274,3 +281,58 @@ func (l *limited) Write(p []byte) (int, error) {
 }
 
 func (l *limited) String() string { return l.b.String() }
+
+// trustedPath resolves the symbolic links of an ecosystem file's path, as
+// long as each one belongs to root: a link a user made (the file itself,
+// or a directory on the way) could point root's read, or the evaluation,
+// at another user's or root's own files. What comes back is the real path,
+// used from then on, so a link swapped later changes nothing.
+func trustedPath(path string) (string, error) {
+	parts := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	cur := "/"
+	for _, part := range parts {
+		next := filepath.Join(cur, part)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			if sys, ok := st.Sys().(*syscall.Stat_t); !ok || sys.Uid != 0 {
+				return "", fmt.Errorf("%s is a symbolic link that root does not own: give the file's real path", next)
+			}
+			if next, err = filepath.EvalSymlinks(next); err != nil {
+				return "", err
+			}
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// ownedWithItsDir requires that the file and every directory above it
+// belong to root or to the file's owner, and that none of them lets
+// anyone else write (a sticky directory excepted): then nobody but the
+// owner can swap the file between this check and its evaluation as the
+// owner, and what runs as the owner is the owner's own.
+func ownedWithItsDir(path string, st os.FileInfo) error {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return errors.New("cannot tell who owns it")
+	}
+	owner := sys.Uid
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		var ds syscall.Stat_t
+		if err := syscall.Stat(dir, &ds); err != nil {
+			return err
+		}
+		if ds.Uid != 0 && ds.Uid != owner {
+			return fmt.Errorf("it belongs to uid %d but %s belongs to uid %d: run bm2 import on a file its directory's owner owns", owner, dir, ds.Uid)
+		}
+		if ds.Mode&0o022 != 0 && ds.Mode&syscall.S_ISVTX == 0 {
+			return fmt.Errorf("%s may be written by other users (mode %o), so the file could be swapped", dir, ds.Mode&0o7777)
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
+}
