@@ -7,6 +7,7 @@ UNITDIR     ?= $(PREFIX)/lib/systemd/system
 GENDIR      ?= $(PREFIX)/lib/systemd/system-generators
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
 
@@ -86,6 +87,13 @@ install-files:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	  /usr/lib/systemd/systemd-sysctl $(PREFIX)/lib/sysctl.d/50-bm2.conf || \
 	  echo "warning: could not apply $(PREFIX)/lib/sysctl.d/50-bm2.conf; it applies at the next boot"; fi
+	@# The journal catalog: what each of bm2's events means and what to do
+	@# (journalctl -x -t bm2); rebuilt at once on a live host.
+	install -d $(DESTDIR)$(CATALOGDIR)
+	install -m 0644 packaging/catalog/bm2.catalog $(DESTDIR)$(CATALOGDIR)/bm2.catalog
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	  journalctl --update-catalog || \
+	  echo "warning: journalctl --update-catalog failed; run it again to see bm2's catalog in journalctl -x"; fi
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
@@ -97,6 +105,8 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 	@echo "kept $(SYSCONFDIR)/bm2 (your project files), /var/lib/bm2 and /var/log/bm2"
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/50-bm2.conf
+	rm -f $(DESTDIR)$(CATALOGDIR)/bm2.catalog
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then journalctl --update-catalog || true; fi
 
 clean:
 	rm -rf bin dist
