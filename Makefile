@@ -8,6 +8,9 @@ GENDIR      ?= $(PREFIX)/lib/systemd/system-generators
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
 
@@ -94,6 +97,12 @@ install-files:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	  journalctl --update-catalog || \
 	  echo "warning: journalctl --update-catalog failed; run it again to see bm2's catalog in journalctl -x"; fi
+	@# Shell completion: the scripts `bm2 completion bash|zsh|fish` prints
+	@# (embedded from cli/completion/), where the shells look for them.
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0644 cli/completion/bm2.bash $(DESTDIR)$(BASHCOMPDIR)/bm2
+	install -m 0644 cli/completion/_bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2
+	install -m 0644 cli/completion/bm2.fish $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
@@ -106,6 +115,7 @@ uninstall:
 	@echo "kept $(SYSCONFDIR)/bm2 (your project files), /var/lib/bm2 and /var/log/bm2"
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/50-bm2.conf
 	rm -f $(DESTDIR)$(CATALOGDIR)/bm2.catalog
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2 $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then journalctl --update-catalog || true; fi
 
 clean:
