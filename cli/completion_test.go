@@ -56,11 +56,12 @@ func completionHost(t *testing.T) (env []string, dir string) {
 		t.Fatal(err)
 	}
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "PATH=") && !strings.HasPrefix(e, "BM2_") {
+		if !strings.HasPrefix(e, "PATH=") && !strings.HasPrefix(e, "BM2_") && !strings.HasPrefix(e, "GORACE=") {
 			env = append(env, e)
 		}
 	}
-	env = append(env, asBM2+"=1", "PATH="+bin+":"+os.Getenv("PATH"), "BM2_CONFIG_PATH="+conf)
+	// GORACE: a -race binary otherwise sleeps 1 s before it exits.
+	env = append(env, asBM2+"=1", "PATH="+bin+":"+os.Getenv("PATH"), "BM2_CONFIG_PATH="+conf, "GORACE=atexit_sleep_ms=0")
 	return env, dir
 }
 
