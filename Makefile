@@ -7,6 +7,10 @@ UNITDIR     ?= $(PREFIX)/lib/systemd/system
 GENDIR      ?= $(PREFIX)/lib/systemd/system-generators
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 MANDIR      ?= $(PREFIX)/share/man
 SYSCONFDIR  ?= /etc
 
@@ -86,6 +90,19 @@ install-files:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	  /usr/lib/systemd/systemd-sysctl $(PREFIX)/lib/sysctl.d/50-bm2.conf || \
 	  echo "warning: could not apply $(PREFIX)/lib/sysctl.d/50-bm2.conf; it applies at the next boot"; fi
+	@# The journal catalog: what each of bm2's events means and what to do
+	@# (journalctl -x -t bm2); rebuilt at once on a live host.
+	install -d $(DESTDIR)$(CATALOGDIR)
+	install -m 0644 packaging/catalog/bm2.catalog $(DESTDIR)$(CATALOGDIR)/bm2.catalog
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	  journalctl --update-catalog || \
+	  echo "warning: journalctl --update-catalog failed; run it again to see bm2's catalog in journalctl -x"; fi
+	@# Shell completion: the scripts `bm2 completion bash|zsh|fish` prints
+	@# (embedded from cli/completion/), where the shells look for them.
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
+	install -m 0644 cli/completion/bm2.bash $(DESTDIR)$(BASHCOMPDIR)/bm2
+	install -m 0644 cli/completion/_bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2
+	install -m 0644 cli/completion/bm2.fish $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
@@ -97,6 +114,9 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
 	@echo "kept $(SYSCONFDIR)/bm2 (your project files), /var/lib/bm2 and /var/log/bm2"
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/50-bm2.conf
+	rm -f $(DESTDIR)$(CATALOGDIR)/bm2.catalog
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2 $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then journalctl --update-catalog || true; fi
 
 clean:
 	rm -rf bin dist

@@ -158,6 +158,12 @@ func commands() []*command {
 			},
 		},
 		{
+			name: "completion", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.completion(args[0]) }
+			},
+		},
+		{
 			name: "version", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {
 				return func(ctx context.Context, a *App, args []string) error { return a.version() }
@@ -219,6 +225,10 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return usageErr("", "unknown flag %q before the command", args[0])
+	}
+	if args[0] == completeCommand {
+		// Hidden, for the completion scripts; its words are not its flags.
+		return a.complete(args[1:])
 	}
 	c := lookup(args[0])
 	if c == nil {

@@ -14,6 +14,13 @@
 //	bm2 reload   a rolling restart: one instance at a time, each back before the next
 //	bm2 logs     the app's output: journalctl -u bm2@<name>-<i>.service, prefixed
 //	bm2 events   bm2's own events: journalctl -t bm2, as a table or JSON lines
+//	bm2 completion bash|zsh|fish   the shell completion script (cli/completion/)
+//
+// The completion scripts are thin: they call the hidden `bm2 __complete --
+// WORD...`, which completes commands, flags, project and instance names in
+// Go. What each argument takes is read from the command's usage line in
+// help.txt ("<name | name-i>": projects and instances), so --help, bm2(1)
+// and completion cannot disagree.
 //
 // # Shape
 //

@@ -83,6 +83,11 @@ test -f /usr/lib/systemd/system/bm2.slice && test -f /usr/lib/systemd/system/bm2
 grep -qx 'ExecStart=/usr/lib/bm2/bm2-probe .*' /usr/lib/systemd/system/bm2-probe@.service
 # Man pages.
 man -w bm2 >/dev/null && man -w 5 bm2.toml >/dev/null && man -w 8 bm2-generator >/dev/null
+# Shell completion where bash, zsh and fish look for it.
+test -f /usr/share/bash-completion/completions/bm2 && test -f /usr/share/zsh/vendor-completions/_bm2
+test -f /usr/share/fish/vendor_completions.d/bm2.fish
+# The journal catalog, in the journal's database at once (postinst).
+journalctl --list-catalog | grep -q '^fef51d7506c045a3aca2d41b6586cc18 bm2: '
 # sysctl.d for bm2 reload, applied at once.
 test "$(sysctl -n net.ipv4.tcp_migrate_req)" = 1
 # Nothing shipped is enabled or started.
@@ -178,6 +183,10 @@ test "$(systemctl list-units --all --no-legend --plain 'bm2@*' 'bm2-*' 'bm2.*')"
 test ! -e /usr/bin/bm2 && test ! -e /usr/lib/bm2
 test ! -e /usr/lib/systemd/system-generators/bm2-generator
 test ! -e /usr/lib/systemd/system/bm2@.service
+# The catalog forgets bm2's entries (postrm).
+test ! -e /usr/lib/systemd/catalog/bm2.catalog
+test ! -e /usr/share/bash-completion/completions/bm2
+! journalctl --list-catalog | grep -q ' bm2: '
 # What the administrator made and bm2's state are kept.
 test -f /etc/bm2/%s.toml && test -d /var/lib/bm2/errored && test -d /var/log/bm2 && id bm2 >/dev/null
 test "$(dpkg-query -W -f '${Status}' bm2)" = "deinstall ok config-files"`, port, name))

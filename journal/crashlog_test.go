@@ -1,0 +1,187 @@
+package journal
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// seqOf reads back the sequence number a test wrote as the line's detail.
+func seqOf(t *testing.T, line string) int {
+	t.Helper()
+	_, d, ok := strings.Cut(line, ` detail="`)
+	if !ok {
+		t.Fatalf("line without detail: %q", line)
+	}
+	n, err := strconv.Atoi(strings.TrimSuffix(d, `"`))
+	if err != nil {
+		t.Fatalf("line %q: %v", line, err)
+	}
+	return n
+}
+
+func logLines(t *testing.T, p string) []string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// A crash loop that never ends: 50,000 lines into a log capped at 16 KiB.
+// The log and its one old generation stay within the cap, they hold the
+// newest lines in order with none missing between them, and Last reads the
+// newest.
+func TestCrashLogRotates(t *testing.T) {
+	const limit, n = 16 << 10, 50_000
+	c := CrashLog{Dir: t.TempDir(), MaxSize: limit}
+	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	for i := 1; i <= n; i++ {
+		code := 1
+		reason := ReasonExited
+		if i == n {
+			reason = ReasonBudget
+		}
+		if err := c.Append("api", "api-0", Crash{Time: at.Add(time.Duration(i) * time.Millisecond), Reason: reason, ExitCode: &code, Detail: strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := c.Path("api", "api-0")
+	for _, f := range []string{p, p + ".1"} {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > limit || st.Size() < limit/4 {
+			t.Errorf("%s: %d bytes, want at most %d (and not nearly empty)", f, st.Size(), limit)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(p))
+	if len(entries) != 2 {
+		t.Errorf("%d files in the log directory, want the log and its .1: %v", len(entries), entries)
+	}
+	old, cur := logLines(t, p+".1"), logLines(t, p)
+	all := append(old, cur...)
+	if got := seqOf(t, all[len(all)-1]); got != n {
+		t.Errorf("newest line is #%d, want #%d", got, n)
+	}
+	for i := 1; i < len(all); i++ {
+		if a, b := seqOf(t, all[i-1]), seqOf(t, all[i]); b != a+1 {
+			t.Fatalf("line #%d follows #%d: lines lost or out of order across the rotation", b, a)
+		}
+	}
+	last, ok := c.Last("api", "api-0")
+	if !ok || last.Reason != ReasonBudget || !last.Time.Equal(at.Add(n*time.Millisecond)) {
+		t.Errorf("Last = %+v, %v; want the newest line (restart_budget_exhausted)", last, ok)
+	}
+	// Just after a rotation, before the new file has a line, Last falls
+	// back to the old generation.
+	if err := os.Truncate(p, 0); err != nil {
+		t.Fatal(err)
+	}
+	if last, ok := c.Last("api", "api-0"); !ok || last.Reason != ReasonExited {
+		t.Errorf("Last with an empty log = %+v, %v; want the last line of .1", last, ok)
+	}
+}
+
+// Writers racing through rotations: no torn line, no file beyond the cap,
+// no rotation of a file another writer has just rotated (the old
+// generation is full), and each writer's lines in the order it wrote them.
+func TestCrashLogConcurrentRotation(t *testing.T) {
+	const limit, writers, each = 4 << 10, 8, 500
+	c := CrashLog{Dir: t.TempDir(), MaxSize: limit}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: ReasonKilled, Signal: "SIGKILL", Detail: strconv.Itoa(w*each + i)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	p := c.Path("api", "api-0")
+	last := map[int]int{}
+	maxLine := 0
+	for _, f := range []string{p + ".1", p} {
+		for _, l := range logLines(t, f) {
+			if !strings.Contains(l, " reason=killed signal=SIGKILL detail=") {
+				t.Fatalf("torn line %q in %s", l, f)
+			}
+			maxLine = max(maxLine, len(l)+1)
+			n := seqOf(t, l)
+			if prev, ok := last[n/each]; ok && n <= prev {
+				t.Errorf("writer %d: line #%d after #%d", n/each, n, prev)
+			}
+			last[n/each] = n
+		}
+	}
+	for _, f := range []string{p + ".1", p} {
+		if st, err := os.Stat(f); err != nil || st.Size() > limit {
+			t.Fatalf("%s: %v, %v bytes (cap %d)", f, err, st.Size(), limit)
+		}
+	}
+	if st, _ := os.Stat(p + ".1"); st.Size() <= limit-int64(maxLine) {
+		t.Errorf("%s.1 has %d bytes: rotated before it was full (cap %d, lines up to %d bytes)", p, st.Size(), limit, maxLine)
+	}
+}
+
+// The writer is root in /var/log/bm2: a symbolic link in place of the log
+// is refused, and one in place of the old generation is replaced, never
+// followed.
+func TestCrashLogFollowsNoLink(t *testing.T) {
+	c := CrashLog{Dir: t.TempDir(), MaxSize: 200}
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := c.Path("api", "api-0")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, p); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: ReasonExited})
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Append through a link: %v; want a refusal naming %s", err, p)
+	}
+	os.Remove(p)
+	if err := os.Symlink(victim, p+".1"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		if err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: ReasonExited, Detail: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := os.Lstat(p + ".1"); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("%s.1 after a rotation: %v, %v; want a regular file", p, st, err)
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "precious\n" {
+		t.Errorf("the link's target was changed: %q", data)
+	}
+	// A link in place of the project's directory is refused too.
+	c2 := CrashLog{Dir: t.TempDir()}
+	if err := os.Symlink(t.TempDir(), filepath.Join(c2.Dir, "web")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Append("web", "web-0", Crash{Time: time.Now(), Reason: ReasonExited}); err == nil || !strings.Contains(err.Error(), filepath.Join(c2.Dir, "web")) {
+		t.Errorf("Append into a linked directory: %v; want a refusal naming it", err)
+	}
+}
