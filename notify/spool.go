@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -75,7 +76,7 @@ func (s Spool) dir() error {
 	if err != nil {
 		return err
 	}
-	sys, _ := st.Sys().(*unix.Stat_t)
+	sys, _ := st.Sys().(*syscall.Stat_t)
 	if !st.IsDir() || st.Mode().Perm()&0o077 != 0 || sys == nil || int(sys.Uid) != s.Owner {
 		return fmt.Errorf("the notification spool %s must be a directory of uid %d with mode 0700 (it is %v, uid %v): "+
 			"remove it, `systemd-tmpfiles --create` makes it again", s.Dir, s.Owner, st.Mode(), uidOf(sys))
@@ -83,7 +84,7 @@ func (s Spool) dir() error {
 	return nil
 }
 
-func uidOf(sys *unix.Stat_t) any {
+func uidOf(sys *syscall.Stat_t) any {
 	if sys == nil {
 		return "unknown"
 	}
@@ -157,7 +158,7 @@ func (s Spool) Read(name string) (Notification, error) {
 	if err != nil {
 		return n, err
 	}
-	sys, _ := st.Sys().(*unix.Stat_t)
+	sys, _ := st.Sys().(*syscall.Stat_t)
 	if !st.Mode().IsRegular() || sys == nil || int(sys.Uid) != s.Owner || st.Size() > maxFileSize {
 		return n, fmt.Errorf("%s is not a notification bm2 wrote (a regular file of uid %d, at most %d bytes)", path, s.Owner, maxFileSize)
 	}

@@ -88,11 +88,11 @@ type Probe struct {
 	// Owns tells whether one of the instance's processes holds one of
 	// the listening sockets, looked at as the instance's user; nil means
 	// any listener of the instance's user counts.
-	Owns     func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
-	Events   journal.Sink
-	Crashes  journal.CrashLog
-	State    state.Dir
-	Log      func(format string, args ...any)
+	Owns    func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
+	Events  journal.Sink
+	Crashes journal.CrashLog
+	State   state.Dir
+	Log     func(format string, args ...any)
 
 	invocation string                // of the instance run being judged: BM2_INVOCATION
 	seen       map[uint64]socketKind // listening sockets looked at in this run
