@@ -287,6 +287,21 @@ for f in /var/lib/bm2/notify/*.json; do test "$(stat -c '%a %U' "$f")" = "600 ro
 		if n := strings.Count(log, "gave up notifying"); n != 7 {
 			t.Errorf("%d notifications given up, want 7 (hung: 4 crashes and its giving up; steady: 2 confirmed)", n)
 		}
+		// And as the projects' events, which bm2 events shows (root's: trusted).
+		for p, want := range map[string]int{"hung": 5, "steady": 2} {
+			es := b.events("notification_dropped", p)
+			if len(es) != want {
+				t.Errorf("%d notification_dropped events of %s, want %d", len(es), p, want)
+				continue
+			}
+			if e := es[0]; e.str("_UID") != "0" || e.str("PRIORITY") != "4" || e.str("MESSAGE_ID") != "d31724daabef434c909c9630aee35e7f" ||
+				!strings.Contains(e.str("MESSAGE"), "gave up notifying") || !strings.HasPrefix(e.str("BM2_INSTANCE"), p+"-") {
+				t.Errorf("notification_dropped: %v", e)
+			}
+		}
+		if out := b.sh(`bm2 events hung`); !strings.Contains(out, "notification_dropped") {
+			t.Errorf("bm2 events hung:\n%s", out)
+		}
 		if strings.Contains(log, "notified ") {
 			t.Errorf("a notification to a receiver that never answers was delivered:\n%s", log)
 		}

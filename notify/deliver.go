@@ -37,6 +37,9 @@ type Deliverer struct {
 	Policy Policy
 	Client *http.Client // nil: http.DefaultTransport
 	Log    io.Writer    // one line per notification delivered or dropped
+	// Events records each notification given up (notification_dropped):
+	// the journal itself, never a notify.Sink (that would notify again).
+	Events journal.Sink
 }
 
 // Result counts what a run did.
@@ -150,13 +153,13 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, nam
 		}
 		var pe *journal.PostError
 		if errors.As(err, &pe) && pe.Permanent() {
-			fmt.Fprintf(log, "gave up notifying %s (%s) to %s at attempt %d: %v; trying again cannot help: "+
-				"fix notify.webhook in the project's file; the notification is dropped\n", what, n.Payload.Time, shown, attempt, err)
+			d.dropped(n, fmt.Sprintf("gave up notifying %s (%s) to %s at attempt %d: %v; trying again cannot help: "+
+				"fix notify.webhook in the project's file; the notification is dropped", what, n.Payload.Time, shown, attempt, err), err, log)
 			break
 		}
 		if attempt >= p.Attempts() {
-			fmt.Fprintf(log, "gave up notifying %s (%s) to %s after %d attempts: %v; the notification is dropped "+
-				"(the event stays in the journal: journalctl -t bm2)\n", what, n.Payload.Time, shown, attempt, err)
+			d.dropped(n, fmt.Sprintf("gave up notifying %s (%s) to %s after %d attempts: %v; the notification is dropped "+
+				"(the event stays in the journal: journalctl -t bm2)", what, n.Payload.Time, shown, attempt, err), err, log)
 			break
 		}
 		t := time.NewTimer(p.Backoff[attempt-1])
@@ -169,4 +172,18 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, nam
 	}
 	o.removeErr = d.Spool.Remove(name)
 	return o
+}
+
+// dropped says that a notification was given up: the notification_dropped
+// event of its project (in the unit's journal too), or a line when there is
+// no event to write.
+func (d Deliverer) dropped(n Notification, msg string, err error, log io.Writer) {
+	if d.Events != nil && n.Payload.Project != "" {
+		e := journal.Event{Kind: journal.NotificationDropped, Project: n.Payload.Project, Instance: n.Payload.Instance,
+			Message: msg, Detail: err.Error()}
+		if d.Events.Emit(e) == nil {
+			return
+		}
+	}
+	fmt.Fprintln(log, msg)
 }

@@ -18,7 +18,8 @@
 // between them, removes the file once delivered or given up (a line in its
 // journal, URL redacted, says so), and exits when the spool is empty. A
 // receiver that hangs costs its own notification 31 s at most, and nothing
-// else. The spool keeps at most [MaxSpooled] notifications: beyond that
+// else. A notification given up is also an event of its project,
+// notification_dropped, which is never notified itself. The spool keeps at most [MaxSpooled] notifications: beyond that
 // the oldest are dropped, with a line saying so.
 //
 // The spool's directory and the unit names are a [Scope]: [System] is the

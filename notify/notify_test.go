@@ -133,6 +133,7 @@ func TestSinkLevels(t *testing.T) {
 	levels := map[journal.Kind]string{
 		journal.ReuseportConfirmed: "info", journal.ReuseportMissing: "error", journal.ReuseportProbeStopped: "warning",
 		journal.InstanceCrashed: "warning", journal.InstanceErrored: "error", journal.RuntimeRejected: "error",
+		journal.NotificationDropped: "never", // its own failure is not sent again
 	}
 	if len(levels) != len(journal.Kinds()) {
 		t.Fatalf("the test knows %d kinds, bm2 has %v", len(levels), journal.Kinds())
@@ -158,7 +159,7 @@ func TestSinkLevels(t *testing.T) {
 				t.Errorf("%s at level %s: %d events journaled, want 1", k, min, len(next.got))
 			}
 			names, _ := s.List()
-			want := rank[levels[k]] >= rank[string(min)]
+			want := levels[k] != "never" && rank[levels[k]] >= rank[string(min)]
 			if (len(names) == 1) != want || len(names) > 1 {
 				t.Errorf("%s (%s) at level %s: %d notifications spooled, want sent=%v", k, levels[k], min, len(names), want)
 				continue
@@ -204,6 +205,24 @@ func TestSinkNothingOrBroken(t *testing.T) {
 	}
 }
 
+type lockedRecorder struct {
+	mu  sync.Mutex
+	got []journal.Event
+}
+
+func (r *lockedRecorder) Emit(e journal.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, e)
+	return nil
+}
+
+func (r *lockedRecorder) all() []journal.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]journal.Event(nil), r.got...)
+}
+
 var fast = Policy{Timeout: 300 * time.Millisecond, Backoff: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond},
 	Concurrency: 8, Poll: 10 * time.Millisecond}
 
@@ -246,9 +265,18 @@ func TestDeliverRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log testutil.SyncBuffer
-			res, err := Deliverer{Spool: s, Policy: fast, Log: &log}.Run(context.Background())
+			events := &lockedRecorder{}
+			res, err := Deliverer{Spool: s, Policy: fast, Log: &log, Events: events}.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Given up: a notification_dropped event of the project and
+			// instance, with the line as its message.
+			if got := events.all(); c.delivered == 1 && len(got) != 0 {
+				t.Errorf("events %+v for a delivered notification", got)
+			} else if c.delivered == 0 && (len(got) != 1 || got[0].Kind != journal.NotificationDropped || got[0].Project != "api" ||
+				got[0].Instance != "api-0" || !strings.Contains(got[0].Message, "gave up notifying") || strings.Contains(got[0].Message, "secret")) {
+				t.Errorf("events %+v, want one notification_dropped of api-0", got)
 			}
 			if calls.Load() != c.attempts || res.Delivered != c.delivered || res.Delivered+res.Dropped != 1 {
 				t.Errorf("%d attempts, result %+v; want %d attempts, %d delivered", calls.Load(), res, c.attempts, c.delivered)
@@ -262,7 +290,11 @@ func TestDeliverRetries(t *testing.T) {
 				t.Errorf("left in the spool: %v", names)
 			}
 			want := strings.ReplaceAll(c.line, "URL", srv.URL+"/hook?REDACTED")
-			if l := log.String(); !strings.Contains(l, want) || strings.Contains(l, "secret") {
+			l := log.String()
+			if got := events.all(); len(got) == 1 {
+				l += got[0].Message // given up: said by the event
+			}
+			if !strings.Contains(l, want) || strings.Contains(l, "secret") {
 				t.Errorf("log %q, want %q", l, want)
 			}
 		})

@@ -45,7 +45,9 @@ func (s Sink) Emit(e journal.Event) error {
 }
 
 func (s Sink) enqueue(e journal.Event) {
-	if e.Project == "" || s.Settings == nil {
+	// A notification about a notification that failed would only fail
+	// the same way.
+	if e.Project == "" || s.Settings == nil || e.Kind == journal.NotificationDropped {
 		return
 	}
 	n := s.Settings(e.Project)

@@ -78,7 +78,8 @@ func run(ctx context.Context, args []string) error {
 		if len(args) != 1 {
 			return fmt.Errorf("usage: bm2-probe notify (as %s runs it)", notify.System.ServiceUnit)
 		}
-		d := notify.Deliverer{Spool: notify.Spool{Dir: notify.System.Dir}, Policy: notify.DefaultPolicy, Log: os.Stdout}
+		d := notify.Deliverer{Spool: notify.Spool{Dir: notify.System.Dir}, Policy: notify.DefaultPolicy, Log: os.Stdout,
+			Events: journal.Journald{Fallback: os.Stderr}}
 		res, err := d.Run(ctx)
 		fmt.Printf("%d notifications delivered, %d dropped\n", res.Delivered, res.Dropped)
 		return err
