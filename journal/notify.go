@@ -83,7 +83,8 @@ type PostError struct {
 	// Status is the HTTP status of an answer that was not 2xx; 0 when
 	// there was no answer.
 	Status int
-	// BadURL: the URL is unusable, no request was made.
+	// BadURL: the URL cannot work as it is: it does not parse, is not
+	// http or https, or redirects to another place.
 	BadURL bool
 	msg    string
 }
