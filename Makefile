@@ -16,7 +16,7 @@ SYSCONFDIR  ?= /etc
 
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
-STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service
+STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service
 
 .PHONY: all build test test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
@@ -75,6 +75,10 @@ install-files:
 	@# Static units name the helper as /usr/lib/bm2/bm2-probe: follow LIBEXECDIR.
 	for u in $(STATIC_UNITS); do \
 	  sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/static/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
+	@# bm2-notify.path is enabled statically: paths.target (pulled in by
+	@# basic.target) wants it at every boot.
+	install -d $(DESTDIR)$(UNITDIR)/paths.target.wants
+	ln -sfn ../bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf
 	install -m 0644 packaging/tmpfiles.d/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	@# On a live host (no DESTDIR) with systemd running, create the account and
@@ -82,7 +86,8 @@ install-files:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	  systemd-sysusers $(SYSUSERSDIR)/bm2.conf && \
 	  systemd-tmpfiles --create $(TMPFILESDIR)/bm2.conf && \
-	  systemctl daemon-reload; fi
+	  systemctl daemon-reload && \
+	  systemctl start bm2-notify.path; fi
 	@# sysctl.d: net.ipv4.tcp_migrate_req=1, so that `bm2 reload` drops no
 	@# connection (see the file); applied at once on a live host.
 	install -d $(DESTDIR)$(PREFIX)/lib/sysctl.d
@@ -106,7 +111,9 @@ install-files:
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-	  systemctl stop bm2.slice 2>/dev/null || true; fi
+	  systemctl stop bm2.slice bm2-notify.path bm2-notify.service 2>/dev/null || true; fi
+	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
+	-rmdir $(DESTDIR)$(UNITDIR)/paths.target.wants 2>/dev/null
 	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(GENDIR)/bm2-generator \
 	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(STATIC_UNITS)) \
 	  $(DESTDIR)$(SYSUSERSDIR)/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf

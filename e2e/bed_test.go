@@ -128,10 +128,18 @@ func (b *bed) cursor() string {
 	return strings.TrimSpace(out)
 }
 
-// journalSince returns bm2's journal messages after cursor.
+// journalSince returns the journal messages args select after cursor.
+// Not --after-cursor: with a match, journalctl 252 skips the first entry
+// that matches when the cursor's own entry does not.
 func (b *bed) journalSince(cursor string, args string) string {
 	b.t.Helper()
-	return b.sh(fmt.Sprintf(`journalctl --no-pager -o cat --after-cursor=%q %s`, cursor, args))
+	var out strings.Builder
+	for _, e := range b.journal(fmt.Sprintf(`--cursor=%q %s`, cursor, args)) {
+		if e.str("__CURSOR") != cursor {
+			out.WriteString(e.str("MESSAGE") + "\n")
+		}
+	}
+	return out.String()
 }
 
 // waitActive waits until every unit is active (running).

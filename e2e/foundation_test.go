@@ -188,7 +188,7 @@ port = "5100"
 	b.waitActive(30*time.Second, "bm2@good-0.service", "bm2@api-0.service", "bm2@api-3.service")
 
 	log := b.eventually(10*time.Second, "generator messages in the journal",
-		fmt.Sprintf(`journalctl --no-pager -o cat -t bm2 --after-cursor=%q | grep %s`, cur, broken))
+		fmt.Sprintf(`journalctl --no-pager -o cat -t bm2 --cursor=%q | grep %s`, cur, broken))
 	want := fmt.Sprintf("/etc/bm2/%s.toml:4: port: must be an integer, got a string", broken)
 	if !strings.Contains(log, want) {
 		t.Errorf("journal lacks %q:\n%s", want, log)

@@ -392,6 +392,11 @@ systemd-run --quiet -u hook-stolen /usr/local/bin/node /srv/hooks/stolen.js`)
 		if p := score("bm2-probe@pa-0.service"); p > 3.0 {
 			t.Errorf("probe exposure %.1f", p)
 		}
+		notify := score("bm2-notify.service")
+		t.Logf("MEASURE systemd-analyze security: notification delivery %.1f", notify)
+		if notify > 2.0 {
+			t.Errorf("bm2-notify.service exposure %.1f, want <= 2.0", notify)
+		}
 		if out := b.sh(`bm2 status pa`); !strings.Contains(out, "sandbox: strict, exposure ") {
 			t.Errorf("bm2 status does not show the exposure:\n%s", out)
 		}

@@ -221,6 +221,8 @@ func TestProbeStopsExclusive(t *testing.T) {
 		if n := len(b.events("reuseport_missing", "solo")); n != 1 {
 			t.Errorf("%d reuseport_missing events, want 1", n)
 		}
+		// Delivered by bm2-notify.service, from the spool.
+		b.eventually(30*time.Second, "the webhook heard of it", `grep -q reuseport_missing /tmp/hook.jsonl`)
 		time.Sleep(3 * time.Second) // let any late probe run (it must not post again)
 		hooks := b.sh(`cat /tmp/hook.jsonl`)
 		if n := strings.Count(hooks, "\n"); n != 1 || !strings.Contains(hooks, `\"event\":\"reuseport_missing\"`) || !strings.Contains(hooks, `\"project\":\"solo\"`) {

@@ -20,6 +20,11 @@
 //     (restart budget exhausted, refused) it emits instance_errored and
 //     writes a crash.log line; its neighbours keep serving.
 //
+// Exited and Failed emit through the sink bm2-probe gives them (package
+// notify): the journal, and a notification spooled for bm2-notify.service
+// when the event reaches the project's [notify] level. They never wait
+// for a webhook.
+//
 // All three are subcommands of bm2-probe, bm2's static helper binary in
 // /usr/lib/bm2, whose root subcommands start with an empty environment.
 package hooks

@@ -31,8 +31,9 @@
 // loops. The journal catalog (packaging/catalog/bm2.catalog) has an entry
 // per kind; a new kind needs one.
 //
-// Notifications go to a webhook ([Webhook]); its URL is printed only
-// through [RedactURL].
+// Notifications go to a webhook ([Webhook], one attempt per [Webhook.Post];
+// the body is [Payload]); its URL is printed only through [RedactURL].
+// Package notify decides which events are sent, spools them and retries.
 //
 // The generator cannot use journald (it runs before it may be up) and logs
 // through /dev/kmsg instead; see package generator.

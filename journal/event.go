@@ -51,6 +51,9 @@ const (
 	InstanceCrashed       Kind = "instance_crashed"
 	InstanceErrored       Kind = "instance_errored"
 	RuntimeRejected       Kind = "runtime_rejected"
+	// A notification given up by bm2-notify.service (package notify); never
+	// notified itself.
+	NotificationDropped Kind = "notification_dropped"
 )
 
 type kindInfo struct {
@@ -67,6 +70,7 @@ var kinds = []kindInfo{
 	{InstanceCrashed, "f2094127a7e2480c9ce5c60d78d83fb2", sdjournal.PriWarning},
 	{InstanceErrored, "8142a04800b24fc794e195b028d94e5e", sdjournal.PriErr},
 	{RuntimeRejected, "a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
+	{NotificationDropped, "d31724daabef434c909c9630aee35e7f", sdjournal.PriWarning},
 }
 
 // Kinds returns every event kind, in documentation order.

@@ -10,6 +10,8 @@
 // instance its own verdict, including a run that started while the probe
 // was still busy with the one before. On an exclusive listener the first
 // probe to take the errored mark (package state) stops the whole project
-// over D-Bus, writes a crash.log line per instance, logs reuseport_missing
-// and notifies the webhook beside the stop.
+// over D-Bus, writes a crash.log line per instance and logs
+// reuseport_missing. Its events go through package notify's sink, which
+// spools their notifications for bm2-notify.service: the probe never
+// waits for a webhook.
 package probehelper

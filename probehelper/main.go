@@ -12,6 +12,7 @@ import (
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/notify"
 	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/sockdiag"
 	"github.com/bm2dev/bm2/state"
@@ -26,7 +27,8 @@ import (
 // It takes what it checks from what systemd actually runs — the instance's
 // BM2_APP_PORT, its UID and GID — so a project file edited without a
 // daemon-reload cannot make it probe the wrong port or as the wrong user;
-// only the notification settings come from the project file.
+// only the notification settings come from the project file, read when
+// an event is emitted (package notify).
 func Main(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)")
@@ -87,7 +89,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		Fork: st.Env("BM2_EXEC_MODE") == string(config.Fork), MinUptime: minUptime,
 		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
 		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
-		Events:  journal.Journald{Fallback: os.Stderr},
+		Events:  notify.NewSink(os.Stderr),
 		Crashes: journal.CrashLog{Dir: journal.DefaultLogDir},
 		State:   state.Default,
 		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
@@ -107,9 +109,6 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		}
 	} else {
 		fmt.Fprintf(out, "%s: %v; bind tests only\n", units.InstanceID(project, index), err)
-	}
-	if n := notifySettings(project); n.Webhook != "" {
-		p.Notifier = journal.Webhook{URL: n.Webhook, MinLevel: string(n.Level)}
 	}
 	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
 	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+minUptime+st.TimeoutStop+30*time.Second)
@@ -139,21 +138,6 @@ func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, 
 		return err
 	})
 	return owns, err
-}
-
-// notifySettings reads the project's [notify] table from its own files on
-// the default search path (no other project's: every start of every
-// instance runs a probe); a missing or broken file means no notification.
-func notifySettings(project string) config.Notify {
-	src, ok := config.DiscoverOne(config.DefaultSearchPath, project)
-	if !ok {
-		return config.Notify{}
-	}
-	p, err := config.ParseSource(src, config.Options{NumCPU: 1})
-	if err != nil {
-		return config.Notify{}
-	}
-	return p.Notify
 }
 
 // MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic

@@ -46,11 +46,6 @@ type Clock interface {
 	Sleep(ctx context.Context, d time.Duration) error
 }
 
-// Notifier sends a notification for an event; it must not block for long.
-type Notifier interface {
-	Notify(ctx context.Context, e journal.Event) error
-}
-
 // Outcome is how a probe run ended.
 type Outcome int
 
@@ -93,12 +88,11 @@ type Probe struct {
 	// Owns tells whether one of the instance's processes holds one of
 	// the listening sockets, looked at as the instance's user; nil means
 	// any listener of the instance's user counts.
-	Owns     func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
-	Events   journal.Sink
-	Crashes  journal.CrashLog
-	State    state.Dir
-	Notifier Notifier // nil: notifications disabled
-	Log      func(format string, args ...any)
+	Owns    func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
+	Events  journal.Sink
+	Crashes journal.CrashLog
+	State   state.Dir
+	Log     func(format string, args ...any)
 
 	invocation string                // of the instance run being judged: BM2_INVOCATION
 	seen       map[uint64]socketKind // listening sockets looked at in this run
@@ -431,7 +425,8 @@ func (p *Probe) settled(ctx context.Context, unit string) bool {
 }
 
 // react is the project-level answer to an exclusive listener: errored mark
-// (first run wins), event, crash.log lines, stop the slice, notify.
+// (first run wins), event (and so its notification, spooled by
+// Events: package notify), crash.log lines, stop the slice.
 func (p *Probe) react(ctx context.Context) (Outcome, error) {
 	// Once the project is marked errored the reaction must finish, even if
 	// this probe run is being stopped.
@@ -459,16 +454,7 @@ func (p *Probe) react(ctx context.Context) (Outcome, error) {
 		errs = append(errs, p.Crashes.Append(p.Project, units.InstanceID(p.Project, i),
 			journal.Crash{Time: now, Reason: journal.ReasonReuseportMissing, Detail: detail}))
 	}
-	// The notification goes out beside the stop, never in front of it.
-	notified := make(chan error, 1)
-	if p.Notifier != nil {
-		ev.Project, ev.Instance, ev.Time = p.Project, p.instanceID(), now
-		go func() { notified <- p.Notifier.Notify(ctx, ev) }()
-	} else {
-		notified <- nil
-	}
 	errs = append(errs, p.Systemd.StopAll(ctx, units.Target(p.Project), units.Slice(p.Project)))
-	errs = append(errs, <-notified)
 	return Missing, errors.Join(errs...)
 }
 

@@ -105,19 +105,11 @@ func (e *events) kinds() []journal.Kind {
 	return k
 }
 
-type notifier struct{ got []journal.Event }
-
-func (n *notifier) Notify(ctx context.Context, e journal.Event) error {
-	n.got = append(n.got, e)
-	return nil
-}
-
 type rig struct {
 	probe  *Probe
 	sd     *fakeSystemd
 	clock  *fakeClock
 	events *events
-	notes  *notifier
 	dir    string
 }
 
@@ -128,7 +120,6 @@ func newRig(t *testing.T, port int) *rig {
 		sd:     &fakeSystemd{inst: online("inv1", 10*time.Second)},
 		clock:  &fakeClock{now: 10 * time.Second},
 		events: &events{},
-		notes:  &notifier{},
 		dir:    dir,
 	}
 	r.probe = &Probe{
@@ -136,7 +127,6 @@ func newRig(t *testing.T, port int) *rig {
 		Interval: DefaultInterval, Window: DefaultWindow,
 		Systemd: r.sd, Clock: r.clock, Check: reuseport.CheckPortAs, Events: r.events,
 		Crashes: journal.CrashLog{Dir: filepath.Join(dir, "log")}, State: state.Dir{Path: filepath.Join(dir, "lib")},
-		Notifier: r.notes,
 	}
 	return r
 }
@@ -186,8 +176,8 @@ func TestProbeConfirmsSlowStarter(t *testing.T) {
 	if e := r.events.got[0]; e.Project != "api" || e.Instance != "api-1" || e.Port != port || e.Invocation != "inv1" {
 		t.Errorf("event %+v", e)
 	}
-	if len(r.sd.stopped) != 0 || len(r.notes.got) != 0 {
-		t.Errorf("confirmed but stopped %v / notified %v", r.sd.stopped, r.notes.got)
+	if len(r.sd.stopped) != 0 {
+		t.Errorf("confirmed but stopped %v", r.sd.stopped)
 	}
 }
 
@@ -209,9 +199,6 @@ func TestProbeExclusiveStopsProject(t *testing.T) {
 	if len(r.sd.stopped) != 1 || strings.Join(r.sd.stopped[0], " ") != "bm2-api.target bm2-api.slice" {
 		t.Errorf("stopped %v, want the target and the slice once", r.sd.stopped)
 	}
-	if len(r.notes.got) != 1 || r.notes.got[0].Kind != journal.ReuseportMissing || r.notes.got[0].Project != "api" {
-		t.Errorf("notifications %+v", r.notes.got)
-	}
 	for _, inst := range []string{"api-0", "api-1"} {
 		data, err := os.ReadFile(r.probe.Crashes.Path("api", inst))
 		if err != nil || !strings.Contains(string(data), " reason=reuseport_missing ") {
@@ -223,15 +210,16 @@ func TestProbeExclusiveStopsProject(t *testing.T) {
 	}
 
 	// A second probe (another instance of the same project) reaches the
-	// same verdict but does not stop, log or notify again.
+	// same verdict but does not stop or log again (so no second
+	// notification: they come from the events).
 	r2 := newRig(t, port)
 	r2.probe.State, r2.probe.Crashes = r.probe.State, r.probe.Crashes
 	out, err = r2.probe.Run(context.Background())
 	if err != nil || out != AlreadyErrored {
 		t.Fatalf("second Run = %v, %v; want already-errored", out, err)
 	}
-	if len(r2.sd.stopped)+len(r2.notes.got)+len(r2.events.got) != 0 {
-		t.Errorf("second probe acted: %v %v %v", r2.sd.stopped, r2.notes.got, r2.events.got)
+	if len(r2.sd.stopped)+len(r2.events.got) != 0 {
+		t.Errorf("second probe acted: %v %v", r2.sd.stopped, r2.events.got)
 	}
 	data, _ := os.ReadFile(r.probe.Crashes.Path("api", "api-0"))
 	if n := strings.Count(string(data), "\n"); n != 1 {

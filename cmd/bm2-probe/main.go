@@ -3,6 +3,8 @@
 //	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service, root); package probehelper
 //	bm2-probe exited <project>-<i>          ExecStopPost=+ (root): crash.log and events; package hooks
 //	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
+//	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
+//	                                        spooled notifications; package notify
 //	bm2-probe run bun|node [--env-file F] -- RUNTIME …
 //	                                        ExecStart= wrapper, as the app's user; package hooks
 //
@@ -24,6 +26,7 @@ import (
 
 	"github.com/bm2dev/bm2/hooks"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/notify"
 	"github.com/bm2dev/bm2/probehelper"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
@@ -61,14 +64,25 @@ func cleanExec() {
 }
 
 func run(ctx context.Context, args []string) error {
-	events := journal.Journald{Fallback: os.Stderr}
+	// Every event of a root subcommand goes through here: the journal, and
+	// the notification spool.
+	events := notify.NewSink(os.Stderr)
 	crashes := journal.CrashLog{Dir: journal.DefaultLogDir}
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | notify")
 	}
 	switch args[0] {
 	case "run":
 		return hooks.Run(ctx, args[1:], hooks.DefaultRunEnv())
+	case "notify":
+		if len(args) != 1 {
+			return fmt.Errorf("usage: bm2-probe notify (as %s runs it)", notify.System.ServiceUnit)
+		}
+		d := notify.Deliverer{Spool: notify.Spool{Dir: notify.System.Dir}, Policy: notify.DefaultPolicy, Log: os.Stdout,
+			Events: journal.Journald{Fallback: os.Stderr}}
+		res, err := d.Run(ctx)
+		fmt.Printf("%d notifications delivered, %d dropped\n", res.Delivered, res.Dropped)
+		return err
 	case "exited", "failed":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: bm2-probe %s PROJECT-INDEX", args[0])
