@@ -46,6 +46,8 @@ type Paths struct {
 	// LockFile is held while a command changes the registered projects
 	// (see lockRegistry): /run/bm2/registry.lock.
 	LockFile string
+	// LogDir holds the crash logs: /var/log/bm2.
+	LogDir string
 }
 
 // DefaultPaths are the system-scope directories.
@@ -90,6 +92,10 @@ type Env struct {
 	// Listening tells whether a unit's processes hold a listening TCP
 	// socket on port (listensOn, from /proc, by default).
 	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
+	// Access tells whether id can open path (dir: enter it), for the
+	// checks before start (accessAs by default: as id when root, else
+	// only whether it exists).
+	Access func(id identity.Identity, path string, dir bool) error
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
 }

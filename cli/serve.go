@@ -49,6 +49,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if p.RuntimePath == "" {
 		p.RuntimePath = rc.Path
 	}
+	if err := a.preflightErr(ctx, p); err != nil {
+		return err
+	}
 	if err := a.checkRegistrable(p); err != nil {
 		return err
 	}
