@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/state"
 )
 
