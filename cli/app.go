@@ -96,6 +96,10 @@ type Env struct {
 	// checks before start (accessAs by default: as id when root, else
 	// only whether it exists).
 	Access func(id identity.Identity, path string, dir bool) error
+	// PortHolder names the holder of a TCP listener on port owned by
+	// another user than uid (hooks.ForeignHolder by default: sock_diag,
+	// and /proc for its name and pid).
+	PortHolder func(port int, uid uint32) (string, bool)
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
 }

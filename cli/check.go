@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
@@ -87,9 +88,16 @@ func (a *App) check(ctx context.Context, args []string) error {
 			if own == nil {
 				own = a.ownPorts(ctx, p.Name)
 			}
-			if !own[ports[i]] {
-				problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
+			if own[ports[i]] {
+				continue
 			}
+			if who, ok := a.portHolder(ports[i], id); ok {
+				e, _ := fmode.Explain(journal.ReasonPortInUse, fmode.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
+				fmt.Fprintf(w, "port %d: %s\n", ports[i], e.Message)
+				problems = append(problems, problemText(e))
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
 		}
 	}
 
@@ -99,6 +107,12 @@ func (a *App) check(ctx context.Context, args []string) error {
 	} else {
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
 		problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
+	}
+
+	// What else keeps an instance from starting, as its user sees it.
+	for _, e := range a.preflightAll(ctx, p) {
+		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
+		problems = append(problems, problemText(e))
 	}
 
 	entries, _ := a.registry()

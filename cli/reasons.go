@@ -11,6 +11,7 @@ import (
 
 	"github.com/bm2dev/bm2/config"
 	fmode "github.com/bm2dev/bm2/failure"
+	"github.com/bm2dev/bm2/hooks"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -83,6 +84,7 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 		if ev, ok := a.lastEvent(ctx, p.Name, journal.RuntimeRejected); ok && ev.Instance == id && ev.Reason.Refusal() {
 			r = ev.Reason
 			_, what, _ := strings.Cut(ev.Message, " not started: ")
+			what, _, _ = strings.Cut(what, " (install ") // the fix says it
 			facts.Detail = strings.TrimPrefix(strings.TrimPrefix(what, "runtime "), "env_file ")
 		}
 		return fmode.Explain(r, facts)
@@ -239,4 +241,31 @@ func (a *App) preflightErr(ctx context.Context, p *config.Project) error {
 		return nil
 	}
 	return fail(ExitInvalid, hintOf(*first), errors.New(strings.Join(msgs, "\n")))
+}
+
+// preflightAll is every preflight failure of p, worded for bm2 check.
+func (a *App) preflightAll(ctx context.Context, p *config.Project) []fmode.Explained {
+	found, _ := a.preflightDefinite(ctx, p, "")
+	for k := range found {
+		found[k].Fix = strings.ReplaceAll(found[k].Fix, "then `bm2 serve`", "then `bm2 check`")
+	}
+	return found
+}
+
+// problemText is one of bm2 check's problems: reason, message and fix.
+func problemText(e fmode.Explained) string {
+	return fmt.Sprintf("%s: %s; fix: %s", e.Reason, e.Message, e.Fix)
+}
+
+// portHolder names a listener on port that belongs to another user than
+// id (PortHolder; hooks.ForeignHolder by default). id's UID unknown: none.
+func (a *App) portHolder(port int, id identity.Identity) (string, bool) {
+	holder := a.PortHolder
+	if holder == nil {
+		holder = hooks.ForeignHolder
+	}
+	if id.UID < 0 {
+		return "", false
+	}
+	return holder(port, uint32(id.UID))
 }

@@ -42,6 +42,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err != nil {
 		return err
 	}
+	if err := a.preflightErr(ctx, p); err != nil {
+		return err
+	}
 	rc := a.checkRuntime(ctx, p)
 	if !rc.OK() {
 		return fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
@@ -49,9 +52,7 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if p.RuntimePath == "" {
 		p.RuntimePath = rc.Path
 	}
-	if err := a.preflightErr(ctx, p); err != nil {
-		return err
-	}
+
 	if err := a.checkRegistrable(p); err != nil {
 		return err
 	}

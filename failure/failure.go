@@ -81,7 +81,7 @@ var modes = []Mode{
 		Reason: journal.ReasonPortInUse,
 		Case:   "The port is held by a process of another user (root included), not by the project",
 		Message: "port {port} is held by {detail}, not by {project}: its instances cannot listen there (SO_REUSEPORT joins " +
-			"only sockets of the same user), so bm2 stopped {project}",
+			"only sockets of the same user)",
 		Fix:     "stop that program, or give {project} another `port =` in bm2.toml; " + again,
 		Man:     "bm2.toml(5) PORT RANGES AND CONFLICTS",
 		Before:  true,

@@ -170,6 +170,7 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 		return err
 	}
 	e, _ := failure.Explain(journal.ReasonPortInUse, failure.Facts{Project: project, Instance: id, Port: port, Detail: who})
+	e.Message += "; bm2 keeps " + project + "'s instances from starting again"
 	c := journal.Crash{Time: now, Reason: journal.ReasonPortInUse, Detail: e.Message}
 	return record(crashes, events, project, id, c, journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Invocation: st.InvocationID, Port: port,
