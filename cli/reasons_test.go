@@ -127,3 +127,29 @@ func listenExclusive(t *testing.T) net.Listener {
 	t.Cleanup(func() { l.Close() })
 	return l
 }
+
+// bm2 status names the current failure and its fix, worded by runtime.
+func TestStatusNamesTheFailure(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", nodeAPI))
+	te.probe["bm2@api-0.service"] = "missing"
+	te.mustRun(ExitFailure, "serve", dir)
+	te.mustRun(ExitOK, "status", "api")
+	got := te.stdout.String()
+	for _, want := range []string{
+		"  errored: reuseport_missing",
+		"  why: api-0 holds port 3000 alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, so bm2 stopped api\n",
+		"  fix: listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24), or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 start api` (see bm2(1) EVENTS)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status lacks %q:\n%s", want, got)
+		}
+	}
+	// A script gone since: the next start cannot work, and status says so.
+	te.access[filepath.Join(te.root, "srv/api/server.js")] = fs.ErrNotExist
+	te.mustRun(ExitOK, "status", "api")
+	if got := te.stdout.String(); !strings.Contains(got, "  problem: script_missing: api-0 cannot start: script "+filepath.Join(te.root, "srv/api/server.js")+": no such file or directory\n  fix: put the script there") ||
+		!strings.Contains(got, "then `bm2 start api` (see bm2.toml(5) KEYS)") {
+		t.Errorf("status:\n%s", got)
+	}
+}
