@@ -224,7 +224,7 @@ bm2:   l3
 bm2:   l4
 bm2:   l5
 bm2:   error: Cannot find module 'src/index.ts'
-bm2: fix: ` + "`bm2 logs api`" + ` shows why it crashes; fix the app (or give it more ` + "`max_restarts =`" + ` in bm2.toml); the other instances keep serving; then ` + "`bm2 serve`" + ` (see bm2.toml(5) RESTART BUDGET)
+bm2: fix: ` + "`bm2 logs api`" + ` shows why it crashes; fix the app (or give it more ` + "`max_restarts =`" + ` in bm2.toml); then ` + "`bm2 serve`" + ` (see bm2.toml(5) RESTART BUDGET)
 `
 	if got := te.stderr.String(); got != want {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)

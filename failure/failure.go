@@ -159,8 +159,7 @@ var modes = []Mode{
 		Reason:  journal.ReasonBudget,
 		Case:    "Crash loop: the instance crashed until its restart budget ran out",
 		Message: "{instance} crashed again and again and gave up (restart budget exhausted); last crash.log line: {detail}",
-		Fix: "`bm2 logs {project}` shows why it crashes; fix the app (or give it more `max_restarts =` in bm2.toml); " +
-			"the other instances keep serving; " + again,
+		Fix:     "`bm2 logs {project}` shows why it crashes; fix the app (or give it more `max_restarts =` in bm2.toml); " + again,
 		Man:     "bm2.toml(5) RESTART BUDGET",
 		Example: Facts{Project: "api", Detail: "2026-11-30T04:00:00.123Z reason=exited code=1"},
 	},
