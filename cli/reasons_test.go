@@ -139,7 +139,7 @@ func TestStatusNamesTheFailure(t *testing.T) {
 	for _, want := range []string{
 		"  errored: reuseport_missing",
 		"  why: api-0 holds port 3000 alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, so bm2 stopped api\n",
-		"  fix: listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24), or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 start api` (see bm2(1) EVENTS)\n",
+		"  fix: listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24), or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 start api` (see bm2.toml(5) ERRORED PROJECTS)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status lacks %q:\n%s", want, got)

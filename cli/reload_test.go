@@ -174,7 +174,7 @@ func TestReloadReuseportMissing(t *testing.T) {
 	errOut := te.stderr.String()
 	for _, want := range []string{
 		"bm2: api is errored: reuseport_missing: api-0 holds port 3000 alone (no SO_REUSEPORT): under Bun either Bun.serve is called without reusePort, or the app listens through node:http",
-		"set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml; then `bm2 start api` (see bm2(1) EVENTS)\n",
+		"set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml; then `bm2 start api` (see bm2.toml(5) ERRORED PROJECTS)\n",
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Fatalf("stderr lacks %q:\n%s", want, errOut)

@@ -62,7 +62,7 @@ var modes = []Mode{
 			"cluster mode needs every instance to share the port, so bm2 stopped {project}",
 		BunFix: "with Bun.serve, pass `Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`; " +
 			"an app on node:http cannot share a port under Bun: set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml; " + again,
-		Man:     "bm2(1) EVENTS",
+		Man:     "bm2.toml(5) ERRORED PROJECTS",
 		Example: Facts{Project: "api", Port: 3000},
 	},
 	{
@@ -74,7 +74,7 @@ var modes = []Mode{
 			"`server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`, or set `exec_mode = \"fork\"`; " + again,
 		BunFix: "leave out the hostname and pass `Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`, " +
 			"or set `exec_mode = \"fork\"`; " + again,
-		Man:     "bm2(1) EVENTS",
+		Man:     "bm2.toml(5) ERRORED PROJECTS",
 		Example: Facts{Project: "api", Port: 3000, Detail: "::1"},
 	},
 	{
@@ -83,7 +83,7 @@ var modes = []Mode{
 		Message: "port {port} is held by {detail}, not by {project}: its instances cannot listen there (SO_REUSEPORT joins " +
 			"only sockets of the same user)",
 		Fix:     "stop that program, or give {project} another `port =` in bm2.toml; " + again,
-		Man:     "bm2.toml(5) PORT RANGES AND CONFLICTS",
+		Man:     "bm2.toml(5) ERRORED PROJECTS",
 		Before:  true,
 		Example: Facts{Project: "api", Port: 3000, Detail: "python3 (pid 812), uid 65534 (nobody)"},
 	},
