@@ -106,7 +106,11 @@ func (a *App) check(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
 	} else {
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
-		problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
+		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
+			problems = append(problems, problemText(e))
+		} else {
+			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
+		}
 	}
 
 	// What else keeps an instance from starting, as its user sees it.
@@ -120,7 +124,8 @@ func (a *App) check(ctx context.Context, args []string) error {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
-			problems = append(problems, fmt.Sprintf("%s (registered in %s): choose another port", err, ce.HolderFile))
+			e, _ := fmode.Explain(journal.ReasonPortConflict, fmode.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
+			problems = append(problems, problemText(e))
 		} else {
 			problems = append(problems, err.Error())
 		}

@@ -110,7 +110,12 @@ func (a *App) explain(ctx context.Context, sd Systemd, w *waiter, f failure, ver
 		if w.ids[0] == units.Surge {
 			what = "(the surge, with the new version) did not come up"
 		}
-		return &notBackError{err: fmt.Errorf("instance %s %s: %s%s", id, what, how, a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
+		tail := a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))
+		if e, ok := a.explainInstance(ctx, w.p, w.ids[0], f.unit, f.reason, "`bm2 reload "+w.p.Name+"`"); ok {
+			how = string(e.Reason) + ": " + e.Message
+			tail += "\n" + hintOf(e)
+		}
+		return &notBackError{err: fmt.Errorf("instance %s %s: %s%s", id, what, how, tail), id: id}
 	}
 	return a.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
 }
@@ -204,7 +209,7 @@ func (a *App) instanceFailed(ctx context.Context, sd Systemd, p *config.Project,
 	var b strings.Builder
 	st, _ := projectInstanceState(u, p.MaxRestarts)
 	fmt.Fprintf(&b, "instance %s %s", id, st)
-	e, known := a.explainInstance(ctx, p, i, u, reason, verb)
+	e, known := a.explainInstance(ctx, p, i, u, reason, againText(p, verb))
 	if known {
 		fmt.Fprintf(&b, ": %s: %s", e.Reason, e.Message)
 	} else if r := exitText(u, reason); r != "" {

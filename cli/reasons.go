@@ -73,9 +73,11 @@ func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb 
 // runtime_rejected event says which), systemd's own cannot-start statuses,
 // a crash loop (with the last crash.log line, or the missing script or
 // directory that caused it).
-func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, verb string) (fmode.Explained, bool) {
+//
+// again is the command that tries again, as the fix ends.
+func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, again string) (fmode.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
-	facts := fmode.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: againText(p, verb)}
+	facts := fmode.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
 	exited := u.ExecMainCode == 1
 	switch {
 	case exited && u.ExecMainStatus == 78:
@@ -100,6 +102,7 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 		found, _ := a.preflightDefinite(ctx, p, id)
 		for _, pe := range found {
 			if pe.Reason == journal.ReasonScriptMissing || pe.Reason == journal.ReasonCwdMissing || pe.Reason == journal.ReasonEnvFile {
+				pe.Fix = strings.Replace(pe.Fix, "`bm2 start "+p.Name+"`", again, 1)
 				return pe, true
 			}
 		}

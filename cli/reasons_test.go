@@ -153,3 +153,41 @@ func TestStatusNamesTheFailure(t *testing.T) {
 		t.Errorf("status:\n%s", got)
 	}
 }
+
+// A reload stopped by a refusal says which one and its fix, not only the
+// exit status.
+func TestReloadExplainsRefusal(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.sd.fail["bm2@api-1.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 78}
+	te.entries.event(te.now, journal.RuntimeRejected, "api", "api-1", "runtime_below_floor",
+		"api-1 not started: runtime /usr/local/bin/bun is Bun 1.1.0, below the floor 1.4.0 (install Bun 1.4.0 or newer where systemd finds it (/usr/bin), or set runtime_path to one)")
+	te.mustRun(ExitFailure, "reload", "api")
+	got := te.stderr.String()
+	for _, want := range []string{
+		"bm2: instance api-1 did not come back after its restart: runtime_below_floor: api-1 not started: runtime /usr/local/bin/bun is Bun 1.1.0, below the floor 1.4.0\n",
+		"bm2: fix: install Node.js 24.0.0 (or Bun 1.4.0) or newer, or point `runtime_path =` in bm2.toml at one (`bm2 check api` shows the version found); then `bm2 reload api` (see bm2.toml(5) KEYS)\n",
+		"bm2: reload stopped: ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// bm2 check words the runtime and a port conflict from the table as well.
+func TestCheckWordsRuntimeAndConflict(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("etc/bm2/web.toml", "name = \"web\"\nscript = \"a.js\"\ncwd = \"/srv/web\"\nport = 3990\n")
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", "name = \"api\"\nscript = \"a.js\"\nruntime = \"node\"\nruntime_path = \"/nonexistent/node\"\nport = 3990\n"))
+	te.mustRun(ExitInvalid, "check", dir)
+	got := te.stderr.String()
+	for _, want := range []string{
+		"runtime_missing: api-0 not started: runtime /nonexistent/node",
+		"; fix: install Node.js 24.0.0 (or Bun 1.4.0) or newer where the app's user can run it",
+		"port_conflict: port conflict: api port range 3990~3990 overlaps web 3990~3990 (registered in " + filepath.Join(te.paths.ConfigDir, "web.toml") + "); fix: give api another `port =` in bm2.toml, or `bm2 delete` the other project; then `bm2 check`",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("check lacks %q:\n%s", want, got)
+		}
+	}
+}

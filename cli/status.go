@@ -82,7 +82,7 @@ func (a *App) status(ctx context.Context, name string) error {
 				if st != StateErrored {
 					continue
 				}
-				if e, ok := a.explainInstance(ctx, p, i, u, reason, "start"); ok {
+				if e, ok := a.explainInstance(ctx, p, i, u, reason, againText(p, "start")); ok {
 					fmt.Fprintf(w, "  %s: %s: %s\n  fix: %s (see %s)\n", units.InstanceID(p.Name, i), e.Reason, e.Message, e.Fix, e.Man)
 				}
 			}
