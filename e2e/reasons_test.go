@@ -129,6 +129,13 @@ func TestReasons(t *testing.T) {
 		serve(b, "/srv/nort", 3,
 			"bm2: runtime_missing: nort-0 not started: runtime /opt/nort/node",
 			"bm2: fix: install Node.js 24.0.0 (or Bun 1.4.0) or newer where the app's user can run it, or set `runtime_path =` in bm2.toml")
+		// There, but not executable by the app's user.
+		b.sh(`install -D -m 0750 /usr/local/bin/node /opt/rt750/node`)
+		b.write("/srv/nort/bm2.toml", strings.Replace(b.sh(`cat /srv/nort/bm2.toml`), "/opt/nort/node", "/opt/rt750/node", 1))
+		serve(b, "/srv/nort", 3,
+			"bm2: runtime_missing: nort-0 not started: runtime /opt/rt750/node cannot be run by the app's user (fork/exec /opt/rt750/node: permission denied)",
+			"bm2: fix: install Node.js 24.0.0")
+		b.write("/srv/nort/bm2.toml", strings.Replace(b.sh(`cat /srv/nort/bm2.toml`), "/opt/rt750/node", "/opt/nort/node", 1))
 		// Gone after registration: the run wrapper refuses at start.
 		b.sh(`install -D -m 0755 /usr/local/bin/node /opt/nort/node`)
 		b.must(0, "/srv/nort", "serve")
