@@ -151,7 +151,7 @@ func TestReasons(t *testing.T) {
 	t.Run("missing script", func(t *testing.T) {
 		b := b.in(t)
 		b.sh(`install -d -m 0755 /srv/nosc`)
-		project("/srv/nosc", "nosc", "runtime = \"node\"\nport = 3512\nexec_mode = \"fork\"\n")
+		project("/srv/nosc", "nosc", "runtime = \"node\"\nport = 3512\nexec_mode = \"fork\"\nmax_restarts = 1\nrestart_delay_ms = 100\n")
 		serve(b, "/srv/nosc", 3,
 			"bm2: script_missing: nosc-0 cannot start: script /srv/nosc/server.js: no such file or directory",
 			"bm2: fix: put the script there and make it readable by the app's user (and its directories enterable), or fix `script =` in bm2.toml; then `bm2 serve`")
@@ -162,6 +162,19 @@ func TestReasons(t *testing.T) {
 		r := b.bm2("/srv/nosc", "check")
 		if out := r.stdout + r.stderr; !strings.Contains(out, "script_missing: nosc-0 cannot start: script /srv/nosc/server.js: permission denied (as user ") {
 			t.Errorf("check of an unreadable script:\n%s", out)
+		}
+		// Gone after registration: the crash loop is explained by what caused it.
+		b.sh(`chmod 0644 /srv/nosc/server.js`)
+		b.must(0, "/srv/nosc", "serve")
+		b.sh(`rm /srv/nosc/server.js`)
+		r = b.must(1, "/", "restart", "nosc")
+		for _, want := range []string{
+			"bm2: instance nosc-0 errored: script_missing: nosc-0 cannot start: script /srv/nosc/server.js: no such file or directory\n",
+			"bm2: fix: put the script there and make it readable by the app's user (and its directories enterable), or fix `script =` in bm2.toml; then `bm2 start nosc`",
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("restart lacks %q:\n%s", want, r.stderr)
+			}
 		}
 	})
 
