@@ -63,7 +63,7 @@ func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb 
 	if found && reason != journal.ReasonReuseportMissing {
 		// Its words name what only the probe or the hook saw: the
 		// listener's address, the process that holds the port.
-		e.Message = fmode.Clean(ev.Message)
+		e.Message = fmode.CleanMessage(ev.Message)
 	}
 	return e, inst, true
 }

@@ -75,7 +75,7 @@ func TestReasons(t *testing.T) {
 			start := time.Now()
 			serve(b, "/srv/"+lo.name, 1,
 				"bm2: "+lo.name+" is errored: loopback_only: "+lo.name+"-",
-				fmt.Sprintf("listens on port %d only on %s, alone (no SO_REUSEPORT): no other instance can join it and nothing outside this host reaches it", port, lo.shown),
+				fmt.Sprintf("listens on port %d only on %s, alone (no SO_REUSEPORT): no other instance can join it and nothing outside this host reaches it (`host: \"localhost\"` binds one loopback address), so bm2 stopped %s\n", port, lo.shown, lo.name),
 				"bm2: fix: leave out the host (or listen on \"0.0.0.0\" or \"::\") and listen with `server.listen(")
 			// Found at once, not after the probe's 60 s window.
 			if d := time.Since(start); d > 30*time.Second {
@@ -107,7 +107,7 @@ func TestReasons(t *testing.T) {
 		// joins only sockets of one user.
 		r = serve(b, "/srv/held", 1,
 			"bm2: held is errored: port_in_use: port 3508 is held by python3 (pid ",
-			" (porthog), not by held: its instances cannot listen there",
+			" (porthog), not by held: its instances cannot listen there (SO_REUSEPORT joins only sockets of the same user); bm2 keeps held's instances from starting again\n",
 			"bm2: fix: stop that program, or give held another `port =` in bm2.toml; then `bm2 serve`")
 		if strings.Contains(r.stderr, "reuseport_missing") {
 			t.Errorf("reported as reuseport_missing:\n%s", r.stderr)

@@ -256,14 +256,20 @@ func (e Explained) String() string {
 // Clean makes text that may come from an untrusted process (a command
 // name from /proc, a line of a log) safe to print on one line: control
 // characters become '?', and it is cut at 200 bytes.
-func Clean(s string) string {
+func Clean(s string) string { return clean(s, 200) }
+
+// CleanMessage is Clean for a whole message, as an event carries it: cut
+// at 2000 bytes.
+func CleanMessage(s string) string { return clean(s, 2000) }
+
+func clean(s string, limit int) string {
 	var b strings.Builder
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			r = '?'
 		}
 		b.WriteRune(r)
-		if b.Len() >= 200 {
+		if b.Len() >= limit {
 			break
 		}
 	}

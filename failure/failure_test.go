@@ -137,3 +137,10 @@ func TestManSectionsExist(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanMessageKeepsAWholeMessage(t *testing.T) {
+	long := strings.Repeat("word ", 100)
+	if got := CleanMessage(long + "\n"); got != long+"?" {
+		t.Errorf("CleanMessage cut or kept a newline: %d bytes", len(got))
+	}
+}
