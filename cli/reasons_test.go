@@ -191,3 +191,18 @@ func TestCheckWordsRuntimeAndConflict(t *testing.T) {
 		}
 	}
 }
+
+// Whoever cannot take the project's identity learns only what is missing.
+func TestAccessAsWithoutRoot(t *testing.T) {
+	dir := t.TempDir()
+	other := identity.Identity{UID: identity.Self().UID + 1, GID: identity.Self().GID}
+	if identity.Self().UID == 0 {
+		other = identity.Identity{UID: 65534, GID: 65534}
+	}
+	if err := accessAs(other, filepath.Join(dir, "gone.js"), false); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	if err := accessAs(identity.Self(), dir, true); err != nil {
+		t.Errorf("own dir: %v", err)
+	}
+}
