@@ -82,6 +82,11 @@ func TestReasons(t *testing.T) {
 				t.Errorf("loopback_only took %v", d)
 			}
 			errored(b, lo.name, "loopback_only")
+			for _, row := range b.listJSON(lo.name) {
+				if row.Reason != "loopback_only" || row.Reuseport == nil || *row.Reuseport != "missing" {
+					t.Errorf("bm2 list: %+v", row)
+				}
+			}
 			es := b.events("reuseport_missing", lo.name)
 			if len(es) != 1 || es[0].str("BM2_REASON") != "loopback_only" || es[0].str("_UID") != "0" {
 				t.Errorf("events %v", es)
