@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
@@ -285,6 +286,13 @@ func hint(err error) string {
 	case ExitNoProject:
 		return "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
 	case ExitInvalid:
+		var ce config.Errors
+		var e1 *config.Error
+		if errors.As(err, &ce) || errors.As(err, &e1) {
+			// A broken project file: its errors name file, line and key.
+			e, _ := fmode.Explain(journal.ReasonConfigInvalid, fmode.Facts{})
+			return string(journal.ReasonConfigInvalid) + ": " + hintOf(e)
+		}
 		return "fix the project file, then run `bm2 check` on it again"
 	}
 	if errors.Is(err, context.Canceled) {

@@ -227,3 +227,16 @@ func TestAccessAs(t *testing.T) {
 		t.Errorf("own dir: %v", err)
 	}
 }
+
+// A broken project file names file, line and key (package config), and
+// its hint is the table's.
+func TestBrokenFileHint(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", "name = \"api\"\nscript = \"server.js\"\ninstances = \"four\"\n"))
+	te.mustRun(ExitInvalid, "serve", dir)
+	got := te.stderr.String()
+	if !strings.Contains(got, filepath.Join(dir, "bm2.toml")+":3: instances: ") ||
+		!strings.HasSuffix(got, "bm2: config_invalid: fix: fix the key named there (bm2.toml(5) describes each one), then `bm2 check` (see bm2.toml(5) KEYS)\n") {
+		t.Errorf("stderr:\n%s", got)
+	}
+}
