@@ -7,9 +7,19 @@ import (
 
 // LastLines returns up to n of the newest lines of an instance's crash
 // log, newest last, as they are written (for people: bm2 status and the
-// endings of serve and start quote them).
+// endings of serve and start quote them). Lines of the previous log
+// (<path>.1, when it has been rotated) make up for a young one.
 func (c CrashLog) LastLines(project, instance string, n int) []string {
-	f, err := os.Open(c.Path(project, instance))
+	p := c.Path(project, instance)
+	lines := tailLines(p, n)
+	if len(lines) < n {
+		lines = append(tailLines(p+".1", n-len(lines)), lines...)
+	}
+	return lines
+}
+
+func tailLines(path string, n int) []string {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
@@ -24,15 +34,16 @@ func (c CrashLog) LastLines(project, instance string, n int) []string {
 	if _, err := f.ReadAt(buf, off); err != nil {
 		return nil
 	}
-	lines := strings.Split(strings.TrimRight(string(buf), "\n"), "\n")
-	if off > 0 && len(lines) > 0 {
+	text := strings.TrimRight(string(buf), "\n")
+	if text == "" {
+		return nil
+	}
+	lines := strings.Split(text, "\n")
+	if off > 0 {
 		lines = lines[1:] // cut in the middle
 	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
-	}
-	if len(lines) == 1 && lines[0] == "" {
-		return nil
 	}
 	return lines
 }

@@ -200,4 +200,14 @@ func TestCrashLogLastLines(t *testing.T) {
 	if len(got) != 2 || got[0] != `1970-01-01T00:00:01.000Z reason=exited code=1 detail="1"` || !strings.HasSuffix(got[1], `detail="2"`) {
 		t.Errorf("last lines %q", got)
 	}
+	// Just after a rotation, the previous log's lines come first.
+	p := c.Path("api", "api-0")
+	if err := os.Rename(p, p+".1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Append("api", "api-0", Crash{Time: time.Unix(3, 0), Reason: ReasonBudget})
+	got = c.LastLines("api", "api-0", 2)
+	if len(got) != 2 || !strings.HasSuffix(got[0], `detail="2"`) || !strings.Contains(got[1], "reason=restart_budget_exhausted") {
+		t.Errorf("after a rotation: %q", got)
+	}
 }
