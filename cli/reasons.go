@@ -155,6 +155,10 @@ func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst str
 	if !p.OwnAccount() {
 		var err error
 		id, err = a.LookupUser(ctx, p.User, p.Group)
+		if err != nil && p.Group != "" {
+			// The user may be there and the group not: not user_missing.
+			id, err = a.LookupUser(ctx, p.User, "")
+		}
 		if err != nil {
 			add(journal.ReasonUserMissing, p.User, true)
 			return found, definite
