@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
@@ -46,6 +47,8 @@ type Paths struct {
 	// LockFile is held while a command changes the registered projects
 	// (see lockRegistry): /run/bm2/registry.lock.
 	LockFile string
+	// LogDir holds the crash logs: /var/log/bm2.
+	LogDir string
 }
 
 // DefaultPaths are the system-scope directories.
@@ -90,6 +93,14 @@ type Env struct {
 	// Listening tells whether a unit's processes hold a listening TCP
 	// socket on port (listensOn, from /proc, by default).
 	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
+	// Access tells whether id can open path (dir: enter it), for the
+	// checks before start (accessAs by default: as id when root, else
+	// only whether it exists).
+	Access func(id identity.Identity, path string, dir bool) error
+	// PortHolder names the holder of a TCP listener on port owned by
+	// another user than uid (hooks.ForeignHolder by default: sock_diag,
+	// and /proc for its name and pid).
+	PortHolder func(port int, uid uint32) (string, bool)
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
 }
@@ -275,6 +286,13 @@ func hint(err error) string {
 	case ExitNoProject:
 		return "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
 	case ExitInvalid:
+		var ce config.Errors
+		var e1 *config.Error
+		if errors.As(err, &ce) || errors.As(err, &e1) {
+			// A broken project file: its errors name file, line and key.
+			e, _ := fmode.Explain(journal.ReasonConfigInvalid, fmode.Facts{})
+			return string(journal.ReasonConfigInvalid) + ": " + hintOf(e)
+		}
 		return "fix the project file, then run `bm2 check` on it again"
 	}
 	if errors.Is(err, context.Canceled) {

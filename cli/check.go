@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
@@ -87,9 +88,16 @@ func (a *App) check(ctx context.Context, args []string) error {
 			if own == nil {
 				own = a.ownPorts(ctx, p.Name)
 			}
-			if !own[ports[i]] {
-				problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
+			if own[ports[i]] {
+				continue
 			}
+			if who, ok := a.portHolder(ports[i], id); ok {
+				e, _ := fmode.Explain(journal.ReasonPortInUse, fmode.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
+				fmt.Fprintf(w, "port %d: %s\n", ports[i], e.Message)
+				problems = append(problems, problemText(e))
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
 		}
 	}
 
@@ -98,7 +106,17 @@ func (a *App) check(ctx context.Context, args []string) error {
 		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
 	} else {
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
-		problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
+		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
+			problems = append(problems, problemText(e))
+		} else {
+			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
+		}
+	}
+
+	// What else keeps an instance from starting, as its user sees it.
+	for _, e := range a.preflightAll(ctx, p) {
+		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
+		problems = append(problems, problemText(e))
 	}
 
 	entries, _ := a.registry()
@@ -106,7 +124,8 @@ func (a *App) check(ctx context.Context, args []string) error {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
-			problems = append(problems, fmt.Sprintf("%s (registered in %s): choose another port", err, ce.HolderFile))
+			e, _ := fmode.Explain(journal.ReasonPortConflict, fmode.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
+			problems = append(problems, problemText(e))
 		} else {
 			problems = append(problems, err.Error())
 		}

@@ -66,4 +66,18 @@
 // joinable while any instance listens), reload also checks that a
 // restarted instance's own process listens on its port again (from /proc:
 // [Env.Listening]) before it restarts the next one.
+//
+// # Why something failed
+//
+// Every ending of serve, start, restart and reload that reports a failed
+// project or instance, bm2 status NAME and bm2 check word it from package
+// failure's table (reasons.go): the errored mark and the event that set it
+// (reuseport_missing, loopback_only, port_in_use), the exit hook's
+// runtime_rejected event for a refusal (exit status 78), systemd's own
+// cannot-start statuses (200: cwd_missing, 217: user_missing), and for a
+// crash loop the last crash.log line, or the missing script or directory
+// that caused it. What can be known before start (a missing user, working
+// directory, script or env_file, as the project's user) is checked by
+// check, by status and by serve, which refuses what no start could get
+// past before anything changes.
 package cli

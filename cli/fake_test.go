@@ -293,6 +293,7 @@ type testEnv struct {
 	entries    *fakeJournal
 	probe      map[string]string // instance -> what its reusePort probe finds: "missing", "none"; default confirmed
 	listening  map[uint32]bool   // pid -> not listening when false
+	access     map[string]error  // path -> what Access says; nil for any other
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
@@ -308,12 +309,14 @@ func newTestEnv(t *testing.T) *testEnv {
 			ConfigDir: filepath.Join(root, "etc", "bm2"),
 			StateDir:  filepath.Join(root, "var", "lib", "bm2"),
 			LockFile:  filepath.Join(root, "run", "bm2", "registry.lock"),
+			LogDir:    filepath.Join(root, "var", "log", "bm2"),
 		},
 		bin:       filepath.Join(root, "bin"),
 		journal:   map[string][]string{},
 		entries:   &fakeJournal{},
 		probe:     map[string]string{},
 		listening: map[uint32]bool{},
+		access:    map[string]error{},
 		now:       time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
 	}
 	te.searchPath = []string{te.paths.ConfigDir, filepath.Join(root, "usr", "lib", "bm2")}
@@ -514,6 +517,12 @@ func (te *testEnv) app() *App {
 				}
 				l, ok := te.listening[u.MainPID]
 				return l || !ok, nil
+			},
+			Access: func(id identity.Identity, path string, dir bool) error {
+				if err, ok := te.access[path]; ok {
+					return err
+				}
+				return nil
 			},
 			RuntimeDirs:  []string{te.bin},
 			PollInterval: time.Millisecond,

@@ -218,7 +218,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 				if r.Reason == "" {
 					r.Reason = "errored"
 				}
-				if mark == string(journal.ReasonReuseportMissing) {
+				if mark == string(journal.ReasonReuseportMissing) || mark == string(journal.ReasonLoopbackOnly) {
 					v := verdictMissing
 					r.Reuseport = &v
 				}

@@ -110,7 +110,12 @@ func (a *App) explain(ctx context.Context, sd Systemd, w *waiter, f failure, ver
 		if w.ids[0] == units.Surge {
 			what = "(the surge, with the new version) did not come up"
 		}
-		return &notBackError{err: fmt.Errorf("instance %s %s: %s%s", id, what, how, a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
+		tail := a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))
+		if e, ok := a.explainInstance(ctx, w.p, w.ids[0], f.unit, f.reason, "`bm2 reload "+w.p.Name+"`"); ok {
+			how = string(e.Reason) + ": " + e.Message
+			tail += "\n" + hintOf(e)
+		}
+		return &notBackError{err: fmt.Errorf("instance %s %s: %s%s", id, what, how, tail), id: id}
 	}
 	return a.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
 }
@@ -204,10 +209,16 @@ func (a *App) instanceFailed(ctx context.Context, sd Systemd, p *config.Project,
 	var b strings.Builder
 	st, _ := projectInstanceState(u, p.MaxRestarts)
 	fmt.Fprintf(&b, "instance %s %s", id, st)
-	if r := exitText(u, reason); r != "" {
+	e, known := a.explainInstance(ctx, p, i, u, reason, againText(p, verb))
+	if known {
+		fmt.Fprintf(&b, ": %s: %s", e.Reason, e.Message)
+	} else if r := exitText(u, reason); r != "" {
 		fmt.Fprintf(&b, ": %s", r)
 	}
 	b.WriteString(a.logTail(ctx, units.Instance(p.Name, i)))
+	if known {
+		return fail(ExitFailure, hintOf(e), errors.New(b.String()))
+	}
 	return fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 status %s` shows every instance", againCommand(p, verb), p.Name),
 		errors.New(b.String()))
 }
@@ -225,40 +236,36 @@ func againCommand(p *config.Project, verb string) string {
 func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project, i int, mark, verb string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is errored: %s", p.Name, mark)
-	if mark != string(journal.ReasonReuseportMissing) {
+	e, inst, known := a.explainErrored(ctx, p, mark, verb)
+	if !known {
 		b.WriteString(a.logTail(ctx, units.Instance(p.Name, i)))
 		return fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 events %s` shows what happened", againCommand(p, verb), p.Name),
 			errors.New(b.String()))
 	}
-	port := portText(p)
-	if ev, ok := a.lastEvent(ctx, p.Name, journal.ReuseportMissing); ok {
-		fmt.Fprintf(&b, ": %s", ev.Message)
-		if n, idx, ok := units.ParseInstance(ev.Instance); ok && n == p.Name && idx >= 0 && idx < p.Instances {
-			i = idx
+	fmt.Fprintf(&b, ": %s", e.Message)
+	if inst >= 0 && inst < p.Instances {
+		i = inst
+	}
+	if mark == string(journal.ReasonReuseportMissing) || mark == string(journal.ReasonLoopbackOnly) {
+		// The instance that held the port is the one that restarted least
+		// (the others failed to listen: EADDRINUSE); its log shows how it
+		// listened.
+		if i < 0 || i >= p.Instances {
+			i = 0 // the surge: look at the instances
 		}
-	} else {
-		fmt.Fprintf(&b, ": port %s is bound exclusively, so the project was stopped", port)
-	}
-	fmt.Fprintf(&b, "\ncluster mode needs every instance to listen on $BM2_APP_PORT (%s) with reusePort", port)
-	// The instance that held the port is the one that restarted least
-	// (the others failed to listen: EADDRINUSE); its log shows how it
-	// listened.
-	if i < 0 || i >= p.Instances {
-		i = 0 // the surge: look at the instances
-	}
-	if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
-		for k, u := range statuses {
-			if u.NRestarts < statuses[i].NRestarts {
-				i = k
+		if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
+			for k, u := range statuses {
+				if u.NRestarts < statuses[i].NRestarts {
+					i = k
+				}
 			}
 		}
 	}
+	if i < 0 || i >= p.Instances {
+		i = 0
+	}
 	b.WriteString(a.logTail(ctx, units.Instance(p.Name, i)))
-	return fail(ExitFailure,
-		"listen with reusePort: true — Bun: Bun.serve({ port, reusePort: true }) (Bun's node:http ignores it); "+
-			"Node.js >= 24: server.listen({ port, reusePort: true }) — or set exec_mode = \"fork\" in bm2.toml; "+
-			fmt.Sprintf("then run `%s` again", againCommand(p, verb)),
-		errors.New(b.String()))
+	return fail(ExitFailure, hintOf(e), errors.New(b.String()))
 }
 
 // timedOut builds the error for instances that did not come online (or

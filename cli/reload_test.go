@@ -173,9 +173,8 @@ func TestReloadReuseportMissing(t *testing.T) {
 	te.mustRun(ExitFailure, "reload", "api")
 	errOut := te.stderr.String()
 	for _, want := range []string{
-		"bm2: api is errored: reuseport_missing: api-0: port 3000 is bound exclusively: cluster mode lacks reusePort; stopping project api\n",
-		"bm2: cluster mode needs every instance to listen on $BM2_APP_PORT (3000) with reusePort\n",
-		"or set exec_mode = \"fork\" in bm2.toml; then run `bm2 start api` again\n",
+		"bm2: api is errored: reuseport_missing: api-0 holds port 3000 alone (no SO_REUSEPORT): under Bun either Bun.serve is called without reusePort, or the app listens through node:http",
+		"set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml; then `bm2 start api` (see bm2.toml(5) ERRORED PROJECTS)\n",
 	} {
 		if !strings.Contains(errOut, want) {
 			t.Fatalf("stderr lacks %q:\n%s", want, errOut)

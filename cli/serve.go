@@ -13,6 +13,7 @@ import (
 
 	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
+	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
@@ -42,13 +43,20 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err != nil {
 		return err
 	}
+	if err := a.preflightErr(ctx, p); err != nil {
+		return err
+	}
 	rc := a.checkRuntime(ctx, p)
 	if !rc.OK() {
+		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
+			return fail(ExitInvalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
+		}
 		return fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
 	}
 	if p.RuntimePath == "" {
 		p.RuntimePath = rc.Path
 	}
+
 	if err := a.checkRegistrable(p); err != nil {
 		return err
 	}

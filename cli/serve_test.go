@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/state"
 )
 
@@ -210,15 +211,20 @@ func TestServeInstanceFails(t *testing.T) {
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
 	te.sd.fail["bm2@api-2.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 16}
 	te.journal["bm2@api-2.service"] = []string{"l1", "l2", "l3", "l4", "l5", "error: Cannot find module 'src/index.ts'"}
+	// The crash loop's last crash is quoted, not the failure hook's own line.
+	code := 1
+	crashes := journal.CrashLog{Dir: te.paths.LogDir}
+	crashes.Append("api", "api-2", journal.Crash{Time: te.now, Reason: journal.ReasonExited, ExitCode: &code})
+	crashes.Append("api", "api-2", journal.Crash{Time: te.now, Reason: journal.ReasonBudget, Detail: "result=exit-code restarts=16"})
 	te.mustRun(ExitFailure, "serve", dir)
-	want := `bm2: instance api-2 errored: restart_budget_exhausted, exit status 1
+	want := `bm2: instance api-2 errored: restart_budget_exhausted: api-2 crashed again and again and gave up (restart budget exhausted); last crash.log line: 2026-05-01T12:00:00.000Z reason=exited code=1
 bm2: last lines of its log (journalctl -u bm2@api-2.service -n 5):
 bm2:   l2
 bm2:   l3
 bm2:   l4
 bm2:   l5
 bm2:   error: Cannot find module 'src/index.ts'
-bm2: fix the app and run ` + "`bm2 serve`" + ` again; ` + "`bm2 status api`" + ` shows every instance
+bm2: fix: ` + "`bm2 logs api`" + ` shows why it crashes; fix the app (or give it more ` + "`max_restarts =`" + ` in bm2.toml); then ` + "`bm2 serve`" + ` (see bm2.toml(5) RESTART BUDGET)
 `
 	if got := te.stderr.String(); got != want {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)
@@ -299,11 +305,10 @@ func TestServeReuseportMissing(t *testing.T) {
 	te.probe["bm2@api-0.service"] = "missing"
 	te.journal["bm2@api-0.service"] = []string{"listening on 3000 without reusePort"}
 	te.mustRun(ExitFailure, "serve", dir)
-	want := `bm2: api is errored: reuseport_missing: api-0: port 3000 is bound exclusively: cluster mode lacks reusePort; stopping project api
-bm2: cluster mode needs every instance to listen on $BM2_APP_PORT (3000) with reusePort
+	want := `bm2: api is errored: reuseport_missing: api-0 holds port 3000 alone (no SO_REUSEPORT): under Bun either Bun.serve is called without reusePort, or the app listens through node:http (Express, Fastify, Koa, ...), whose reusePort Bun ignores; cluster mode needs every instance to share the port, so bm2 stopped api
 bm2: last lines of its log (journalctl -u bm2@api-0.service -n 5):
 bm2:   listening on 3000 without reusePort
-bm2: listen with reusePort: true — Bun: Bun.serve({ port, reusePort: true }) (Bun's node:http ignores it); Node.js >= 24: server.listen({ port, reusePort: true }) — or set exec_mode = "fork" in bm2.toml; then run ` + "`bm2 serve`" + ` again
+bm2: fix: with Bun.serve, pass ` + "`Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`" + `; an app on node:http cannot share a port under Bun: set ` + "`exec_mode = \"fork\"` (or `runtime = \"node\"`)" + ` in bm2.toml; then ` + "`bm2 serve`" + ` (see bm2.toml(5) ERRORED PROJECTS)
 `
 	if got := te.stderr.String(); got != want {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)

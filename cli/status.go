@@ -36,6 +36,9 @@ func (a *App) status(ctx context.Context, name string) error {
 	fmt.Fprintf(w, "  script %s in %s\n", p.Script, p.Cwd)
 	if reason, errored, _ := a.erroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
+		if e, _, ok := a.explainErrored(ctx, p, reason, "start"); ok {
+			fmt.Fprintf(w, "  why: %s\n  fix: %s (see %s)\n", e.Message, e.Fix, e.Man)
+		}
 	}
 
 	sd, err := a.Connect(ctx)
@@ -73,7 +76,22 @@ func (a *App) status(ctx context.Context, name string) error {
 			for _, line := range staleLines(p, statuses) {
 				fmt.Fprintln(w, line)
 			}
+			// Why an instance gave up, and what to do.
+			for i, u := range statuses {
+				st, reason := projectInstanceState(u, p.MaxRestarts)
+				if st != StateErrored {
+					continue
+				}
+				if e, ok := a.explainInstance(ctx, p, i, u, reason, againText(p, "start")); ok {
+					fmt.Fprintf(w, "  %s: %s: %s\n  fix: %s (see %s)\n", units.InstanceID(p.Name, i), e.Reason, e.Message, e.Fix, e.Man)
+				}
+			}
 		}
+	}
+	// What keeps the next start from working.
+	found, _ := a.preflightDefinite(ctx, p, "")
+	for _, e := range found {
+		fmt.Fprintf(w, "  problem: %s: %s\n  fix: %s (see %s)\n", e.Reason, e.Message, strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`"), e.Man)
 	}
 	fmt.Fprintf(w, "\nmore: systemctl status %s 'bm2@%s-*'\n", units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)

@@ -352,10 +352,9 @@ stop_timeout_ms = 1000
 		r := b.must(1, "/srv/solo", "serve")
 		for _, want := range []string{
 			"bm2: solo is errored: reuseport_missing: solo-",
-			"port 3100 is bound exclusively: cluster mode lacks reusePort",
-			"bm2: cluster mode needs every instance to listen on $BM2_APP_PORT (3100) with reusePort",
-			"bm2: listen with reusePort: true",
-			`or set exec_mode = "fork" in bm2.toml; then run ` + "`bm2 serve`" + ` again`,
+			"holds port 3100 alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, so bm2 stopped solo",
+			"bm2: fix: listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`",
+			"or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 serve`",
 		} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("serve's error lacks %q:\n%s", want, r.stderr)

@@ -265,8 +265,12 @@ func TestProbeStopsExclusive(t *testing.T) {
 		// be judged exclusive". On Linux it is exactly when the app lacks
 		// reusePort: a reusePort listener on 127.0.0.1 still lets a
 		// same-user SO_REUSEPORT socket bind 0.0.0.0, so it is confirmed —
-		// rightly, since its instances do share the loopback port.
-		b.waitEvents(30*time.Second, "reuseport_missing", "local", 1)
+		// rightly, since its instances do share the loopback port. The
+		// listener's address (sock_diag) makes the one without reusePort
+		// loopback_only.
+		if es := b.waitEvents(30*time.Second, "reuseport_missing", "local", 1); es[0].str("BM2_REASON") != "loopback_only" {
+			t.Errorf("reason %q, want loopback_only", es[0].str("BM2_REASON"))
+		}
 		b.eventually(10*time.Second, "local stopped", `! systemctl is-active -q bm2@local-0.service`)
 		b.waitEvents(30*time.Second, "reuseport_confirmed", "localshare", 2)
 		if len(b.events("reuseport_missing", "localshare")) != 0 {

@@ -15,7 +15,13 @@
 //     abnormal exit appends a line to the instance's crash.log and emits
 //     instance_crashed; after exit status 78 it checks the refusal itself
 //     (VerifyRefusal, as the app's user) and emits runtime_rejected with the
-//     reason it found.
+//     reason it found. Exit statuses 200 (CHDIR) and 217 (USER) are
+//     systemd's own "cannot start": cwd_missing and user_missing, never
+//     restarted (RestartPreventExitStatus= too). PortBlocked follows it:
+//     a failed run whose port a process of another user holds (sock_diag
+//     gives the owner's UID; /proc the holder's name and pid, for the
+//     message only) errors the project as port_in_use, which keeps its
+//     instances from starting again until `bm2 start`.
 //   - Failed is the OnFailure= unit, as root: when an instance gives up
 //     (restart budget exhausted, refused) it emits instance_errored and
 //     writes a crash.log line; its neighbours keep serving.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/user"
 	"strconv"
 	"syscall"
 	"time"
@@ -11,9 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/envfile"
+	"github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
+	"github.com/bm2dev/bm2/sockdiag"
+	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 )
@@ -103,9 +107,99 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 		}
 		how += " (" + msg + ")"
 	}
+	if st.ExecMainCode == cldExited {
+		if r := journal.SpawnReason(int(st.ExecMainStatus)); r != "" {
+			// systemd could not start the process at all.
+			e, _ := failure.Explain(r, failure.Facts{Project: project, Instance: id, Detail: spawnDetail(r, st)})
+			c.Reason, c.Detail = r, e.Message
+			ev.Reason, ev.Message, ev.Detail = r, e.Message, e.Fix
+			return record(crashes, events, project, id, c, ev)
+		}
+	}
 	ev.Reason = c.Reason
 	ev.Message = fmt.Sprintf("%s %s (%s)", id, how, st.Result)
 	return record(crashes, events, project, id, c, ev)
+}
+
+// spawnDetail is the {detail} of a SpawnReason: the directory systemd
+// could not enter, the user it could not find.
+func spawnDetail(r journal.Reason, st sysd.Status) string {
+	if r == journal.ReasonUserMissing {
+		return st.User
+	}
+	return fmt.Sprintf("%s does not exist or cannot be entered by the app's user (systemd: exit status %d/CHDIR)", st.WorkingDirectory, st.ExecMainStatus)
+}
+
+// PortHolder names who holds port besides uid's sockets, when someone
+// does: "python3 (pid 812), uid 65534 (nobody)".
+type PortHolder func(port int, uid uint32) (who string, ok bool)
+
+// PortBlocked is the second half of the exit hook: an instance that
+// failed (not a clean stop, not a refusal) while a process of another
+// user holds its port cannot listen there however often it restarts
+// (SO_REUSEPORT joins only sockets of one user, so such a listener is
+// never joinable). The project is marked errored with port_in_use, which
+// keeps every instance from starting again (ConditionPathExists=), with an
+// instance_errored event and a crash.log line naming the holder. The
+// instance's port and UID come from systemd; the holder's name and pid
+// only go into the message.
+func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir state.Dir, crashes journal.CrashLog, events journal.Sink, holder PortHolder) error {
+	project, index, ok := units.ParseInstance(id)
+	if !ok || holder == nil {
+		return nil
+	}
+	st, err := sd.Unit(ctx, units.Instance(project, index))
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.Result == "" || st.Result == "success", st.UID == sysd.NoID,
+		st.ExecMainCode == cldExited && (st.ExecMainStatus == ExitRefused || journal.SpawnReason(int(st.ExecMainStatus)) != ""):
+		return nil
+	}
+	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
+	if err != nil {
+		return nil
+	}
+	who, held := holder(port, st.UID)
+	if !held {
+		return nil
+	}
+	first, err := sdir.SetErrored(project, string(journal.ReasonPortInUse))
+	if err != nil || !first {
+		return err
+	}
+	e, _ := failure.Explain(journal.ReasonPortInUse, failure.Facts{Project: project, Instance: id, Port: port, Detail: who})
+	e.Message += "; bm2 keeps " + project + "'s instances from starting again"
+	c := journal.Crash{Time: now, Reason: journal.ReasonPortInUse, Detail: e.Message}
+	return record(crashes, events, project, id, c, journal.Event{
+		Kind: journal.InstanceErrored, Project: project, Instance: id, Invocation: st.InvocationID, Port: port,
+		Reason: journal.ReasonPortInUse, Message: e.Message, Detail: e.Fix, ServiceResult: st.Result,
+	})
+}
+
+// ForeignHolder is the PortHolder of the real system: the TCP listeners
+// on port (sock_diag) whose owner is not uid, named with the process that
+// holds the socket when /proc shows one (the hook is root).
+func ForeignHolder(port int, uid uint32) (string, bool) {
+	ls, err := sockdiag.Listeners(port)
+	if err != nil {
+		return "", false
+	}
+	for _, l := range ls {
+		if l.UID == uid {
+			continue
+		}
+		name := fmt.Sprintf("uid %d", l.UID)
+		if u, err := user.LookupId(strconv.Itoa(int(l.UID))); err == nil {
+			name += " (" + u.Username + ")"
+		}
+		if pid, comm, ok := sockdiag.OwnerOf(l); ok {
+			return fmt.Sprintf("%s (pid %d), %s", failure.Clean(comm), pid, name), true
+		}
+		return "a process of " + name, true
+	}
+	return "", false
 }
 
 func record(crashes journal.CrashLog, events journal.Sink, project, id string, c journal.Crash, ev journal.Event) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/units"
@@ -49,6 +50,11 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		}
 		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `systemctl status %s` shows the message",
 			id, reason, id, units.Instance(project, index))
+	}
+	if r := journal.SpawnReason(int(f.ExecMainStatus)); f.ExecMainCode == cldExited && r != "" {
+		reason = r
+		e, _ := failure.Explain(r, failure.Facts{Project: project, Instance: id, Detail: spawnDetail(r, f)})
+		msg = e.Message + "; " + e.Fix
 	}
 	c := journal.Crash{Time: now, Reason: reason, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
 	err1 := crashes.Append(project, id, c)

@@ -313,3 +313,76 @@ func TestFailed(t *testing.T) {
 		t.Errorf("errored project got more events: %+v", ev.got[2:])
 	}
 }
+
+// systemd's own "cannot start" statuses get a reason of their own, from
+// the exit hook and from the failure hook alike.
+func TestSpawnFailures(t *testing.T) {
+	dir := t.TempDir()
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	sd := fakeSD{
+		"bm2@api-0.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 200, WorkingDirectory: "/srv/gone"},
+		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 217, User: "deploy"},
+	}
+	noVerify := func(context.Context, sysd.Status) (journal.Reason, string) { t.Fatal("verified"); return "", "" }
+	for id, want := range map[string]string{"api-0": "working directory /srv/gone does not exist", "api-1": "user deploy does not exist"} {
+		ev.got = nil
+		if err := Exited(context.Background(), id, sd, time.Now(), c, ev, noVerify); err != nil {
+			t.Fatal(err)
+		}
+		if len(ev.got) != 1 || !strings.Contains(ev.got[0].Message, want) || ev.got[0].Detail == "" {
+			t.Errorf("%s exit: %+v", id, ev.got)
+		}
+		ev.got = nil
+		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev); err != nil {
+			t.Fatal(err)
+		}
+		reason := map[string]journal.Reason{"api-0": journal.ReasonCwdMissing, "api-1": journal.ReasonUserMissing}[id]
+		if len(ev.got) != 1 || ev.got[0].Reason != reason || !strings.Contains(ev.got[0].Message, want) || !strings.Contains(ev.got[0].Message, "`bm2 start api`") {
+			t.Errorf("%s failure: %+v", id, ev.got)
+		}
+		if last, ok := c.Last("api", id); !ok || last.Reason != reason {
+			t.Errorf("%s crash.log last %+v", id, last)
+		}
+	}
+}
+
+// A failed instance whose port another user's process holds errors the
+// project as port_in_use, once, naming the holder; its own user's
+// listeners (a sibling), a clean stop and a refusal are none of that.
+func TestPortBlocked(t *testing.T) {
+	dir := t.TempDir()
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	env := []string{"BM2_APP_PORT=3100"}
+	sd := fakeSD{
+		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
+		"bm2@api-1.service": {ActiveState: "deactivating", Result: "success", UID: 61000, Environment: env},
+		"bm2@api-2.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78, UID: 61000, Environment: env},
+	}
+	var asked []uint32
+	holder := func(port int, uid uint32) (string, bool) {
+		asked = append(asked, uid)
+		return "python3 (pid 812), uid 65534 (nobody)", port == 3100 && uid != 65534
+	}
+	for _, id := range []string{"api-1", "api-2"} {
+		if err := PortBlocked(context.Background(), id, sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 0 {
+			t.Fatalf("%s: %v %+v", id, err, ev.got)
+		}
+	}
+	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != 61000 {
+		t.Errorf("holder asked for %v", asked)
+	}
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonPortInUse || ev.got[0].Port != 3100 ||
+		!strings.Contains(ev.got[0].Message, "port 3100 is held by python3 (pid 812), uid 65534 (nobody), not by api") {
+		t.Errorf("events %+v", ev.got)
+	}
+	if reason, ok, _ := st.Errored("api"); !ok || reason != "port_in_use" {
+		t.Errorf("errored mark %q %v", reason, ok)
+	}
+	// Once: the next instance's failure finds the project errored.
+	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 1 {
+		t.Errorf("second time: %v %d events", err, len(ev.got))
+	}
+}

@@ -125,6 +125,8 @@ const (
 	// The reusePort probe.
 	ReasonReuseportMissing Reason = "reuseport_missing" // cluster mode, port bound exclusively: project stopped
 	ReasonNoListener       Reason = "no_listener"       // nobody listened within the probe's window
+	ReasonLoopbackOnly     Reason = "loopback_only"     // cluster mode, exclusive listener on 127.0.0.1 or ::1 only: project stopped
+	ReasonPortInUse        Reason = "port_in_use"       // another user's process holds the port: project stopped
 
 	// An instance that gave up.
 	ReasonBudget Reason = "restart_budget_exhausted"
@@ -134,6 +136,17 @@ const (
 	ReasonRuntimeBelowFloor Reason = "runtime_below_floor"
 	ReasonEnvFile           Reason = "env_file_refused"
 	ReasonRejected          Reason = "runtime_rejected" // refused, cause not known to the root side
+	ReasonScriptMissing     Reason = "script_missing"   // the script is not there or not readable by the app's user
+
+	// systemd could not start the process (exit status 200/CHDIR,
+	// 217/USER): restarting cannot help.
+	ReasonCwdMissing  Reason = "cwd_missing"
+	ReasonUserMissing Reason = "user_missing"
+
+	// Found by bm2 check and serve before anything starts; never recorded
+	// in the journal.
+	ReasonConfigInvalid Reason = "config_invalid"
+	ReasonPortConflict  Reason = "port_conflict"
 
 	// How a run ended (systemd's Result, in bm2's words).
 	ReasonExited     Reason = "exited"
@@ -146,9 +159,10 @@ const (
 
 // Reasons returns every reason bm2 records.
 func Reasons() []Reason {
-	return []Reason{ReasonReuseportMissing, ReasonNoListener, ReasonBudget, ReasonRuntimeMissing,
-		ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected, ReasonExited, ReasonKilled,
-		ReasonCoreDumped, ReasonTimeout, ReasonOOM, ReasonWatchdog}
+	return []Reason{ReasonReuseportMissing, ReasonNoListener, ReasonLoopbackOnly, ReasonPortInUse, ReasonBudget,
+		ReasonRuntimeMissing, ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected, ReasonScriptMissing,
+		ReasonCwdMissing, ReasonUserMissing, ReasonConfigInvalid, ReasonPortConflict,
+		ReasonExited, ReasonKilled, ReasonCoreDumped, ReasonTimeout, ReasonOOM, ReasonWatchdog}
 }
 
 // Refusal tells whether a reason means bm2 refused to start the app.
@@ -158,6 +172,19 @@ func (r Reason) Refusal() bool {
 		return true
 	}
 	return false
+}
+
+// SpawnReason is the reason for an exit status systemd itself gives a
+// process it could not start: 200 (CHDIR: WorkingDirectory= missing or not
+// enterable) and 217 (USER: User= does not exist); "" for any other.
+func SpawnReason(status int) Reason {
+	switch status {
+	case 200:
+		return ReasonCwdMissing
+	case 217:
+		return ReasonUserMissing
+	}
+	return ""
 }
 
 // ResultReason turns systemd's Result of a run into a reason.

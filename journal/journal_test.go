@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,5 +182,32 @@ func TestCrashLogLast(t *testing.T) {
 	last, ok := c.Last("api", "api-0")
 	if !ok || last.Reason != ReasonRuntimeBelowFloor || !last.Time.Equal(at.Add(time.Second)) {
 		t.Fatalf("%+v %v", last, ok)
+	}
+}
+
+func TestCrashLogLastLines(t *testing.T) {
+	c := CrashLog{Dir: t.TempDir()}
+	if got := c.LastLines("api", "api-0", 2); got != nil {
+		t.Fatalf("no log: %q", got)
+	}
+	code := 1
+	for i := 0; i < 3; i++ {
+		if err := c.Append("api", "api-0", Crash{Time: time.Unix(int64(i), 0), Reason: ReasonExited, ExitCode: &code, Detail: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := c.LastLines("api", "api-0", 2)
+	if len(got) != 2 || got[0] != `1970-01-01T00:00:01.000Z reason=exited code=1 detail="1"` || !strings.HasSuffix(got[1], `detail="2"`) {
+		t.Errorf("last lines %q", got)
+	}
+	// Just after a rotation, the previous log's lines come first.
+	p := c.Path("api", "api-0")
+	if err := os.Rename(p, p+".1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Append("api", "api-0", Crash{Time: time.Unix(3, 0), Reason: ReasonBudget})
+	got = c.LastLines("api", "api-0", 2)
+	if len(got) != 2 || !strings.HasSuffix(got[0], `detail="2"`) || !strings.Contains(got[1], "reason=restart_budget_exhausted") {
+		t.Errorf("after a rotation: %q", got)
 	}
 }

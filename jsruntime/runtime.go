@@ -204,6 +204,13 @@ func Check(ctx context.Context, kind config.Runtime, command string, dirs []stri
 	}
 	r.Path = path
 	out, err := ask(ctx, path)
+	if errors.Is(err, fs.ErrPermission) {
+		// Permission bits do not change by waiting: not executable by
+		// whoever asked (the app's user), so missing for it.
+		r.Reason = journal.ReasonRuntimeMissing
+		r.Problem = fmt.Sprintf("%s cannot be run by the app's user (%v)", path, err)
+		return r
+	}
 	if err != nil {
 		// It exists but did not answer: perhaps only a slow moment (a busy
 		// host paging in a 100 MB binary).

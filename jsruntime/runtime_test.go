@@ -3,9 +3,11 @@ package jsruntime
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
@@ -145,5 +147,22 @@ func TestRuntimeVersionRunsTheBinary(t *testing.T) {
 	}
 	if _, err := AskVersion(context.Background(), bad); err == nil || err.Error() != "exit status 3: oops" {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A runtime the asking user may not execute is missing for that user, not
+// a slow moment to retry.
+func TestCheckNotExecutableByTheUser(t *testing.T) {
+	dir := t.TempDir()
+	node := filepath.Join(dir, "node")
+	if err := os.WriteFile(node, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	denied := func(ctx context.Context, path string) (string, error) {
+		return "", &fs.PathError{Op: "fork/exec", Path: path, Err: syscall.EACCES}
+	}
+	r := Check(context.Background(), config.Node, node, nil, denied)
+	if r.OK() || r.Retry || r.Reason != journal.ReasonRuntimeMissing || !strings.Contains(r.Problem, node+" cannot be run by the app's user") {
+		t.Errorf("check: %+v", r)
 	}
 }

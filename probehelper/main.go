@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"time"
@@ -94,6 +95,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		State:   state.Default,
 		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
 		Owns:    ownsListener,
+		Runtime: runtimeOf(st),
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()
@@ -106,6 +108,16 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 				}
 			}
 			return inodes, err
+		}
+		p.Addrs = func(port int, uid uint32) ([]netip.Addr, error) {
+			ls, err := diag.Listeners(port)
+			var addrs []netip.Addr
+			for _, l := range ls {
+				if l.UID == uid {
+					addrs = append(addrs, l.Addr)
+				}
+			}
+			return addrs, err
 		}
 	} else {
 		fmt.Fprintf(out, "%s: %v; bind tests only\n", units.InstanceID(project, index), err)
@@ -125,6 +137,16 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	}
 	fmt.Fprintf(out, "%s port %d: %s after %v%s\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond), budget)
 	return err
+}
+
+// runtimeOf is the runtime an instance runs ("node", "bun"), from the
+// ExecStart= the generator wrote (bm2-probe run <runtime> ...); "" when
+// it is not one of bm2's.
+func runtimeOf(st sysd.Status) string {
+	if len(st.ExecStart) >= 3 && st.ExecStart[1] == "run" {
+		return st.ExecStart[2]
+	}
+	return ""
 }
 
 // ownsListener tells whether the instance's processes hold one of the

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
@@ -88,7 +92,15 @@ type Probe struct {
 	// Owns tells whether one of the instance's processes holds one of
 	// the listening sockets, looked at as the instance's user; nil means
 	// any listener of the instance's user counts.
-	Owns    func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
+	Owns func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
+	// Addrs reports the addresses the TCP listeners on port owned by uid
+	// are bound to (sock_diag), to tell an app alone on a loopback
+	// address (loopback_only) from one alone on every address
+	// (reuseport_missing); nil leaves every exclusive listener
+	// reuseport_missing.
+	Addrs func(port int, uid uint32) ([]netip.Addr, error)
+	// Runtime is "node" or "bun", for the wording of the verdict.
+	Runtime string
 	Events  journal.Sink
 	Crashes journal.CrashLog
 	State   state.Dir
@@ -351,7 +363,7 @@ func (p *Probe) judge(ctx context.Context, r *run, st sysd.Status, id identity.I
 		}
 		// A verdict about a run that has since gone is stale.
 		if p.settled(ctx, unit) {
-			out, err := p.react(ctx)
+			out, err := p.react(ctx, p.loopbackOnly(st.UID))
 			return out, true, err
 		}
 	}
@@ -424,15 +436,45 @@ func (p *Probe) settled(ctx context.Context, unit string) bool {
 	return st.Running() && st.InvocationID == p.invocation
 }
 
+// loopbackOnly names the loopback addresses the instance's user listens
+// on, when it listens on nothing else ("127.0.0.1", "::1", "127.0.0.1 and
+// ::1"); "" otherwise or when that cannot be told.
+func (p *Probe) loopbackOnly(uid uint32) string {
+	if p.Addrs == nil {
+		return ""
+	}
+	addrs, err := p.Addrs(p.Port, uid)
+	if err != nil || len(addrs) == 0 {
+		return ""
+	}
+	var names []string
+	for _, a := range addrs {
+		a = a.Unmap()
+		if !a.IsLoopback() {
+			return ""
+		}
+		if !slices.Contains(names, a.String()) {
+			names = append(names, a.String())
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
 // react is the project-level answer to an exclusive listener: errored mark
 // (first run wins), event (and so its notification, spooled by
-// Events: package notify), crash.log lines, stop the slice.
-func (p *Probe) react(ctx context.Context) (Outcome, error) {
+// Events: package notify), crash.log lines, stop the slice. An app alone
+// on a loopback address (loopback, "::1") is errored as loopback_only: it
+// needs another address as well as reusePort.
+func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 	// Once the project is marked errored the reaction must finish, even if
 	// this probe run is being stopped.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	first, err := p.State.SetErrored(p.Project, string(journal.ReasonReuseportMissing))
+	reason := journal.ReasonReuseportMissing
+	if loopback != "" {
+		reason = journal.ReasonLoopbackOnly
+	}
+	first, err := p.State.SetErrored(p.Project, string(reason))
 	if err != nil {
 		return Missing, err
 	}
@@ -443,16 +485,22 @@ func (p *Probe) react(ctx context.Context) (Outcome, error) {
 		"listen with reusePort: true (Bun.serve({reusePort: true}) or server.listen({port, reusePort: true})), "+
 		"or use exec_mode = \"fork\"; then run bm2 serve again", p.Port)
 	ev := journal.Event{
-		Kind: journal.ReuseportMissing, Reason: journal.ReasonReuseportMissing, Detail: detail,
+		Kind: journal.ReuseportMissing, Reason: reason, Detail: detail,
 		Message: fmt.Sprintf("%s: port %d is bound exclusively: cluster mode lacks reusePort; stopping project %s",
 			p.instanceID(), p.Port, p.Project),
+	}
+	if loopback != "" {
+		e, _ := failure.Explain(reason, failure.Facts{Project: p.Project, Instance: p.instanceID(), Port: p.Port,
+			Runtime: p.Runtime, Detail: loopback})
+		ev.Message, ev.Detail = e.Message, "listens on "+loopback+" only; "+e.Fix
+		detail = ev.Detail
 	}
 	var errs []error
 	errs = append(errs, p.emit(ev))
 	now := time.Now()
 	for i := 0; i < p.Instances; i++ {
 		errs = append(errs, p.Crashes.Append(p.Project, units.InstanceID(p.Project, i),
-			journal.Crash{Time: now, Reason: journal.ReasonReuseportMissing, Detail: detail}))
+			journal.Crash{Time: now, Reason: reason, Detail: detail}))
 	}
 	errs = append(errs, p.Systemd.StopAll(ctx, units.Target(p.Project), units.Slice(p.Project)))
 	return Missing, errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
+	"github.com/bm2dev/bm2/sockdiag"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 )
@@ -616,5 +618,59 @@ func TestProbeResetRacingACrash(t *testing.T) {
 	}
 	if _, err := r2.probe.Run(context.Background()); err != nil || len(r2.sd.started) != 0 {
 		t.Errorf("clean stop after reset: err %v, started %v", err, r2.sd.started)
+	}
+}
+
+// An app alone on [::1] is caught (the probe asks IPv6 too) and errored as
+// loopback_only, not reuseport_missing: the listener's address comes from
+// sock_diag.
+func TestProbeLoopbackOnly(t *testing.T) {
+	l, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	r := newRig(t, port)
+	r.probe.Runtime = "node"
+	r.probe.Addrs = func(p int, uid uint32) ([]netip.Addr, error) {
+		ls, err := sockdiag.Listeners(p)
+		var out []netip.Addr
+		for _, l := range ls {
+			out = append(out, l.Addr)
+		}
+		return out, err
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Missing {
+		t.Fatalf("Run = %v, %v; want missing", out, err)
+	}
+	ev := r.events.got[0]
+	if ev.Kind != journal.ReuseportMissing || ev.Reason != journal.ReasonLoopbackOnly ||
+		!strings.Contains(ev.Message, "api-1 listens on port "+strconv.Itoa(port)+" only on ::1") || !strings.Contains(ev.Detail, "leave out the host") {
+		t.Errorf("event %+v", ev)
+	}
+	if reason, ok, _ := r.probe.State.Errored("api"); !ok || reason != "loopback_only" {
+		t.Errorf("errored mark: %q %v", reason, ok)
+	}
+	data, _ := os.ReadFile(r.probe.Crashes.Path("api", "api-0"))
+	if !strings.Contains(string(data), " reason=loopback_only ") {
+		t.Errorf("crash.log %q", data)
+	}
+	// Without the addresses, the same listener is reuseport_missing.
+	if got := (&Probe{}).loopbackOnly(0); got != "" {
+		t.Errorf("loopbackOnly without Addrs = %q", got)
+	}
+	r.probe.Addrs = func(int, uint32) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("::ffff:127.0.0.1"), netip.MustParseAddr("::1")}, nil
+	}
+	if got := r.probe.loopbackOnly(0); got != "127.0.0.1 and ::1" {
+		t.Errorf("loopbackOnly = %q", got)
+	}
+	r.probe.Addrs = func(int, uint32) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("10.0.0.1")}, nil
+	}
+	if got := r.probe.loopbackOnly(0); got != "" {
+		t.Errorf("loopbackOnly with a public address = %q", got)
 	}
 }

@@ -1,8 +1,8 @@
 // Package reuseport asks the kernel whether a TCP port can be shared with
 // SO_REUSEPORT, the question behind bm2's cluster mode.
 //
-// [CheckPort] binds 0.0.0.0:<port> twice without ever listening: first
-// with only SO_REUSEADDR (success: nobody holds the port), then with
+// [CheckPort] binds 0.0.0.0:<port> and [::]:<port> (IPv6 only) twice each
+// without ever listening: first with only SO_REUSEADDR (success: nobody holds the port), then with
 // SO_REUSEPORT (success: the holder lets others join; EADDRINUSE: it holds
 // the port exclusively). The kernel lets a socket join a port group only
 // when both belong to the same user, so the answer depends on who asks:

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PortState is what the kernel says about a TCP port on 0.0.0.0.
+// PortState is what the kernel says about a TCP port on 0.0.0.0 and [::].
 type PortState int
 
 const (
@@ -58,12 +58,18 @@ func ListenControl(network, address string, c syscall.RawConn) error {
 	return serr
 }
 
-// CheckPort tells whether TCP port on 0.0.0.0 is free, shared or exclusive,
-// as seen by this process's effective UID:
+// CheckPort tells whether TCP port is free, shared or exclusive, as seen
+// by this process's effective UID, on IPv4 (0.0.0.0) and IPv6 ([::] with
+// IPV6_V6ONLY, so that each family is asked on its own):
 //
 //  1. bind with only SO_REUSEADDR: success means nobody listens (Free);
 //  2. otherwise bind with SO_REUSEPORT: success means the listener lets
 //     others join (Shared); EADDRINUSE means it does not (Exclusive).
+//
+// The port is Exclusive when either family says so, Shared when either
+// is shared and neither exclusive. A wildcard bind conflicts with a
+// listener on any address of its family, so an app alone on [::1] or
+// 127.0.0.1 is seen too. A host without IPv6 is asked on IPv4 only.
 //
 // It never calls listen(2) and closes each socket at once, so it cannot
 // take a connection away from the app.
@@ -71,14 +77,34 @@ func CheckPort(port int) (PortState, error) {
 	if port < 1 || port > 65535 {
 		return Free, fmt.Errorf("port %d out of range", port)
 	}
-	err := tryBind(port, ReuseAddr)
+	v4, err := checkFamily(port, unix.AF_INET)
+	if err != nil {
+		return Free, err
+	}
+	if v4 == Exclusive {
+		return Exclusive, nil
+	}
+	v6, err := checkFamily(port, unix.AF_INET6)
+	if errors.Is(err, errNoIPv6) {
+		return v4, nil
+	}
+	if err != nil {
+		return Free, err
+	}
+	return max(v4, v6), nil
+}
+
+var errNoIPv6 = errors.New("no IPv6")
+
+func checkFamily(port, family int) (PortState, error) {
+	err := tryBind(port, family, ReuseAddr)
 	if err == nil {
 		return Free, nil
 	}
 	if !errors.Is(err, unix.EADDRINUSE) {
 		return Free, fmt.Errorf("probe port %d: %w", port, err)
 	}
-	err = tryBind(port, ReusePort)
+	err = tryBind(port, family, ReusePort)
 	if err == nil {
 		return Shared, nil
 	}
@@ -88,14 +114,27 @@ func CheckPort(port int) (PortState, error) {
 	return Free, fmt.Errorf("probe port %d: %w", port, err)
 }
 
-func tryBind(port int, opt func(uintptr) error) error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+func tryBind(port, family int, opt func(uintptr) error) error {
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if family == unix.AF_INET6 && (errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EPROTONOSUPPORT)) {
+		return errNoIPv6
+	}
 	if err != nil {
 		return fmt.Errorf("socket: %w", err)
 	}
 	defer unix.Close(fd)
 	if err := opt(uintptr(fd)); err != nil {
 		return fmt.Errorf("setsockopt: %w", err)
+	}
+	if family == unix.AF_INET6 {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
+			return fmt.Errorf("setsockopt IPV6_V6ONLY: %w", err)
+		}
+		err := unix.Bind(fd, &unix.SockaddrInet6{Port: port})
+		if errors.Is(err, unix.EADDRNOTAVAIL) {
+			return errNoIPv6 // IPv6 disabled on this host
+		}
+		return err
 	}
 	return unix.Bind(fd, &unix.SockaddrInet4{Port: port})
 }

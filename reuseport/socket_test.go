@@ -88,6 +88,42 @@ func TestCheckPortLoopbackOnly(t *testing.T) {
 	}
 }
 
+// IPv6 listeners are seen as well: an app alone on [::1] or on [::] with
+// IPV6_V6ONLY once looked free to a probe that asked 0.0.0.0 only.
+func TestCheckPortIPv6(t *testing.T) {
+	for _, addr := range []string{"[::1]:0", "[::]:0"} {
+		lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+			return c.Control(func(fd uintptr) { syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_V6ONLY, 1) })
+		}}
+		l, err := lc.Listen(context.Background(), "tcp6", addr)
+		if err != nil {
+			t.Skipf("no IPv6 here: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if got, err := CheckPort(port); err != nil || got != Exclusive {
+			t.Errorf("%s listener without reusePort: %v %v, want exclusive", addr, got, err)
+		}
+		l.Close()
+		lc.Control = func(network, address string, c syscall.RawConn) error {
+			var serr error
+			c.Control(func(fd uintptr) {
+				syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_V6ONLY, 1)
+				serr = ReusePort(fd)
+			})
+			return serr
+		}
+		l, err = lc.Listen(context.Background(), "tcp6", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		if got, err := CheckPort(port); err != nil || got != Shared {
+			t.Errorf("%s listener with reusePort: %v %v, want shared", addr, got, err)
+		}
+		l.Close()
+	}
+}
+
 func TestCheckPortRange(t *testing.T) {
 	if _, err := CheckPort(0); err == nil {
 		t.Fatal("port 0 accepted")

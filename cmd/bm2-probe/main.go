@@ -95,7 +95,8 @@ func run(ctx context.Context, args []string) error {
 		}
 		defer sd.Close()
 		if args[0] == "exited" {
-			return hooks.Exited(ctx, args[1], sd, time.Now(), crashes, events, hooks.VerifyRefusal)
+			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), crashes, events, hooks.VerifyRefusal),
+				hooks.PortBlocked(ctx, args[1], sd, time.Now(), state.Default, crashes, events, hooks.ForeignHolder))
 		}
 		return hooks.Failed(ctx, args[1], sd, time.Now(), state.Default, crashes, events)
 	}

@@ -1,0 +1,16 @@
+// Package failure is bm2's one table of failure modes: for every reason a
+// project or an instance can fail for (journal.Reason), the one line that
+// says what broke, the fix to type next and the man page section to read.
+//
+// Every place that tells an operator why something failed words it from
+// here: the endings of bm2 serve, start, restart and reload, bm2 status
+// NAME and bm2 check. The README's troubleshooting section is this table
+// rendered ([Markdown]); a test keeps the two in step.
+//
+// A mode's text is a template: {project}, {instance}, {port} and {detail}
+// (what was found: the listener's address, the process holding the port,
+// the refusal's words, the last crash.log line) are filled in from
+// [Facts]. A mode may be worded differently under Bun, whose node:http
+// ignores reusePort: the kernel cannot tell such an app from a Bun.serve
+// without reusePort, so the Bun wording names both causes and both fixes.
+package failure
