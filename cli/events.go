@@ -95,7 +95,7 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	enc.SetEscapeHTML(false)
 	count := 0
 	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
-		ev, ok := journal.Decode(e)
+		ev, ok := a.decode(e)
 		if !ok {
 			return nil
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
+	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
@@ -296,6 +297,7 @@ type testEnv struct {
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
+	layout     *scope.Layout // nil: system scope
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -475,10 +477,15 @@ func (te *testEnv) write(rel, content string) string {
 }
 
 func (te *testEnv) app() *App {
+	sys := scope.SystemLayout()
+	if te.layout != nil {
+		sys = *te.layout
+	}
 	return &App{
 		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
 		Env: Env{
-			Paths: te.paths,
+			Layout: &sys,
+			Paths:  te.paths,
 			Getenv: func(k string) string {
 				if k == config.SearchPathEnv {
 					return strings.Join(te.searchPath, ":")

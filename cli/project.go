@@ -23,7 +23,7 @@ type entry = config.Entry
 // generator sees them (config.Load: the name that sorts first keeps a
 // contested port range).
 func (a *App) registry() ([]entry, config.Loaded) {
-	l := config.Load(a.searchPath(), config.Options{NumCPU: a.NumCPU})
+	l := config.Load(a.searchPath(), a.configOptions())
 	return l.Entries, l
 }
 
@@ -102,7 +102,7 @@ func (a *App) dirProject(file, absDir string) (*config.Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read project file: %w", err)
 	}
-	p, err := config.Parse(file, data, config.Options{NumCPU: a.NumCPU, Cwd: absDir, AnyName: true})
+	p, err := config.Parse(file, data, a.projectDirOptions(absDir))
 	if err != nil {
 		var es config.Errors
 		if errors.As(err, &es) {

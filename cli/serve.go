@@ -69,6 +69,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
 		return conflictErr(err)
 	}
+	if err := a.checkSystemConflict(p); err != nil {
+		return err
+	}
 	reg, err := a.registration(p)
 	if err != nil {
 		return err
@@ -111,9 +114,17 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 		if reg.existed {
 			verb = "updated"
 		}
-		fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, p.Summary())
+		if a.user() {
+			fmt.Fprintf(a.Out, "%s %s for %s: %s\n", verb, p.File, a.layout().Describe(), p.Summary())
+		} else {
+			fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, p.Summary())
+		}
 		if reg.private != nil {
-			fmt.Fprintf(a.Out, "kept %s in %s, which only root can read\n", privateWhat(p), config.PrivatePath(p.File))
+			who := "root"
+			if a.user() {
+				who = "you"
+			}
+			fmt.Fprintf(a.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), who)
 		}
 	} else {
 		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, p.Summary())
@@ -190,6 +201,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	fmt.Fprintf(a.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
 	if err := a.retireSurge(ctx, sd, p); err != nil {
 		return err
+	}
+	if a.user() {
+		fmt.Fprintln(a.Out, a.lingerNote())
 	}
 	return nil
 }
@@ -409,7 +423,7 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	r := &registration{p: p}
 	r.public, r.private = config.Marshal(p)
 	src := config.Source{Path: p.File, Data: r.public, PrivatePath: config.PrivatePath(p.File), PrivateData: r.private}
-	if q, err := config.ParseSource(src, config.Options{NumCPU: a.NumCPU}); err != nil || !config.Equal(p, q) {
+	if q, err := config.ParseSource(src, a.configOptions()); err != nil || !config.Equal(p, q) {
 		return nil, fmt.Errorf("internal error: the registered files would not read back as the project (%v); please report this", err)
 	}
 	old, err := os.ReadFile(p.File)
@@ -430,7 +444,7 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	r.changed = !bytes.Equal(old, r.public) || !bytes.Equal(r.oldPrivate, r.private)
 	if r.changed && r.existed {
 		oldSrc := config.Source{Path: p.File, Data: old, PrivatePath: src.PrivatePath, PrivateData: r.oldPrivate}
-		if q, err := config.ParseSource(oldSrc, config.Options{NumCPU: a.NumCPU}); err == nil && config.Equal(p, q) && !q.SecretsInFile {
+		if q, err := config.ParseSource(oldSrc, a.configOptions()); err == nil && config.Equal(p, q) && !q.SecretsInFile {
 			r.changed = false
 		}
 	}
@@ -517,6 +531,9 @@ func privateWhat(p *config.Project) string {
 
 // rootHint adds "run it as root" to permission errors.
 func rootHint(err error) error {
+	if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 && !strings.Contains(err.Error(), "/etc/") {
+		return withHint(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
+	}
 	if errors.Is(err, fs.ErrPermission) {
 		return withHint(err, "this needs root: run the command again with sudo")
 	}

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -75,7 +73,7 @@ func (a *App) status(ctx context.Context, name string) error {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\nmore: systemctl status %s 'bm2@%s-*'\n", units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.systemctl(), units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
@@ -189,16 +187,5 @@ var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+ \S
 // securityScore asks systemd-analyze security for a unit's exposure, e.g.
 // "1.2 OK".
 func securityScore(ctx context.Context, unit string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "systemd-analyze", "security", "--no-pager", unit)
-	cmd.Env = append(os.Environ(), "SYSTEMD_COLORS=0", "SYSTEMD_PAGER=")
-	out, err := cmd.Output()
-	if m := exposureRE.FindSubmatch(out); m != nil {
-		return string(m[1]), nil
-	}
-	if err == nil {
-		err = fmt.Errorf("no exposure level in its output")
-	}
-	return "", fmt.Errorf("systemd-analyze security %s: %w", unit, err)
+	return securityScoreArgs(ctx, unit)
 }

@@ -162,8 +162,9 @@ func readPrivate(s Source) Source {
 	if errors.Is(err, fs.ErrNotExist) {
 		return s
 	}
+	owner, chown := ownerWords()
 	if err == nil && (!dst.IsDir() || !rootOwned(dst) || dst.Mode().Perm()&0o022 != 0) {
-		s.PrivateErr = fmt.Errorf("%s must be a directory owned by root that only root can write (chown root: %s; chmod 0700 %s)", dir, dir, dir)
+		s.PrivateErr = fmt.Errorf("%s must be a directory owned by %s that only %s can write (chown %s %s; chmod 0700 %s)", dir, owner, owner, chown, dir, dir)
 		return s
 	}
 	st, err := os.Lstat(s.PrivatePath)
@@ -180,8 +181,8 @@ func readPrivate(s Source) Source {
 		s.PrivateErr = errors.New("must be a regular file (not a symbolic link)")
 		return s
 	case !rootOwned(st) || st.Mode().Perm()&0o077 != 0:
-		s.PrivateErr = fmt.Errorf("holds secrets, so it must be owned by root and readable by root alone, but it is %s (chown root: %s; chmod 0600 %s)",
-			st.Mode().Perm(), s.PrivatePath, s.PrivatePath)
+		s.PrivateErr = fmt.Errorf("holds secrets, so it must be owned by %s and readable by %s alone, but it is %s (chown %s %s; chmod 0600 %s)",
+			owner, owner, st.Mode().Perm(), chown, s.PrivatePath, s.PrivatePath)
 		return s
 	}
 	data, err := os.ReadFile(s.PrivatePath)
@@ -196,9 +197,21 @@ func readPrivate(s Source) Source {
 	return s
 }
 
+// rootOwned tells whether root owns a file, or, for a process that is not
+// root (user scope: the user generator, bm2 run by a user), root or the
+// process's own user: a user's secrets are theirs.
 func rootOwned(st fs.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && sys.Uid == 0
+	return ok && (sys.Uid == 0 || int(sys.Uid) == os.Geteuid())
+}
+
+// ownerWords names who must own private parts, for messages: root, or
+// the calling user; and the chown argument that makes it so.
+func ownerWords() (owner, chown string) {
+	if uid := os.Geteuid(); uid != 0 {
+		return fmt.Sprintf("you (uid %d)", uid), fmt.Sprintf("%d:", uid)
+	}
+	return "root", "root:"
 }
 
 // Entry is one project found along the search path.

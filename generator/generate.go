@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -15,7 +15,8 @@ import (
 // bm2@<name>-<i>.service.d directory.
 const DropInName = "50-bm2.conf"
 
-// WantedBy is the target whose .wants directory enables project targets.
+// WantedBy is the target whose .wants directory enables project targets
+// in system scope; in user scope it is default.target (scope.Layout).
 const WantedBy = "multi-user.target"
 
 // PrivateDir is the directory, in the generator's output, that holds each
@@ -29,7 +30,15 @@ type Options struct {
 	NumCPU int    // resolves instances = "max"
 	Helper string // bm2-probe, which wraps the runtime in ExecStart=; DefaultHelper if ""
 	OutDir string // where the output will live (EnvironmentFile= paths); DefaultOutDir if ""
+	// Layout is the scope generated for; the zero value is system scope.
+	Layout scope.Layout
+	// MinPort is the lowest port of user scope
+	// (net.ipv4.ip_unprivileged_port_start when 0).
+	MinPort int
 }
+
+// user tells whether generation is for a user's manager.
+func (o Options) user() bool { return o.Layout.IsUser() }
 
 // DefaultHelper is where packages install bm2-probe.
 const DefaultHelper = "/usr/lib/bm2/bm2-probe"
@@ -95,7 +104,18 @@ func Generate(sources []config.Source, opts Options) Result {
 	if opts.OutDir == "" {
 		opts.OutDir = DefaultOutDir
 	}
-	loaded := config.Resolve(sources, config.Options{NumCPU: opts.NumCPU})
+	if opts.Layout.Kind == "" {
+		opts.Layout = scope.SystemLayout()
+	}
+	copts := config.Options{NumCPU: opts.NumCPU}
+	if opts.user() {
+		min := opts.MinPort
+		if min == 0 {
+			min = scope.UnprivilegedPortStart()
+		}
+		copts.User = &config.UserScope{Name: opts.Layout.Name, MinPort: min}
+	}
+	loaded := config.Resolve(sources, copts)
 	var res Result
 	for _, e := range loaded.Entries {
 		if e.Err != nil {
@@ -116,10 +136,13 @@ func Generate(sources []config.Source, opts Options) Result {
 
 // ProjectFiles is every file generated for one valid project.
 func ProjectFiles(p *config.Project, opts Options) []File {
+	if opts.Layout.Kind == "" {
+		opts.Layout = scope.SystemLayout()
+	}
 	files := []File{
 		{Path: units.Slice(p.Name), Data: sliceUnit(p)},
 		{Path: units.Target(p.Name), Data: targetUnit(p)},
-		{Path: path.Join(WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
+		{Path: path.Join(opts.Layout.WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
 	}
 	shared := newInstanceShared(p, opts)
 	if shared.envFile != "" {
@@ -213,13 +236,14 @@ type instanceShared struct {
 	execStart       string
 	file            string
 	protectHome     string
+	user            bool // user scope: no User=, no capabilities
 }
 
 func newInstanceShared(p *config.Project, opts Options) *instanceShared {
-	s := &instanceShared{file: units.Specifiers(p.File)}
+	s := &instanceShared{file: units.Specifiers(p.File), user: opts.user()}
 	interval, burst := StartLimit(p)
 	s.interval, s.burst = interval, strconv.Itoa(burst)
-	s.condition = "!" + units.Specifiers(state.ErroredPath(p.Name))
+	s.condition = "!" + units.Specifiers(opts.Layout.State().ErroredPath(p.Name))
 	if len(p.Env) > 0 {
 		s.envFile = units.Specifiers(path.Join(opts.OutDir, PrivateDir, p.Name+".env"))
 	}
@@ -351,17 +375,22 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 
 	f.Add("Service", "Slice", units.Slice(p.Name))
 	f.Add("Service", "WorkingDirectory", units.Specifiers(p.Cwd))
-	f.Add("Service", "User", p.Account())
-	if p.OwnAccount() {
+	// In user scope the user's own manager runs everything as the user;
+	// User= and Group= are not available there.
+	switch {
+	case s.user:
+	case p.OwnAccount():
+		f.Add("Service", "User", p.Account())
 		// The project's own account: allocated by systemd while the project
 		// runs, or the static account of that name when one exists.
 		f.Add("Service", "DynamicUser", "yes")
-	} else {
+	default:
+		f.Add("Service", "User", p.Account())
 		// A shared account's IPC objects are not the project's to remove.
 		f.Add("Service", "RemoveIPC", "no")
 	}
 	for _, d := range config.Directives(p) {
-		if d.Name == "Group" {
+		if d.Name == "Group" && !s.user {
 			f.Add("Service", d.Name, d.Value)
 		}
 	}
@@ -412,7 +441,7 @@ func (s *instanceShared) sandbox(f *units.File, p *config.Project) {
 		// "-": a path that does not exist yet is no reason not to start.
 		f.Add("Service", "ReadWritePaths", "-"+units.Specifiers(w))
 	}
-	if p.Ports().Lo < 1024 {
+	if p.Ports().Lo < 1024 && !s.user {
 		// Binding a privileged port: that one capability, and no user
 		// namespace (a capability inside one does not count for the host's
 		// network).

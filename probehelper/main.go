@@ -13,8 +13,8 @@ import (
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
+	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/sockdiag"
-	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 	"golang.org/x/sys/unix"
@@ -50,7 +50,11 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	// The connection must outlive a SIGTERM (ctx): the probe that stops its
 	// project is stopped with it (PartOf=) and still has to see its
 	// reaction through; a connection tied to ctx would close under it.
-	bus, err := sysd.ConnectPrivate(context.WithoutCancel(ctx))
+	layout, err := scope.Self()
+	if err != nil {
+		return err
+	}
+	bus, err := Connect(context.WithoutCancel(ctx), layout)
 	if err != nil {
 		return err
 	}
@@ -88,10 +92,14 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
 		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:  journal.Journald{Fallback: os.Stderr},
-		Crashes: journal.CrashLog{Dir: journal.DefaultLogDir},
-		State:   state.Default,
+		Crashes: layout.CrashLogs,
+		State:   layout.State(),
 		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
 		Owns:    ownsListener,
+	}
+	if layout.IsUser() {
+		self := identity.Self()
+		p.Owner = &self
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()
@@ -108,7 +116,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	} else {
 		fmt.Fprintf(out, "%s: %v; bind tests only\n", units.InstanceID(project, index), err)
 	}
-	if n := notifySettings(project); n.Webhook != "" {
+	if n := notifySettings(layout, project); n.Webhook != "" {
 		p.Notifier = journal.Webhook{URL: n.Webhook, MinLevel: string(n.Level)}
 	}
 	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
@@ -141,11 +149,20 @@ func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, 
 	return owns, err
 }
 
+// Connect reaches the manager of the scope bm2-probe runs in: the system
+// manager's private socket as root, the user's manager's otherwise.
+func Connect(ctx context.Context, l scope.Layout) (*sysd.Conn, error) {
+	if l.IsUser() {
+		return sysd.ConnectUser(ctx, l.PrivateSocket())
+	}
+	return sysd.ConnectPrivate(ctx)
+}
+
 // notifySettings reads the project's [notify] table from its own files on
-// the default search path (no other project's: every start of every
+// the scope's search path (no other project's: every start of every
 // instance runs a probe); a missing or broken file means no notification.
-func notifySettings(project string) config.Notify {
-	src, ok := config.DiscoverOne(config.DefaultSearchPath, project)
+func notifySettings(l scope.Layout, project string) config.Notify {
+	src, ok := config.DiscoverOne(l.SearchPath, project)
 	if !ok {
 		return config.Notify{}
 	}

@@ -93,7 +93,10 @@ type Probe struct {
 	// Owns tells whether one of the instance's processes holds one of
 	// the listening sockets, looked at as the instance's user; nil means
 	// any listener of the instance's user counts.
-	Owns     func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
+	Owns func(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error)
+	// Owner is who runs the instances when systemd does not say (user
+	// scope: the user); nil in system scope.
+	Owner    *identity.Identity
 	Events   journal.Sink
 	Crashes  journal.CrashLog
 	State    state.Dir
@@ -176,6 +179,11 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 				p.invocation = st.InvocationID
 				r = run{windowEnd: st.ActiveEnterMonotonic + p.Window}
 				p.seen = nil
+			}
+			if (st.UID == sysd.NoID || st.GID == sysd.NoID) && p.Owner != nil {
+				// A user's manager runs services as the user without
+				// User=, and reports no UID for them.
+				st.UID, st.GID = uint32(p.Owner.UID), uint32(p.Owner.GID)
 			}
 			if st.UID == sysd.NoID || st.GID == sysd.NoID {
 				return Gone, fmt.Errorf("systemd reports no UID for running %s", unit)

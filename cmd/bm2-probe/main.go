@@ -25,8 +25,7 @@ import (
 	"github.com/bm2dev/bm2/hooks"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/probehelper"
-	"github.com/bm2dev/bm2/state"
-	"github.com/bm2dev/bm2/sysd"
+	"github.com/bm2dev/bm2/scope"
 )
 
 func main() {
@@ -62,7 +61,6 @@ func cleanExec() {
 
 func run(ctx context.Context, args []string) error {
 	events := journal.Journald{Fallback: os.Stderr}
-	crashes := journal.CrashLog{Dir: journal.DefaultLogDir}
 	if len(args) == 0 {
 		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX")
 	}
@@ -75,15 +73,21 @@ func run(ctx context.Context, args []string) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		sd, err := sysd.ConnectPrivate(ctx)
+		// As root: system scope. As anyone else: the user's own manager
+		// runs it (user scope), and its files are under ~/.bm2.
+		layout, err := scope.Self()
+		if err != nil {
+			return err
+		}
+		sd, err := probehelper.Connect(ctx, layout)
 		if err != nil {
 			return err
 		}
 		defer sd.Close()
 		if args[0] == "exited" {
-			return hooks.Exited(ctx, args[1], sd, time.Now(), crashes, events, hooks.VerifyRefusal)
+			return hooks.Exited(ctx, args[1], sd, time.Now(), layout.CrashLogs, events, hooks.VerifyRefusal)
 		}
-		return hooks.Failed(ctx, args[1], sd, time.Now(), state.Default, crashes, events)
+		return hooks.Failed(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events)
 	}
 	return probehelper.Main(ctx, args, os.Stdout)
 }
