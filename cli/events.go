@@ -157,6 +157,9 @@ func (a *App) journalDone(ctx context.Context, err error, follow bool, count int
 		fmt.Fprintf(a.Err, "bm2: warning: %v, so some entries may be missing; %s\n", err, journal.RestrictedHint)
 		return nil
 	}
+	if errors.Is(err, journal.ErrUserVolatile) {
+		return fail(ExitFailure, journal.UserVolatileHint, fmt.Errorf("no %s: %w", what, err))
+	}
 	if err != nil {
 		return err
 	}

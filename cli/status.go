@@ -30,7 +30,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	p := e.Project
 	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
-		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), userText(p))
+		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), a.userText(p))
 	fmt.Fprintf(w, "  script %s in %s\n", p.Script, p.Cwd)
 	if reason, errored, _ := a.erroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
@@ -49,7 +49,11 @@ func (a *App) status(ctx context.Context, name string) error {
 		}
 	}
 	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
-		fmt.Fprintf(w, "  sandbox: %s, exposure %s (systemd-analyze security %s)\n", p.Sandbox.Mode, score, units.Instance(p.Name, 0))
+		analyze := "systemd-analyze"
+		if a.user() {
+			analyze += " --user"
+		}
+		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, analyze, units.Instance(p.Name, 0))
 	}
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", needsText(ctx, sd, needs))
@@ -114,7 +118,10 @@ func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
 }
 
 // userText names who a project runs as.
-func userText(p *config.Project) string {
+func (a *App) userText(p *config.Project) string {
+	if a.user() {
+		return a.layout().Name + " (user scope: every project runs as you)"
+	}
 	if p.OwnAccount() {
 		return p.Account() + " (its own account)"
 	}

@@ -212,6 +212,8 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		return ctx.Err()
 	case sc.Err() != nil:
 		return fmt.Errorf("read journalctl's output: %w", sc.Err())
+	case werr != nil && strings.Contains(stderr.String(), "insufficient permissions") && q.User != "" && Volatile() && !journalReader():
+		return ErrUserVolatile
 	case werr != nil && strings.Contains(stderr.String(), "insufficient permissions"):
 		return ErrRestricted
 	case werr != nil:
