@@ -360,6 +360,7 @@ type fakeJournal struct {
 	mu      sync.Mutex
 	entries []journal.Entry
 	queries []journal.Query
+	uid     string // who writes bm2's events: "0", or the user in user scope
 }
 
 func (j *fakeJournal) add(e journal.Entry) {
@@ -373,7 +374,7 @@ func (j *fakeJournal) event(at time.Time, kind journal.Kind, project, instance, 
 	e := journal.Entry{
 		"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()),
 		"SYSLOG_IDENTIFIER":    journal.Identifier,
-		"_UID":                 "0",
+		"_UID":                 j.writer(),
 		"_TRANSPORT":           "journal",
 		"MESSAGE":              msg,
 		"PRIORITY":             fmt.Sprint(int(kind.Priority())),
@@ -389,6 +390,13 @@ func (j *fakeJournal) event(at time.Time, kind journal.Kind, project, instance, 
 		e["BM2_REASON"] = reason
 	}
 	j.add(e)
+}
+
+func (j *fakeJournal) writer() string {
+	if j.uid == "" {
+		return "0"
+	}
+	return j.uid
 }
 
 // line logs a line of an instance's output.
@@ -417,7 +425,11 @@ func (j *fakeJournal) read(ctx context.Context, q journal.Query, each func(journ
 	}
 	var out []journal.Entry
 	for _, e := range j.entries {
-		ok := !q.BM2 || journal.Trusted(e) && (e["_UID"] == "0" || q.Generator)
+		trust := "0"
+		if q.User != "" {
+			trust = q.User
+		}
+		ok := !q.BM2 || journal.TrustedFrom(e, trust) && (e["_UID"] == trust || q.Generator)
 		for k, vs := range byField {
 			found := false
 			for _, v := range vs {

@@ -17,7 +17,11 @@ import (
 func (b *bed) asUser(user, script string) run {
 	b.t.Helper()
 	path := fmt.Sprintf("/tmp/%s-%d.sh", user, time.Now().UnixNano())
-	b.write(path, script)
+	// Not b.write: its install -d would make /tmp 0755, and a user's
+	// services with PrivateTmp= would no longer start.
+	if err := b.WriteFile(path, []byte(script), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	stdout, stderr, err := b.Exec(ctx, "su", "-l", user, "-c", "bash "+path)
@@ -37,7 +41,9 @@ func (b *bed) mustAs(want int, user, script string) run {
 	b.t.Helper()
 	r := b.asUser(user, script)
 	if r.code != want {
-		b.t.Fatalf("as %s: %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", user, script, r.code, want, r.stdout, r.stderr)
+		// What the user's manager said, from its start.
+		log, _ := b.try(fmt.Sprintf(`journalctl -b --no-pager -o short-monotonic _UID=$(id -u %s) | grep -v ' bm2-probe\[' | tail -40; ls -la /home/%s`, user, user))
+		b.t.Fatalf("as %s: %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s\n%s's journal:\n%s", user, script, r.code, want, r.stdout, r.stderr, user, log)
 	}
 	return r
 }
@@ -110,7 +116,7 @@ loginctl enable-linger alice bob`)
 	})
 
 	// Alice's projects: Bun in cluster mode, Node in fork mode.
-	b.app("/home/alice/web", "bun-reuseport.ts", "index.ts")
+	b.app("/home/alice/web", "graceful-bun.ts", "index.ts")
 	b.write("/home/alice/web/bm2.toml", "name = \"web\"\nscript = \"index.ts\"\ninstances = 2\nport = 8300\n")
 	b.write("/home/alice/fk/server.js", userNodeApp)
 	b.write("/home/alice/fk/bm2.toml", "name = \"fk\"\nscript = \"server.js\"\nexec_mode = \"fork\"\ninstances = 2\nport = 8310\n")
@@ -248,12 +254,12 @@ for u in ("bm2@bad-0.service", "bm2@bad-1.service"):
 		// Without polkitd, logind refuses a user's own request: bm2 says
 		// what to install or whom to ask. (The su session keeps bob's
 		// manager running meanwhile.)
-		b.sh(`loginctl disable-linger bob && systemctl stop polkit.service 2>/dev/null; mv /usr/lib/polkit-1/polkitd /usr/lib/polkit-1/polkitd.off`)
+		b.sh(`loginctl disable-linger bob && systemctl mask --now --runtime polkit.service >/dev/null 2>&1; mv /usr/lib/polkit-1/polkitd /usr/lib/polkit-1/polkitd.off`)
 		r := b.mustAs(1, "bob", "bm2 startup")
 		if !strings.Contains(r.stderr, "polkitd is not installed (sudo apt-get install polkitd)") || !strings.Contains(r.stderr, "sudo loginctl enable-linger bob") {
 			t.Errorf("bm2 startup without polkitd:\n%s", r.stderr)
 		}
-		b.sh(`mv /usr/lib/polkit-1/polkitd.off /usr/lib/polkit-1/polkitd && loginctl enable-linger bob`)
+		b.sh(`mv /usr/lib/polkit-1/polkitd.off /usr/lib/polkit-1/polkitd && systemctl unmask --runtime polkit.service >/dev/null 2>&1; loginctl enable-linger bob`)
 	})
 
 	t.Run("delete", func(t *testing.T) {
