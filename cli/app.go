@@ -64,6 +64,9 @@ type Env struct {
 	// MinPort replaces net.ipv4.ip_unprivileged_port_start in user scope
 	// (tests).
 	MinPort *int
+	// SystemSearchPath replaces where user scope looks for system projects
+	// (config.DefaultSearchPath; tests).
+	SystemSearchPath []string
 	Paths   Paths
 	Getenv  func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
 	NumCPU  int                 // resolves instances = "max"
@@ -236,8 +239,11 @@ func (a *App) Run(ctx context.Context, args []string) error {
 	}
 	if a.Layout == nil || choice != "" {
 		l, err := chooseScope(choice)
-		if err != nil {
+		if err != nil && !(len(args) > 0 && scopeFree[args[0]]) {
 			return err
+		}
+		if err != nil {
+			l = scope.SystemLayout() // unused by these commands
 		}
 		a.Layout = &l
 	}

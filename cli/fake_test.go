@@ -298,6 +298,8 @@ type testEnv struct {
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
 	layout     *scope.Layout // nil: system scope
+	sysPath    []string      // user scope: where system projects are
+	minPort    *int          // user scope: net.ipv4.ip_unprivileged_port_start
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -496,8 +498,10 @@ func (te *testEnv) app() *App {
 	return &App{
 		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
 		Env: Env{
-			Layout: &sys,
-			Paths:  te.paths,
+			Layout:           &sys,
+			SystemSearchPath: te.sysPath,
+			MinPort:          te.minPort,
+			Paths:            te.paths,
 			Getenv: func(k string) string {
 				if k == config.SearchPathEnv {
 					return strings.Join(te.searchPath, ":")

@@ -99,7 +99,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n", where)
 	}
 	if a.user() && len(names) == 0 {
-		if n := systemProjects(); n > 0 {
+		if n := a.systemProjects(); n > 0 {
 			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.layout().Describe(), n)
 		}
 	}

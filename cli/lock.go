@@ -54,7 +54,7 @@ func (a *App) lockRegistry(ctx context.Context, timeout time.Duration) (unlock f
 	path := a.Paths.LockFile
 	fd, err := openLockFile(path)
 	if err != nil {
-		return nil, rootHint(fmt.Errorf("lock the registered projects: %w", err))
+		return nil, a.rootHint(fmt.Errorf("lock the registered projects: %w", err))
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc

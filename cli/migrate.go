@@ -80,7 +80,7 @@ func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
 	if changed == 0 {
 		fmt.Fprintf(a.Out, "nothing to migrate in %s\n", a.Paths.ConfigDir)
 	}
-	return rootHint(errors.Join(errs...))
+	return a.rootHint(errors.Join(errs...))
 }
 
 func (a *App) migrateOne(p *config.Project, file, backup string) error {

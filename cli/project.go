@@ -47,9 +47,16 @@ func (a *App) findProject(name string) (entry, error) {
 			return e, nil
 		}
 	}
-	return entry{}, fail(ExitNoProject,
-		"`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one",
-		fmt.Errorf("no such project: %s (nothing named %s.toml in %s)", name, name, strings.Join(a.searchPath(), ":")))
+	hint := "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
+	where := strings.Join(a.searchPath(), ":")
+	if a.user() {
+		where = a.layout().Short(where) + ", your projects (user scope)"
+		if _, ok := config.DiscoverOne(a.systemSearchPath(), name); ok {
+			hint = fmt.Sprintf("%s is a system project: add --system (`bm2 --system status %s`; changing it needs sudo)", name, name)
+		}
+	}
+	return entry{}, fail(ExitNoProject, hint,
+		fmt.Errorf("no such project: %s (nothing named %s.toml in %s)", name, name, where))
 }
 
 // resolveUnit turns "api" or "api-2" into the project and either its

@@ -50,6 +50,10 @@ func takeScope(args []string) (rest []string, choice scope.Kind, err error) {
 	return rest, choice, nil
 }
 
+// scopeFree are the command lines that need no scope: an account without
+// a home can still ask for help or the version.
+var scopeFree = map[string]bool{"version": true, "-V": true, "--version": true, "help": true, "-h": true, "--help": true}
+
 // chooseScope is the layout a command runs in: the flag's, else system
 // scope as root and the caller's own user scope for anyone else.
 func chooseScope(choice scope.Kind) (scope.Layout, error) {
@@ -65,7 +69,7 @@ func chooseScope(choice scope.Kind) (scope.Layout, error) {
 	}
 	l, err := scope.Self()
 	if err != nil {
-		return scope.Layout{}, fail(ExitFailure, "give the account a home directory, or run bm2 with sudo for system scope", err)
+		return scope.Layout{}, fail(ExitFailure, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
 	}
 	return l, nil
 }
@@ -176,20 +180,19 @@ func (a *App) unreachableHint() string {
 		"with su or sudo -u, log in with `su -l %s` or `machinectl shell %s@` instead, so that logind starts it", l.UID, l.Name, l.Name)
 }
 
-// scopeNote is a line saying which scope a command works in, for the
-// outputs where the two could be confused.
-func (a *App) scopeNote() string {
-	l := a.layout()
-	if l.IsUser() {
-		return fmt.Sprintf("user scope (%s): projects in %s, run by your own systemd (systemctl --user)", l.Name, l.Short(l.ConfigDir))
-	}
-	return "system scope: projects in " + strings.Join(config.DefaultSearchPath, ", ") + ", run by the system's systemd"
+// systemProjects counts the system scope's project files a user can see.
+func (a *App) systemProjects() int {
+	found := config.Discover(a.systemSearchPath())
+	return len(found.Sources)
 }
 
-// systemProjects counts the system scope's project files a user can see.
-func systemProjects() int {
-	found := config.Discover(config.DefaultSearchPath)
-	return len(found.Sources)
+// systemSearchPath is where system projects are (Env.SystemSearchPath in
+// tests).
+func (a *App) systemSearchPath() []string {
+	if a.SystemSearchPath != nil {
+		return a.SystemSearchPath
+	}
+	return config.DefaultSearchPath
 }
 
 // securityScoreArgs is securityScore with extra systemd-analyze flags.
@@ -216,7 +219,7 @@ func (a *App) checkSystemConflict(p *config.Project) error {
 	if !a.user() {
 		return nil
 	}
-	l := config.Load(config.DefaultSearchPath, config.Options{NumCPU: a.NumCPU})
+	l := config.Load(a.systemSearchPath(), config.Options{NumCPU: a.NumCPU})
 	for _, e := range l.Entries {
 		h := e.Project
 		if h == nil || !p.Ports().Overlaps(h.Ports()) {
@@ -245,7 +248,7 @@ func (a *App) ensureUserDirs() error {
 	l := a.layout()
 	for _, d := range []string{filepath.Join(l.Home, scope.Dir), a.Paths.ConfigDir, a.Paths.StateDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return rootHint(fmt.Errorf("create %s: %w", d, err))
+			return a.rootHint(fmt.Errorf("create %s: %w", d, err))
 		}
 	}
 	return nil

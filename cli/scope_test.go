@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/scope"
 )
 
@@ -38,6 +39,9 @@ func userEnv(t *testing.T) *testEnv {
 	l := scope.UserLayout(os.Geteuid(), "alice", home)
 	te.layout = &l
 	te.entries.uid = strconv.Itoa(os.Geteuid())
+	te.sysPath = []string{filepath.Join(te.root, "system-etc-bm2")}
+	min := 1024
+	te.minPort = &min
 	return te
 }
 
@@ -86,5 +90,51 @@ func TestSystemScopeIgnoresUserEvents(t *testing.T) {
 	dir := filepath.Dir(te.write("srv/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\nport = 8080\n"))
 	if code := te.run("serve", dir, "--timeout", "2s"); code == ExitOK {
 		t.Fatalf("serve took a user's event as the probe's verdict:\n%s", te.stdout.String())
+	}
+}
+
+func TestUserScopeRefusesASystemProjectsPorts(t *testing.T) {
+	te := userEnv(t)
+	te.write("system-etc-bm2/sys.toml", "name = \"sys\"\nscript = \"index.ts\"\ncwd = \"/srv/sys\"\nport = 8200\n")
+	dir := filepath.Dir(te.write("home/alice/near/bm2.toml", "name = \"near\"\nscript = \"index.ts\"\nport = 8200\n"))
+	if code := te.run("serve", dir); code != ExitInvalid {
+		t.Fatalf("serve on a system project's port: exit %d\n%s", code, te.stderr.String())
+	}
+	if !strings.Contains(te.stderr.String(), "overlaps system project sys 8200~8200") {
+		t.Errorf("no conflict named:\n%s", te.stderr.String())
+	}
+	// And list points at the system's projects.
+	te.stderr.Reset()
+	te.mustRun(ExitOK, "list")
+	if !strings.Contains(te.stderr.String(), "the system has 1 more: `bm2 --system list`") {
+		t.Errorf("list in user scope:\n%s", te.stderr.String())
+	}
+	// A name that is a system project's says --system.
+	te.stderr.Reset()
+	te.mustRun(ExitNoProject, "status", "sys")
+	if !strings.Contains(te.stderr.String(), "sys is a system project: add --system") {
+		t.Errorf("status of a system project in user scope:\n%s", te.stderr.String())
+	}
+}
+
+// Events in user scope are the user's own: another user's entries, which
+// a member of systemd-journal could read, never show.
+func TestUserScopeEventsAreTheUsers(t *testing.T) {
+	te := userEnv(t)
+	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\nport = 8080\n"))
+	te.mustRun(ExitOK, "serve", dir)
+	own := te.entries.uid
+	te.entries.uid = "4242" // bob
+	te.entries.event(te.now, journal.ReuseportMissing, "app", "app-0", "reuseport_missing", "bob's forged verdict")
+	te.entries.uid = own
+	te.stdout.Reset()
+	te.mustRun(ExitOK, "events", "app")
+	if out := te.stdout.String(); strings.Contains(out, "bob's forged verdict") || !strings.Contains(out, "reuseport_confirmed") {
+		t.Errorf("events in user scope:\n%s", out)
+	}
+	for _, q := range te.entries.queries {
+		if q.User != strconv.Itoa(os.Geteuid()) {
+			t.Errorf("a journal query of user scope is not the user's: %+v", q)
+		}
 	}
 }

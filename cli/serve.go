@@ -108,7 +108,7 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	// 3. Register.
 	if changed {
 		if err := reg.write(); err != nil {
-			return rootHint(err)
+			return a.rootHint(err)
 		}
 		verb := "registered"
 		if reg.existed {
@@ -428,7 +428,7 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	}
 	old, err := os.ReadFile(p.File)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, rootHint(fmt.Errorf("read %s: %w", p.File, err))
+		return nil, a.rootHint(fmt.Errorf("read %s: %w", p.File, err))
 	}
 	r.existed = err == nil
 	if r.existed {
@@ -439,7 +439,7 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	}
 	r.oldPrivate, err = os.ReadFile(src.PrivatePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
+		return nil, a.rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
 	}
 	r.changed = !bytes.Equal(old, r.public) || !bytes.Equal(r.oldPrivate, r.private)
 	if r.changed && r.existed {
@@ -530,8 +530,8 @@ func privateWhat(p *config.Project) string {
 }
 
 // rootHint adds "run it as root" to permission errors.
-func rootHint(err error) error {
-	if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 && !strings.Contains(err.Error(), "/etc/") {
+func (a *App) rootHint(err error) error {
+	if errors.Is(err, fs.ErrPermission) && a.user() {
 		return withHint(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
 	}
 	if errors.Is(err, fs.ErrPermission) {
@@ -551,7 +551,7 @@ func (a *App) clearErrored(name string) (bool, error) {
 		return false, nil
 	}
 	if err := a.state().ClearErrored(name); err != nil {
-		return false, rootHint(err)
+		return false, a.rootHint(err)
 	}
 	fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", name, reason)
 	return true, nil

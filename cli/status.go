@@ -72,7 +72,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	if sd != nil {
 		if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
-			for _, line := range staleLines(p, statuses) {
+			for _, line := range a.staleLines(p, statuses) {
 				fmt.Fprintln(w, line)
 			}
 		}
@@ -135,7 +135,7 @@ func (a *App) userText(p *config.Project) string {
 // root's: the project file and its private part, the unit template, the
 // generator and the helper; their change times (ctime, which no one can
 // set) are compared with the main process's start.
-func staleLines(p *config.Project, statuses []UnitStatus) []string {
+func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 	var reload, restart []string
 	why := ""
 	for i, u := range statuses {
@@ -154,8 +154,8 @@ func staleLines(p *config.Project, statuses []UnitStatus) []string {
 	}
 	var out []string
 	if len(reload) > 0 {
-		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `systemctl daemon-reload`, then `bm2 reload %s`",
-			strings.Join(reload, ", "), p.Name))
+		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
+			strings.Join(reload, ", "), a.systemctl(), p.Name))
 	}
 	if len(restart) > 0 {
 		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",

@@ -65,10 +65,51 @@ type Found struct {
 // (after following symlinks), files whose name is not a valid project name
 // and unreadable files are reported in Errors and skipped; they never stop
 // the others from being read.
-func Discover(dirs []string) Found {
+func Discover(dirs []string) Found { return discover(dirs, -1) }
+
+// DiscoverOwned is Discover for user scope: the directories and every
+// project file must be the user's (uid) or root's, and writable by their
+// owner alone; whatever else could write them could make the user's
+// manager run its code as the user. A directory that fails is reported
+// and not read; a file that fails is reported and skipped.
+func DiscoverOwned(dirs []string, uid int) Found { return discover(dirs, uid) }
+
+// Owned checks that path is owned by uid or root and that no one else may
+// write it (no group or other write bit), without following a final
+// symbolic link.
+func Owned(path string, uid int) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: cannot tell its owner", path)
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: bm2 reads only your own directories and files there (replace it with the directory itself)", path)
+	}
+	if (sys.Uid != 0 && int(sys.Uid) != uid) || st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s must be yours (uid %d) and writable by you alone, but it is uid %d, mode %v (chown %d: %s; chmod go-w %s)",
+			path, uid, sys.Uid, st.Mode().Perm(), uid, path, path)
+	}
+	return nil
+}
+
+func discover(dirs []string, owner int) Found {
 	var f Found
 	seen := make(map[string]bool)
 	for _, dir := range dirs {
+		if owner >= 0 {
+			err := ownedPath(dir, owner)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				f.Errors = append(f.Errors, err)
+				continue
+			}
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
@@ -87,6 +128,20 @@ func Discover(dirs []string) Found {
 				continue
 			}
 			seen[name] = true
+			if owner >= 0 {
+				target := p
+				if e.Type()&fs.ModeSymlink != 0 {
+					if t, err := os.Readlink(p); err == nil && t == os.DevNull {
+						target = "" // a mask
+					} else if target, err = filepath.EvalSymlinks(p); err != nil {
+						target = p // add reports it
+					}
+				}
+				if err := ownedTarget(target, owner); err != nil {
+					f.Errors = append(f.Errors, &Error{File: p, Msg: err.Error(), Err: ErrValue})
+					continue
+				}
+			}
 			f.add(p, e.Type()&fs.ModeSymlink != 0)
 		}
 	}
@@ -112,6 +167,41 @@ func DiscoverOne(dirs []string, name string) (Source, bool) {
 		return Source{}, false // the first one of that name decides
 	}
 	return Source{}, false
+}
+
+// ownedTarget is Owned for a project file ("" for none).
+func ownedTarget(p string, uid int) error {
+	if p == "" {
+		return nil
+	}
+	return Owned(p, uid)
+}
+
+// ownedPath checks dir and the directories above it up to the first one
+// root owns (a home, /home): each must be the user's or root's and
+// writable by its owner alone.
+func ownedPath(dir string, uid int) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		st, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if ok && sys.Uid == 0 && st.IsDir() {
+			// root's: others may write it only if the sticky bit keeps
+			// them from replacing what is in it (/tmp).
+			if st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0 {
+				return fmt.Errorf("%s must be writable by its owner alone (it is root's, mode %v): bm2 reads only directories no one else can change", d, st.Mode().Perm())
+			}
+			return nil
+		}
+		if err := Owned(d, uid); err != nil {
+			return err
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }
 
 // add reads one project file found at p (isLink: the directory entry is
@@ -245,6 +335,9 @@ func (l Loaded) Find(name string) (Entry, bool) {
 // port conflicts decided as the generator decides them.
 func Load(dirs []string, opts Options) Loaded {
 	found := Discover(dirs)
+	if opts.User != nil {
+		found = DiscoverOwned(dirs, os.Geteuid())
+	}
 	l := Resolve(found.Sources, opts)
 	l.Masked, l.Shadow = found.Masked, found.Shadow
 	// Files that are not projects at all (bad names, not regular files)

@@ -141,6 +141,9 @@ loginctl enable-linger alice bob`)
 
 	t.Run("list, logs and events are alice's own", func(t *testing.T) {
 		b := b.in(t)
+		// Even for a member of systemd-journal, who may read bob's entries.
+		b.sh("usermod -aG systemd-journal alice")
+		defer b.sh("gpasswd -d alice systemd-journal >/dev/null")
 		rows := b.userListJSON("alice")
 		got := map[string]string{}
 		for _, r := range rows {

@@ -91,6 +91,9 @@ func Run(ctx context.Context, args []string, env Env) error {
 		dirs = config.SearchPath(env.Getenv)
 	}
 	found := config.Discover(dirs)
+	if env.Layout.IsUser() {
+		found = config.DiscoverOwned(dirs, env.Layout.UID)
+	}
 	for _, p := range found.Shadow {
 		env.Log.Log(6, fmt.Sprintf("%s is hidden by a file of the same name earlier in the search path", p))
 	}

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/bm2dev/bm2/journal"
@@ -47,8 +48,12 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		if last, ok := crashes.Last(project, id); ok && last.Reason.Refusal() {
 			reason = last.Reason
 		}
-		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `systemctl status %s` shows the message",
-			id, reason, id, units.Instance(project, index))
+		systemctl := "systemctl"
+		if os.Geteuid() != 0 {
+			systemctl = "systemctl --user" // the user's own manager runs this hook
+		}
+		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `%s status %s` shows the message",
+			id, reason, id, systemctl, units.Instance(project, index))
 	}
 	c := journal.Crash{Time: now, Reason: reason, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
 	err1 := crashes.Append(project, id, c)

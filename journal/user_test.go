@@ -1,6 +1,9 @@
 package journal
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -49,5 +52,36 @@ func TestUserQueryArgs(t *testing.T) {
 	q = Query{Matches: []string{"_SYSTEMD_USER_UNIT=bm2@web-0.service"}, User: "1001"}
 	if !slices.Contains(q.Args(), "_UID=1001") {
 		t.Errorf("a user's match query must carry _UID: %v", q.Args())
+	}
+}
+
+// Read keeps only the user's own entries in user scope, whatever
+// journalctl hands it (a user in systemd-journal can read everyone's).
+func TestReadKeepsTheUsersOwn(t *testing.T) {
+	dir := t.TempDir()
+	script := `#!/bin/sh
+echo '{"SYSLOG_IDENTIFIER":"bm2","_UID":"1001","MESSAGE":"alice","BM2_EVENT":"reuseport_confirmed","__REALTIME_TIMESTAMP":"1"}'
+echo '{"SYSLOG_IDENTIFIER":"bm2","_UID":"1002","MESSAGE":"bob","BM2_EVENT":"reuseport_confirmed","__REALTIME_TIMESTAMP":"2"}'
+echo '{"SYSLOG_IDENTIFIER":"bm2","_UID":"0","MESSAGE":"root","BM2_EVENT":"reuseport_confirmed","__REALTIME_TIMESTAMP":"3"}'
+`
+	if err := os.WriteFile(filepath.Join(dir, "journalctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	read := func(q Query) []string {
+		var got []string
+		if err := Read(context.Background(), q, func(e Entry) error { got = append(got, e["MESSAGE"]); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := read(Query{User: "1001"}); strings.Join(got, ",") != "alice" {
+		t.Errorf("user scope read %v, want alice's only", got)
+	}
+	if got := read(Query{User: "1001", BM2: true}); strings.Join(got, ",") != "alice" {
+		t.Errorf("user scope events %v, want alice's only", got)
+	}
+	if got := read(Query{BM2: true}); strings.Join(got, ",") != "root" {
+		t.Errorf("system scope events %v, want root's only", got)
 	}
 }

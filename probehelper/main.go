@@ -70,7 +70,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	}
 	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
 	if err != nil {
-		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run systemctl daemon-reload)", unit)
+		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, layout.Systemctl())
 	}
 	instances := index + 1
 	if t, err := bus.Unit(ctx, units.Target(project)); err == nil {

@@ -630,3 +630,22 @@ func TestProbeResetRacingACrash(t *testing.T) {
 		t.Errorf("clean stop after reset: err %v, started %v", err, r2.sd.started)
 	}
 }
+
+// In a user's manager systemd reports no UID for services (no User=):
+// the probe checks as the user it runs as (Owner).
+func TestProbeUserScopeOwner(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, true)
+	r := newRig(t, port)
+	r.sd.inst.UID, r.sd.inst.GID = sysd.NoID, sysd.NoID
+	if out, err := r.probe.Run(context.Background()); err == nil {
+		t.Fatalf("without an owner, a unit with no UID was probed: %v", out)
+	}
+	r = newRig(t, port)
+	r.sd.inst.UID, r.sd.inst.GID = sysd.NoID, sysd.NoID
+	self := identity.Self()
+	r.probe.Owner = &self
+	if out, err := r.probe.Run(context.Background()); err != nil || out != Confirmed {
+		t.Fatalf("user scope: Run = %v, %v; want confirmed", out, err)
+	}
+}

@@ -93,6 +93,13 @@ func ForUID(uid int) (Layout, error) {
 		return SystemLayout(), nil
 	}
 	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil && uid == os.Geteuid() && filepath.IsAbs(os.Getenv("HOME")) && os.Getenv("USER") != "" {
+		// A user the static bm2-probe cannot look up (LDAP, SSSD: it
+		// reads /etc/passwd only), run by their own manager, which sets
+		// HOME and USER: nothing is at stake in trusting the user about
+		// themselves.
+		u, err = &user.User{Uid: strconv.Itoa(uid), Username: os.Getenv("USER"), HomeDir: os.Getenv("HOME")}, nil
+	}
 	if err != nil {
 		return Layout{}, fmt.Errorf("user scope: uid %d has no entry in the password database: %w", uid, err)
 	}

@@ -61,7 +61,7 @@ func ConnectUser(ctx context.Context, socket string) (*Conn, error) {
 			}
 			// EXTERNAL with the uid, as systemctl does; no Hello on a
 			// private socket.
-			if err := conn.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Getuid()))}); err != nil {
+			if err := conn.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Geteuid()))}); err != nil {
 				conn.Close()
 				return nil, err
 			}

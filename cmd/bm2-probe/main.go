@@ -54,7 +54,19 @@ func cleanExec() {
 	if !filepath.IsAbs(self) {
 		self = "/proc/self/exe"
 	}
-	err := syscall.Exec(self, os.Args, []string{})
+	env := []string{}
+	if os.Geteuid() != 0 {
+		// User scope: the user's own manager runs bm2-probe as the user,
+		// and there is nothing to protect from the user; HOME and USER
+		// name the user when the password database bm2-probe can read
+		// (/etc/passwd: it is linked without cgo) does not.
+		for _, k := range []string{"HOME", "USER"} {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	err := syscall.Exec(self, os.Args, env)
 	fmt.Fprintf(os.Stderr, "bm2-probe: cannot start again without the environment: %v\n", err)
 	os.Exit(1)
 }
