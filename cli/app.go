@@ -67,10 +67,10 @@ type Env struct {
 	// SystemSearchPath replaces where user scope looks for system projects
 	// (config.DefaultSearchPath; tests).
 	SystemSearchPath []string
-	Paths   Paths
-	Getenv  func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
-	NumCPU  int                 // resolves instances = "max"
-	Now     func() time.Time
+	Paths            Paths
+	Getenv           func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
+	NumCPU           int                 // resolves instances = "max"
+	Now              func() time.Time
 
 	// Connect reaches systemd; ConnectSystemd by default.
 	Connect func(ctx context.Context) (Systemd, error)
