@@ -5,6 +5,8 @@ BINDIR      ?= $(PREFIX)/bin
 LIBEXECDIR  ?= $(PREFIX)/lib/bm2
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
 GENDIR      ?= $(PREFIX)/lib/systemd/system-generators
+USERUNITDIR ?= $(PREFIX)/lib/systemd/user
+USERGENDIR  ?= $(PREFIX)/lib/systemd/user-generators
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
@@ -17,6 +19,8 @@ SYSCONFDIR  ?= /etc
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service
+# The units for users' own managers (user scope): units/user/.
+USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service
 
 .PHONY: all build test test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
@@ -68,10 +72,14 @@ install: build install-files
 # (the end-to-end beds run it in parallel from one tree).
 install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(GENDIR) $(DESTDIR)$(UNITDIR) \
+	  $(DESTDIR)$(USERGENDIR) $(DESTDIR)$(USERUNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/bm2
 	install -m 0755 bin/bm2 $(DESTDIR)$(BINDIR)/bm2
 	install -m 0755 bin/bm2-probe $(DESTDIR)$(LIBEXECDIR)/bm2-probe
 	install -m 0755 bin/bm2-generator $(DESTDIR)$(GENDIR)/bm2-generator
+	@# The same generator for users' managers: it finds the user's projects
+	@# (SYSTEMD_SCOPE=user, not root).
+	install -m 0755 bin/bm2-generator $(DESTDIR)$(USERGENDIR)/bm2-generator
 	@# Static units name the helper as /usr/lib/bm2/bm2-probe: follow LIBEXECDIR.
 	for u in $(STATIC_UNITS); do \
 	  sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/static/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
@@ -79,6 +87,8 @@ install-files:
 	@# basic.target) wants it at every boot.
 	install -d $(DESTDIR)$(UNITDIR)/paths.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
+	for u in $(USER_UNITS); do \
+	  sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/user/$$u > $(DESTDIR)$(USERUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$u || exit 1; done
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf
 	install -m 0644 packaging/tmpfiles.d/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	@# On a live host (no DESTDIR) with systemd running, create the account and
@@ -115,11 +125,13 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
 	-rmdir $(DESTDIR)$(UNITDIR)/paths.target.wants 2>/dev/null
 	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(GENDIR)/bm2-generator \
+	  $(DESTDIR)$(USERGENDIR)/bm2-generator \
 	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(STATIC_UNITS)) \
+	  $(addprefix $(DESTDIR)$(USERUNITDIR)/,$(USER_UNITS)) \
 	  $(DESTDIR)$(SYSUSERSDIR)/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
-	@echo "kept $(SYSCONFDIR)/bm2 (your project files), /var/lib/bm2 and /var/log/bm2"
+	@echo "kept $(SYSCONFDIR)/bm2 (your project files), /var/lib/bm2, /var/log/bm2 and every user's ~/.bm2"
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/50-bm2.conf
 	rm -f $(DESTDIR)$(CATALOGDIR)/bm2.catalog
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2 $(DESTDIR)$(FISHCOMPDIR)/bm2.fish

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/reuseport"
+	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 )
@@ -59,10 +61,19 @@ func DefaultPaths() Paths {
 // Env is everything a command needs from the host. The zero value of every
 // field means "the real thing"; tests replace fields one by one.
 type Env struct {
-	Paths  Paths
-	Getenv func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
-	NumCPU int                 // resolves instances = "max"
-	Now    func() time.Time
+	// Layout is the scope (system or user, package scope); nil means
+	// the one the command line and the caller choose (chooseScope).
+	Layout *scope.Layout
+	// MinPort replaces net.ipv4.ip_unprivileged_port_start in user scope
+	// (tests).
+	MinPort *int
+	// SystemSearchPath replaces where user scope looks for system projects
+	// (config.DefaultSearchPath; tests).
+	SystemSearchPath []string
+	Paths            Paths
+	Getenv           func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
+	NumCPU           int                 // resolves instances = "max"
+	Now              func() time.Time
 
 	// Connect reaches systemd; ConnectSystemd by default.
 	Connect func(ctx context.Context) (Systemd, error)
@@ -114,6 +125,11 @@ type App struct {
 // withDefaults fills in every field of Env left at its zero value.
 func (e Env) withDefaults() Env {
 	d := DefaultPaths()
+	if e.Layout != nil && e.Layout.IsUser() {
+		l := *e.Layout
+		d = Paths{ConfigDir: l.ConfigDir, StateDir: l.StateDir, LockFile: l.LockFile}
+		e.userDefaults()
+	}
 	if e.Paths.ConfigDir == "" {
 		e.Paths.ConfigDir = d.ConfigDir
 	}
@@ -158,6 +174,9 @@ func (e Env) withDefaults() Env {
 	if e.ReadJournal == nil {
 		e.ReadJournal = journal.Read
 	}
+	if e.Layout != nil && e.Layout.IsUser() {
+		e.ReadJournal = scopedJournal(e.ReadJournal, strconv.Itoa(e.Layout.UID))
+	}
 	if e.Listening == nil {
 		e.Listening = listensOn
 	}
@@ -181,7 +200,14 @@ func (a *App) erroredMark(project string) (reason string, errored bool, err erro
 	return reason, errored, err
 }
 
-func (a *App) searchPath() []string { return config.SearchPath(a.Getenv) }
+// searchPath is where the scope's project files are: $BM2_CONFIG_PATH when
+// set, else the scope's own (scope.Layout.SearchPath).
+func (a *App) searchPath() []string {
+	if a.Getenv(config.SearchPathEnv) != "" {
+		return config.SearchPath(a.Getenv)
+	}
+	return append([]string(nil), a.layout().SearchPath...)
+}
 
 // Run runs the bm2 command line args (without the program name) with the
 // real environment.
@@ -218,6 +244,20 @@ func (a *App) Run(ctx context.Context, args []string) error {
 	if a.In == nil {
 		a.In = strings.NewReader("")
 	}
+	args, choice, err := takeScope(args)
+	if err != nil {
+		return err
+	}
+	if a.Layout == nil || choice != "" {
+		l, err := chooseScope(choice)
+		if err != nil && !(len(args) > 0 && scopeFree[args[0]]) {
+			return err
+		}
+		if err != nil {
+			l = scope.SystemLayout() // unused by these commands
+		}
+		a.Layout = &l
+	}
 	a.Env = a.Env.withDefaults()
 	return a.dispatch(ctx, args)
 }
@@ -229,7 +269,11 @@ func (a *App) report(err error) {
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintf(a.Err, "bm2: %s\n", line)
 	}
-	if h := hint(err); h != "" {
+	h := hint(err)
+	if a.user() && ExitCode(err) == ExitNoSystemd && !hasHint(err) {
+		h = a.unreachableHint()
+	}
+	if h != "" {
 		fmt.Fprintf(a.Err, "bm2: %s\n", h)
 	}
 }
@@ -262,6 +306,17 @@ func usageErr(cmd, format string, args ...any) error {
 	return fail(ExitUsage, h, fmt.Errorf(format, args...))
 }
 
+// hasHint tells whether err carries a hint of its own.
+func hasHint(err error) bool {
+	var x *exitError
+	for e := err; errors.As(e, &x); e = x.err {
+		if x.hint != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // hint returns the outermost hint attached to err, or a generic one for
 // the error's class.
 func hint(err error) string {
@@ -272,7 +327,10 @@ func hint(err error) string {
 		}
 	}
 	if sysd.IsDenied(err) {
-		return "managing system services needs root: run the command again with sudo"
+		return "managing system services needs root: run the command again with sudo (or drop --system to manage your own projects, in user scope)"
+	}
+	if errors.Is(err, journal.ErrUserVolatile) {
+		return journal.UserVolatileHint
 	}
 	if errors.Is(err, journal.ErrRestricted) {
 		return journal.RestrictedHint

@@ -135,7 +135,7 @@ func TestRunAndMainEntryPoints(t *testing.T) {
 	if err := Run(context.Background(), []string{"version"}, Stdio{Out: &out, Err: &errOut}); err != nil || !strings.HasPrefix(out.String(), "bm2 ") {
 		t.Fatalf("Run: %v %q", err, out.String())
 	}
-	if code := Main(context.Background(), []string{"nope"}, Stdio{Out: &out, Err: &errOut}); code != ExitUsage || !strings.Contains(errOut.String(), `bm2: unknown command "nope"`) {
+	if code := Main(context.Background(), []string{"--system", "nope"}, Stdio{Out: &out, Err: &errOut}); code != ExitUsage || !strings.Contains(errOut.String(), `bm2: unknown command "nope"`) {
 		t.Fatalf("Main: %d %q", code, errOut.String())
 	}
 }

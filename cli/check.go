@@ -170,7 +170,7 @@ func (a *App) projectArg(arg string, named, refused bool) (*config.Project, stri
 		if rerr != nil {
 			return nil, "", fmt.Errorf("read project file: %w", rerr)
 		}
-		p, perr := config.Parse(arg, data, config.Options{NumCPU: a.NumCPU})
+		p, perr := config.Parse(arg, data, a.configOptions())
 		return p, arg, perr
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
 		e, ferr := a.findProject(arg)

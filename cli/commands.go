@@ -144,6 +144,12 @@ func commands() []*command {
 			},
 		},
 		{
+			name: "startup", maxArgs: 0,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.startup(ctx) }
+			},
+		},
+		{
 			name: "delete", aliases: []string{"rm"}, minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
 				return func(ctx context.Context, a *App, args []string) error { return a.delete(ctx, args[0]) }
@@ -277,6 +283,10 @@ Commands:
 Projects are TOML files, one per project, in /etc/bm2 (see bm2.toml(5));
 systemd supervises the instances (bm2@<name>-<i>.service), and there is no
 bm2 daemon. Run "bm2 <command> --help" for a command's flags and an example.
+
+Scope: as root bm2 manages system projects (/etc/bm2, the system's
+systemd); as a normal user, that user's own (~/.bm2/projects, systemctl
+--user). --system or --user, before or after the command, chooses.
 
 Exit codes: 0 ok, 1 failure, 2 usage error, 3 invalid project file or a
 problem found by check, 4 no such project, 5 systemd not reachable.

@@ -87,7 +87,7 @@ var completionCases = []struct {
 	{[]string{"gateway", ""}, []string{"caddy", "nginx"}},
 	{[]string{"gateway", "nginx", "a"}, []string{"api"}},
 	{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
-	{[]string{"help", "st"}, []string{"start", "status", "stop"}},
+	{[]string{"help", "st"}, []string{"start", "startup", "status", "stop"}},
 	{[]string{"ls", "a"}, []string{"api"}},
 	{[]string{"version", ""}, nil},
 	{[]string{"nope", ""}, nil},

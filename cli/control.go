@@ -145,7 +145,7 @@ func (a *App) delete(ctx context.Context, name string) error {
 	}
 	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
 		return fail(ExitFailure,
-			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `systemctl daemon-reload`", e.Path, regFile),
+			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, a.systemctl()),
 			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
 	}
 
@@ -197,13 +197,13 @@ func (a *App) delete(ctx context.Context, name string) error {
 		}
 	}
 	if err := atomicfile.Remove(regFile); err != nil {
-		return rootHint(fmt.Errorf("remove %s: %w", regFile, err))
+		return a.rootHint(fmt.Errorf("remove %s: %w", regFile, err))
 	}
 	if err := atomicfile.Remove(config.PrivatePath(regFile)); err != nil {
-		return rootHint(fmt.Errorf("remove %s: %w", config.PrivatePath(regFile), err))
+		return a.rootHint(fmt.Errorf("remove %s: %w", config.PrivatePath(regFile), err))
 	}
 	if err := a.state().ClearErrored(name); err != nil {
-		return rootHint(err)
+		return a.rootHint(err)
 	}
 	if err := sd.Reload(ctx); err != nil {
 		return err

@@ -95,7 +95,7 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	enc.SetEscapeHTML(false)
 	count := 0
 	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
-		ev, ok := journal.Decode(e)
+		ev, ok := a.decode(e)
 		if !ok {
 			return nil
 		}
@@ -156,6 +156,9 @@ func (a *App) journalDone(ctx context.Context, err error, follow bool, count int
 		}
 		fmt.Fprintf(a.Err, "bm2: warning: %v, so some entries may be missing; %s\n", err, journal.RestrictedHint)
 		return nil
+	}
+	if errors.Is(err, journal.ErrUserVolatile) {
+		return fail(ExitFailure, journal.UserVolatileHint, fmt.Errorf("no %s: %w", what, err))
 	}
 	if err != nil {
 		return err

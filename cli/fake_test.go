@@ -19,6 +19,7 @@ import (
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
+	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
@@ -297,6 +298,9 @@ type testEnv struct {
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
+	layout     *scope.Layout // nil: system scope
+	sysPath    []string      // user scope: where system projects are
+	minPort    *int          // user scope: net.ipv4.ip_unprivileged_port_start
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -361,6 +365,7 @@ type fakeJournal struct {
 	mu      sync.Mutex
 	entries []journal.Entry
 	queries []journal.Query
+	uid     string // who writes bm2's events: "0", or the user in user scope
 }
 
 func (j *fakeJournal) add(e journal.Entry) {
@@ -374,7 +379,7 @@ func (j *fakeJournal) event(at time.Time, kind journal.Kind, project, instance, 
 	e := journal.Entry{
 		"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()),
 		"SYSLOG_IDENTIFIER":    journal.Identifier,
-		"_UID":                 "0",
+		"_UID":                 j.writer(),
 		"_TRANSPORT":           "journal",
 		"MESSAGE":              msg,
 		"PRIORITY":             fmt.Sprint(int(kind.Priority())),
@@ -390,6 +395,13 @@ func (j *fakeJournal) event(at time.Time, kind journal.Kind, project, instance, 
 		e["BM2_REASON"] = reason
 	}
 	j.add(e)
+}
+
+func (j *fakeJournal) writer() string {
+	if j.uid == "" {
+		return "0"
+	}
+	return j.uid
 }
 
 // line logs a line of an instance's output.
@@ -418,7 +430,11 @@ func (j *fakeJournal) read(ctx context.Context, q journal.Query, each func(journ
 	}
 	var out []journal.Entry
 	for _, e := range j.entries {
-		ok := !q.BM2 || journal.Trusted(e) && (e["_UID"] == "0" || q.Generator)
+		trust := "0"
+		if q.User != "" {
+			trust = q.User
+		}
+		ok := !q.BM2 || journal.TrustedFrom(e, trust) && (e["_UID"] == trust || q.Generator)
 		for k, vs := range byField {
 			found := false
 			for _, v := range vs {
@@ -478,10 +494,17 @@ func (te *testEnv) write(rel, content string) string {
 }
 
 func (te *testEnv) app() *App {
+	sys := scope.SystemLayout()
+	if te.layout != nil {
+		sys = *te.layout
+	}
 	return &App{
 		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
 		Env: Env{
-			Paths: te.paths,
+			Layout:           &sys,
+			SystemSearchPath: te.sysPath,
+			MinPort:          te.minPort,
+			Paths:            te.paths,
 			Getenv: func(k string) string {
 				if k == config.SearchPathEnv {
 					return strings.Join(te.searchPath, ":")

@@ -174,7 +174,11 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 			fmt.Errorf("%d of %d apps of %s not imported or not served", countApps(problems), total, file))
 	}
 	if !f.dryRun && !f.serve && len(res.Projects) > 0 {
-		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `sudo bm2 serve %s` (or bm2 import --serve)\n", res.Projects[0].File, res.Projects[0].File)
+		serve := "sudo bm2 serve"
+		if a.user() {
+			serve = "bm2 serve"
+		}
+		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
 	}
 	return nil
 }

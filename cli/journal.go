@@ -11,7 +11,11 @@ import (
 // projects, logged at or after since (journal.ReadEvents: only entries bm2
 // wrote itself, never what an app logs under bm2's name).
 func (a *App) projectEvents(ctx context.Context, projects []string, kinds []journal.Kind, since time.Time) ([]journal.Event, error) {
-	return journal.ReadEvents(ctx, a.ReadJournal, journal.EventQuery(projects, kinds...), since)
+	q := journal.EventQuery(projects, kinds...)
+	if a.user() {
+		q.User = a.uidString()
+	}
+	return journal.ReadEvents(ctx, a.ReadJournal, q, since)
 }
 
 // lastEvent returns the project's most recent event of a kind.
@@ -23,7 +27,7 @@ func (a *App) lastEvent(ctx context.Context, project string, kind journal.Kind) 
 	q := journal.EventQuery([]string{project}, kind)
 	q.Lines = 1
 	_ = a.ReadJournal(ctx, q, func(e journal.Entry) error {
-		if ev, ok := journal.Decode(e); ok {
+		if ev, ok := a.decode(e); ok {
 			last, found = ev, true
 		}
 		return nil

@@ -32,6 +32,7 @@ type row struct {
 	UptimeMS    int64   `json:"uptime_ms"`
 	MemoryBytes *uint64 `json:"memory_bytes"` // null when unknown
 	CPUMS       *uint64 `json:"cpu_ms"`       // null when unknown
+	Scope       string  `json:"scope"`        // "system" or "user": whose systemd runs it
 }
 
 // maxReason is how much of a reason the table shows; --json has it all.
@@ -65,6 +66,9 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		}
 	}
 	rows, warnings := a.rows(ctx, entries, sd)
+	for i := range rows {
+		rows[i].Scope = string(a.layout().Kind)
+	}
 
 	if asJSON {
 		if rows == nil {
@@ -88,8 +92,16 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		}
 	}
 	if len(entries) == 0 && len(names) == 0 {
-		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n",
-			strings.Join(a.searchPath(), ":"))
+		where := strings.Join(a.searchPath(), ":")
+		if a.user() {
+			where = a.layout().Short(where) + " (" + a.layout().Describe() + ")"
+		}
+		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n", where)
+	}
+	if a.user() && len(names) == 0 {
+		if n := a.systemProjects(); n > 0 {
+			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.layout().Describe(), n)
+		}
 	}
 	return nil
 }

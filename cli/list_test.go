@@ -123,7 +123,7 @@ func TestListJSON(t *testing.T) {
 	if len(rows) != 9 {
 		t.Fatalf("%d rows", len(rows))
 	}
-	keys := []string{"project", "id", "unit", "mode", "state", "reason", "pid", "port", "reuseport", "restarts", "uptime_ms", "memory_bytes", "cpu_ms"}
+	keys := []string{"project", "id", "unit", "mode", "state", "reason", "pid", "port", "reuseport", "restarts", "uptime_ms", "memory_bytes", "cpu_ms", "scope"}
 	for _, r := range rows {
 		if len(r) != len(keys) {
 			t.Fatalf("keys of %v", r)

@@ -48,10 +48,13 @@ const lockPoll = 20 * time.Millisecond
 // PID), until ctx ends or timeout (when positive) passes. The returned
 // function releases it; calling it more than once is harmless.
 func (a *App) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
+	if err := a.ensureUserDirs(); err != nil {
+		return nil, err
+	}
 	path := a.Paths.LockFile
 	fd, err := openLockFile(path)
 	if err != nil {
-		return nil, rootHint(fmt.Errorf("lock the registered projects: %w", err))
+		return nil, a.rootHint(fmt.Errorf("lock the registered projects: %w", err))
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc

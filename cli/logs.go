@@ -53,7 +53,7 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
 		count++
 		prefix := fmt.Sprintf("%s %-*s | ", e.Time().Local().Format(timeLayout), width, logSource(e))
-		if e["_PID"] == "1" || e["_SYSTEMD_UNIT"] == "init.scope" {
+		if e["_PID"] == "1" || e["_SYSTEMD_UNIT"] == "init.scope" || e["_SYSTEMD_USER_UNIT"] == "init.scope" {
 			prefix += "systemd: "
 		}
 		msg := strings.TrimRight(e["MESSAGE"], "\n")
@@ -64,9 +64,9 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 		}
 		return nil
 	})
-	raw := "journalctl -u " + units.Instance(p.Name, ids[0])
+	raw := a.journalctlUnit(units.Instance(p.Name, ids[0]))
 	if len(ids) > 1 {
-		raw = fmt.Sprintf("journalctl -u 'bm2@%s-*'", p.Name)
+		raw = a.journalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
 	}
 	return a.journalDone(ctx, err, follow, count, "log lines of "+label, raw)
 }
@@ -74,7 +74,7 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 // logSource is the instance an app log entry comes from: the bm2 unit that
 // logged it or that systemd logged about, as "api-0".
 func logSource(e journal.Entry) string {
-	for _, k := range []string{"_SYSTEMD_UNIT", "UNIT", "OBJECT_SYSTEMD_UNIT"} {
+	for _, k := range []string{"_SYSTEMD_UNIT", "UNIT", "OBJECT_SYSTEMD_UNIT", "_SYSTEMD_USER_UNIT", "USER_UNIT", "OBJECT_SYSTEMD_USER_UNIT"} {
 		if n, i, ok := units.ParseInstance(e[k]); ok && strings.HasPrefix(e[k], "bm2@") {
 			return units.InstanceID(n, i)
 		}

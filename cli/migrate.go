@@ -26,6 +26,10 @@ const LegacyUser = "bm2"
 // <state dir>/migrated-0.1/. A file with nothing to change is left alone,
 // so running it again changes nothing.
 func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
+	if a.user() {
+		return fail(ExitUsage, "run it as root: sudo bm2 migrate",
+			errors.New("migrate moves the secrets of system projects (/etc/bm2); user scope keeps them in ~/.bm2/projects/private from the start"))
+	}
 	if !dryRun {
 		// Held to the end: every file is rewritten from what was read.
 		unlock, err := a.lockRegistry(ctx, defaultTimeout)
@@ -76,7 +80,7 @@ func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
 	if changed == 0 {
 		fmt.Fprintf(a.Out, "nothing to migrate in %s\n", a.Paths.ConfigDir)
 	}
-	return rootHint(errors.Join(errs...))
+	return a.rootHint(errors.Join(errs...))
 }
 
 func (a *App) migrateOne(p *config.Project, file, backup string) error {

@@ -307,8 +307,8 @@ func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last [
 		if len(unconfirmed) > 1 {
 			verb = "are"
 		}
-		pending = append(pending, fmt.Sprintf("%s %s online but not confirmed (no reuseport_confirmed event yet; `journalctl -u 'bm2-probe@%s-*'` shows the probe)",
-			strings.Join(unconfirmed, ", "), verb, p.Name))
+		pending = append(pending, fmt.Sprintf("%s %s online but not confirmed (no reuseport_confirmed event yet; `%s` shows the probe)",
+			strings.Join(unconfirmed, ", "), verb, a.journalctlUnit("'bm2-probe@"+p.Name+"-*'")))
 		if first < 0 {
 			first = firstUnconfirmed
 		}
@@ -335,7 +335,7 @@ func (a *App) logTail(ctx context.Context, unit string) string {
 		return fmt.Sprintf("\n(%s has logged nothing)", unit)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nlast lines of its log (journalctl -u %s -n %d):", unit, journalLines)
+	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", a.journalctlUnit(unit), journalLines)
 	for _, l := range lines {
 		b.WriteString("\n  ")
 		b.WriteString(l)

@@ -23,7 +23,7 @@ type entry = config.Entry
 // generator sees them (config.Load: the name that sorts first keeps a
 // contested port range).
 func (a *App) registry() ([]entry, config.Loaded) {
-	l := config.Load(a.searchPath(), config.Options{NumCPU: a.NumCPU})
+	l := config.Load(a.searchPath(), a.configOptions())
 	return l.Entries, l
 }
 
@@ -47,9 +47,16 @@ func (a *App) findProject(name string) (entry, error) {
 			return e, nil
 		}
 	}
-	return entry{}, fail(ExitNoProject,
-		"`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one",
-		fmt.Errorf("no such project: %s (nothing named %s.toml in %s)", name, name, strings.Join(a.searchPath(), ":")))
+	hint := "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
+	where := strings.Join(a.searchPath(), ":")
+	if a.user() {
+		where = a.layout().Short(where) + ", your projects (user scope)"
+		if _, ok := config.DiscoverOne(a.systemSearchPath(), name); ok {
+			hint = fmt.Sprintf("%s is a system project: add --system (`bm2 --system status %s`; changing it needs sudo)", name, name)
+		}
+	}
+	return entry{}, fail(ExitNoProject, hint,
+		fmt.Errorf("no such project: %s (nothing named %s.toml in %s)", name, name, where))
 }
 
 // resolveUnit turns "api" or "api-2" into the project and either its
@@ -102,7 +109,7 @@ func (a *App) dirProject(file, absDir string) (*config.Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read project file: %w", err)
 	}
-	p, err := config.Parse(file, data, config.Options{NumCPU: a.NumCPU, Cwd: absDir, AnyName: true})
+	p, err := config.Parse(file, data, a.projectDirOptions(absDir))
 	if err != nil {
 		var es config.Errors
 		if errors.As(err, &es) {

@@ -77,6 +77,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
 		return conflictErr(err)
 	}
+	if err := a.checkSystemConflict(p); err != nil {
+		return err
+	}
 	reg, err := a.registration(p)
 	if err != nil {
 		return err
@@ -113,15 +116,23 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	// 3. Register.
 	if changed {
 		if err := reg.write(); err != nil {
-			return rootHint(err)
+			return a.rootHint(err)
 		}
 		verb := "registered"
 		if reg.existed {
 			verb = "updated"
 		}
-		fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, p.Summary())
+		if a.user() {
+			fmt.Fprintf(a.Out, "%s %s for %s: %s\n", verb, p.File, a.layout().Describe(), p.Summary())
+		} else {
+			fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, p.Summary())
+		}
 		if reg.private != nil {
-			fmt.Fprintf(a.Out, "kept %s in %s, which only root can read\n", privateWhat(p), config.PrivatePath(p.File))
+			who := "root"
+			if a.user() {
+				who = "you"
+			}
+			fmt.Fprintf(a.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), who)
 		}
 	} else {
 		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, p.Summary())
@@ -198,6 +209,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	fmt.Fprintf(a.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
 	if err := a.retireSurge(ctx, sd, p); err != nil {
 		return err
+	}
+	if a.user() {
+		fmt.Fprintln(a.Out, a.lingerNote())
 	}
 	return nil
 }
@@ -417,12 +431,12 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	r := &registration{p: p}
 	r.public, r.private = config.Marshal(p)
 	src := config.Source{Path: p.File, Data: r.public, PrivatePath: config.PrivatePath(p.File), PrivateData: r.private}
-	if q, err := config.ParseSource(src, config.Options{NumCPU: a.NumCPU}); err != nil || !config.Equal(p, q) {
+	if q, err := config.ParseSource(src, a.configOptions()); err != nil || !config.Equal(p, q) {
 		return nil, fmt.Errorf("internal error: the registered files would not read back as the project (%v); please report this", err)
 	}
 	old, err := os.ReadFile(p.File)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, rootHint(fmt.Errorf("read %s: %w", p.File, err))
+		return nil, a.rootHint(fmt.Errorf("read %s: %w", p.File, err))
 	}
 	r.existed = err == nil
 	if r.existed {
@@ -433,12 +447,12 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	}
 	r.oldPrivate, err = os.ReadFile(src.PrivatePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
+		return nil, a.rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
 	}
 	r.changed = !bytes.Equal(old, r.public) || !bytes.Equal(r.oldPrivate, r.private)
 	if r.changed && r.existed {
 		oldSrc := config.Source{Path: p.File, Data: old, PrivatePath: src.PrivatePath, PrivateData: r.oldPrivate}
-		if q, err := config.ParseSource(oldSrc, config.Options{NumCPU: a.NumCPU}); err == nil && config.Equal(p, q) && !q.SecretsInFile {
+		if q, err := config.ParseSource(oldSrc, a.configOptions()); err == nil && config.Equal(p, q) && !q.SecretsInFile {
 			r.changed = false
 		}
 	}
@@ -524,7 +538,10 @@ func privateWhat(p *config.Project) string {
 }
 
 // rootHint adds "run it as root" to permission errors.
-func rootHint(err error) error {
+func (a *App) rootHint(err error) error {
+	if errors.Is(err, fs.ErrPermission) && a.user() {
+		return withHint(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
+	}
 	if errors.Is(err, fs.ErrPermission) {
 		return withHint(err, "this needs root: run the command again with sudo")
 	}
@@ -542,7 +559,7 @@ func (a *App) clearErrored(name string) (bool, error) {
 		return false, nil
 	}
 	if err := a.state().ClearErrored(name); err != nil {
-		return false, rootHint(err)
+		return false, a.rootHint(err)
 	}
 	fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", name, reason)
 	return true, nil

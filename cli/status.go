@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -32,7 +30,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	p := e.Project
 	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
-		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), userText(p))
+		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), a.userText(p))
 	fmt.Fprintf(w, "  script %s in %s\n", p.Script, p.Cwd)
 	if reason, errored, _ := a.erroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
@@ -54,7 +52,11 @@ func (a *App) status(ctx context.Context, name string) error {
 		}
 	}
 	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
-		fmt.Fprintf(w, "  sandbox: %s, exposure %s (systemd-analyze security %s)\n", p.Sandbox.Mode, score, units.Instance(p.Name, 0))
+		analyze := "systemd-analyze"
+		if a.user() {
+			analyze += " --user"
+		}
+		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, analyze, units.Instance(p.Name, 0))
 	}
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", needsText(ctx, sd, needs))
@@ -73,7 +75,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	if sd != nil {
 		if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
-			for _, line := range staleLines(p, statuses) {
+			for _, line := range a.staleLines(p, statuses) {
 				fmt.Fprintln(w, line)
 			}
 			// Why an instance gave up, and what to do.
@@ -93,7 +95,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	for _, e := range found {
 		fmt.Fprintf(w, "  problem: %s: %s\n  fix: %s (see %s)\n", e.Reason, e.Message, strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`"), e.Man)
 	}
-	fmt.Fprintf(w, "\nmore: systemctl status %s 'bm2@%s-*'\n", units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.systemctl(), units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
@@ -134,7 +136,10 @@ func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
 }
 
 // userText names who a project runs as.
-func userText(p *config.Project) string {
+func (a *App) userText(p *config.Project) string {
+	if a.user() {
+		return a.layout().Name + " (user scope: every project runs as you)"
+	}
 	if p.OwnAccount() {
 		return p.Account() + " (its own account)"
 	}
@@ -148,7 +153,7 @@ func userText(p *config.Project) string {
 // root's: the project file and its private part, the unit template, the
 // generator and the helper; their change times (ctime, which no one can
 // set) are compared with the main process's start.
-func staleLines(p *config.Project, statuses []UnitStatus) []string {
+func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 	var reload, restart []string
 	why := ""
 	for i, u := range statuses {
@@ -167,8 +172,8 @@ func staleLines(p *config.Project, statuses []UnitStatus) []string {
 	}
 	var out []string
 	if len(reload) > 0 {
-		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `systemctl daemon-reload`, then `bm2 reload %s`",
-			strings.Join(reload, ", "), p.Name))
+		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
+			strings.Join(reload, ", "), a.systemctl(), p.Name))
 	}
 	if len(restart) > 0 {
 		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",
@@ -207,16 +212,5 @@ var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+ \S
 // securityScore asks systemd-analyze security for a unit's exposure, e.g.
 // "1.2 OK".
 func securityScore(ctx context.Context, unit string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "systemd-analyze", "security", "--no-pager", unit)
-	cmd.Env = append(os.Environ(), "SYSTEMD_COLORS=0", "SYSTEMD_PAGER=")
-	out, err := cmd.Output()
-	if m := exposureRE.FindSubmatch(out); m != nil {
-		return string(m[1]), nil
-	}
-	if err == nil {
-		err = fmt.Errorf("no exposure level in its output")
-	}
-	return "", fmt.Errorf("systemd-analyze security %s: %w", unit, err)
+	return securityScoreArgs(ctx, unit)
 }

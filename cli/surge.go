@@ -52,11 +52,11 @@ func (a *App) lockPath(name string) string {
 func (a *App) tryLockProject(name string) (l *projectLock, holder int, err error) {
 	path := a.lockPath(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, 0, rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
+		return nil, 0, a.rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, 0, rootHint(fmt.Errorf("open %s: %w", path, err))
+		return nil, 0, a.rootHint(fmt.Errorf("open %s: %w", path, err))
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		data, _ := os.ReadFile(path)
@@ -233,7 +233,7 @@ func (a *App) surgeFits(ctx context.Context, sd Systemd, p *config.Project, ids 
 			return false, "", err
 		}
 		if st[0].LoadState != "loaded" || st[0].Env("BM2_APP_SURGE") != "1" {
-			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run systemctl daemon-reload)", units.Instance(p.Name, units.Surge)), nil
+			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), a.systemctl()), nil
 		}
 	}
 	names := make([]string, len(ids))
@@ -272,7 +272,7 @@ func (a *App) startSurge(ctx context.Context, sd Systemd, p *config.Project, tim
 		return err
 	}
 	if before[0].LoadState != "loaded" {
-		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run systemctl daemon-reload)", surge)
+		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run %s daemon-reload)", surge, a.systemctl())
 	}
 	w := newWaiter(untilBack, p, []int{units.Surge}, a.Now())
 	w.before = before[0]

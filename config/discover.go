@@ -65,10 +65,51 @@ type Found struct {
 // (after following symlinks), files whose name is not a valid project name
 // and unreadable files are reported in Errors and skipped; they never stop
 // the others from being read.
-func Discover(dirs []string) Found {
+func Discover(dirs []string) Found { return discover(dirs, -1) }
+
+// DiscoverOwned is Discover for user scope: the directories and every
+// project file must be the user's (uid) or root's, and writable by their
+// owner alone; whatever else could write them could make the user's
+// manager run its code as the user. A directory that fails is reported
+// and not read; a file that fails is reported and skipped.
+func DiscoverOwned(dirs []string, uid int) Found { return discover(dirs, uid) }
+
+// Owned checks that path is owned by uid or root and that no one else may
+// write it (no group or other write bit), without following a final
+// symbolic link.
+func Owned(path string, uid int) error {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("%s: cannot tell its owner", path)
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: bm2 reads only your own directories and files there (replace it with the directory itself)", path)
+	}
+	if (sys.Uid != 0 && int(sys.Uid) != uid) || st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s must be yours (uid %d) and writable by you alone, but it is uid %d, mode %v (chown %d: %s; chmod go-w %s)",
+			path, uid, sys.Uid, st.Mode().Perm(), uid, path, path)
+	}
+	return nil
+}
+
+func discover(dirs []string, owner int) Found {
 	var f Found
 	seen := make(map[string]bool)
 	for _, dir := range dirs {
+		if owner >= 0 {
+			err := ownedPath(dir, owner)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				f.Errors = append(f.Errors, err)
+				continue
+			}
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
@@ -87,6 +128,20 @@ func Discover(dirs []string) Found {
 				continue
 			}
 			seen[name] = true
+			if owner >= 0 {
+				target := p
+				if e.Type()&fs.ModeSymlink != 0 {
+					if t, err := os.Readlink(p); err == nil && t == os.DevNull {
+						target = "" // a mask
+					} else if target, err = filepath.EvalSymlinks(p); err != nil {
+						target = p // add reports it
+					}
+				}
+				if err := ownedTarget(target, owner); err != nil {
+					f.Errors = append(f.Errors, &Error{File: p, Msg: err.Error(), Err: ErrValue})
+					continue
+				}
+			}
 			f.add(p, e.Type()&fs.ModeSymlink != 0)
 		}
 	}
@@ -112,6 +167,41 @@ func DiscoverOne(dirs []string, name string) (Source, bool) {
 		return Source{}, false // the first one of that name decides
 	}
 	return Source{}, false
+}
+
+// ownedTarget is Owned for a project file ("" for none).
+func ownedTarget(p string, uid int) error {
+	if p == "" {
+		return nil
+	}
+	return Owned(p, uid)
+}
+
+// ownedPath checks dir and the directories above it up to the first one
+// root owns (a home, /home): each must be the user's or root's and
+// writable by its owner alone.
+func ownedPath(dir string, uid int) error {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		st, err := os.Lstat(d)
+		if err != nil {
+			return err
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if ok && sys.Uid == 0 && st.IsDir() {
+			// root's: others may write it only if the sticky bit keeps
+			// them from replacing what is in it (/tmp).
+			if st.Mode().Perm()&0o022 != 0 && st.Mode()&fs.ModeSticky == 0 {
+				return fmt.Errorf("%s must be writable by its owner alone (it is root's, mode %v): bm2 reads only directories no one else can change", d, st.Mode().Perm())
+			}
+			return nil
+		}
+		if err := Owned(d, uid); err != nil {
+			return err
+		}
+		if d == "/" {
+			return nil
+		}
+	}
 }
 
 // add reads one project file found at p (isLink: the directory entry is
@@ -162,8 +252,9 @@ func readPrivate(s Source) Source {
 	if errors.Is(err, fs.ErrNotExist) {
 		return s
 	}
+	owner, chown := ownerWords()
 	if err == nil && (!dst.IsDir() || !rootOwned(dst) || dst.Mode().Perm()&0o022 != 0) {
-		s.PrivateErr = fmt.Errorf("%s must be a directory owned by root that only root can write (chown root: %s; chmod 0700 %s)", dir, dir, dir)
+		s.PrivateErr = fmt.Errorf("%s must be a directory owned by %s that only %s can write (chown %s %s; chmod 0700 %s)", dir, owner, owner, chown, dir, dir)
 		return s
 	}
 	st, err := os.Lstat(s.PrivatePath)
@@ -180,8 +271,8 @@ func readPrivate(s Source) Source {
 		s.PrivateErr = errors.New("must be a regular file (not a symbolic link)")
 		return s
 	case !rootOwned(st) || st.Mode().Perm()&0o077 != 0:
-		s.PrivateErr = fmt.Errorf("holds secrets, so it must be owned by root and readable by root alone, but it is %s (chown root: %s; chmod 0600 %s)",
-			st.Mode().Perm(), s.PrivatePath, s.PrivatePath)
+		s.PrivateErr = fmt.Errorf("holds secrets, so it must be owned by %s and readable by %s alone, but it is %s (chown %s %s; chmod 0600 %s)",
+			owner, owner, st.Mode().Perm(), chown, s.PrivatePath, s.PrivatePath)
 		return s
 	}
 	data, err := os.ReadFile(s.PrivatePath)
@@ -196,9 +287,21 @@ func readPrivate(s Source) Source {
 	return s
 }
 
+// rootOwned tells whether root owns a file, or, for a process that is not
+// root (user scope: the user generator, bm2 run by a user), root or the
+// process's own user: a user's secrets are theirs.
 func rootOwned(st fs.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && sys.Uid == 0
+	return ok && (sys.Uid == 0 || int(sys.Uid) == os.Geteuid())
+}
+
+// ownerWords names who must own private parts, for messages: root, or
+// the calling user; and the chown argument that makes it so.
+func ownerWords() (owner, chown string) {
+	if uid := os.Geteuid(); uid != 0 {
+		return fmt.Sprintf("you (uid %d)", uid), fmt.Sprintf("%d:", uid)
+	}
+	return "root", "root:"
 }
 
 // Entry is one project found along the search path.
@@ -232,6 +335,9 @@ func (l Loaded) Find(name string) (Entry, bool) {
 // port conflicts decided as the generator decides them.
 func Load(dirs []string, opts Options) Loaded {
 	found := Discover(dirs)
+	if opts.User != nil {
+		found = DiscoverOwned(dirs, os.Geteuid())
+	}
 	l := Resolve(found.Sources, opts)
 	l.Masked, l.Shadow = found.Masked, found.Shadow
 	// Files that are not projects at all (bad names, not regular files)

@@ -22,6 +22,15 @@ type Options struct {
 	// AnyName lifts the rule that name equals the file's stem (a project
 	// dir's bm2.toml is registered as <name>.toml).
 	AnyName bool
+	// User is set in user scope: the project runs as this user, under
+	// their own systemd.
+	User *UserScope
+}
+
+// UserScope is what user scope adds to validation.
+type UserScope struct {
+	Name    string // the user: user = may name only them
+	MinPort int    // net.ipv4.ip_unprivileged_port_start: lower ports are refused
 }
 
 // Parse decodes and validates one project file. file is used for messages
@@ -35,7 +44,7 @@ func Parse(file string, data []byte, opts Options) (*Project, error) {
 // private part (PrivatePath) when it has one: the private part may hold
 // only [env] and notify.webhook, and a key set in both files is an error.
 func ParseSource(src Source, opts Options) (*Project, error) {
-	v := &validator{file: src.Path, numCPU: opts.NumCPU, anyName: opts.AnyName}
+	v := &validator{file: src.Path, numCPU: opts.NumCPU, anyName: opts.AnyName, user: opts.User}
 	fields := v.decode(src.Path, src.Data, false)
 	if src.PrivateErr != nil {
 		v.errs = append(v.errs, &Error{File: src.PrivatePath, Msg: src.PrivateErr.Error(), Err: ErrValue})
@@ -93,6 +102,7 @@ type validator struct {
 	where        map[string]field
 	// portEnvAt is where each accepted port_env name was written.
 	portEnvAt map[string]int
+	user      *UserScope
 }
 
 func (v *validator) add(key string, class error, format string, args ...any) {
@@ -394,6 +404,9 @@ func (v *validator) finish(p *Project, opts Options) {
 		}
 	}
 	sort.Strings(p.Sandbox.Writable)
+	if u := opts.User; u != nil {
+		v.userScope(p, u)
+	}
 	for _, name := range p.PortEnv {
 		i := v.portEnvAt[name]
 		for _, e := range p.Env {
@@ -405,6 +418,22 @@ func (v *validator) finish(p *Project, opts Options) {
 					"%q is also in [env]: it receives the instance's port; remove it from [env]", name)
 			}
 		}
+	}
+}
+
+// userScope checks what user scope cannot do: run as anyone but the user,
+// change group (a user manager has no User= or Group=), or bind a port
+// below net.ipv4.ip_unprivileged_port_start.
+func (v *validator) userScope(p *Project, u *UserScope) {
+	if p.User != "" && p.User != u.Name {
+		v.add("user", ErrValue, "%q: in user scope every project runs as you (%s); remove the key, or register the project as root (sudo bm2 serve)", p.User, u.Name)
+	}
+	if _, ok := v.where["group"]; ok {
+		v.add("group", ErrValue, "not available in user scope: the project runs as you (%s), with your groups; remove the key, or register the project as root (sudo bm2 serve)", u.Name)
+	}
+	if p.Port > 0 && p.Port < u.MinPort {
+		v.add("port", ErrValue, "%d is below net.ipv4.ip_unprivileged_port_start (%d): only root may bind it; in user scope use a port of %d or more (with a gateway in front for %d), or register the project as root (sudo bm2 serve)",
+			p.Port, u.MinPort, u.MinPort, p.Port)
 	}
 }
 

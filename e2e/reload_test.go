@@ -64,6 +64,13 @@ func parseWrk(out string) (wrkResult, bool) {
 // how long reload took.
 func (b *bed) reloadUnderLoad(project string, port int, keepAlive bool) (wrkResult, string, time.Duration) {
 	b.t.Helper()
+	return b.reloadCmdUnderLoad("bm2 reload "+project, port, keepAlive)
+}
+
+// reloadCmdUnderLoad is reloadUnderLoad with the reload's command line
+// (a shell command: a user's `su -l alice -c 'bm2 reload web'`, say).
+func (b *bed) reloadCmdUnderLoad(reload string, port int, keepAlive bool) (wrkResult, string, time.Duration) {
+	b.t.Helper()
 	if _, err := b.try(`command -v wrk && command -v nstat`); err != nil {
 		if os.Getenv("CI") == "true" {
 			b.t.Fatalf("wrk and nstat are needed (apt-get install wrk iproute2; .ci/run installs them): %v", err)
@@ -81,7 +88,7 @@ wrk -t2 -c16 -d120s --timeout 5s %s -s /tmp/report.lua http://127.0.0.1:%d/ >/tm
 wrk=$!
 sleep 1
 start=$(date +%%s%%N)
-bm2 reload %s >/tmp/reload.out 2>&1
+%s >/tmp/reload.out 2>&1
 rc=$?
 end=$(date +%%s%%N)
 sleep 6
@@ -91,14 +98,14 @@ echo "TCP $(nstat -z TcpExtTCPMigrateReqSuccess TcpExtTCPMigrateReqFailure TcpEx
 echo "RELOAD rc=$rc ms=$(( (end - start) / 1000000 ))"
 cat /tmp/reload.out
 echo "--- wrk"
-cat /tmp/wrk.out`, wrkScript, header, port, project))
+cat /tmp/wrk.out`, wrkScript, header, port, reload))
 	m := regexp.MustCompile(`RELOAD rc=(\d+) ms=(\d+)`).FindStringSubmatch(out)
 	res, ok := parseWrk(out)
 	if m == nil || !ok {
 		b.t.Fatalf("no result:\n%s", out)
 	}
 	if m[1] != "0" {
-		b.t.Fatalf("bm2 reload %s exited %s:\n%s", project, m[1], out)
+		b.t.Fatalf("%s exited %s:\n%s", reload, m[1], out)
 	}
 	ms, _ := strconv.Atoi(m[2])
 	reloadOut, _, _ := strings.Cut(out[strings.Index(out, m[0])+len(m[0])+1:], "--- wrk")

@@ -14,12 +14,26 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/scope"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // testOptions pins the host facts so golden output is the same everywhere.
 var testOptions = Options{NumCPU: 2, Helper: DefaultHelper}
+
+// userLayout is the user scope of the fixtures named user-*: alice's.
+var userLayout = scope.UserLayout(1001, "alice", "/home/alice")
+
+// optionsFor are the options of a fixture: user scope for user-* ones.
+func optionsFor(name string) Options {
+	o := testOptions
+	if strings.HasPrefix(name, "user-") {
+		o.Layout, o.MinPort = userLayout, 1024
+		o.OutDir = userLayout.GeneratorDir
+	}
+	return o
+}
 
 // fixture is one golden case: a single testdata/<name>.toml, or every
 // *.toml in testdata/<name>/. Project files are presented to the generator
@@ -42,7 +56,11 @@ func loadFixtures(t *testing.T) []fixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return config.Source{Path: "/etc/bm2/" + filepath.Base(p), Data: data}
+		dir := "/etc/bm2/"
+		if strings.HasPrefix(filepath.Base(p), "user-") || strings.HasPrefix(filepath.Base(filepath.Dir(p)), "user-") {
+			dir = userLayout.ConfigDir + "/" // user scope: the user's own projects
+		}
+		return config.Source{Path: dir + filepath.Base(p), Data: data}
 	}
 	for _, e := range entries {
 		switch {
@@ -94,9 +112,10 @@ func render(res Result) []byte {
 func TestGolden(t *testing.T) {
 	for _, fx := range loadFixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
-			res := Generate(fx.sources, testOptions)
+			opts := optionsFor(fx.name)
+			res := Generate(fx.sources, opts)
 			got := render(res)
-			if again := render(Generate(reversed(fx.sources), testOptions)); !bytes.Equal(got, again) {
+			if again := render(Generate(reversed(fx.sources), opts)); !bytes.Equal(got, again) {
 				t.Fatalf("output depends on the order of the input files")
 			}
 			if *update {

@@ -10,9 +10,14 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/scope"
 )
 
 type recorder struct{ lines []string }
+
+// systemScope pins system scope: tests run as root in CI and as a normal
+// user elsewhere.
+func systemScope() *scope.Layout { l := scope.SystemLayout(); return &l }
 
 func (r *recorder) Log(prio int, msg string) {
 	r.lines = append(r.lines, fmt.Sprintf("<%d> %s", prio, msg))
@@ -51,7 +56,7 @@ func TestRunWritesValidAndSkipsBroken(t *testing.T) {
 			return etc + ":" + usr
 		}
 		return ""
-	}, Log: log, NumCPU: 2}
+	}, Log: log, NumCPU: 2, Layout: systemScope()}
 	err := Run(context.Background(), []string{out, out + ".early", out + ".late"}, env)
 	if !errors.Is(err, ErrSkipped) {
 		t.Fatalf("Run = %v, want ErrSkipped", err)
@@ -104,7 +109,7 @@ func TestRunClean(t *testing.T) {
 	etc, out := t.TempDir(), t.TempDir()
 	writeProject(t, etc, "api", project("api", 3000))
 	log := &recorder{}
-	env := Env{Getenv: func(string) string { return etc }, Log: log, NumCPU: 1}
+	env := Env{Getenv: func(string) string { return etc }, Log: log, NumCPU: 1, Layout: systemScope()}
 	if err := Run(context.Background(), []string{out}, env); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +130,7 @@ func TestRunUnwritable(t *testing.T) {
 	writeProject(t, etc, "api", project("api", 3000))
 	blocker := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(blocker, nil, 0o644)
-	env := Env{Getenv: func(string) string { return etc }, Log: &recorder{}, NumCPU: 1}
+	env := Env{Getenv: func(string) string { return etc }, Log: &recorder{}, NumCPU: 1, Layout: systemScope()}
 	if err := Run(context.Background(), []string{filepath.Join(blocker, "out")}, env); err == nil {
 		t.Error("Run into a path below a file succeeded")
 	}
@@ -188,5 +193,79 @@ func TestDropInTemplateFallback(t *testing.T) {
 	}
 	if f := res.Files[len(res.Files)-2]; !strings.Contains(string(f.Data), "BM2_APP_INSTANCE=1") || !strings.Contains(string(f.Data), "instance 1\n") {
 		t.Fatalf("%s:\n%s", f.Path, f.Data)
+	}
+}
+
+// Root's own user manager (user@0.service) runs user generators too, as
+// root: root's projects are system projects, and nothing is generated.
+func TestRunRootsUserManager(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: it is what root's user manager runs")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	log := &recorder{}
+	env := Env{Getenv: func(k string) string {
+		if k == scope.Env {
+			return "user"
+		}
+		return ""
+	}, Log: log, NumCPU: 1}
+	if err := Run(context.Background(), []string{out}, env); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("root's user manager got units in %s", out)
+	}
+	if len(log.lines) != 1 || !strings.Contains(log.lines[0], "root's projects run in system scope") {
+		t.Errorf("log %v", log.lines)
+	}
+}
+
+// The user generator reads only what the user alone can change, and does
+// not generate a project whose secrets it cannot read.
+func TestRunUserScope(t *testing.T) {
+	home := t.TempDir()
+	l := scope.UserLayout(os.Geteuid(), "alice", home)
+	proj := l.ConfigDir
+	writeProject(t, proj, "web", project("web", 8080))
+	writeProject(t, proj, "sec", project("sec", 8090))
+	priv := filepath.Join(proj, "private")
+	if err := os.MkdirAll(priv, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(priv, "sec.toml"), []byte("[env]\nTOKEN = \"t\"\n"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	log := &recorder{}
+	env := Env{Getenv: func(string) string { return "" }, Log: log, NumCPU: 1, Layout: &l}
+	err := Run(context.Background(), []string{out}, env)
+	if os.Geteuid() != 0 {
+		// Unreadable private part: skipped, not generated without it.
+		if !errors.Is(err, ErrSkipped) || !strings.Contains(strings.Join(log.lines, "\n"), "cannot read its private part") {
+			t.Errorf("Run = %v, log %v", err, log.lines)
+		}
+		if _, err := os.Stat(filepath.Join(out, "bm2-sec.target")); err == nil {
+			t.Error("sec generated without its secrets")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "default.target.wants", "bm2-web.target")); err != nil {
+		t.Errorf("web not enabled for the user's default.target: %v (log %v)", err, log.lines)
+	}
+	// A projects directory others may write: nothing is read from it.
+	if err := os.Chmod(proj, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	out2 := filepath.Join(t.TempDir(), "out")
+	log = &recorder{}
+	env.Log = log
+	if err := Run(context.Background(), []string{out2}, env); !errors.Is(err, ErrSkipped) {
+		t.Errorf("Run with a world-writable %s = %v, want skipped", proj, err)
+	}
+	if _, err := os.Stat(filepath.Join(out2, "bm2-web.target")); err == nil {
+		t.Errorf("generated from a directory others may write; log %v", log.lines)
+	}
+	if !strings.Contains(strings.Join(log.lines, "\n"), proj+" must be") {
+		t.Errorf("log %v", log.lines)
 	}
 }

@@ -20,9 +20,14 @@ func TestVerifyGolden(t *testing.T) {
 	requireAnalyze(t)
 	for _, fx := range loadFixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
-			res := Generate(fx.sources, testOptions)
+			opts := optionsFor(fx.name)
+			res := Generate(fx.sources, opts)
 			if len(res.Projects) == 0 {
 				t.Skip("fixture generates nothing")
+			}
+			verify := verify
+			if opts.Layout.IsUser() {
+				verify = verifyUser
 			}
 			if out, err := verify(t, res); err != nil {
 				t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
@@ -63,20 +68,44 @@ func requireAnalyze(t *testing.T) {
 // every runtime executable, then runs systemd-analyze verify --root on every
 // generated unit. Any output at all counts as a failure.
 func verify(t *testing.T, res Result) (string, error) {
+	return verifyIn(t, res, "system", units.Static())
+}
+
+// verifyUser is verify for a user's manager (systemd-analyze --user),
+// with the units shipped for it (units/user).
+func verifyUser(t *testing.T, res Result) (string, error) {
+	return verifyIn(t, res, "user", units.UserStatic())
+}
+
+func verifyIn(t *testing.T, res Result, kind string, static fs.FS) (string, error) {
 	t.Helper()
 	root := t.TempDir()
-	sys := filepath.Join(root, "usr/lib/systemd/system")
+	sys := filepath.Join(root, "usr/lib/systemd", kind)
 	// verify does not run generators, so their output goes where it looks.
-	gen := filepath.Join(root, "etc/systemd/system")
-	if err := os.CopyFS(sys, os.DirFS("/usr/lib/systemd/system")); err != nil {
+	gen := filepath.Join(root, "etc/systemd", kind)
+	if err := os.CopyFS(sys, os.DirFS("/usr/lib/systemd/"+kind)); err != nil {
 		t.Fatal(err)
 	}
-	err := fs.WalkDir(units.Static(), ".", func(p string, d fs.DirEntry, err error) error {
+	// systemd-analyze --user has no --root: the units name the helper in
+	// the temporary root instead, and SYSTEMD_UNIT_PATH points at it.
+	rewrite := func(b []byte) []byte { return b }
+	if kind == "user" {
+		rewrite = func(b []byte) []byte {
+			return bytes.ReplaceAll(b, []byte("/usr/lib/bm2/"), []byte(root+"/usr/lib/bm2/"))
+		}
+		files := make([]File, len(res.Files))
+		for i, f := range res.Files {
+			f.Data = rewrite(f.Data)
+			files[i] = f
+		}
+		res.Files = files
+	}
+	err := fs.WalkDir(static, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		data, _ := fs.ReadFile(units.Static(), p)
-		return os.WriteFile(filepath.Join(sys, p), data, 0o644)
+		data, _ := fs.ReadFile(static, p)
+		return os.WriteFile(filepath.Join(sys, p), rewrite(data), 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -112,8 +141,19 @@ func verify(t *testing.T, res Result) (string, error) {
 		}
 	}
 	args := append([]string{"verify", "--root=" + root, "--man=no", "--recursive-errors=no"}, names...)
+	if kind == "user" {
+		args = append([]string{"--user", "verify", "--man=no", "--recursive-errors=no"}, names...)
+	}
 	cmd := exec.Command("systemd-analyze", args...)
 	cmd.Env = append(os.Environ(), "SYSTEMD_LOG_COLOR=0")
+	if kind == "user" {
+		// A user manager's paths start at $XDG_RUNTIME_DIR.
+		run := filepath.Join(root, "run/user")
+		if err := os.MkdirAll(run, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+run, "SYSTEMD_UNIT_PATH="+gen+":"+sys+":")
+	}
 	out, err := cmd.CombinedOutput()
 	if err == nil && len(bytes.TrimSpace(out)) > 0 {
 		err = &exec.ExitError{}

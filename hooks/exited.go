@@ -230,6 +230,12 @@ func VerifyRefusal(ctx context.Context, st sysd.Status) (journal.Reason, string)
 		// sees what it saw of files that are not its own.
 		id = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
 	}
+	asker := jsruntime.AsUser(id.UID, id.GID)
+	if os.Geteuid() != 0 {
+		// User scope: the user's manager ran the app as the user, and runs
+		// this hook as the user too.
+		id, asker = identity.Self(), jsruntime.AskVersion
+	}
 	if ra.EnvFile != "" {
 		err := identity.Do(id, func() error {
 			_, err := envfile.Read(ra.EnvFile, st.WorkingDirectory, id.UID)
@@ -239,7 +245,7 @@ func VerifyRefusal(ctx context.Context, st sysd.Status) (journal.Reason, string)
 			return journal.ReasonEnvFile, "env_file " + err.Error()
 		}
 	}
-	rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), jsruntime.AsUser(id.UID, id.GID))
+	rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), asker)
 	if rc.Reason != "" {
 		return rc.Reason, "runtime " + rc.Problem + " (" + jsruntime.Advice(ra.Kind) + ")"
 	}

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/bm2dev/bm2/failure"
@@ -48,8 +49,12 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		if last, ok := crashes.Last(project, id); ok && last.Reason.Refusal() {
 			reason = last.Reason
 		}
-		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `systemctl status %s` shows the message",
-			id, reason, id, units.Instance(project, index))
+		systemctl := "systemctl"
+		if os.Geteuid() != 0 {
+			systemctl = "systemctl --user" // the user's own manager runs this hook
+		}
+		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `%s status %s` shows the message",
+			id, reason, id, systemctl, units.Instance(project, index))
 	}
 	if r := journal.SpawnReason(int(f.ExecMainStatus)); f.ExecMainCode == cldExited && r != "" {
 		reason = r

@@ -26,6 +26,10 @@ const DefaultMaxSize = 1 << 20
 type CrashLog struct {
 	Dir     string
 	MaxSize int64 // rotate beyond this many bytes; 0 means DefaultMaxSize
+	// Sub is a directory between the project's and the log: "logs" in
+	// user scope (~/.bm2/<project>/logs/<instance>.crash.log, the seed's
+	// path), "" in system scope.
+	Sub string
 }
 
 // Crash is one crash.log line.
@@ -37,9 +41,10 @@ type Crash struct {
 	Detail   string
 }
 
-// Path is the crash log of one instance, e.g. /var/log/bm2/api/api-0.crash.log.
+// Path is the crash log of one instance, e.g. /var/log/bm2/api/api-0.crash.log
+// (system scope) or ~/.bm2/api/logs/api-0.crash.log (user scope).
 func (c CrashLog) Path(project, instance string) string {
-	return filepath.Join(c.Dir, project, instance+".crash.log")
+	return filepath.Join(c.Dir, project, c.Sub, instance+".crash.log")
 }
 
 // Line renders a crash as one line:

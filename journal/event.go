@@ -305,9 +305,19 @@ func (e Entry) Time() time.Time {
 // with "_"), or it came through the kernel's log, which only root can
 // write (the generator logs to /dev/kmsg). An app, whatever it logs,
 // cannot produce a trusted entry unless it runs as root.
-func Trusted(e Entry) bool {
+func Trusted(e Entry) bool { return TrustedFrom(e, "0") }
+
+// TrustedFrom is [Trusted] for the scope whose bm2 runs as uid (decimal):
+// "0" in system scope; in user scope the user's own UID, since the user's
+// manager runs bm2-probe as the user. There the app is the user, and what
+// it logs as bm2 it could as well do: user scope believes entries with
+// SYSLOG_IDENTIFIER=bm2 and _UID=<the user> (see bm2(1), USER SCOPE).
+func TrustedFrom(e Entry, uid string) bool {
 	if e[FieldIdentifier] != Identifier {
 		return false
+	}
+	if uid != "0" {
+		return e[FieldUID] == uid
 	}
 	return e[FieldUID] == "0" || e[FieldTransport] == "kernel"
 }
@@ -315,8 +325,12 @@ func Trusted(e Entry) bool {
 // Decode reads one of bm2's events (or generator messages, which have no
 // Kind) back from a journal entry. ok is false for an entry bm2 did not
 // write itself (see [Trusted]).
-func Decode(e Entry) (ev Event, ok bool) {
-	if !Trusted(e) {
+func Decode(e Entry) (ev Event, ok bool) { return DecodeFrom(e, "0") }
+
+// DecodeFrom is [Decode] for the scope whose bm2 runs as uid (see
+// [TrustedFrom]).
+func DecodeFrom(e Entry, uid string) (ev Event, ok bool) {
+	if !TrustedFrom(e, uid) {
 		return Event{}, false
 	}
 	ev = Event{

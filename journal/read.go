@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"os/user"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +39,21 @@ type Query struct {
 	// of the last Lines. Messages of the generator are included when
 	// Generator is set too.
 	BM2, Generator bool
+	// User is the UID, in decimal, of a user-scope reader ("" in system
+	// scope): Units are that user's units (journalctl --user-unit), bm2's
+	// own entries are the ones that user's processes wrote (the user's
+	// manager runs bm2-probe as the user), and every entry must carry
+	// _UID=User, so that another user's entries never show, whatever
+	// the reader may read.
+	User string
+}
+
+// trustedUID is whose entries the query believes to be bm2's.
+func (q Query) trustedUID() string {
+	if q.User != "" {
+		return q.User
+	}
+	return "0"
 }
 
 // EventQuery selects bm2's events of the given kinds for the given
@@ -55,8 +72,12 @@ func EventQuery(projects []string, kinds ...Kind) Query {
 // Args renders the query as journalctl arguments (JSON output, no pager).
 func (q Query) Args() []string {
 	args := []string{"--no-pager", "-o", "json"}
+	unitFlag := "-u"
+	if q.User != "" {
+		unitFlag = "--user-unit"
+	}
 	for _, u := range q.Units {
-		args = append(args, "-u", u)
+		args = append(args, unitFlag, u)
 	}
 	if q.Since != "" {
 		args = append(args, "--since", q.Since)
@@ -68,13 +89,16 @@ func (q Query) Args() []string {
 		args = append(args, "-f")
 	}
 	if !q.BM2 {
+		if q.User != "" && len(q.Matches) > 0 {
+			args = append(args, FieldUID+"="+q.User)
+		}
 		return append(args, q.Matches...)
 	}
-	// journalctl ORs groups separated by "+": root's own entries, and,
-	// for the generator, the kernel log.
-	args = append(args, FieldIdentifier+"="+Identifier, FieldUID+"=0")
+	// journalctl ORs groups separated by "+": root's own entries (or the
+	// user's), and, for the system generator, the kernel log.
+	args = append(args, FieldIdentifier+"="+Identifier, FieldUID+"="+q.trustedUID())
 	args = append(args, q.Matches...)
-	if q.Generator {
+	if q.Generator && q.User == "" {
 		args = append(args, "+", FieldIdentifier+"="+Identifier, FieldTransport+"=kernel")
 		args = append(args, q.Matches...)
 	}
@@ -159,6 +183,7 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		return fmt.Errorf("%w: %v", ErrNoJournalctl, err)
 	}
 	var cbErr error
+	seen := false
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -167,9 +192,10 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 			continue // "-- No entries --" and the like
 		}
 		e, err := ParseEntry(line)
-		if err != nil || (q.BM2 && !Trusted(e)) {
+		if err != nil || (q.BM2 && !TrustedFrom(e, q.trustedUID())) || (q.User != "" && e[FieldUID] != q.User) {
 			continue
 		}
+		seen = true
 		if cbErr = each(e); cbErr != nil {
 			break
 		}
@@ -186,6 +212,8 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		return ctx.Err()
 	case sc.Err() != nil:
 		return fmt.Errorf("read journalctl's output: %w", sc.Err())
+	case werr != nil && strings.Contains(stderr.String(), "insufficient permissions") && q.User != "" && Volatile() && !journalReader():
+		return ErrUserVolatile
 	case werr != nil && strings.Contains(stderr.String(), "insufficient permissions"):
 		return ErrRestricted
 	case werr != nil:
@@ -195,10 +223,64 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		}
 		return fmt.Errorf("journalctl %s: %s", strings.Join(args, " "), msg)
 	}
-	if s := stderr.String(); strings.Contains(s, "not seeing messages from other users") || strings.Contains(s, "insufficient permissions") {
+	s := stderr.String()
+	if q.User != "" {
+		// Not seeing other users' messages is the point of user scope.
+		if !seen && Volatile() && !journalReader() {
+			return ErrUserVolatile
+		}
+		return nil
+	}
+	if strings.Contains(s, "not seeing messages from other users") || strings.Contains(s, "insufficient permissions") {
 		return ErrRestricted
 	}
 	return nil
+}
+
+// ErrUserVolatile means a user-scope reader found nothing in a journal
+// kept in memory only: journald splits entries per user only in
+// persistent storage (/var/log/journal), so a user's services log into the
+// system journal, which a user outside the adm and systemd-journal groups
+// cannot read.
+var ErrUserVolatile = errors.New("this host keeps its journal in memory only (/run/log/journal; there is no /var/log/journal): " +
+	"there, the entries of your services are in the system journal, which only root and the groups adm and systemd-journal can read")
+
+// UserVolatileHint is what to do about ErrUserVolatile.
+const UserVolatileHint = "ask an administrator for a persistent journal (sudo mkdir -p /var/log/journal && sudo systemctl restart systemd-journald) " +
+	"or to add you to the systemd-journal group (sudo usermod -aG systemd-journal $USER, then log in again)"
+
+// journalReader tells whether this process may read the whole journal
+// (a member of adm or systemd-journal).
+func journalReader() bool {
+	groups, err := os.Getgroups()
+	if err != nil {
+		return false
+	}
+	for _, name := range []string{"adm", "systemd-journal"} {
+		g, err := user.LookupGroup(name)
+		if err != nil {
+			continue
+		}
+		for _, gid := range append(groups, os.Getegid()) {
+			if strconv.Itoa(gid) == g.Gid {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PersistentDir is where journald keeps a persistent journal.
+var PersistentDir = "/var/log/journal"
+
+// Volatile tells whether journald keeps its journal in memory only
+// (Storage=auto without /var/log/journal, or Storage=volatile).
+func Volatile() bool {
+	st, err := os.Stat(PersistentDir)
+	if err != nil || !st.IsDir() {
+		return true
+	}
+	return false
 }
 
 // ReadEvents returns the decoded events a query selects, logged at or
@@ -210,7 +292,7 @@ func ReadEvents(ctx context.Context, read func(context.Context, Query, func(Entr
 	}
 	var out []Event
 	err := read(ctx, q, func(e Entry) error {
-		if ev, ok := Decode(e); ok && !ev.Time.Before(since) {
+		if ev, ok := DecodeFrom(e, q.trustedUID()); ok && !ev.Time.Before(since) {
 			out = append(out, ev)
 		}
 		return nil

@@ -12,11 +12,10 @@ import (
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/identity"
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/notify"
 	"github.com/bm2dev/bm2/reuseport"
+	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/sockdiag"
-	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 	"golang.org/x/sys/unix"
@@ -53,7 +52,11 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	// The connection must outlive a SIGTERM (ctx): the probe that stops its
 	// project is stopped with it (PartOf=) and still has to see its
 	// reaction through; a connection tied to ctx would close under it.
-	bus, err := sysd.ConnectPrivate(context.WithoutCancel(ctx))
+	layout, err := scope.Self()
+	if err != nil {
+		return err
+	}
+	bus, err := Connect(context.WithoutCancel(ctx), layout)
 	if err != nil {
 		return err
 	}
@@ -69,7 +72,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	}
 	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
 	if err != nil {
-		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run systemctl daemon-reload)", unit)
+		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, layout.Systemctl())
 	}
 	instances := index + 1
 	if t, err := bus.Unit(ctx, units.Target(project)); err == nil {
@@ -91,11 +94,15 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
 		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:  notify.NewSink(os.Stderr),
-		Crashes: journal.CrashLog{Dir: journal.DefaultLogDir},
-		State:   state.Default,
+		Crashes: layout.CrashLogs,
+		State:   layout.State(),
 		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
 		Owns:    ownsListener,
 		Runtime: runtimeOf(st),
+	}
+	if layout.IsUser() {
+		self := identity.Self()
+		p.Owner = &self
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()
@@ -160,6 +167,15 @@ func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, 
 		return err
 	})
 	return owns, err
+}
+
+// Connect reaches the manager of the scope bm2-probe runs in: the system
+// manager's private socket as root, the user's manager's otherwise.
+func Connect(ctx context.Context, l scope.Layout) (*sysd.Conn, error) {
+	if l.IsUser() {
+		return sysd.ConnectUser(ctx, l.PrivateSocket())
+	}
+	return sysd.ConnectPrivate(ctx)
 }
 
 // MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic

@@ -101,6 +101,9 @@ type Probe struct {
 	Addrs func(port int, uid uint32) ([]netip.Addr, error)
 	// Runtime is "node" or "bun", for the wording of the verdict.
 	Runtime string
+	// Owner is who runs the instances when systemd does not say (user
+	// scope: the user); nil in system scope.
+	Owner   *identity.Identity
 	Events  journal.Sink
 	Crashes journal.CrashLog
 	State   state.Dir
@@ -182,6 +185,11 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 				p.invocation = st.InvocationID
 				r = run{windowEnd: st.ActiveEnterMonotonic + p.Window}
 				p.seen = nil
+			}
+			if (st.UID == sysd.NoID || st.GID == sysd.NoID) && p.Owner != nil {
+				// A user's manager runs services as the user without
+				// User=, and reports no UID for them.
+				st.UID, st.GID = uint32(p.Owner.UID), uint32(p.Owner.GID)
 			}
 			if st.UID == sysd.NoID || st.GID == sysd.NoID {
 				return Gone, fmt.Errorf("systemd reports no UID for running %s", unit)

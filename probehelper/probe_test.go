@@ -674,3 +674,22 @@ func TestProbeLoopbackOnly(t *testing.T) {
 		t.Errorf("loopbackOnly with a public address = %q", got)
 	}
 }
+
+// In a user's manager systemd reports no UID for services (no User=):
+// the probe checks as the user it runs as (Owner).
+func TestProbeUserScopeOwner(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, true)
+	r := newRig(t, port)
+	r.sd.inst.UID, r.sd.inst.GID = sysd.NoID, sysd.NoID
+	if out, err := r.probe.Run(context.Background()); err == nil {
+		t.Fatalf("without an owner, a unit with no UID was probed: %v", out)
+	}
+	r = newRig(t, port)
+	r.sd.inst.UID, r.sd.inst.GID = sysd.NoID, sysd.NoID
+	self := identity.Self()
+	r.probe.Owner = &self
+	if out, err := r.probe.Run(context.Background()); err != nil || out != Confirmed {
+		t.Fatalf("user scope: Run = %v, %v; want confirmed", out, err)
+	}
+}

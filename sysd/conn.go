@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
@@ -42,6 +43,31 @@ func Connect(ctx context.Context) (*Conn, error) {
 // root only, no bus daemon, no environment.
 func ConnectPrivate(ctx context.Context) (*Conn, error) {
 	return dial(ctx, "systemd's private socket", sddbus.NewSystemdConnectionContext)
+}
+
+// ConnectUser connects to a user's own manager (systemd --user) through
+// its private socket, $XDG_RUNTIME_DIR/systemd/private: systemd's own
+// socket, which needs no bus daemon (so no dbus-user-session package) and
+// no environment. Only the user (and root) may connect to it.
+func ConnectUser(ctx context.Context, socket string) (*Conn, error) {
+	if _, err := os.Stat(socket); err != nil {
+		return nil, unreachable(fmt.Errorf("your systemd user manager is not running (no %s)", socket))
+	}
+	return dial(ctx, "your systemd user manager ("+socket+")", func(ctx context.Context) (*sddbus.Conn, error) {
+		return sddbus.NewConnection(func() (*dbus.Conn, error) {
+			conn, err := dbus.Dial("unix:path="+socket, dbus.WithContext(ctx))
+			if err != nil {
+				return nil, err
+			}
+			// EXTERNAL with the uid, as systemctl does; no Hello on a
+			// private socket.
+			if err := conn.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Geteuid()))}); err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return conn, nil
+		})
+	})
 }
 
 func dial(ctx context.Context, what string, connect func(context.Context) (*sddbus.Conn, error)) (*Conn, error) {

@@ -17,5 +17,18 @@ func Static() fs.FS {
 	return sub
 }
 
+//go:embed user
+var user embed.FS
+
+// UserStatic returns the unit files shipped for users' managers
+// (/usr/lib/systemd/user), by file name.
+func UserStatic() fs.FS {
+	sub, err := fs.Sub(user, "user")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
+
 // StaticFile returns one shipped unit file.
 func StaticFile(name string) ([]byte, error) { return fs.ReadFile(Static(), name) }

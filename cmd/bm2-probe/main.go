@@ -28,8 +28,7 @@ import (
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/notify"
 	"github.com/bm2dev/bm2/probehelper"
-	"github.com/bm2dev/bm2/state"
-	"github.com/bm2dev/bm2/sysd"
+	"github.com/bm2dev/bm2/scope"
 )
 
 func main() {
@@ -58,7 +57,19 @@ func cleanExec() {
 	if !filepath.IsAbs(self) {
 		self = "/proc/self/exe"
 	}
-	err := syscall.Exec(self, os.Args, []string{})
+	env := []string{}
+	if os.Geteuid() != 0 {
+		// User scope: the user's own manager runs bm2-probe as the user,
+		// and there is nothing to protect from the user; HOME and USER
+		// name the user when the password database bm2-probe can read
+		// (/etc/passwd: it is linked without cgo) does not.
+		for _, k := range []string{"HOME", "USER"} {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	err := syscall.Exec(self, os.Args, env)
 	fmt.Fprintf(os.Stderr, "bm2-probe: cannot start again without the environment: %v\n", err)
 	os.Exit(1)
 }
@@ -67,7 +78,6 @@ func run(ctx context.Context, args []string) error {
 	// Every event of a root subcommand goes through here: the journal, and
 	// the notification spool.
 	events := notify.NewSink(os.Stderr)
-	crashes := journal.CrashLog{Dir: journal.DefaultLogDir}
 	if len(args) == 0 {
 		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | notify")
 	}
@@ -89,16 +99,22 @@ func run(ctx context.Context, args []string) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		sd, err := sysd.ConnectPrivate(ctx)
+		// As root: system scope. As anyone else: the user's own manager
+		// runs it (user scope), and its files are under ~/.bm2.
+		layout, err := scope.Self()
+		if err != nil {
+			return err
+		}
+		sd, err := probehelper.Connect(ctx, layout)
 		if err != nil {
 			return err
 		}
 		defer sd.Close()
 		if args[0] == "exited" {
-			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), crashes, events, hooks.VerifyRefusal),
-				hooks.PortBlocked(ctx, args[1], sd, time.Now(), state.Default, crashes, events, hooks.ForeignHolder))
+			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), layout.CrashLogs, events, hooks.VerifyRefusal),
+				hooks.PortBlocked(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events, hooks.ForeignHolder))
 		}
-		return hooks.Failed(ctx, args[1], sd, time.Now(), state.Default, crashes, events)
+		return hooks.Failed(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events)
 	}
 	return probehelper.Main(ctx, args, os.Stdout)
 }
