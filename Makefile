@@ -20,7 +20,7 @@ GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service
 # The units for users' own managers (user scope): units/user/.
-USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service
+USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service
 
 .PHONY: all build test test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
@@ -89,6 +89,8 @@ install-files:
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
 	for u in $(USER_UNITS); do \
 	  sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/user/$$u > $(DESTDIR)$(USERUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$u || exit 1; done
+	install -d $(DESTDIR)$(USERUNITDIR)/paths.target.wants
+	ln -sfn ../bm2-notify.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf
 	install -m 0644 packaging/tmpfiles.d/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	@# On a live host (no DESTDIR) with systemd running, create the account and
@@ -123,6 +125,8 @@ uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	  systemctl stop bm2.slice bm2-notify.path bm2-notify.service 2>/dev/null || true; fi
 	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
+	rm -f $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
+	-rmdir $(DESTDIR)$(USERUNITDIR)/paths.target.wants 2>/dev/null
 	-rmdir $(DESTDIR)$(UNITDIR)/paths.target.wants 2>/dev/null
 	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(GENDIR)/bm2-generator \
 	  $(DESTDIR)$(USERGENDIR)/bm2-generator \

@@ -107,7 +107,7 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 			}
 		}
 		facts.Detail = "none (" + exitText(u, reason) + ")"
-		lines := journal.CrashLog{Dir: a.logDir()}.LastLines(p.Name, id, 4)
+		lines := a.crashLogs().LastLines(p.Name, id, 4)
 		for k := len(lines) - 1; k >= 0; k-- {
 			if c, ok := journal.ParseCrashLine(lines[k]); ok && c.Reason != journal.ReasonBudget {
 				facts.Detail = lines[k]
@@ -119,12 +119,12 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 	return fmode.Explained{}, false
 }
 
-// logDir is where the crash logs are.
-func (a *App) logDir() string {
+// crashLogs is where the scope's crash logs are (Paths.LogDir in tests).
+func (a *App) crashLogs() journal.CrashLog {
 	if a.Paths.LogDir != "" {
-		return a.Paths.LogDir
+		return journal.CrashLog{Dir: a.Paths.LogDir}
 	}
-	return journal.DefaultLogDir
+	return a.layout().CrashLogs
 }
 
 // preflightDefinite finds the failure modes of p that can be known before it

@@ -154,6 +154,13 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 			return a.skipped(ctx, sd, p, reg)
 		}
 	}
+	if a.user() {
+		// The user's manager started before bm2 was installed has not
+		// started the notification path unit paths.target wants now.
+		if err := sd.Start(ctx, "bm2-notify.path"); err != nil {
+			fmt.Fprintf(a.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
+		}
+	}
 	wasErrored, err := a.clearErrored(p.Name)
 	if err != nil {
 		return err

@@ -207,6 +207,30 @@ loginctl enable-linger alice bob`)
 		}
 	})
 
+	t.Run("notifications from the user's own manager", func(t *testing.T) {
+		b := b.in(t)
+		b.app("/srv/hook", "webhook.js", "webhook.js")
+		b.sh(`systemd-run -q --unit=userhook -p Environment=OUT=/tmp/userhook.jsonl -p Environment=PORT=9301 /usr/local/bin/node /srv/hook/webhook.js`)
+		b.eventually(10*time.Second, "receiver up", `curl -s -o /dev/null -X POST http://127.0.0.1:9301/ && rm -f /tmp/userhook.jsonl`)
+		b.write("/home/alice/crashy/server.js", "setTimeout(() => process.exit(3), 50);\n")
+		b.write("/home/alice/crashy/bm2.toml", "name = \"crashy\"\nscript = \"server.js\"\nexec_mode = \"fork\"\nport = 8350\nmax_restarts = 1\n\n[notify]\nwebhook = \"http://127.0.0.1:9301/hook?token=s3cret\"\n")
+		b.sh("chown -R alice: /home/alice/crashy")
+		b.mustAs(1, "alice", "cd ~/crashy && bm2 serve --timeout 30s")
+		b.sh("test \"$(stat -c '%U %a' /home/alice/.bm2/projects/private/crashy.toml)\" = 'alice 600'")
+		body := b.eventually(60*time.Second, "instance_errored delivered", `grep '\\"event\\":\\"instance_errored\\"' /tmp/userhook.jsonl`)
+		for _, want := range []string{`\"project\":\"crashy\"`, `\"instance\":\"crashy-0\"`, `\"reason\":\"restart_budget_exhausted\"`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("notification %s lacks %s", body, want)
+			}
+		}
+		// Delivered by the user's own bm2-notify.service, as alice.
+		b.sh(fmt.Sprintf(`journalctl _UID=%s _SYSTEMD_USER_UNIT=bm2-notify.service --no-pager | grep -q delivered`, aliceUID))
+		if out := b.sh("journalctl --no-pager -o cat _UID=" + aliceUID); strings.Contains(out, "s3cret") {
+			t.Error("the webhook's token is in alice's journal")
+		}
+		b.mustAs(0, "alice", "bm2 delete crashy")
+	})
+
 	t.Run("what user scope refuses", func(t *testing.T) {
 		b := b.in(t)
 		b.write("/home/alice/low/server.js", userNodeApp)

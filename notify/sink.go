@@ -37,6 +37,15 @@ func NewSink(log *os.File) Sink {
 	}
 }
 
+// NewUserSink is a user's sink (user scope): the journal, the user's
+// spool (owned by uid) and the user's project files along searchPath.
+func NewUserSink(log *os.File, sc Scope, uid int, searchPath []string) Sink {
+	s := NewSink(log)
+	s.Spool = Spool{Dir: sc.Dir, Owner: uid}
+	s.Settings = func(project string) config.Notify { return SettingsIn(searchPath, project) }
+	return s
+}
+
 // Emit records e and spools its notification, if any.
 func (s Sink) Emit(e journal.Event) error {
 	err := s.Next.Emit(e)
@@ -78,7 +87,12 @@ func (s Sink) enqueue(e journal.Event) {
 // the default search path (no other project's) and its private part; a
 // missing or broken file means no notification.
 func ProjectSettings(project string) config.Notify {
-	src, ok := config.DiscoverOne(config.DefaultSearchPath, project)
+	return SettingsIn(config.DefaultSearchPath, project)
+}
+
+// SettingsIn is ProjectSettings along another search path (a user's).
+func SettingsIn(dirs []string, project string) config.Notify {
+	src, ok := config.DiscoverOne(dirs, project)
 	if !ok {
 		return config.Notify{}
 	}

@@ -36,6 +36,13 @@ var System = Scope{
 	ServiceUnit: "bm2-notify.service",
 }
 
+// User is the scope of a user's own projects (bm2's user scope): the
+// spool under ~/.bm2/state, the units of the same names in the user's
+// own manager (/usr/lib/systemd/user).
+func User(stateDir string) Scope {
+	return Scope{Dir: filepath.Join(stateDir, "notify"), PathUnit: System.PathUnit, ServiceUnit: System.ServiceUnit}
+}
+
 // MaxSpooled bounds the spool: a webhook that is down for long, under a
 // crash loop at level info, must not fill the disk.
 const MaxSpooled = 1000

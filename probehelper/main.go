@@ -103,6 +103,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	if layout.IsUser() {
 		self := identity.Self()
 		p.Owner = &self
+		p.Events = notify.NewUserSink(os.Stderr, notify.User(layout.StateDir), layout.UID, layout.SearchPath)
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()

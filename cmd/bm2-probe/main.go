@@ -75,20 +75,33 @@ func cleanExec() {
 }
 
 func run(ctx context.Context, args []string) error {
-	// Every event of a root subcommand goes through here: the journal, and
-	// the notification spool.
-	events := notify.NewSink(os.Stderr)
 	if len(args) == 0 {
 		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | notify")
 	}
-	switch args[0] {
-	case "run":
+	if args[0] == "run" {
 		return hooks.Run(ctx, args[1:], hooks.DefaultRunEnv())
+	}
+	// As root: system scope. As anyone else: the user's own manager runs
+	// it (user scope), and its files are under ~/.bm2.
+	layout, err := scope.Self()
+	if err != nil {
+		return err
+	}
+	// Every event of these subcommands goes through here: the journal,
+	// and the scope's notification spool.
+	spool := notify.Spool{Dir: notify.System.Dir}
+	events := notify.NewSink(os.Stderr)
+	if layout.IsUser() {
+		sc := notify.User(layout.StateDir)
+		spool = notify.Spool{Dir: sc.Dir, Owner: layout.UID}
+		events = notify.NewUserSink(os.Stderr, sc, layout.UID, layout.SearchPath)
+	}
+	switch args[0] {
 	case "notify":
 		if len(args) != 1 {
 			return fmt.Errorf("usage: bm2-probe notify (as %s runs it)", notify.System.ServiceUnit)
 		}
-		d := notify.Deliverer{Spool: notify.Spool{Dir: notify.System.Dir}, Policy: notify.DefaultPolicy, Log: os.Stdout,
+		d := notify.Deliverer{Spool: spool, Policy: notify.DefaultPolicy, Log: os.Stdout,
 			Events: journal.Journald{Fallback: os.Stderr}}
 		res, err := d.Run(ctx)
 		fmt.Printf("%d notifications delivered, %d dropped\n", res.Delivered, res.Dropped)
@@ -99,12 +112,6 @@ func run(ctx context.Context, args []string) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		// As root: system scope. As anyone else: the user's own manager
-		// runs it (user scope), and its files are under ~/.bm2.
-		layout, err := scope.Self()
-		if err != nil {
-			return err
-		}
 		sd, err := probehelper.Connect(ctx, layout)
 		if err != nil {
 			return err
