@@ -217,11 +217,9 @@ loginctl enable-linger alice bob`)
 		b.sh("chown -R alice: /home/alice/crashy")
 		b.mustAs(1, "alice", "cd ~/crashy && bm2 serve --timeout 30s")
 		b.sh("test \"$(stat -c '%U %a' /home/alice/.bm2/projects/private/crashy.toml)\" = 'alice 600'")
-		body := b.eventually(60*time.Second, "instance_errored delivered", `grep '\\"event\\":\\"instance_errored\\"' /tmp/userhook.jsonl`)
-		for _, want := range []string{`\"project\":\"crashy\"`, `\"instance\":\"crashy-0\"`, `\"reason\":\"restart_budget_exhausted\"`} {
-			if !strings.Contains(body, want) {
-				t.Errorf("notification %s lacks %s", body, want)
-			}
+		post := b.waitPost("/tmp/userhook.jsonl", "instance_errored", "crashy")
+		if post.Body["instance"] != "crashy-0" || post.Body["reason"] != "restart_budget_exhausted" || post.URL != "/hook?token=s3cret" {
+			t.Errorf("notification %+v", post)
 		}
 		// Delivered by the user's own bm2-notify.service, as alice.
 		b.sh(fmt.Sprintf(`journalctl _UID=%s _SYSTEMD_USER_UNIT=bm2-notify.service --no-pager | grep -q delivered`, aliceUID))
