@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/units"
 	"github.com/spf13/pflag"
 )
@@ -71,9 +72,22 @@ func (a *App) complete(args []string) error {
 // "bm2".
 func (a *App) candidates(words []string) []string {
 	cur := words[len(words)-1]
+	// --user and --system go anywhere; they choose whose projects are
+	// completed.
+	kept := make([]string, 0, len(words))
+	for _, w := range words[:len(words)-1] {
+		if w == flagUser || w == flagSystem {
+			if l, err := chooseScope(map[string]scope.Kind{flagUser: scope.User, flagSystem: scope.System}[w]); err == nil {
+				a.Layout = &l
+			}
+			continue
+		}
+		kept = append(kept, w)
+	}
+	words = append(kept, cur)
 	if len(words) == 1 {
 		if strings.HasPrefix(cur, "-") {
-			return withPrefix(cur, []string{"--help", "--version"})
+			return withPrefix(cur, []string{"--help", "--system", "--user", "--version"})
 		}
 		return withPrefix(cur, commandNames())
 	}
@@ -112,6 +126,7 @@ func (a *App) candidates(words []string) []string {
 				names = append(names, "--"+f.Name)
 			}
 		})
+		names = append(names, flagSystem, flagUser)
 		return withPrefix(cur, names)
 	}
 	slots := usageSlots(help(c.name).usage)

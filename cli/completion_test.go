@@ -72,9 +72,12 @@ var completionCases = []struct {
 	want  []string
 }{
 	{[]string{"re"}, []string{"reload", "restart"}},
+	{[]string{"--system", "re"}, []string{"reload", "restart"}},
+	{[]string{"-"}, []string{"--help", "--system", "--user", "--version"}},
+	{[]string{"status", "--system", "w"}, []string{"web"}},
 	{[]string{""}, withPrefix("", commandNames())},
 	{[]string{"comp"}, []string{"completion"}},
-	{[]string{"logs", "--"}, []string{"--follow", "--help", "--lines", "--since"}},
+	{[]string{"logs", "--"}, []string{"--follow", "--help", "--lines", "--since", "--system", "--user"}},
 	{[]string{"serve", "--t"}, []string{"--timeout"}},
 	{[]string{"status", ""}, []string{"api", "broken", "web"}},
 	{[]string{"restart", "a"}, []string{"api", "api-0", "api-1", "api-2"}},

@@ -229,6 +229,32 @@ loginctl enable-linger alice bob`)
 		b.mustAs(0, "alice", "bm2 delete crashy")
 	})
 
+	t.Run("another user's listener", func(t *testing.T) {
+		b := b.in(t)
+		// Bob listens on 8340 with reusePort: SO_REUSEPORT joins only
+		// sockets of the same user, so alice's app cannot share it. That
+		// is a conflict with bob, not a missing reusePort.
+		b.write("/srv/bobhog/hog.js", "require('node:http').createServer((q, r) => r.end('bob')).listen({port: 8340, reusePort: true}, () => console.log('bob up'));\n")
+		b.sh(`systemd-run -q --unit=bobhog -p User=bob /usr/local/bin/node /srv/bobhog/hog.js`)
+		b.eventually(10*time.Second, "bob listens", `curl -sf http://127.0.0.1:8340/`)
+		b.write("/home/alice/clash/server.js", userNodeApp)
+		b.write("/home/alice/clash/bm2.toml", "name = \"clash\"\nscript = \"server.js\"\nport = 8340\n")
+		b.sh("chown -R alice: /home/alice/clash")
+		chk := b.mustAs(3, "alice", "cd ~/clash && bm2 check")
+		r := b.mustAs(1, "alice", "cd ~/clash && bm2 serve --timeout 30s")
+		all := chk.stdout + chk.stderr + r.stdout + r.stderr
+		if strings.Contains(all, "reuseport_missing") || !strings.Contains(all, "port_in_use") || !strings.Contains(all, "(bob)") || !strings.Contains(all, "8340") {
+			t.Errorf("alice's app on bob's port:\ncheck:\n%s%s\nserve:\n%s%s", chk.stdout, chk.stderr, r.stdout, r.stderr)
+		}
+		for _, row := range b.userListJSON("alice") {
+			if row.Project == "clash" && row.Reason != "port_in_use" {
+				t.Errorf("%s: %s %s, want port_in_use", row.Unit, row.State, row.Reason)
+			}
+		}
+		b.sh("systemctl stop bobhog")
+		b.mustAs(0, "alice", "bm2 delete clash")
+	})
+
 	t.Run("what user scope refuses", func(t *testing.T) {
 		b := b.in(t)
 		b.write("/home/alice/low/server.js", userNodeApp)

@@ -152,6 +152,11 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	if err != nil {
 		return err
 	}
+	if euid := os.Geteuid(); euid != 0 && st.UID == sysd.NoID {
+		// User scope: the user's manager runs the app as the user (no
+		// User=, so systemd reports no UID), and this hook as well.
+		st.UID = uint32(euid)
+	}
 	switch {
 	case st.Result == "" || st.Result == "success", st.UID == sysd.NoID,
 		st.ExecMainCode == cldExited && (st.ExecMainStatus == ExitRefused || journal.SpawnReason(int(st.ExecMainStatus)) != ""):
