@@ -250,11 +250,8 @@ func (a *App) Run(ctx context.Context, args []string) error {
 	}
 	if a.Layout == nil || choice != "" {
 		l, err := chooseScope(choice)
-		if err != nil && !(len(args) > 0 && scopeFree[args[0]]) {
-			return err
-		}
 		if err != nil {
-			l = scope.SystemLayout() // unused by these commands
+			return err
 		}
 		a.Layout = &l
 	}

@@ -50,10 +50,6 @@ func takeScope(args []string) (rest []string, choice scope.Kind, err error) {
 	return rest, choice, nil
 }
 
-// scopeFree are the command lines that need no scope: an account without
-// a home can still ask for help or the version.
-var scopeFree = map[string]bool{"version": true, "-V": true, "--version": true, "help": true, "-h": true, "--help": true}
-
 // chooseScope is the layout a command runs in: the flag's, else system
 // scope as root and the caller's own user scope for anyone else.
 func chooseScope(choice scope.Kind) (scope.Layout, error) {
@@ -68,6 +64,12 @@ func chooseScope(choice scope.Kind) (scope.Layout, error) {
 		return scope.SystemLayout(), nil
 	}
 	l, err := scope.Self()
+	if err != nil && choice == "" {
+		// An account without a home (nobody, a service account) has no
+		// projects of its own: it reads the system's, as before user
+		// scope existed.
+		return scope.SystemLayout(), nil
+	}
 	if err != nil {
 		return scope.Layout{}, fail(ExitFailure, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
 	}

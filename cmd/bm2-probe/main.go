@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -32,7 +33,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] != "run" && len(os.Environ()) > 0 {
+	if len(os.Args) > 1 && os.Args[1] != "run" && !slices.Equal(os.Environ(), keptEnv()) {
 		cleanExec()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
@@ -48,6 +49,24 @@ func main() {
 	}
 }
 
+// keptEnv is the environment bm2-probe runs with: none as root; as a
+// normal user (user scope: the user's own manager runs bm2-probe as the
+// user, and there is nothing to protect from the user) HOME and USER,
+// which name the user when the password database bm2-probe can read
+// (/etc/passwd: it is linked without cgo) does not.
+func keptEnv() []string {
+	env := []string{}
+	if os.Geteuid() == 0 {
+		return env
+	}
+	for _, k := range []string{"HOME", "USER"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 // cleanExec runs this same binary again, with the same arguments and no
 // environment at all. Only the Go runtime's own start-up has seen the
 // inherited variables by then (GODEBUG and the like: no code runs from
@@ -57,19 +76,7 @@ func cleanExec() {
 	if !filepath.IsAbs(self) {
 		self = "/proc/self/exe"
 	}
-	env := []string{}
-	if os.Geteuid() != 0 {
-		// User scope: the user's own manager runs bm2-probe as the user,
-		// and there is nothing to protect from the user; HOME and USER
-		// name the user when the password database bm2-probe can read
-		// (/etc/passwd: it is linked without cgo) does not.
-		for _, k := range []string{"HOME", "USER"} {
-			if v, ok := os.LookupEnv(k); ok {
-				env = append(env, k+"="+v)
-			}
-		}
-	}
-	err := syscall.Exec(self, os.Args, env)
+	err := syscall.Exec(self, os.Args, keptEnv())
 	fmt.Fprintf(os.Stderr, "bm2-probe: cannot start again without the environment: %v\n", err)
 	os.Exit(1)
 }
