@@ -181,6 +181,23 @@ loginctl enable-linger alice bob`)
 		}
 	})
 
+	t.Run("stop, start, restart, status", func(t *testing.T) {
+		b := b.in(t)
+		b.mustAs(0, "alice", "bm2 stop fk")
+		b.sh("! curl -sf --max-time 2 http://127.0.0.1:8310/")
+		if out := b.mustAs(0, "alice", "bm2 start fk").stdout; !strings.Contains(out, "fk online") {
+			t.Errorf("start fk as alice:\n%s", out)
+		}
+		b.mustAs(0, "alice", "bm2 restart fk-1")
+		st := b.mustAs(0, "alice", "bm2 status web").stdout
+		for _, want := range []string{"/home/alice/.bm2/projects/web.toml", "user alice (user scope", "systemctl --user status bm2-web.target", "confirmed"} {
+			if !strings.Contains(st, want) {
+				t.Errorf("status web as alice lacks %q:\n%s", want, st)
+			}
+		}
+		b.sh("curl -sf http://127.0.0.1:8310/ && curl -sf http://127.0.0.1:8311/")
+	})
+
 	t.Run("reload drops nothing", func(t *testing.T) {
 		b := b.in(t)
 		res, out, took := b.reloadCmdUnderLoad("su -l alice -c 'bm2 reload web'", 8300, true)
