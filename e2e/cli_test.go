@@ -25,6 +25,13 @@ func (b *bed) bm2(dir string, args ...string) run {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	argv := append([]string{"bash", "-c", `cd "$1" && shift && exec bm2 "$@"`, "bash", dir}, args...)
+	return b.execRun(ctx, "bm2 "+strings.Join(args, " "), argv...)
+}
+
+// execRun runs argv inside the sandbox: its output and exit code; what
+// names it when it could not run at all.
+func (b *bed) execRun(ctx context.Context, what string, argv ...string) run {
+	b.t.Helper()
 	stdout, stderr, err := b.Exec(ctx, argv...)
 	r := run{stdout: stdout, stderr: stderr}
 	var ee *sandbox.ExecError
@@ -32,7 +39,7 @@ func (b *bed) bm2(dir string, args ...string) run {
 	case errors.As(err, &ee) && ee.ExitCode > 0:
 		r.code = ee.ExitCode
 	case err != nil:
-		b.t.Fatalf("bm2 %s: %v", strings.Join(args, " "), err)
+		b.t.Fatalf("%s: %v", what, err)
 	}
 	return r
 }

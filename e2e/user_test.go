@@ -3,13 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bm2dev/bm2/e2e/sandbox"
 )
 
 // asUser runs a shell script as a user who logged in (su -l: PAM, logind,
@@ -24,16 +21,7 @@ func (b *bed) asUser(user, script string) run {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	stdout, stderr, err := b.Exec(ctx, "su", "-l", user, "-c", "bash "+path)
-	r := run{stdout: stdout, stderr: stderr}
-	var ee *sandbox.ExecError
-	switch {
-	case errors.As(err, &ee) && ee.ExitCode > 0:
-		r.code = ee.ExitCode
-	case err != nil:
-		b.t.Fatalf("as %s: %v\n%s", user, err, script)
-	}
-	return r
+	return b.execRun(ctx, "as "+user+": "+script, "su", "-l", user, "-c", "bash "+path)
 }
 
 // mustAs is asUser that fails the test unless the script exits with want.
