@@ -80,6 +80,21 @@ func run(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", s, err)
 		}
 	}
+	step("the same app for a normal user, without sudo, on their own systemd (user scope)")
+	if err := sh(false, `useradd -m -s /bin/bash demo && loginctl enable-linger demo && cp -r /srv/hello /home/demo/hello && `+
+		`sed -i 's/^port = .*/port = 3100/' /home/demo/hello/bm2.toml && chown -R demo: /home/demo/hello && `+
+		`for i in $(seq 100); do test -S /run/user/$(id -u demo)/systemd/private && exit 0; sleep 0.1; done; exit 1`); err != nil {
+		return err
+	}
+	for _, s := range []string{
+		"su -l demo -c 'cd hello && bm2 serve'",
+		"su -l demo -c 'bm2 list'",
+		"for i in 1 2 3 4; do curl -s http://127.0.0.1:3100/; done",
+	} {
+		if err := sh(true, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
 	step("tearing the sandbox down")
 	return nil
 }
