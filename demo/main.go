@@ -1,7 +1,8 @@
 // Command demo shows bm2 end to end on the built-in example app
 // (examples/hello): it boots a throwaway systemd in namespaces, installs the
 // freshly built bm2 into it, serves the app with 4 cluster-mode instances,
-// shows `bm2 list` and requests being served, then tears everything down.
+// shows `bm2 list` and requests being served, serves it again as a normal
+// user on their own systemd (user scope), then tears everything down.
 // The host is not changed. Run it with `make demo` (as root).
 package main
 
