@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -274,13 +275,51 @@ func journalReader() bool {
 var PersistentDir = "/var/log/journal"
 
 // Volatile tells whether journald keeps its journal in memory only
-// (Storage=auto without /var/log/journal, or Storage=volatile).
+// (Storage=volatile or none in journald.conf or its drop-ins, or
+// Storage=auto without /var/log/journal).
 func Volatile() bool {
-	st, err := os.Stat(PersistentDir)
-	if err != nil || !st.IsDir() {
+	switch storage(JournaldConfigs) {
+	case "volatile", "none":
 		return true
+	case "persistent":
+		return false
 	}
-	return false
+	st, err := os.Stat(PersistentDir)
+	return err != nil || !st.IsDir()
+}
+
+// JournaldConfigs are journald's configuration files, in the order
+// journald reads them (the main file, then drop-ins; later ones win).
+var JournaldConfigs = func() []string {
+	files := []string{"/etc/systemd/journald.conf"}
+	for _, dir := range []string{"/usr/lib/systemd/journald.conf.d", "/etc/systemd/journald.conf.d", "/run/systemd/journald.conf.d"} {
+		matches, _ := filepath.Glob(filepath.Join(dir, "*.conf"))
+		files = append(files, matches...)
+	}
+	return files
+}
+
+// storage is the last Storage= of journald's [Journal] section in files
+// ("auto" when none sets it).
+func storage(files func() []string) string {
+	value := "auto"
+	for _, f := range files() {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		section := ""
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			switch {
+			case strings.HasPrefix(line, "["):
+				section = line
+			case section == "[Journal]" && strings.HasPrefix(line, "Storage="):
+				value = strings.TrimSpace(strings.TrimPrefix(line, "Storage="))
+			}
+		}
+	}
+	return value
 }
 
 // ReadEvents returns the decoded events a query selects, logged at or

@@ -85,3 +85,25 @@ echo '{"SYSLOG_IDENTIFIER":"bm2","_UID":"0","MESSAGE":"root","BM2_EVENT":"reusep
 		t.Errorf("system scope events %v, want root's only", got)
 	}
 }
+
+func TestJournaldStorage(t *testing.T) {
+	dir := t.TempDir()
+	main := filepath.Join(dir, "journald.conf")
+	drop := filepath.Join(dir, "50-x.conf")
+	os.WriteFile(main, []byte("[Journal]\n#Storage=auto\nStorage=persistent\n"), 0o644)
+	files := func() []string { return []string{main, drop} }
+	if got := storage(files); got != "persistent" {
+		t.Errorf("storage = %q, want persistent", got)
+	}
+	os.WriteFile(drop, []byte("[Journal]\nStorage=volatile\n"), 0o644)
+	if got := storage(files); got != "volatile" {
+		t.Errorf("a drop-in's Storage= does not win: %q", got)
+	}
+	os.WriteFile(drop, []byte("[Other]\nStorage=none\n"), 0o644)
+	if got := storage(files); got != "persistent" {
+		t.Errorf("Storage= outside [Journal] counted: %q", got)
+	}
+	if got := storage(func() []string { return nil }); got != "auto" {
+		t.Errorf("no files: %q", got)
+	}
+}
