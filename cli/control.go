@@ -50,6 +50,9 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 				return err
 			}
 		}
+		if err := a.stopIdleProbes(ctx, sd, p, ids); err != nil {
+			return err
+		}
 		fmt.Fprintf(a.Out, "starting %s\n", unit)
 		if err := a.startErr(p.Name, sd.Start(ctx, unit)); err != nil {
 			return err
@@ -277,6 +280,43 @@ func (a *App) loadedProbes(ctx context.Context, sd Systemd, name string, idx int
 		}
 	}
 	return out, nil
+}
+
+// stopIdleProbes stops the probe of every instance of ids that is not
+// running. Such a probe is one that judged the instance's last run and is
+// ending: a start enqueued now would merge into its job (a oneshot being
+// started is not started again), and the new run would go unprobed,
+// never confirmed. Stopped first, the start's Wants= brings a fresh one.
+func (a *App) stopIdleProbes(ctx context.Context, sd Systemd, p *config.Project, ids []int) error {
+	probes, err := a.loadedProbes(ctx, sd, p.Name, -1)
+	if err != nil || len(probes) == 0 {
+		return err
+	}
+	active := map[int]bool{}
+	loaded, err := sd.Loaded(ctx, probes)
+	if err != nil {
+		return err
+	}
+	for _, u := range loaded {
+		if _, i, ok := units.ParseProbe(u.Name); ok && u.ActiveState != "inactive" && u.ActiveState != "failed" {
+			active[i] = true
+		}
+	}
+	for _, i := range ids {
+		if !active[i] {
+			continue
+		}
+		st, err := sd.Units(ctx, []string{units.Instance(p.Name, i)})
+		if err != nil {
+			return err
+		}
+		if s := st[0].ActiveState; s == "inactive" || s == "failed" {
+			if err := sd.Stop(ctx, units.Probe(p.Name, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // instanceOf returns the project of an instance or probe unit name, or "".

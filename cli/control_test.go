@@ -230,3 +230,27 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// A probe still ending after its instance failed would swallow the next
+// start of its unit (a oneshot being started is not started again): bm2
+// start stops it first, so that the new run gets a probe of its own.
+func TestStartStopsAnEndingProbe(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", "name = \"api\"\nscript = \"index.ts\"\ninstances = 2\nport = 3000\n"))
+	te.mustRun(ExitOK, "serve", dir)
+	te.sd.mu.Lock()
+	te.sd.units["bm2@api-0.service"].ActiveState = "failed"
+	te.sd.units["bm2-probe@api-0.service"] = &UnitStatus{Name: "bm2-probe@api-0.service", LoadState: "loaded", ActiveState: "activating", SubState: "start"}
+	te.sd.units["bm2-probe@api-1.service"] = &UnitStatus{Name: "bm2-probe@api-1.service", LoadState: "loaded", ActiveState: "activating", SubState: "start"}
+	te.sd.calls = nil
+	te.sd.mu.Unlock()
+	te.mustRun(ExitOK, "start", "api")
+	calls := strings.Join(te.sd.calls, "\n")
+	stop, start := strings.Index(calls, "stop bm2-probe@api-0.service"), strings.Index(calls, "start bm2-api.target")
+	if stop < 0 || start < 0 || stop > start {
+		t.Errorf("the ending probe of api-0 was not stopped before the start:\n%s", calls)
+	}
+	if strings.Contains(calls, "stop bm2-probe@api-1.service") {
+		t.Errorf("the probe of running api-1 was stopped:\n%s", calls)
+	}
+}

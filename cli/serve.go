@@ -204,6 +204,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	case allOnline && !wasErrored:
 		// Already running as registered: nothing to do.
 	default:
+		if err := a.stopIdleProbes(ctx, sd, p, allInstances(p)); err != nil {
+			return err
+		}
 		fmt.Fprintf(a.Out, "starting %s\n", target)
 		err = sd.Start(ctx, target)
 	}
