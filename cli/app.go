@@ -267,8 +267,8 @@ func (a *App) report(err error) {
 		fmt.Fprintf(a.Err, "bm2: %s\n", line)
 	}
 	h := hint(err)
-	if a.user() && ExitCode(err) == ExitNoSystemd && !hasHint(err) {
-		h = a.unreachableHint()
+	if a.user() && ExitCode(err) == ExitNoSystemd && ownHint(err) == "" {
+		h = a.userManagerHint()
 	}
 	if h != "" {
 		fmt.Fprintf(a.Err, "bm2: %s\n", h)
@@ -303,25 +303,22 @@ func usageErr(cmd, format string, args ...any) error {
 	return fail(ExitUsage, h, fmt.Errorf(format, args...))
 }
 
-// hasHint tells whether err carries a hint of its own.
-func hasHint(err error) bool {
-	var x *exitError
-	for e := err; errors.As(e, &x); e = x.err {
-		if x.hint != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// hint returns the outermost hint attached to err, or a generic one for
-// the error's class.
-func hint(err error) string {
+// ownHint is the outermost hint attached to err, "" when none is.
+func ownHint(err error) string {
 	var x *exitError
 	for e := err; errors.As(e, &x); e = x.err {
 		if x.hint != "" {
 			return x.hint
 		}
+	}
+	return ""
+}
+
+// hint returns the outermost hint attached to err, or a generic one for
+// the error's class.
+func hint(err error) string {
+	if h := ownHint(err); h != "" {
+		return h
 	}
 	if sysd.IsDenied(err) {
 		return "managing system services needs root: run the command again with sudo (or drop --system to manage your own projects, in user scope)"

@@ -172,11 +172,9 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 	}
 }
 
-// unreachableHint is what to do when the scope's manager cannot be reached.
-func (a *App) unreachableHint() string {
-	if !a.user() {
-		return "bm2 needs systemd as PID 1 and its system bus (/run/dbus/system_bus_socket); is this host booted with systemd?"
-	}
+// userManagerHint is what to do when the user's own manager cannot be
+// reached (user scope).
+func (a *App) userManagerHint() string {
 	l := a.layout()
 	return fmt.Sprintf("your user manager (user@%d.service) runs while you are logged in (ssh, console), or always with lingering on: `bm2 startup`; "+
 		"with su or sudo -u, log in with `su -l %s` or `machinectl shell %s@` instead, so that logind starts it", l.UID, l.Name, l.Name)

@@ -138,3 +138,27 @@ func TestUserScopeEventsAreTheUsers(t *testing.T) {
 		}
 	}
 }
+
+// A user whose manager is not running is told how to get one, not that
+// the host lacks systemd.
+func TestUserScopeManagerNotRunning(t *testing.T) {
+	te := userEnv(t)
+	te.noSD = true
+	if code := te.run("list", "--json"); code != ExitOK {
+		t.Fatalf("list without a manager: exit %d", code)
+	}
+	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\nport = 8080\n"))
+	te.stderr.Reset()
+	if code := te.run("serve", dir); code != ExitNoSystemd {
+		t.Fatalf("serve without a manager: exit %d\n%s", code, te.stderr.String())
+	}
+	if err := te.stderr.String(); strings.Contains(err, "PID 1") {
+		t.Errorf("a user without a manager is told about PID 1:\n%s", err)
+	}
+	te.write("etc/bm2/app.toml", "name = \"app\"\nscript = \"index.ts\"\ncwd = \""+dir+"\"\nport = 8080\n")
+	te.stderr.Reset()
+	te.run("start", "app")
+	if err := te.stderr.String(); !strings.Contains(err, "bm2 startup") || !strings.Contains(err, "su -l alice") {
+		t.Errorf("start without a manager:\n%s", err)
+	}
+}
