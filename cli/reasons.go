@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/bm2dev/bm2/config"
 	fmode "github.com/bm2dev/bm2/failure"
@@ -30,7 +31,7 @@ func againText(p *config.Project, verb string) string {
 
 // hintOf is an explanation's fix as the hint after an error.
 func hintOf(e fmode.Explained) string {
-	return "fix: " + e.Fix + " (see " + e.Man + ")"
+	return e.FixLine()
 }
 
 // explainErrored words the errored mark of p: its reason's mode, filled in
@@ -216,7 +217,9 @@ func accessAs(id identity.Identity, path string, dir bool) error {
 			_, err := os.Stat(path + "/.")
 			return err
 		}
-		f, err := os.Open(path)
+		// O_NONBLOCK: a FIFO the app's user put there must not keep a
+		// root bm2 waiting for a writer.
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
@@ -238,5 +240,24 @@ func TestBrokenFileHint(t *testing.T) {
 	if !strings.Contains(got, filepath.Join(dir, "bm2.toml")+":3: instances: ") ||
 		!strings.HasSuffix(got, "bm2: config_invalid: fix: fix the key named there (bm2.toml(5) describes each one), then `bm2 check` (see bm2.toml(5) KEYS)\n") {
 		t.Errorf("stderr:\n%s", got)
+	}
+}
+
+// A FIFO in the script's place does not keep the check waiting for a
+// writer.
+func TestAccessAsFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "server.js")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- accessAs(identity.Self(), fifo, false) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("accessAs(FIFO) = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("accessAs blocks on a FIFO")
 	}
 }

@@ -35,7 +35,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	if reason, errored, _ := a.erroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
 		if e, _, ok := a.explainErrored(ctx, p, reason, "start"); ok {
-			fmt.Fprintf(w, "  why: %s\n  fix: %s (see %s)\n", e.Message, e.Fix, e.Man)
+			fmt.Fprintf(w, "  why: %s\n  %s\n", e.Message, e.FixLine())
 		}
 	}
 
@@ -85,7 +85,7 @@ func (a *App) status(ctx context.Context, name string) error {
 					continue
 				}
 				if e, ok := a.explainInstance(ctx, p, i, u, reason, againText(p, "start")); ok {
-					fmt.Fprintf(w, "  %s: %s: %s\n  fix: %s (see %s)\n", units.InstanceID(p.Name, i), e.Reason, e.Message, e.Fix, e.Man)
+					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), e.Reason, e.Message, e.FixLine())
 				}
 			}
 		}
@@ -93,7 +93,8 @@ func (a *App) status(ctx context.Context, name string) error {
 	// What keeps the next start from working.
 	found, _ := a.preflightDefinite(ctx, p, "")
 	for _, e := range found {
-		fmt.Fprintf(w, "  problem: %s: %s\n  fix: %s (see %s)\n", e.Reason, e.Message, strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`"), e.Man)
+		e.Fix = strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`")
+		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", e.Reason, e.Message, e.FixLine())
 	}
 	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.systemctl(), units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)

@@ -190,9 +190,6 @@ var modes = []Mode{
 	},
 }
 
-// Modes returns the table, in the README's order.
-func Modes() []Mode { return append([]Mode(nil), modes...) }
-
 // Lookup finds the mode of a reason.
 func Lookup(r journal.Reason) (Mode, bool) {
 	for _, m := range modes {
@@ -247,11 +244,8 @@ func fill(s string, f Facts) string {
 		"{port}", port, "{detail}", Clean(f.Detail)).Replace(s)
 }
 
-// String is the two lines an operator reads: "reason: message" and
-// "fix: ...".
-func (e Explained) String() string {
-	return fmt.Sprintf("%s: %s\nfix: %s (see %s)", e.Reason, e.Message, e.Fix, e.Man)
-}
+// FixLine is the fix as bm2 prints it: "fix: <what to type> (see <man section>)".
+func (e Explained) FixLine() string { return "fix: " + e.Fix + " (see " + e.Man + ")" }
 
 // Clean makes text that may come from an untrusted process (a command
 // name from /proc, a line of a log) safe to print on one line: control

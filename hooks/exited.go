@@ -191,20 +191,43 @@ func ForeignHolder(port int, uid uint32) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	for _, l := range ls {
-		if l.UID == uid {
-			continue
-		}
-		name := fmt.Sprintf("uid %d", l.UID)
-		if u, err := user.LookupId(strconv.Itoa(int(l.UID))); err == nil {
-			name += " (" + u.Username + ")"
-		}
-		if pid, comm, ok := sockdiag.OwnerOf(l); ok {
-			return fmt.Sprintf("%s (pid %d), %s", failure.Clean(comm), pid, name), true
-		}
-		return "a process of " + name, true
+	l, ok := Blocking(ls, uid)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	name := fmt.Sprintf("uid %d", l.UID)
+	if u, err := user.LookupId(strconv.Itoa(int(l.UID))); err == nil {
+		name += " (" + u.Username + ")"
+	}
+	if pid, comm, ok := sockdiag.OwnerOf(l); ok {
+		return fmt.Sprintf("%s (pid %d), %s", failure.Clean(comm), pid, name), true
+	}
+	return "a process of " + name, true
+}
+
+// Blocking picks, among the listeners on a port, one of another user
+// than uid that keeps uid's app from listening there, and only when none
+// of uid's own sockets listens on it: while the app's own instances
+// listen (cluster mode), it can listen too, and a foreign listener is not
+// why it ended. A foreign listener counts when it holds an IPv4 address
+// or the IPv6 wildcard: those conflict with the app's wildcard bind
+// (0.0.0.0, or [::] dual-stack). One on a specific IPv6 address (::1) may
+// sit beside an app on 0.0.0.0, and is not taken for the cause: the
+// instance then goes through its restart budget as any crash does.
+func Blocking(ls []sockdiag.Listener, uid uint32) (sockdiag.Listener, bool) {
+	var found *sockdiag.Listener
+	for i, l := range ls {
+		switch {
+		case l.UID == uid:
+			return sockdiag.Listener{}, false
+		case found == nil && (l.Family == unix.AF_INET || l.Addr.IsUnspecified()):
+			found = &ls[i]
+		}
+	}
+	if found == nil {
+		return sockdiag.Listener{}, false
+	}
+	return *found, true
 }
 
 func record(crashes journal.CrashLog, events journal.Sink, project, id string, c journal.Crash, ev journal.Event) error {

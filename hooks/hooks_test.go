@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/sockdiag"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
+	"golang.org/x/sys/unix"
 )
 
 type sink struct{ got []journal.Event }
@@ -384,5 +387,33 @@ func TestPortBlocked(t *testing.T) {
 	// Once: the next instance's failure finds the project errored.
 	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 1 {
 		t.Errorf("second time: %v %d events", err, len(ev.got))
+	}
+}
+
+// Only a foreign listener that keeps the app from its wildcard bind, and
+// only while none of the app's own sockets listens, is taken for the
+// cause of an exit (port_in_use): any user may listen on [::1]:PORT
+// beside an app on 0.0.0.0, and must not be able to make it errored.
+func TestBlocking(t *testing.T) {
+	v4 := sockdiag.Listener{Family: unix.AF_INET, Addr: netip.MustParseAddr("0.0.0.0"), UID: 1002}
+	lo6 := sockdiag.Listener{Family: unix.AF_INET6, Addr: netip.MustParseAddr("::1"), UID: 1002}
+	any6 := sockdiag.Listener{Family: unix.AF_INET6, Addr: netip.MustParseAddr("::"), UID: 1002}
+	lo4 := sockdiag.Listener{Family: unix.AF_INET, Addr: netip.MustParseAddr("127.0.0.1"), UID: 1002}
+	own := sockdiag.Listener{Family: unix.AF_INET6, Addr: netip.MustParseAddr("::"), UID: 1001}
+	for _, c := range []struct {
+		name string
+		ls   []sockdiag.Listener
+		want bool
+	}{
+		{"none", nil, false},
+		{"IPv4 wildcard", []sockdiag.Listener{v4}, true},
+		{"IPv4 loopback", []sockdiag.Listener{lo4}, true},
+		{"IPv6 wildcard", []sockdiag.Listener{any6}, true},
+		{"IPv6 loopback only", []sockdiag.Listener{lo6}, false},
+		{"the app's own instances listen", []sockdiag.Listener{v4, own}, false},
+	} {
+		if _, got := Blocking(c.ls, 1001); got != c.want {
+			t.Errorf("%s: Blocking = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

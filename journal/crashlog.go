@@ -171,31 +171,11 @@ func appendLocked(f *os.File, p string, line []byte, limit int64) (done bool, er
 // reason; the rest is for people), and false when there is none. Just
 // after a rotation the newest line may still be the last of <file>.1.
 func (c CrashLog) Last(project, instance string) (Crash, bool) {
-	p := c.Path(project, instance)
-	if cr, ok := lastLine(p); ok {
-		return cr, true
-	}
-	return lastLine(p + ".1")
-}
-
-func lastLine(p string) (Crash, bool) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
+	lines := c.LastLines(project, instance, 1)
+	if len(lines) == 0 {
 		return Crash{}, false
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-		return Crash{}, false
-	}
-	const tail = 8 << 10
-	off := max(st.Size()-tail, 0)
-	buf := make([]byte, st.Size()-off)
-	if _, err := f.ReadAt(buf, off); err != nil {
-		return Crash{}, false
-	}
-	lines := strings.Split(strings.TrimRight(string(buf), "\n"), "\n")
-	return ParseCrashLine(lines[len(lines)-1])
+	return ParseCrashLine(lines[0])
 }
 
 // ParseCrashLine reads back the time and reason of a crash.log line.

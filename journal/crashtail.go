@@ -3,6 +3,7 @@ package journal
 import (
 	"os"
 	"strings"
+	"syscall"
 )
 
 // LastLines returns up to n of the newest lines of an instance's crash
@@ -18,14 +19,17 @@ func (c CrashLog) LastLines(project, instance string, n int) []string {
 	return lines
 }
 
+// tailLines reads the newest n lines of a crash log: a regular file, not
+// followed through a link, opened without waiting (a FIFO in its place
+// holds no lines).
 func tailLines(path string, n int) []string {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil {
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
 		return nil
 	}
 	const tail = 16 << 10
