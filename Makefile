@@ -77,6 +77,13 @@ demo: build
 
 install: build install-files
 
+# What install-files reads from the tree besides bin/; the bench copies
+# exactly these into its sandbox (make install-sources prints them).
+INSTALL_SOURCES := Makefile units packaging cli/completion
+.PHONY: install-sources
+install-sources:
+	@echo $(INSTALL_SOURCES)
+
 # install-files installs what `make build` left in bin/ without rebuilding
 # (the end-to-end beds run it in parallel from one tree).
 install-files:

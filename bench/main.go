@@ -467,13 +467,10 @@ func (r *runner) setup(ctx context.Context) error {
 		}
 	}
 	// bm2: install from the snapshot of bin/ (make -o build: no rebuild).
-	install := fmt.Sprintf(`set -e
-mkdir -p /tmp/bm2-src
-cd %[1]q && cp -a Makefile units packaging /tmp/bm2-src/ && cp -a %[2]q /tmp/bm2-src/bin
-make -s -o build -C /tmp/bm2-src install >/dev/null
-install -m 0755 %[3]q /usr/local/bin/bun
-install -m 0755 %[4]q /usr/local/bin/node
-id bm2 >/dev/null`, r.repo, r.snap, r.bunPath, r.node)
+	install := installScript(r.repo, r.snap, "/tmp/bm2-src", "") + fmt.Sprintf(`
+install -m 0755 %[1]q /usr/local/bin/bun
+install -m 0755 %[2]q /usr/local/bin/node
+id bm2 >/dev/null`, r.bunPath, r.node)
 	if out, err := r.bm2.sh(ctx, install); err != nil {
 		return fmt.Errorf("install bm2 in the sandbox: %w\n%s", err, out)
 	}
@@ -689,3 +686,22 @@ func bm2Rev(repo string) string {
 	}
 	return rev
 }
+
+// installScript is the shell script that installs bm2 from a copy of the
+// tree: the files `make install-files` reads, as the Makefile itself lists
+// them (make install-sources: one list, not two), and the binaries in bin
+// (a snapshot, so that a rebuild during the bench changes nothing), copied
+// to src, then `make -o build install` there, into destdir when it is not
+// empty. TestInstallScript runs it in make test.
+func installScript(repo, bin, src, destdir string) string {
+	dest := ""
+	if destdir != "" {
+		dest = " DESTDIR=" + shellQuote(destdir)
+	}
+	return fmt.Sprintf(`set -e
+mkdir -p %[3]s
+cd %[1]s && cp -a --parents $(make -s --no-print-directory install-sources) %[3]s/ && cp -a %[2]s %[3]s/bin
+make -s -o build -C %[3]s install%[4]s >/dev/null`, shellQuote(repo), shellQuote(bin), shellQuote(src), dest)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -114,6 +114,32 @@ type Env struct {
 	PortHolder func(port int, uid uint32) (string, bool)
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
+	// Clock is the time the waits of serve, start, restart and reload
+	// run on, their --timeout included (the real one by default). Tests
+	// give one whose time moves only as a wait polls, so that a deadline
+	// means "so many polls", however busy the host is.
+	Clock Clock
+}
+
+// Clock is what a wait needs of time: a deadline and a ticker.
+type Clock interface {
+	// WithTimeout is context.WithTimeout on this clock.
+	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+	// Tick returns a channel that ticks every d, and a function that
+	// stops it.
+	Tick(d time.Duration) (<-chan time.Time, func())
+}
+
+// realClock is the wall clock.
+type realClock struct{}
+
+func (realClock) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
+
+func (realClock) Tick(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 // App is the bm2 command: its streams and its environment.
@@ -182,6 +208,9 @@ func (e Env) withDefaults() Env {
 	}
 	if e.PollInterval == 0 {
 		e.PollInterval = 50 * time.Millisecond
+	}
+	if e.Clock == nil {
+		e.Clock = realClock{}
 	}
 	return e
 }

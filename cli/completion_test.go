@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // asBM2 makes this test binary run as bm2 itself (cmd/bm2's main), so that
@@ -150,14 +152,7 @@ func lines(s string) []string {
 // installed (.ci/run installs bash, zsh and fish: there it must be).
 func needShell(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (.ci/run installs it)", name)
-		}
-		t.Skipf("%s is not installed", name)
-	}
-	return p
+	return testutil.Command(t, name, "sudo apt-get install "+name)
 }
 
 func shellQuote(words []string) string {

@@ -549,6 +549,7 @@ func (te *testEnv) app() *App {
 			},
 			RuntimeDirs:  []string{te.bin},
 			PollInterval: time.Millisecond,
+			Clock:        &pollClock{},
 		},
 	}
 }
@@ -569,4 +570,56 @@ func (te *testEnv) mustRun(want int, args ...string) {
 		te.t.Fatalf("bm2 %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
 			strings.Join(args, " "), got, want, te.stdout.String(), te.stderr.String())
 	}
+}
+
+// pollClock is a Clock whose time moves only when a wait polls: each tick
+// it hands out is d later than the last, and a deadline passes once the
+// ticks have added up to it. A --timeout of 30ms with a 1ms poll is thus
+// 30 polls, on a quiet host or a loaded one.
+type pollClock struct {
+	mu        sync.Mutex
+	now       time.Time
+	deadlines []pollDeadline
+}
+
+type pollDeadline struct {
+	at     time.Time
+	cancel context.CancelFunc
+}
+
+func (c *pollClock) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.deadlines = append(c.deadlines, pollDeadline{at: c.now.Add(d), cancel: cancel})
+	c.mu.Unlock()
+	return ctx, cancel
+}
+
+func (c *pollClock) Tick(d time.Duration) (<-chan time.Time, func()) {
+	ch := make(chan time.Time)
+	done := make(chan struct{})
+	go func() {
+		for {
+			c.mu.Lock()
+			c.now = c.now.Add(d)
+			now := c.now
+			keep := c.deadlines[:0]
+			for _, dl := range c.deadlines {
+				if now.Before(dl.at) {
+					keep = append(keep, dl)
+				} else {
+					dl.cancel()
+				}
+			}
+			c.deadlines = keep
+			c.mu.Unlock()
+			select {
+			case ch <- now:
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return ch, func() { once.Do(func() { close(done) }) }
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/bm2dev/bm2/internal/testutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 
 	"golang.org/x/sys/unix"
 )

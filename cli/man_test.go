@@ -3,13 +3,13 @@ package cli
 import (
 	"flag"
 	"fmt"
-	"github.com/bm2dev/bm2/internal/testutil"
 	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/spf13/pflag"
 )

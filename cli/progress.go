@@ -24,14 +24,14 @@ func (a *App) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Dura
 	if timeout <= 0 {
 		timeout = defaultTimeout
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout)
+	wctx, cancel := a.Clock.WithTimeout(ctx, timeout)
 	defer cancel()
 	names := make([]string, len(w.ids))
 	for k, i := range w.ids {
 		names[k] = units.Instance(w.p.Name, i)
 	}
-	tick := time.NewTicker(a.PollInterval)
-	defer tick.Stop()
+	tick, stop := a.Clock.Tick(a.PollInterval)
+	defer stop()
 	var ask needs
 	var last []UnitStatus
 	warned := false
@@ -90,7 +90,7 @@ func (a *App) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Dura
 				return ctx.Err()
 			}
 			return a.explainTimeout(ctx, w, last, timeout, verb)
-		case <-tick.C:
+		case <-tick:
 		}
 	}
 }

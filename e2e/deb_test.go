@@ -18,6 +18,7 @@ import (
 
 	"github.com/bm2dev/bm2/e2e/runtimes"
 	"github.com/bm2dev/bm2/e2e/sandbox"
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // TestDeb builds bm2's Debian package with `make deb` and, on a fresh
@@ -237,14 +238,7 @@ test ! -e /usr/bin/bm2`, name, debIn))
 // buildDeb runs `make deb` once and returns the path of the package.
 func buildDeb(t *testing.T, repo string) string {
 	t.Helper()
-	for _, c := range []string{"dpkg-buildpackage", "dh", "dh_installsysusers"} {
-		if _, err := exec.LookPath(c); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("CI=true but %s is not installed: run debian/build-deps.sh", c)
-			}
-			t.Skipf("skipping the package test: %s is not installed (debian/build-deps.sh installs it)", c)
-		}
-	}
+	needDebTools(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -352,6 +346,9 @@ var (
 
 func packageOnce(t *testing.T, repo string) string {
 	t.Helper()
+	// Checked by every caller, before the once: a skip inside it would
+	// leave the next caller an empty path.
+	needDebTools(t)
 	debOnce.Do(func() {
 		ok := t.Run("make deb", func(t *testing.T) { debPath = buildDeb(t, repo) })
 		if !ok {
@@ -481,4 +478,11 @@ bm2 version | grep -q 0.1.0`, filepath.Join(dist, "old", filepath.Base(old)), no
 	if out := b.sh(`systemctl show -p ExecStopPost bm2@legacy-0.service`); strings.Contains(out, "systemctl") {
 		t.Errorf("old hooks: %s", out)
 	}
+}
+
+// needDebTools skips a package test on a host without the tools `make
+// deb` (and 0.1.0's build-deb) need: debian/build-deps.sh installs them.
+func needDebTools(t *testing.T) {
+	t.Helper()
+	testutil.Commands(t, "sudo sh debian/build-deps.sh", "dpkg-buildpackage", "dh", "dh_installsysusers")
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bm2dev/bm2/e2e/sandbox"
 	"github.com/bm2dev/bm2/gateway"
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // upstreamLog is the access log format of the test gateways: which
@@ -29,10 +30,7 @@ const upstreamLog = `$upstream_addr $status`
 func needNginx(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("nginx is needed (apt-get install nginx; .ci/run installs it): %v", err)
-		}
-		t.Skipf("skipping: nginx is not installed (apt-get install nginx)")
+		testutil.Skip(t, testutil.Need{What: "no nginx", Fix: "sudo apt-get install nginx"})
 	}
 }
 
@@ -311,12 +309,7 @@ func netWait(n *sandbox.Net, timeout time.Duration, url string) error {
 // (one upstream line per host), then in fork mode (one per instance).
 func TestGatewayFleet(t *testing.T) {
 	needNginx(t)
-	if _, err := exec.LookPath("wrk"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("wrk is needed (apt-get install wrk; .ci/run installs it)")
-		}
-		t.Skip("skipping: wrk is not installed")
-	}
+	testutil.Command(t, "wrk", "sudo apt-get install wrk")
 	t.Parallel()
 	n := sandbox.NewNet(t, fleetNet)
 	hostA, hostB := netip.MustParseAddr("10.213.0.2"), netip.MustParseAddr("10.213.0.3")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // wrkScript paces wrk and makes it print one machine-readable summary
@@ -72,10 +74,7 @@ func (b *bed) reloadUnderLoad(project string, port int, keepAlive bool) (wrkResu
 func (b *bed) reloadCmdUnderLoad(reload string, port int, keepAlive bool) (wrkResult, string, time.Duration) {
 	b.t.Helper()
 	if _, err := b.try(`command -v wrk && command -v nstat`); err != nil {
-		if os.Getenv("CI") == "true" {
-			b.t.Fatalf("wrk and nstat are needed (apt-get install wrk iproute2; .ci/run installs them): %v", err)
-		}
-		b.t.Skipf("skipping: wrk or nstat is not installed (apt-get install wrk iproute2)")
+		testutil.Skip(b.t, testutil.Need{What: "no wrk or nstat", Fix: "sudo apt-get install wrk iproute2"}, err)
 	}
 	header := ""
 	if !keepAlive {

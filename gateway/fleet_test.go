@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"github.com/bm2dev/bm2/internal/testutil"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // freePort finds a TCP port free on every address given.

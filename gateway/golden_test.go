@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"flag"
-	"github.com/bm2dev/bm2/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -138,10 +138,7 @@ func needTool(t *testing.T, name, pkg string) string {
 				return filepath.Join(dir, name)
 			}
 		}
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %s is not installed (apt-get install %s; .ci/run installs it): %v", name, pkg, err)
-		}
-		t.Skipf("skipping the check by %s itself: it is not installed (apt-get install %s)", name, pkg)
+		testutil.Skip(t, testutil.Need{What: "no " + name, Fix: "sudo apt-get install " + pkg}, err)
 	}
 	return path
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/scope"
 )
 
@@ -199,9 +200,7 @@ func TestDropInTemplateFallback(t *testing.T) {
 // Root's own user manager (user@0.service) runs user generators too, as
 // root: root's projects are system projects, and nothing is generated.
 func TestRunRootsUserManager(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: it is what root's user manager runs")
-	}
+	testutil.Root(t) // it is what root's user manager runs
 	out := filepath.Join(t.TempDir(), "out")
 	log := &recorder{}
 	env := Env{Getenv: func(k string) string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -114,9 +115,7 @@ func TestCheckFindsAndJudges(t *testing.T) {
 // As root, AsUser runs the runtime as that user: a runtime the user can
 // replace never runs as root.
 func TestAsUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testutil.Root(t)
 	dir, err := os.MkdirTemp("", "bm2-asuser-")
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,10 @@ package pm2import
 
 import (
 	"flag"
-	"github.com/bm2dev/bm2/internal/testutil"
 	"strings"
 	"testing"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 var updateMan = flag.Bool("update", false, "rewrite the PM2 KEYS table of packaging/man/bm2-import.1")

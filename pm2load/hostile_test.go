@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/pm2import"
 )
 
@@ -31,14 +32,11 @@ r.STDIN = (() => { try { return String(fs.readFileSync(0).length); } catch (e) {
 module.exports = { apps: [{ name: "hostile", script: "x.js", env: { PORT: 3000, ...r } }] };
 `
 
-// requireRoot skips a test that needs root, unless CI says it must run.
+// requireRoot skips a test that needs root: it checks that bm2 import,
+// run as root, evaluates an ecosystem file as its owner.
 func requireRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("this test needs root, and CI=true")
-		}
-		t.Skip("needs root: it checks that bm2 import, run as root, evaluates an ecosystem file as its owner")
-	}
+	t.Helper()
+	testutil.Root(t)
 }
 
 // tempUser creates a system user for one test and removes it after.

@@ -6,17 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // What bm2 import reads must be its owner's to change, and must not be
 // reached through a link a user made: run as root, these are refused.
 func TestLoadRefusesFilesOthersCanSwap(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs root (chown)")
-		}
-		t.Skip("skipping: needs root (chown)")
-	}
+	testutil.Root(t)
 	base := t.TempDir()
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)

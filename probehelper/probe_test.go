@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/sockdiag"
@@ -309,12 +310,7 @@ func TestProbeStaleExclusive(t *testing.T) {
 // reusePort listener of another user is confirmed when the probe takes
 // that user's id (and would be exclusive to root).
 func TestProbeAsAppUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs root in CI")
-		}
-		t.Skip("needs root")
-	}
+	testutil.Root(t)
 	nobody := identity.Identity{UID: 65534, GID: 65534}
 	var l net.Listener
 	// A socket belongs to the fsuid of the thread that creates it.
@@ -364,8 +360,8 @@ func TestProbeJudgesARestartThatMergedIn(t *testing.T) {
 // Without root the probe cannot take the app's identity, and says so
 // rather than answering for root.
 func TestProbeRefusesToCheckAsSomeoneElse(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root can take any identity")
+	if testutil.Unprivileged(t) {
+		return
 	}
 	port := freePort(t)
 	listenOn(t, port, true)
@@ -627,7 +623,7 @@ func TestProbeResetRacingACrash(t *testing.T) {
 func TestProbeLoopbackOnly(t *testing.T) {
 	l, err := net.Listen("tcp6", "[::1]:0")
 	if err != nil {
-		t.Skipf("no IPv6 loopback here: %v", err)
+		testutil.Skip(t, testutil.Need{What: "no IPv6 loopback", Fix: "sudo sysctl net.ipv6.conf.lo.disable_ipv6=0"}, err)
 	}
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // listen opens a real loopback-reachable listener on 0.0.0.0:0, with or
@@ -97,7 +98,7 @@ func TestCheckPortIPv6(t *testing.T) {
 		}}
 		l, err := lc.Listen(context.Background(), "tcp6", addr)
 		if err != nil {
-			t.Skipf("no IPv6 here: %v", err)
+			testutil.Skip(t, testutil.Need{What: "no IPv6 loopback", Fix: "sudo sysctl net.ipv6.conf.lo.disable_ipv6=0"}, err)
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		if got, err := CheckPort(port); err != nil || got != Exclusive {
@@ -133,12 +134,7 @@ func TestCheckPortRange(t *testing.T) {
 // SO_REUSEPORT joins only for the same effective UID (SPEC §6): a root
 // check of a reusePort listener owned by another user says exclusive.
 func TestCheckPortOtherUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("needs root in CI")
-		}
-		t.Skip("needs root to run a listener as another user")
-	}
+	testutil.Root(t) // to run a listener as another user
 	port := startOtherUserListener(t)
 	if got, err := CheckPort(port); err != nil || got != Exclusive {
 		t.Fatalf("root checking nobody's reusePort listener: %v %v, want exclusive", got, err)
@@ -208,7 +204,7 @@ func startOtherUserListener(t *testing.T) int {
 // TestCheckPortOtherUser.
 func TestHelperListener(t *testing.T) {
 	if os.Getenv("BM2_HELPER_LISTEN") != "1" {
-		t.Skip("helper process only")
+		return // the helper process only
 	}
 	lc := net.ListenConfig{Control: ListenControl}
 	l, err := lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
@@ -223,8 +219,8 @@ func TestHelperListener(t *testing.T) {
 // Without root, a check as another user refuses rather than answering as
 // the caller.
 func TestCheckPortAsRefusesWithoutRoot(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("as root the identity can be taken")
+	if testutil.Unprivileged(t) {
+		return
 	}
 	_, port := listen(t, true)
 	if _, err := CheckPortAs(identity.Identity{UID: os.Geteuid() + 1, GID: os.Getegid()}, port); !errors.Is(err, identity.ErrNotPermitted) {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/bm2dev/bm2/internal/testutil"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -145,7 +147,7 @@ func TestTCP4Listener(t *testing.T) {
 func TestTCP6Listener(t *testing.T) {
 	ln, err := net.Listen("tcp6", "[::1]:0")
 	if err != nil {
-		t.Skipf("no IPv6 loopback: %v", err)
+		testutil.Skip(t, testutil.Need{What: "no IPv6 loopback", Fix: "sudo sysctl net.ipv6.conf.lo.disable_ipv6=0"}, err)
 	}
 	defer ln.Close()
 	port := portOf(ln.Addr())
@@ -190,7 +192,7 @@ func TestV4MappedListener(t *testing.T) {
 	// not as 127.0.0.1.
 	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		t.Skipf("no IPv6: %v", err)
+		testutil.Skip(t, testutil.Need{What: "no IPv6 loopback", Fix: "sudo sysctl net.ipv6.conf.lo.disable_ipv6=0"}, err)
 	}
 	defer unix.Close(fd)
 	if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0); err != nil {
@@ -198,7 +200,7 @@ func TestV4MappedListener(t *testing.T) {
 	}
 	mapped := netip.MustParseAddr("::ffff:127.0.0.1")
 	if err := unix.Bind(fd, &unix.SockaddrInet6{Addr: mapped.As16()}); err != nil {
-		t.Skipf("bind %v: %v", mapped, err)
+		testutil.Skip(t, testutil.Need{What: "no IPv4-mapped IPv6 binds", Fix: "sudo sysctl net.ipv6.bindv6only=0"}, mapped, err)
 	}
 	if err := unix.Listen(fd, 8); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // Runtime names, the first argument of Path.
@@ -142,10 +144,7 @@ func Require(t testing.TB, name, version string) string {
 	defer cancel()
 	p, err := Path(ctx, name, version)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("runtime %s@%s: %v", name, version, err)
-		}
-		t.Skipf("runtime %s@%s not available: %v", name, version, err)
+		testutil.Skip(t, testutil.Need{What: "no runtime " + name + "@" + version, Fix: "make test-deps (npm fetches it)"}, err)
 	}
 	return p
 }

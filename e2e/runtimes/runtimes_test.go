@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/e2e/sandbox"
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // TestFetchStandard fetches every standard runtime and checks that it runs,
@@ -22,10 +23,7 @@ func TestFetchStandard(t *testing.T) {
 	t.Run("frameworks", func(t *testing.T) {
 		mods, err := Modules(context.Background(), Frameworks...)
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatal(err)
-			}
-			t.Skip(err)
+			testutil.Skip(t, testutil.Need{What: "no npm modules for the test apps", Fix: "make test-deps (npm fetches them)"}, err)
 		}
 		for _, m := range []string{"express", "fastify"} {
 			if _, err := os.Stat(filepath.Join(mods, m, "package.json")); err != nil {
@@ -87,11 +85,9 @@ func TestInSandbox(t *testing.T) {
 // process), over the remains of a crashed earlier fetch.
 func TestConcurrentFetch(t *testing.T) {
 	if testing.Short() {
-		t.Skip("downloads ~50 MB")
+		testutil.Skip(t, testutil.Need{What: "-short (it downloads ~50 MB)", Fix: "go test without -short"})
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("no npm")
-	}
+	testutil.Command(t, "npm", "sudo apt-get install npm")
 	npmName, bin, err := pkg(Bun)
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +113,8 @@ func TestConcurrentFetch(t *testing.T) {
 	wg.Wait()
 	for i := range n {
 		if errs[i] != nil {
-			if os.Getenv("CI") != "true" && strings.Contains(errs[i].Error(), "npm") {
-				t.Skipf("npm registry not reachable: %v", errs[i])
+			if strings.Contains(errs[i].Error(), "npm") {
+				testutil.Skip(t, testutil.Need{What: "npm registry not reachable", Fix: "a host that reaches the npm registry"}, errs[i])
 			}
 			t.Fatal(errs[i])
 		}
