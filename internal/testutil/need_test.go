@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -112,4 +113,21 @@ func (f *fatalTB) Helper() {}
 func (f *fatalTB) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	panic("fatal")
+}
+
+// Every machine limit is used by a test, and names its variable.
+func TestLimitsAreUsed(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range limits {
+		if !strings.HasPrefix(l.Env, "BM2_TEST_") || l.Reason == "" {
+			t.Errorf("limit %s: variable %q, reason %q", name, l.Env, l.Reason)
+		}
+		out, _ := exec.Command("grep", "-rlF", "--include=*_test.go", "--exclude-dir=vendor", `testutil.Limit(t, "`+name+`")`, root).Output()
+		if len(out) == 0 {
+			t.Errorf("limit %s is used by no test", name)
+		}
+	}
 }
