@@ -178,7 +178,6 @@ func (c *checker) who() {
 	}
 }
 
-
 func (c *checker) user() {
 	if c.p.User == "" {
 		return
