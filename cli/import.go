@@ -91,7 +91,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	opts := pm2import.Options{
 		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.NumCPU,
-		Owner:   dirOwner,
+		Owner:   a.dirOwner,
 		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, sourceOwner) },
 	}
 	if f.port != 0 {
@@ -264,13 +264,13 @@ func (a *App) importNodeDirs() []string {
 }
 
 // dirOwner names a directory's owner when it is not root.
-func dirOwner(dir string) string {
+func (a *App) dirOwner(dir string) string {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil || st.Uid == 0 {
 		return ""
 	}
-	if u, err := user.LookupId(strconv.Itoa(int(st.Uid))); err == nil {
-		return u.Username
+	if u, err := a.Accounts.UserID(int(st.Uid)); err == nil {
+		return u.Name
 	}
 	return strconv.Itoa(int(st.Uid))
 }
