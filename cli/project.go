@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/internal/trust"
@@ -118,7 +117,11 @@ func (a *App) dirProject(file, absDir string) (*config.Project, trust.Origin, er
 		return nil, trust.Origin{}, err
 	}
 	p.Source = f.Path
-	return p, trust.OriginOf(file, f), nil
+	named := file
+	if abs, err := filepath.Abs(file); err == nil {
+		named = abs // what the refusals name: sudo runs it anywhere
+	}
+	return p, trust.OriginOf(named, f), nil
 }
 
 // parseDirProject parses a project dir's file from memory (see
@@ -149,10 +152,10 @@ func (a *App) policy(ctx context.Context) (trust.Policy, func()) {
 	connected := false
 	pol := trust.Policy{Accounts: a.Accounts, UnitState: func(u string) (string, error) {
 		if !connected {
+			// The connection lives as long as the context it was made
+			// with: the command's.
 			connected = true
-			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			sd, cerr = a.Connect(cctx)
-			cancel()
+			sd, cerr = a.Connect(ctx)
 		}
 		if cerr != nil {
 			return "", fmt.Errorf("systemd is not reachable: %w", cerr)
