@@ -253,7 +253,9 @@ func sameSource(old, p *config.Project) bool {
 }
 
 // checkOwner is "one owner per name": a name registered from another
-// source (another cwd or file) is not taken over without --replace.
+// source (another cwd or file) is not taken over without --replace. A
+// project served from its registered file itself keeps the source that
+// file records.
 func (a *App) checkOwner(p *config.Project, entries []entry, replace bool) error {
 	if replace || p.Source == "" {
 		return nil
@@ -261,6 +263,14 @@ func (a *App) checkOwner(p *config.Project, entries []entry, replace bool) error
 	for _, e := range entries {
 		if e.Name != p.Name {
 			continue
+		}
+		if filepath.Clean(p.Source) == filepath.Clean(e.Path) {
+			// The registered file itself, served again (root's, where
+			// only root writes): it keeps the source it records.
+			if e.Project != nil {
+				p.Source = e.Project.Source
+			}
+			return nil
 		}
 		if e.Project != nil && sameSource(e.Project, p) {
 			return nil

@@ -213,9 +213,14 @@ func TestServeOneOwnerPerName(t *testing.T) {
 		}
 	}
 
-	// Re-serving from the same file is allowed.
+	// Re-serving from the same file is allowed, and so is serving the
+	// registered file itself, which keeps its source.
 	te.speaker = 0
 	te.mustRun(ExitOK, "serve", web)
+	te.mustRun(ExitOK, "serve", reg)
+	if after, _ := os.ReadFile(reg); string(after) != string(before) {
+		t.Fatalf("serving %s changed it:\n%s", reg, after)
+	}
 
 	// --replace takes it over.
 	te.speaker = aliceUID
