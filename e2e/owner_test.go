@@ -88,13 +88,27 @@ func TestAFileSpeaksForItsOwner(t *testing.T) {
 
 	t.Run("serve as alice", func(t *testing.T) {
 		b := b.in(t)
-		alice(t, "/home/alice/app", app+"user = \"alice\"\n")
+		// An enabled unit that is not running: alice's wants orders her
+		// app after it and does not start it.
+		b.write("/etc/systemd/system/slowdb.service", "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n")
+		b.sh(`systemctl daemon-reload && systemctl enable -q slowdb.service`)
+		alice(t, "/home/alice/app", app+"user = \"alice\"\nwants = [\"slowdb.service\"]\n")
 		r := b.must(0, "/home/alice/app", "serve")
-		if !strings.Contains(r.stdout, `project "api", 1 x cluster on port 3510, runtime node, as alice:alice`) {
+		if !strings.Contains(r.stdout, `project "api", 1 x cluster on port 3510, runtime node, as alice:alice`) ||
+			!strings.Contains(r.stdout, "wants and requires order api after slowdb.service only") {
 			t.Errorf("serve:\n%s", r.stdout)
 		}
 		if got := b.runsAs("bm2@api-0.service"); got != "alice alice" {
 			t.Errorf("api runs as %q, want alice alice", got)
+		}
+		if st := b.show("slowdb.service", "ActiveState"); st != "inactive" {
+			t.Errorf("slowdb.service is %s: alice's wants started it", st)
+		}
+		if w := b.show("bm2@api-0.service", "Wants"); strings.Contains(w, "slowdb") {
+			t.Errorf("bm2@api-0 wants %s", w)
+		}
+		if a := b.show("bm2@api-0.service", "After"); !strings.Contains(a, "slowdb.service") {
+			t.Errorf("bm2@api-0 is not ordered after slowdb.service: After=%s", a)
 		}
 		b.must(0, "/", "delete", "api")
 	})
