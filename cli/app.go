@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/config"
 	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/reuseport"
@@ -112,6 +113,12 @@ type Env struct {
 	// another user than uid (hooks.ForeignHolder by default: sock_diag,
 	// and /proc for its name and pid).
 	PortHolder func(port int, uid uint32) (string, bool)
+	// Accounts is the user and group database (trust.System by
+	// default): who a file speaks for, and what it may ask.
+	Accounts trust.Accounts
+	// ReadFile reads a project file root acts on, once, and says who
+	// could have written it (trust.Read with Accounts by default).
+	ReadFile func(path string) (trust.File, error)
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
 	// Clock is the time the waits of serve, start, restart and reload
@@ -205,6 +212,13 @@ func (e Env) withDefaults() Env {
 	}
 	if e.Listening == nil {
 		e.Listening = listensOn
+	}
+	if e.Accounts == nil {
+		e.Accounts = trust.System()
+	}
+	if e.ReadFile == nil {
+		acc := e.Accounts
+		e.ReadFile = func(path string) (trust.File, error) { return trust.Read(path, acc) }
 	}
 	if e.PollInterval == 0 {
 		e.PollInterval = 50 * time.Millisecond

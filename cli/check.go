@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/config"
 	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/reuseport"
@@ -20,15 +21,22 @@ import (
 )
 
 // check is `bm2 check [dir | file | name]`.
-func (a *App) check(ctx context.Context, args []string) error {
-	p, label, err := a.checkTarget(args)
+func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
+	p, label, origin, err := a.checkTarget(args)
 	if err != nil {
 		return err
 	}
 	var problems []string
 	w := a.Out
 
-	fmt.Fprintf(w, "config ok: %s\n", p.Summary())
+	fmt.Fprintf(w, "config ok: %s\n", a.summary(p))
+	// What root would refuse to do on this file's word (package trust).
+	v := a.verdict(ctx, p, origin, trustFile)
+	for _, r := range v.Refused {
+		fmt.Fprintf(w, "refused: %s\n", r)
+		problems = append(problems, r.Error())
+	}
+	orderOnly := !trustFile && !a.user() && origin.UID != 0
 	switch {
 	case p.Notify.Webhook != "":
 		fmt.Fprintf(w, "notify: webhook %s (level %s)\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level)
@@ -42,7 +50,14 @@ func (a *App) check(ctx context.Context, args []string) error {
 		for i, n := range needs {
 			parts[i] = fmt.Sprintf("%s (%s)", n.Unit, n.How)
 		}
-		fmt.Fprintf(w, "needs: %s\n", strings.Join(parts, ", "))
+		if orderOnly {
+			fmt.Fprintf(w, "needs: %s: ordering only, a file root did not write starts no unit\n", strings.Join(parts, ", "))
+		} else {
+			fmt.Fprintf(w, "needs: %s\n", strings.Join(parts, ", "))
+		}
+	}
+	if len(p.After) > 0 {
+		fmt.Fprintf(w, "after: %s (ordering only)\n", strings.Join(p.After, ", "))
 	}
 	if p.ExposedSecrets {
 		problems = append(problems, fmt.Sprintf("%s holds [env] or the webhook and every user can read it: move them to %s (mode 0600), or let `bm2 serve` or `bm2 migrate` do it",
@@ -120,6 +135,10 @@ func (a *App) check(ctx context.Context, args []string) error {
 	}
 
 	entries, _ := a.registry()
+	if err := a.checkOwner(p, entries, false); err != nil {
+		fmt.Fprintln(w, err.Error())
+		problems = append(problems, err.Error()+" ("+ownHint(err)+")")
+	}
 	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
@@ -142,13 +161,13 @@ func (a *App) check(ctx context.Context, args []string) error {
 	return nil
 }
 
-// checkTarget resolves check's argument to a validated project and the
-// file name to show.
-func (a *App) checkTarget(args []string) (*config.Project, string, error) {
+// checkTarget resolves check's argument to a validated project, the
+// file name to show and who speaks for the file.
+func (a *App) checkTarget(args []string) (*config.Project, string, trust.Origin, error) {
 	if len(args) == 0 {
-		return a.projectArg(ProjectFileName, false, true)
+		return a.projectOrigin(ProjectFileName, false, true)
 	}
-	return a.projectArg(args[0], true, true)
+	return a.projectOrigin(args[0], true, true)
 }
 
 // projectArg resolves a project dir (its bm2.toml, read as bm2 serve
@@ -159,6 +178,13 @@ func (a *App) checkTarget(args []string) (*config.Project, string, error) {
 // without it that is an error, as for any project systemd has no units
 // for.
 func (a *App) projectArg(arg string, named, refused bool) (*config.Project, string, error) {
+	p, label, _, err := a.projectOrigin(arg, named, refused)
+	return p, label, err
+}
+
+// projectOrigin is projectArg with who speaks for the file: a registered
+// project's file is root's (serve wrote it; only root may write there).
+func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, string, trust.Origin, error) {
 	st, err := os.Stat(arg)
 	switch {
 	case err == nil && st.IsDir():
@@ -166,45 +192,46 @@ func (a *App) projectArg(arg string, named, refused bool) (*config.Project, stri
 	case err == nil && filepath.Base(arg) == ProjectFileName && !a.onSearchPath(arg):
 		return a.checkDirFile(arg)
 	case err == nil:
-		data, rerr := os.ReadFile(arg)
+		f, rerr := a.ReadFile(arg)
 		if rerr != nil {
-			return nil, "", fmt.Errorf("read project file: %w", rerr)
+			return nil, "", trust.Origin{}, fmt.Errorf("read project file: %w", rerr)
 		}
-		p, perr := config.Parse(arg, data, a.configOptions())
-		return p, arg, perr
+		p, perr := config.Parse(arg, f.Data, a.configOptions())
+		return p, arg, trust.OriginOf(arg, f), perr
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
 		e, ferr := a.findProject(arg)
 		if ferr != nil {
-			return nil, "", fail(ExitNoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+			return nil, "", trust.Origin{}, fail(ExitNoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 				fmt.Errorf("no file, dir or registered project named %s", arg))
 		}
+		root := trust.Origin{File: e.Path}
 		if !refused {
 			p, uerr := usable(e)
-			return p, e.Path, uerr
+			return p, e.Path, root, uerr
 		}
 		if e.Project == nil {
 			// Nothing parsed: the error is all there is. (A refused range
 			// keeps its project, and the conflict check reports it.)
-			return nil, e.Path, usableErr(e)
+			return nil, e.Path, root, usableErr(e)
 		}
-		return e.Project, e.Path, nil
+		return e.Project, e.Path, root, nil
 	case errors.Is(err, fs.ErrNotExist) && !named:
 		return a.checkDirFile(arg)
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", fail(ExitInvalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+		return nil, "", trust.Origin{}, fail(ExitInvalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 			fmt.Errorf("%s does not exist", arg))
 	default:
-		return nil, "", fmt.Errorf("read %s: %w", arg, err)
+		return nil, "", trust.Origin{}, fmt.Errorf("read %s: %w", arg, err)
 	}
 }
 
-func (a *App) checkDirFile(file string) (*config.Project, string, error) {
+func (a *App) checkDirFile(file string) (*config.Project, string, trust.Origin, error) {
 	abs, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
-		return nil, file, fmt.Errorf("resolve %s: %w", file, err)
+		return nil, file, trust.Origin{}, fmt.Errorf("resolve %s: %w", file, err)
 	}
-	p, err := a.dirProject(file, abs)
-	return p, file, err
+	p, o, err := a.dirProject(file, abs)
+	return p, file, o, err
 }
 
 // onSearchPath tells whether a file lives in one of the search path's

@@ -67,7 +67,7 @@ func TestCheckSeedOutput(t *testing.T) {
 	port := freePorts(t, 1)
 	dir := filepath.Dir(te.write("app/bm2.toml", seedProject(port)))
 	te.mustRun(ExitOK, "check", dir)
-	want := fmt.Sprintf(`config ok: project "api", 4 x cluster on port %d, runtime bun
+	want := fmt.Sprintf(`config ok: project "api", 4 x cluster on port %d, runtime bun, as bm2-api:bm2-api
 notify: disabled
 ports %d~%d: free
 runtime: %s 1.4.4 (>= 1.4.0)
@@ -148,7 +148,7 @@ func TestCheckForkMixedPorts(t *testing.T) {
 	hold(t, port+2, true)
 	dir := filepath.Dir(te.write("web/bm2.toml", forkProject("web", port, 3)))
 	te.mustRun(ExitInvalid, "check", dir)
-	want := fmt.Sprintf(`config ok: project "web", 3 x fork on port %d, runtime node
+	want := fmt.Sprintf(`config ok: project "web", 3 x fork on port %d, runtime node, as bm2-web:bm2-web
 notify: disabled
 port %d: free
 port %d: held by an exclusive listener (cannot join)

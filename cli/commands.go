@@ -35,14 +35,18 @@ func commands() []*command {
 		{
 			name: "check", maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.check(ctx, args) }
+				trustFile := fs.Bool("trust-file", false, "you have read the file: check it as root's own, without the limits of a file root did not write")
+				return func(ctx context.Context, a *App, args []string) error { return a.check(ctx, args, *trustFile) }
 			},
 		},
 		{
 			name: "serve", maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for every instance to come online and be confirmed")
-				return func(ctx context.Context, a *App, args []string) error { return a.serve(ctx, args, *timeout) }
+				var f serveFlags
+				fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "how long to wait for every instance to come online and be confirmed")
+				fs.BoolVar(&f.trustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account, group or sandbox")
+				fs.BoolVar(&f.replace, "replace", false, "take over a project name registered from another file or cwd")
+				return func(ctx context.Context, a *App, args []string) error { return a.serve(ctx, args, f) }
 			},
 		},
 		{
@@ -58,6 +62,8 @@ func commands() []*command {
 				fs.IntVar(&f.port, "port", 0, "the app's port `N`, when the file has none or another (one app: with --only)")
 				fs.StringVar(&f.mode, "mode", "", "fork: instance i on port+i, no reusePort needed (`MODE`)")
 				fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "with --serve: how long to wait for each project's instances")
+				fs.BoolVar(&f.trustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account or group")
+				fs.BoolVar(&f.replace, "replace", false, "with --serve: take over a project name registered from another file or cwd")
 				return func(ctx context.Context, a *App, args []string) error { return a.importCmd(ctx, args, f) }
 			},
 		},

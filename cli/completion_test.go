@@ -80,7 +80,7 @@ var completionCases = []struct {
 	{[]string{""}, withPrefix("", commandNames())},
 	{[]string{"comp"}, []string{"completion"}},
 	{[]string{"logs", "--"}, []string{"--follow", "--help", "--lines", "--since", "--system", "--user"}},
-	{[]string{"serve", "--t"}, []string{"--timeout"}},
+	{[]string{"serve", "--t"}, []string{"--timeout", "--trust-file"}},
 	{[]string{"status", ""}, []string{"api", "broken", "web"}},
 	{[]string{"restart", "a"}, []string{"api", "api-0", "api-1", "api-2"}},
 	{[]string{"logs", "web-"}, []string{"web-0", "web-1"}},

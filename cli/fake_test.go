@@ -17,6 +17,7 @@ import (
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/reuseport"
 	"github.com/bm2dev/bm2/scope"
@@ -127,6 +128,9 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 	}
 	for name, u := range f.units {
 		u.NeedDaemonReload = false
+		if u.UnitFileState != "" {
+			continue // one of the host's own units (set)
+		}
 		if loaded[name] {
 			u.LoadState = "loaded"
 			continue
@@ -301,6 +305,11 @@ type testEnv struct {
 	layout     *scope.Layout // nil: system scope
 	sysPath    []string      // user scope: where system projects are
 	minPort    *int          // user scope: net.ipv4.ip_unprivileged_port_start
+	// speaker is who the files bm2 reads outside the config dir speak
+	// for (trust.File.Speaker): 0, root, by default; reads counts the
+	// reads of each path.
+	speaker int
+	reads   map[string]int
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -550,6 +559,22 @@ func (te *testEnv) app() *App {
 			RuntimeDirs:  []string{te.bin},
 			PollInterval: time.Millisecond,
 			Clock:        &pollClock{},
+			Accounts:     testAccounts,
+			ReadFile: func(path string) (trust.File, error) {
+				f, err := trust.Read(path, testAccounts)
+				if te.reads == nil {
+					te.reads = map[string]int{}
+				}
+				te.reads[path]++
+				if err == nil && !strings.HasPrefix(f.Path, te.paths.ConfigDir+"/") {
+					// Whoever runs the tests: the files speak for te.speaker.
+					f.Writers, f.Open = nil, ""
+					if te.speaker != 0 {
+						f.Writers = []int{te.speaker}
+					}
+				}
+				return f, err
+			},
 		},
 	}
 }

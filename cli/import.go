@@ -14,6 +14,7 @@ import (
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/pm2import"
 	"github.com/bm2dev/bm2/pm2load"
@@ -27,6 +28,10 @@ type importFlags struct {
 	dryRun, serve  bool
 	force          bool
 	timeout        time.Duration
+	// trustFile: the operator read the file; its apps may run as anyone.
+	trustFile bool
+	// replace: with serve, take names registered from another source.
+	replace bool
 }
 
 // ecosystemNames are the files bm2 import looks for without FILE, in
@@ -67,15 +72,17 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}
 	// Who owns the file decides where bm2 writes and as whom the apps may
-	// run. Not through a link: pm2load resolved them (root's only) and
-	// checked that only the owner can change the file.
-	var st syscall.Stat_t
-	sourceOwner := -1
-	if err := syscall.Lstat(src.File, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return fail(ExitInvalid, "", fmt.Errorf("%s changed while it was read", file))
-	} else if os.Geteuid() == 0 {
-		sourceOwner = int(st.Uid)
+	// run: its owner as pm2load read it, from the file descriptor the
+	// data came from (pm2load resolved the links, root's only, and
+	// checked that only the owner can change the file).
+	if !src.OwnerKnown {
+		return fail(ExitInvalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
 	}
+	sourceOwner := -1
+	if os.Geteuid() == 0 {
+		sourceOwner = src.Owner
+	}
+	origin := trust.Origin{File: file, UID: src.Owner}
 	out := ""
 	if f.out != "" {
 		if out, err = filepath.Abs(f.out); err != nil {
@@ -84,7 +91,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	opts := pm2import.Options{
 		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.NumCPU,
-		Owner:   dirOwner,
+		Owner:   a.dirOwner,
 		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, sourceOwner) },
 	}
 	if f.port != 0 {
@@ -104,9 +111,18 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 
 	var problems []string
-	var serveFiles []string
+	var serveFiles []pm2import.Project
 	for _, p := range res.Projects {
-		if why := a.foreignUser(p.User, sourceOwner); why != "" {
+		// What the app asks of root, as serve will judge it (package
+		// trust): the file speaks for its owner only.
+		q, err := config.Parse(p.File, p.Data, config.Options{NumCPU: a.NumCPU, AnyName: true})
+		if err == nil {
+			if v := a.verdict(ctx, q, origin, f.trustFile); !v.OK() {
+				err = v.Refused
+			}
+		}
+		if err != nil {
+			why := strings.ReplaceAll(err.Error(), "\n", "; ")
 			problems = append(problems, p.Name+": "+why)
 			fmt.Fprintf(a.Err, "bm2: not imported: %s: %s\n", p.Name, why)
 			continue
@@ -149,18 +165,18 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		default:
 			fmt.Fprintf(a.Out, "  wrote %s\n", p.File)
 		}
-		serveFiles = append(serveFiles, p.File)
+		serveFiles = append(serveFiles, p)
 	}
 	for _, r := range res.Refused {
 		problems = append(problems, r.String())
 		fmt.Fprintf(a.Err, "bm2: not imported: %s\n", r)
 	}
 	if f.serve {
-		for _, file := range serveFiles {
-			fmt.Fprintf(a.Out, "\n$ bm2 serve %s\n", file)
-			if err := a.serve(ctx, []string{file}, f.timeout); err != nil {
+		for _, p := range serveFiles {
+			fmt.Fprintf(a.Out, "\n$ bm2 serve %s\n", p.File)
+			if err := a.serveImported(ctx, p, origin, f); err != nil {
 				a.report(err)
-				problems = append(problems, fmt.Sprintf("bm2 serve %s: %v", file, err))
+				problems = append(problems, fmt.Sprintf("%s: bm2 serve %s: %v", p.Name, p.File, err))
 			}
 		}
 	}
@@ -248,13 +264,13 @@ func (a *App) importNodeDirs() []string {
 }
 
 // dirOwner names a directory's owner when it is not root.
-func dirOwner(dir string) string {
+func (a *App) dirOwner(dir string) string {
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err != nil || st.Uid == 0 {
 		return ""
 	}
-	if u, err := user.LookupId(strconv.Itoa(int(st.Uid))); err == nil {
-		return u.Username
+	if u, err := a.Accounts.UserID(int(st.Uid)); err == nil {
+		return u.Name
 	}
 	return strconv.Itoa(int(st.Uid))
 }
@@ -287,17 +303,18 @@ func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePat
 	return rc.Problem + " (" + jsruntime.Advice(kind) + ")"
 }
 
-// foreignUser says why an app may not run as user: a file a user owns
-// (owner > 0) may make its apps run as that user, or as an account of
-// their own, never as root or anyone else. "" when it may.
-func (a *App) foreignUser(user string, owner int) string {
-	if user == "" || owner <= 0 {
-		return ""
+// serveImported serves an imported project as bm2 serve would serve the
+// file written for it, from what import validated in memory: the file
+// on disk is its owner's, who could change it after the write, so it is
+// never read again.
+func (a *App) serveImported(ctx context.Context, ip pm2import.Project, origin trust.Origin, f importFlags) error {
+	p, err := a.parseDirProject(ip.File, ip.Data, filepath.Dir(ip.File))
+	if err != nil {
+		return err
 	}
-	id, err := a.LookupUser(context.Background(), user, "")
-	if err == nil && id.UID == owner {
-		return ""
+	p.Source = filepath.Clean(ip.File)
+	if err := a.vouch(ctx, p, origin, f.trustFile); err != nil {
+		return err
 	}
-	return fmt.Sprintf("it would run as %q, but the file it comes from belongs to uid %d: an imported app runs as its file's owner or as an account of its own (remove uid/user, or import a file that %s owns)",
-		user, owner, user)
+	return a.serveProject(ctx, p, ip.File, serveFlags{timeout: f.timeout, trustFile: f.trustFile, replace: f.replace})
 }

@@ -63,23 +63,3 @@ func TestWriteImported(t *testing.T) {
 		}
 	}
 }
-
-// An ecosystem file a user owns makes its apps run as that user or as an
-// account of their own, never as root or someone else (PM2's uid/user).
-func TestImportRunsAsTheFilesOwner(t *testing.T) {
-	te := newTestEnv(t)
-	a := te.app()
-	self := os.Getuid()
-	if why := a.foreignUser("anyone", self); why != "" && self > 0 {
-		t.Errorf("the owner's own name refused: %s", why) // LookupUser resolves every name to this process's user
-	}
-	if why := a.foreignUser("", 42001); why != "" {
-		t.Errorf("an account of its own refused: %s", why)
-	}
-	if why := a.foreignUser("root", 42001); !strings.Contains(why, `it would run as "root", but the file it comes from belongs to uid 42001`) {
-		t.Errorf("root for a user's file: %q", why)
-	}
-	if why := a.foreignUser("root", 0); why != "" {
-		t.Errorf("root's own file refused: %s", why)
-	}
-}

@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -97,18 +98,35 @@ func usable(e entry) (*config.Project, error) {
 
 // dirProject reads a project dir's bm2.toml the way bm2 serve registers
 // it: "name" is required, "cwd" defaults to the (absolute) dir, and the
-// result is registered as <ConfigDir>/<name>.toml. Errors name file as
-// given, with its own line numbers.
-func (a *App) dirProject(file, absDir string) (*config.Project, error) {
-	data, err := os.ReadFile(file)
+// result is registered as <ConfigDir>/<name>.toml. The file is read once
+// (trust.Read), and the project's Source is its real path. Errors name
+// file as given, with its own line numbers. The origin says who speaks
+// for the file (vouch).
+func (a *App) dirProject(file, absDir string) (*config.Project, trust.Origin, error) {
+	f, err := a.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fail(ExitInvalid,
+		return nil, trust.Origin{}, fail(ExitInvalid,
 			fmt.Sprintf("write a %s in the project dir (see bm2.toml(5)), or name the project dir: bm2 serve /srv/api", ProjectFileName),
 			fmt.Errorf("no project file %s", file))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read project file: %w", err)
+		return nil, trust.Origin{}, fmt.Errorf("read project file: %w", err)
 	}
+	p, err := a.parseDirProject(file, f.Data, absDir)
+	if err != nil {
+		return nil, trust.Origin{}, err
+	}
+	p.Source = f.Path
+	named := file
+	if abs, err := filepath.Abs(file); err == nil {
+		named = abs // what the refusals name: sudo runs it anywhere
+	}
+	return p, trust.OriginOf(named, f), nil
+}
+
+// parseDirProject parses a project dir's file from memory (see
+// dirProject).
+func (a *App) parseDirProject(file string, data []byte, absDir string) (*config.Project, error) {
 	p, err := config.Parse(file, data, a.projectDirOptions(absDir))
 	if err != nil {
 		var es config.Errors
@@ -124,6 +142,153 @@ func (a *App) dirProject(file, absDir string) (*config.Project, error) {
 	}
 	p.File = filepath.Join(a.Paths.ConfigDir, p.Name+".toml")
 	return p, nil
+}
+
+// policy is trust's policy with this host's accounts and systemd: a
+// unit's state is asked of systemd, connected on first use.
+func (a *App) policy(ctx context.Context) (trust.Policy, func()) {
+	var sd Systemd
+	var cerr error
+	connected := false
+	pol := trust.Policy{Accounts: a.Accounts, UnitState: func(u string) (string, error) {
+		if !connected {
+			// The connection lives as long as the context it was made
+			// with: the command's.
+			connected = true
+			sd, cerr = a.Connect(ctx)
+		}
+		if cerr != nil {
+			return "", fmt.Errorf("systemd is not reachable: %w", cerr)
+		}
+		st, err := sd.Units(ctx, []string{u})
+		if err != nil {
+			return "", err
+		}
+		if st[0].LoadState == "not-found" {
+			return "", nil
+		}
+		return st[0].UnitFileState, nil
+	}}
+	return pol, func() {
+		if sd != nil {
+			sd.Close()
+		}
+	}
+}
+
+// verdict applies the policy (package trust) to a project whose file
+// speaks for o.UID; trusted is --trust-file, the operator's word. In user
+// scope every project runs as the user, under their own manager: there
+// is nothing to ask root for.
+func (a *App) verdict(ctx context.Context, p *config.Project, o trust.Origin, trusted bool) trust.Verdict {
+	if trusted || a.user() || o.UID == 0 {
+		return trust.Verdict{}
+	}
+	pol, done := a.policy(ctx)
+	defer done()
+	return pol.Check(p, o)
+}
+
+// vouch is verdict for a command that acts on the project: a refusal is
+// an error naming every key refused and its fix; what passes is made
+// what root grants (wants and requires become ordering only, said on
+// out).
+func (a *App) vouch(ctx context.Context, p *config.Project, o trust.Origin, trusted bool) error {
+	v := a.verdict(ctx, p, o, trusted)
+	if !v.OK() {
+		return refusedErr(v.Refused)
+	}
+	if trusted || a.user() || o.UID == 0 {
+		return nil
+	}
+	if len(p.Wants)+len(p.Requires) > 0 {
+		fmt.Fprintf(a.Out, "%s: wants and requires order %s after %s only: a file root did not write starts no unit\n",
+			o.File, p.Name, strings.Join(v.After, ", "))
+	}
+	trust.Apply(p, v)
+	return nil
+}
+
+// refusedErr is the error of a file that asked for more than its
+// speaker may have.
+func refusedErr(rs trust.Refusals) error {
+	noun := "thing"
+	if len(rs) > 1 {
+		noun = "things"
+	}
+	return fail(ExitInvalid, "change the file as said, or, as root having read it, run the command again with --trust-file",
+		fmt.Errorf("refused %d %s that a file root did not write asks root for (a file speaks only for its owner):\n  %s",
+			len(rs), noun, strings.ReplaceAll(rs.Error(), "\n", "\n  ")))
+}
+
+// runsAs names the account and group the project's instances run as.
+func (a *App) runsAs(p *config.Project) string {
+	if a.user() {
+		who := a.layout().UID
+		if u, err := a.Accounts.UserID(who); err == nil {
+			if g, err := a.Accounts.GroupID(u.GID); err == nil {
+				return u.Name + ":" + g.Name
+			}
+			return u.Name
+		}
+		return fmt.Sprintf("uid %d", who)
+	}
+	return trust.RunsAs(p, a.Accounts)
+}
+
+// summary is a project's summary line with who it runs as:
+// `project "api", 4 x cluster on port 3000, runtime bun, as alice:alice`.
+func (a *App) summary(p *config.Project) string {
+	return p.Summary() + ", as " + a.runsAs(p)
+}
+
+// sameSource tells whether p comes from where the registered project old
+// came from: the same file (Source), or, for a project registered before
+// bm2 recorded it, a file in its cwd.
+func sameSource(old, p *config.Project) bool {
+	if old.Source != "" {
+		return filepath.Clean(old.Source) == filepath.Clean(p.Source)
+	}
+	return filepath.Dir(filepath.Clean(p.Source)) == filepath.Clean(old.Cwd)
+}
+
+// checkOwner is "one owner per name": a name registered from another
+// source (another cwd or file) is not taken over without --replace. A
+// project served from its registered file itself keeps the source that
+// file records.
+func (a *App) checkOwner(p *config.Project, entries []entry, replace bool) error {
+	if replace || p.Source == "" {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Name != p.Name {
+			continue
+		}
+		if filepath.Clean(p.Source) == filepath.Clean(e.Path) {
+			// The registered file itself, served again (root's, where
+			// only root writes): it keeps the source it records.
+			if e.Project != nil {
+				p.Source = e.Project.Source
+			}
+			return nil
+		}
+		if e.Project != nil && sameSource(e.Project, p) {
+			return nil
+		}
+		from := ""
+		switch {
+		case e.Project == nil:
+			from = fmt.Sprintf("in %s, which bm2 cannot read (%v), so it cannot tell where from", e.Path, e.Err)
+		case e.Project.Source != "":
+			from = fmt.Sprintf("from %s (cwd %s) in %s", e.Project.Source, e.Project.Cwd, e.Path)
+		default:
+			from = fmt.Sprintf("from cwd %s in %s", e.Project.Cwd, e.Path)
+		}
+		return fail(ExitInvalid,
+			fmt.Sprintf("choose another name in %s; or, to move %s here (its account, state and private part go with the name), run bm2 serve --replace", p.Source, p.Name),
+			fmt.Errorf("project %s is registered %s, not from %s: a name has one owner", p.Name, from, p.Source))
+	}
+	return nil
 }
 
 // suggestName offers a project name for a dir: its base name when that is

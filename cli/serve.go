@@ -19,8 +19,18 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
+// serveFlags are bm2 serve's flags.
+type serveFlags struct {
+	timeout time.Duration
+	// trustFile: the operator read the file and vouches for it; it may
+	// ask root for anything, as root's own files may.
+	trustFile bool
+	// replace: take a name registered from another source.
+	replace bool
+}
+
 // serve is `bm2 serve [dir]`.
-func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) error {
+func (a *App) serve(ctx context.Context, args []string, f serveFlags) error {
 	dir := "."
 	if len(args) > 0 {
 		dir = args[0]
@@ -39,10 +49,21 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	}
 
 	// 1. Everything that can be refused is refused before anything changes.
-	p, err := a.dirProject(file, absDir)
+	p, origin, err := a.dirProject(file, absDir)
 	if err != nil {
 		return err
 	}
+	if err := a.vouch(ctx, p, origin, f.trustFile); err != nil {
+		return err
+	}
+	return a.serveProject(ctx, p, dir, f)
+}
+
+// serveProject registers and starts a project that was read and vouched
+// for (serve, import --serve): from memory, never from a file read again.
+// dir is how the project's directory was named, for hints.
+func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f serveFlags) error {
+	timeout := f.timeout
 	if err := a.preflightErr(ctx, p); err != nil {
 		return err
 	}
@@ -74,6 +95,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	}
 	defer unlock()
 	entries, _ := a.registry()
+	if err := a.checkOwner(p, entries, f.replace); err != nil {
+		return err
+	}
 	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
 		return conflictErr(err)
 	}
@@ -123,9 +147,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 			verb = "updated"
 		}
 		if a.user() {
-			fmt.Fprintf(a.Out, "%s %s for %s: %s\n", verb, p.File, a.layout().Describe(), p.Summary())
+			fmt.Fprintf(a.Out, "%s %s for %s: %s\n", verb, p.File, a.layout().Describe(), a.summary(p))
 		} else {
-			fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, p.Summary())
+			fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, a.summary(p))
 		}
 		if reg.private != nil {
 			who := "root"
@@ -135,7 +159,7 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 			fmt.Fprintf(a.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), who)
 		}
 	} else {
-		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, p.Summary())
+		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, a.summary(p))
 	}
 
 	// 4. Let systemd see it, and make sure the generator took it: a
@@ -462,8 +486,15 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	r.changed = !bytes.Equal(old, r.public) || !bytes.Equal(r.oldPrivate, r.private)
 	if r.changed && r.existed {
 		oldSrc := config.Source{Path: p.File, Data: old, PrivatePath: src.PrivatePath, PrivateData: r.oldPrivate}
-		if q, err := config.ParseSource(oldSrc, a.configOptions()); err == nil && config.Equal(p, q) && !q.SecretsInFile {
-			r.changed = false
+		if q, err := config.ParseSource(oldSrc, a.configOptions()); err == nil && !q.SecretsInFile {
+			if q.Source == "" {
+				// Registered before bm2 recorded the source, from where
+				// this one comes (checkOwner): not a change to restart for.
+				q.Source = p.Source
+			}
+			if config.Equal(p, q) {
+				r.changed = false
+			}
 		}
 	}
 	return r, nil

@@ -43,6 +43,7 @@ runtime_path = "` + filepath.Join(te.bin, "bun") + `"
 instances = 4
 port = 3000
 exec_mode = "cluster"
+source = "` + filepath.Join(dir, "bm2.toml") + `"
 `
 	if string(data) != wantFile {
 		t.Fatalf("registered file:\n%s\nwant:\n%s", data, wantFile)
@@ -71,7 +72,7 @@ exec_mode = "cluster"
 	if got := te.sd.Calls(); !reflect.DeepEqual(got, wantCalls) {
 		t.Fatalf("calls %q\nwant %q", got, wantCalls)
 	}
-	wantOut := "registered " + reg + `: project "api", 4 x cluster on port 3000, runtime bun
+	wantOut := "registered " + reg + `: project "api", 4 x cluster on port 3000, runtime bun, as bm2-api:bm2-api
 kept [env] in ` + priv + `, which only root can read
 starting bm2-api.target
 api-0 online (pid 1001)

@@ -168,6 +168,16 @@ var specs = []spec{
 	{key: "requires", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
 		p.Requires = v.needs(k, val.([]string), p.Name, p.Wants) // wants comes first
 	}, get: list(func(p *Project) []string { return p.Requires })},
+	{key: "after", kind: kStrings, set: func(v *validator, p *Project, k string, val any) {
+		p.After = v.needs(k, val.([]string), p.Name, nil)
+	}, get: list(func(p *Project) []string { return p.After })},
+	{key: "source", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if s := val.(string); !path.IsAbs(s) {
+			v.add(k, ErrValue, "must be an absolute path (bm2 serve writes it: the file it registered the project from), got %q", s)
+		} else if v.text(k, s, maxPath) && v.noBackslash(k, s) && v.pathNames(k, s) {
+			p.Source = path.Clean(s)
+		}
+	}, get: str(func(p *Project) string { return p.Source })},
 	{key: "port_env", kind: kStrings, set: setPortEnv, get: list(func(p *Project) []string { return p.PortEnv })},
 	{key: "env", kind: kEnv, private: true, set: setEnv},
 	{key: "notify", kind: kTable},

@@ -625,3 +625,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// KeyLines maps every key a project file sets ("user", "sandbox.mode",
+// "env.TOKEN") to its 1-based line, for messages about a file that
+// parsed. A file that does not decode gives nil.
+func KeyLines(data []byte) map[string]int {
+	v := &validator{}
+	fields := v.decode("", data, false)
+	if v.syntax {
+		return nil
+	}
+	out := make(map[string]int, len(fields))
+	for _, f := range fields {
+		out[f.key] = f.line()
+	}
+	return out
+}

@@ -120,6 +120,14 @@ type Project struct {
 	// (Wants= or Requires=, and After=). See Needs.
 	Wants    []string
 	Requires []string
+	// After are units the instances are ordered after and never pull in
+	// (After= only): what bm2 serve makes of wants and requires from a
+	// file root did not write (package trust).
+	After []string
+	// Source is the file bm2 serve registered the project from (its real
+	// path), "" when not known: a name has one owner, and serve refuses
+	// another source for it without --replace.
+	Source string
 
 	RestartDelay time.Duration
 	MaxRestarts  int
@@ -252,6 +260,9 @@ func normalized(p *Project) Project {
 	}
 	if len(c.Requires) == 0 {
 		c.Requires = nil
+	}
+	if len(c.After) == 0 {
+		c.After = nil
 	}
 	if len(c.PortEnv) == 0 {
 		c.PortEnv = nil

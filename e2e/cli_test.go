@@ -124,7 +124,7 @@ func TestCLIServeCluster(t *testing.T) {
 
 	// The seed's check output, before anything runs.
 	r := b.must(0, "/srv/api", "check")
-	wantCheck := "config ok: project \"api\", 4 x cluster on port 3000, runtime bun\nnotify: disabled\nports 3000~3000: free\n"
+	wantCheck := "config ok: project \"api\", 4 x cluster on port 3000, runtime bun, as bm2-api:bm2-api\nnotify: disabled\nports 3000~3000: free\n"
 	if !strings.HasPrefix(r.stdout, wantCheck) {
 		t.Fatalf("bm2 check:\n%s\nwant it to start with:\n%s", r.stdout, wantCheck)
 	}
@@ -168,7 +168,7 @@ func TestCLIServeCluster(t *testing.T) {
 	t.Run("check against the running project", func(t *testing.T) {
 		b := b.in(t)
 		r := b.must(0, "/srv/api", "check")
-		want := "config ok: project \"api\", 4 x cluster on port 3000, runtime bun\nnotify: disabled\nports 3000~3000: held by a shared listener (joinable)\n"
+		want := "config ok: project \"api\", 4 x cluster on port 3000, runtime bun, as bm2-api:bm2-api\nnotify: disabled\nports 3000~3000: held by a shared listener (joinable)\n"
 		if !strings.HasPrefix(r.stdout, want) {
 			t.Errorf("bm2 check:\n%s\nwant it to start with:\n%s", r.stdout, want)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -376,6 +377,13 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	}
 	for _, n := range p.Needs() {
 		f.Add("Unit", "After", n.Unit)
+	}
+	// after: ordering only, nothing pulled in (what serve registers for
+	// the wants and requires of a file root did not write).
+	for _, u := range p.After {
+		if !slices.Contains(p.Wants, u) && !slices.Contains(p.Requires, u) {
+			f.Add("Unit", "After", u)
+		}
 	}
 	f.Add("Unit", "StartLimitIntervalSec", s.interval)
 	f.Add("Unit", "StartLimitBurst", s.burst)

@@ -23,6 +23,11 @@ type Source struct {
 	// Keys are the ecosystem file's top-level keys other than apps
 	// (deploy, static, ...).
 	Keys []string
+	// Owner is the uid of the file's owner as it was read (from the file
+	// descriptor the data came from), and OwnerKnown says it was: the
+	// file speaks for that user only (package trust).
+	Owner      int
+	OwnerKnown bool
 }
 
 // Options are the choices of the command line and the facts of the host

@@ -47,8 +47,18 @@ type Evaluated struct {
 }
 
 // Load reads file. For JavaScript, ev says how it was evaluated (nil for
-// data). Errors name the file and what went wrong.
+// data). The source's Owner is the owner of the file that was read, from
+// its file descriptor. Errors name the file and what went wrong.
 func Load(ctx context.Context, file string, opts Options) (pm2import.Source, *Evaluated, error) {
+	owner := -1
+	src, ev, err := load(ctx, file, opts, &owner)
+	if err == nil && owner >= 0 {
+		src.Owner, src.OwnerKnown = owner, true
+	}
+	return src, ev, err
+}
+
+func load(ctx context.Context, file string, opts Options, owner *int) (pm2import.Source, *Evaluated, error) {
 	given, err := filepath.Abs(file)
 	if err != nil {
 		return pm2import.Source{}, nil, err
@@ -72,6 +82,7 @@ func Load(ctx context.Context, file string, opts Options) (pm2import.Source, *Ev
 	if err := ownedWithItsDir(abs, st); err != nil {
 		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)
 	}
+	*owner = int(st.Sys().(*syscall.Stat_t).Uid)
 	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
 	if err != nil {
 		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)

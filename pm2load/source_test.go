@@ -68,3 +68,37 @@ func TestLoadRefusesFilesOthersCanSwap(t *testing.T) {
 		}
 	}
 }
+
+// The owner of what was read comes with the source, from the file
+// descriptor the data came from: bm2 import never looks the file up again
+// to tell whose it is.
+func TestLoadSaysWhoseFileItRead(t *testing.T) {
+	testutil.Root(t)
+	base := t.TempDir()
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "app")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, "ecosystem.config.json")
+	if err := os.WriteFile(f, []byte(`{"apps": [{"name": "x", "script": "x.js", "gid": "shadow"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, uid := range []int{0, 42001} {
+		if err := os.Chown(dir, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(f, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		src, _, err := Load(context.Background(), f, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !src.OwnerKnown || src.Owner != uid {
+			t.Errorf("owner %d (known %v), want %d", src.Owner, src.OwnerKnown, uid)
+		}
+	}
+}

@@ -32,6 +32,7 @@ type Status struct {
 	FragmentPath         string        // the unit file systemd loaded
 	DropInPaths          []string      // its drop-ins
 	Wants                []string      // units it wants (targets: their instances)
+	UnitFileState        string        // enabled, enabled-runtime, static, disabled, generated, ... ("" when it has no file)
 
 	// Service properties.
 	Result           string    // success, exit-code, signal, core-dump, timeout, start-limit-hit, ...
@@ -94,6 +95,7 @@ func (s *Status) fill(props map[string]any) {
 	s.FragmentPath = str(props["FragmentPath"])
 	s.DropInPaths = strv(props["DropInPaths"])
 	s.Wants = strv(props["Wants"])
+	s.UnitFileState = str(props["UnitFileState"])
 }
 
 // fillService reads the Service interface's properties.

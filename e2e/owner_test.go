@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// runsAs is the user and group of a running instance's main process, as
+// ps shows them ("alice alice").
+func (b *bed) runsAs(unit string) string {
+	b.t.Helper()
+	pid := strings.TrimSpace(b.show(unit, "MainPID"))
+	if pid == "" || pid == "0" {
+		b.t.Fatalf("%s has no main process", unit)
+	}
+	return strings.Join(strings.Fields(b.sh(`ps -o user=,group= -p `+pid)), " ")
+}
+
+// noProject fails unless nothing of the project was registered or
+// started.
+func (b *bed) noProject(name string) {
+	b.t.Helper()
+	if out, err := b.try(fmt.Sprintf(`ls /etc/bm2/%s.toml /etc/bm2/private/%s.toml`, name, name)); err == nil {
+		b.t.Fatalf("%s was registered:\n%s", name, out)
+	}
+	if out := b.sh(fmt.Sprintf(`systemctl list-units --all --no-legend --plain 'bm2@%s-*' | grep -v not-found || true`, name)); strings.TrimSpace(out) != "" {
+		b.t.Fatalf("units of %s:\n%s", name, out)
+	}
+}
+
+// Root acts for a file's owner, never beyond (issue 22, findings 2 and
+// 3), on the README's own workflow: `cd /home/alice/app && sudo bm2
+// serve`. alice's bm2.toml asking for root, bob, the shadow or root group,
+// or to start poweroff.target is refused before anything is registered;
+// her ecosystem file's uid and gid too (bm2 import); her name = "web"
+// does not replace /srv/web's project, whose registered file stays byte
+// for byte the same. What she may ask for runs as her; root's
+// --trust-file and --replace still work.
+func TestAFileSpeaksForItsOwner(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.sh(`useradd -m -s /bin/sh alice && useradd -m -s /bin/sh bob && chmod 0755 /home/alice`)
+
+	// root's project web, from /srv/web.
+	b.app("/srv/web", "node-server.js", "server.js")
+	b.write("/srv/web/bm2.toml", "name = \"web\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3500\n\n[env]\nTOKEN = \"web's own\"\n")
+	b.must(0, "/srv/web", "serve")
+	webSum := b.sh(`sha256sum /etc/bm2/web.toml /etc/bm2/private/web.toml`)
+	if got := b.runsAs("bm2@web-0.service"); got != "bm2-web bm2-web" {
+		t.Fatalf("web runs as %q", got)
+	}
+
+	// alice's app dir, as she would write it.
+	alice := func(t *testing.T, dir, toml string) {
+		b := b.in(t)
+		b.app(dir, "node-server.js", "server.js")
+		b.write(dir+"/bm2.toml", toml)
+		b.sh(`chown -R alice: ` + dir)
+	}
+	const app = "name = \"api\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3510\n"
+
+	t.Run("serve refuses", func(t *testing.T) {
+		b := b.in(t)
+		for _, c := range []struct{ extra, want string }{
+			{`user = "root"`, `bm2.toml:5: user: "root" is root`},
+			{`user = "bob"`, `bm2.toml:5: user: "bob" is another user`},
+			{"user = \"alice\"\ngroup = \"shadow\"", `bm2.toml:6: group: "shadow"`},
+			{`group = "root"`, `bm2.toml:5: group: "root" (gid 0): alice is not in it`},
+			{`wants = ["poweroff.target"]`, `bm2.toml:5: wants[0]: "poweroff.target" is `},
+			{"[sandbox]\nmode = \"compat\"", `bm2.toml:6: sandbox.mode: "compat"`},
+		} {
+			alice(t, "/home/alice/app", app+c.extra+"\n")
+			r := b.must(3, "/home/alice/app", "serve")
+			if !strings.Contains(r.stderr, "/home/alice/app/"+c.want) || !strings.Contains(r.stderr, "--trust-file") {
+				t.Errorf("%s: stderr:\n%s", c.extra, r.stderr)
+			}
+			b.noProject("api")
+			r = b.must(3, "/home/alice/app", "check")
+			if !strings.Contains(r.stdout, "refused: /home/alice/app/"+c.want) {
+				t.Errorf("check %s:\n%s", c.extra, r.stdout)
+			}
+		}
+		if st := strings.TrimSpace(b.sh(`systemctl is-system-running || true`)); st == "stopping" {
+			t.Fatal("the system is going down")
+		}
+	})
+
+	t.Run("serve as alice", func(t *testing.T) {
+		b := b.in(t)
+		// An enabled unit that is not running: alice's wants orders her
+		// app after it and does not start it.
+		b.write("/etc/systemd/system/slowdb.service", "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n")
+		b.sh(`systemctl daemon-reload && systemctl enable -q slowdb.service`)
+		alice(t, "/home/alice/app", app+"user = \"alice\"\nwants = [\"slowdb.service\"]\n")
+		r := b.must(0, "/home/alice/app", "serve")
+		if !strings.Contains(r.stdout, `project "api", 1 x cluster on port 3510, runtime node, as alice:alice`) ||
+			!strings.Contains(r.stdout, "wants and requires order api after slowdb.service only") {
+			t.Errorf("serve:\n%s", r.stdout)
+		}
+		if got := b.runsAs("bm2@api-0.service"); got != "alice alice" {
+			t.Errorf("api runs as %q, want alice alice", got)
+		}
+		if st := b.show("slowdb.service", "ActiveState"); st != "inactive" {
+			t.Errorf("slowdb.service is %s: alice's wants started it", st)
+		}
+		if w := b.show("bm2@api-0.service", "Wants"); strings.Contains(w, "slowdb") {
+			t.Errorf("bm2@api-0 wants %s", w)
+		}
+		if a := b.show("bm2@api-0.service", "After"); !strings.Contains(a, "slowdb.service") {
+			t.Errorf("bm2@api-0 is not ordered after slowdb.service: After=%s", a)
+		}
+		b.must(0, "/", "delete", "api")
+	})
+
+	t.Run("trust-file", func(t *testing.T) {
+		b := b.in(t)
+		alice(t, "/home/alice/app", app+"user = \"bob\"\n")
+		r := b.must(0, "/home/alice/app", "serve", "--trust-file")
+		if !strings.Contains(r.stdout, "as bob:bob") {
+			t.Errorf("serve --trust-file:\n%s", r.stdout)
+		}
+		if got := b.runsAs("bm2@api-0.service"); got != "bob bob" {
+			t.Errorf("api runs as %q, want bob bob (the operator vouched for it)", got)
+		}
+		b.must(0, "/", "delete", "api")
+	})
+
+	t.Run("import", func(t *testing.T) {
+		b := b.in(t)
+		b.app("/home/alice/imp/a", "node-server.js", "server.js")
+		b.app("/home/alice/imp/b", "node-server.js", "server.js")
+		b.app("/home/alice/imp/c", "node-server.js", "server.js")
+		b.write("/home/alice/imp/ecosystem.config.json", `{"apps": [
+  {"name": "ia", "cwd": "a", "script": "server.js", "env": {"PORT": 3520}, "uid": "root"},
+  {"name": "ib", "cwd": "b", "script": "server.js", "env": {"PORT": 3521}, "gid": "shadow"},
+  {"name": "ic", "cwd": "c", "script": "server.js", "env": {"PORT": 3522}, "exec_mode": "fork"}
+]}`)
+		b.sh(`chown -R alice: /home/alice/imp`)
+		r := b.must(1, "/home/alice/imp", "import", "--serve")
+		for _, want := range []string{`not imported: ia: ecosystem.config.json: user: "root" is root`,
+			`not imported: ib: ecosystem.config.json: group: "shadow"`} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+			}
+		}
+		b.noProject("ia")
+		b.noProject("ib")
+		if out, err := b.try(`ls /home/alice/imp/a/bm2.toml /home/alice/imp/b/bm2.toml`); err == nil {
+			t.Errorf("refused apps were written:\n%s", out)
+		}
+		if !strings.Contains(r.stdout, "ic online") {
+			t.Errorf("stdout:\n%s", r.stdout)
+		}
+		if got := b.runsAs("bm2@ic-0.service"); got != "alice alice" {
+			t.Errorf("ic runs as %q, want alice alice", got)
+		}
+		b.must(0, "/", "delete", "ic")
+	})
+
+	t.Run("one owner per name", func(t *testing.T) {
+		b := b.in(t)
+		for _, extra := range []string{"", "cwd = \"/srv/web\"\n"} {
+			alice(t, "/home/alice/web", "name = \"web\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3500\n"+extra)
+			r := b.must(3, "/home/alice/web", "serve")
+			if !strings.Contains(r.stderr, "project web is registered from /srv/web/bm2.toml (cwd /srv/web) in /etc/bm2/web.toml") {
+				t.Errorf("stderr:\n%s", r.stderr)
+			}
+			if got := b.sh(`sha256sum /etc/bm2/web.toml /etc/bm2/private/web.toml`); got != webSum {
+				t.Fatalf("web's registration changed:\n%s\nwas:\n%s", got, webSum)
+			}
+			if got := b.runsAs("bm2@web-0.service"); got != "bm2-web bm2-web" {
+				t.Fatalf("web runs as %q", got)
+			}
+		}
+		// Re-serving web from its own dir is still allowed.
+		b.must(0, "/srv/web", "serve")
+		if got := b.sh(`sha256sum /etc/bm2/web.toml /etc/bm2/private/web.toml`); got != webSum {
+			t.Fatalf("re-serve changed web's registration:\n%s", got)
+		}
+		// Root moves the name on purpose: the project's own account, its
+		// state and the rest go with it.
+		alice(t, "/home/alice/web", "name = \"web\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3500\n")
+		r := b.must(0, "/home/alice/web", "serve", "--replace")
+		if !strings.Contains(r.stdout, "as bm2-web:bm2-web") || !strings.Contains(r.stdout, "web online") {
+			t.Errorf("serve --replace:\n%s", r.stdout)
+		}
+		if out := b.sh(`cat /etc/bm2/web.toml`); !strings.Contains(out, `source = "/home/alice/web/bm2.toml"`) {
+			t.Errorf("registered:\n%s", out)
+		}
+		if got := b.show("bm2@web-0.service", "WorkingDirectory"); got != "/home/alice/web" {
+			t.Errorf("web runs in %q after --replace", got)
+		}
+	})
+}

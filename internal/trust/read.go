@@ -1,0 +1,266 @@
+package trust
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Nobody is the speaker of a file that more than one user, or anyone,
+// could have written: it speaks for none of them.
+const Nobody = -1
+
+// MaxFile bounds what Read reads: a project file is small.
+const MaxFile = 4 << 20
+
+// File is a file as Read found it: what it held, and who could have
+// written that.
+type File struct {
+	// Path is the file's real path: its directories and the links on
+	// the way resolved, as walked.
+	Path string
+	Data []byte
+	UID  int // the file's owner
+	// Writers are the users other than root who could have decided what
+	// was read: the owners of the file, of every directory walked and of
+	// every link followed. Sorted.
+	Writers []int
+	// Open says why anyone else could have (a directory or the file that
+	// others may write); "" when no one else could.
+	Open string
+}
+
+// Speaker is the one user the file speaks for: 0 when only root could
+// have written it, a uid when only that user (and root) could, Nobody
+// otherwise.
+func (f File) Speaker() int {
+	switch {
+	case f.Open != "" || len(f.Writers) > 1:
+		return Nobody
+	case len(f.Writers) == 1:
+		return f.Writers[0]
+	}
+	return 0
+}
+
+// Why says, for a file that speaks for Nobody, why.
+func (f File) Why() string {
+	if f.Open != "" {
+		return f.Open
+	}
+	if len(f.Writers) > 1 {
+		ids := make([]string, len(f.Writers))
+		for i, u := range f.Writers {
+			ids[i] = fmt.Sprint(u)
+		}
+		return "uids " + strings.Join(ids, ", ") + " own the file, a directory above it or a link on the way, so each of them could have written it"
+	}
+	return ""
+}
+
+// Read reads the file at path once, from a file descriptor, and says
+// who could have written what it read. The path is walked from / one
+// component at a time without following a link by path (openat with
+// O_NOFOLLOW): a link is read and its target walked in turn, its owner
+// counted among the writers, so that a link swapped after the walk
+// changes nothing that was read. A group-writable file or directory
+// counts as its owner's alone when the group is the owner's private
+// group (same name and gid, no other member); acc resolves that. ACLs
+// are not looked at.
+func Read(path string, acc Accounts) (File, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return File{}, err
+	}
+	w := walker{acc: acc, writers: map[int]bool{}}
+	f, err := w.read(abs)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return File{}, err
+		}
+		return File{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	for u := range w.writers {
+		f.Writers = append(f.Writers, u)
+	}
+	slices.Sort(f.Writers)
+	f.Open = w.open
+	return f, nil
+}
+
+type walker struct {
+	acc     Accounts
+	writers map[int]bool
+	open    string
+}
+
+type dirFD struct {
+	fd   int
+	path string
+}
+
+func (w *walker) read(abs string) (File, error) {
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return File{}, err
+	}
+	stack := []dirFD{{root, "/"}}
+	defer func() {
+		for _, d := range stack {
+			unix.Close(d.fd)
+		}
+	}()
+	if err := w.note(root, "/", true); err != nil {
+		return File{}, err
+	}
+	rest := split(abs)
+	for hops := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		top := stack[len(stack)-1]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 1 {
+				unix.Close(top.fd)
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		here := filepath.Join(top.path, name)
+		var lst unix.Stat_t
+		if err := unix.Fstatat(top.fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return File{}, &os.PathError{Op: "read", Path: here, Err: err}
+		}
+		if lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+			if hops++; hops > 40 {
+				return File{}, &os.PathError{Op: "read", Path: here, Err: unix.ELOOP}
+			}
+			if lst.Uid != 0 {
+				w.writers[int(lst.Uid)] = true
+			}
+			buf := make([]byte, unix.PathMax)
+			n, err := unix.Readlinkat(top.fd, name, buf)
+			if err != nil {
+				return File{}, &os.PathError{Op: "readlink", Path: here, Err: err}
+			}
+			target := string(buf[:n])
+			if strings.HasPrefix(target, "/") {
+				for _, d := range stack[1:] {
+					unix.Close(d.fd)
+				}
+				stack = stack[:1]
+			}
+			rest = append(split(target), rest...)
+			continue
+		}
+		if len(rest) == 0 {
+			return w.file(top.fd, name, here)
+		}
+		fd, err := unix.Openat(top.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return File{}, &os.PathError{Op: "read", Path: here, Err: err}
+		}
+		stack = append(stack, dirFD{fd, here})
+		if err := w.note(fd, here, true); err != nil {
+			return File{}, err
+		}
+	}
+	return File{}, fmt.Errorf("%s is a directory", abs)
+}
+
+// file opens and reads the final component.
+func (w *walker) file(dfd int, name, path string) (File, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ELOOP {
+			err = errors.New("it was replaced by a symbolic link while it was read")
+		}
+		return File{}, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	fh := os.NewFile(uintptr(fd), path)
+	defer fh.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return File{}, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return File{}, fmt.Errorf("%s is not a regular file", path)
+	}
+	if err := w.note(fd, path, false); err != nil {
+		return File{}, err
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFile+1))
+	if err != nil {
+		return File{}, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	if len(data) > MaxFile {
+		return File{}, fmt.Errorf("%s is larger than %d MiB: not a project file", path, MaxFile>>20)
+	}
+	return File{Path: path, Data: data, UID: int(st.Uid)}, nil
+}
+
+// note counts who may change what fd is (a directory: what it holds).
+func (w *walker) note(fd int, path string, dir bool) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Uid != 0 {
+		w.writers[int(st.Uid)] = true
+	}
+	if w.open != "" {
+		return nil
+	}
+	what := "the file"
+	if dir {
+		what = "directory " + path
+		if st.Mode&unix.S_ISVTX != 0 {
+			// Sticky: others may add entries, never replace one that is
+			// not theirs; whose the entries walked are is counted.
+			return nil
+		}
+	}
+	mode := st.Mode & 0o7777
+	switch {
+	case st.Mode&0o002 != 0:
+		w.open = fmt.Sprintf("%s is writable by every user (mode %04o)", what, mode)
+	case st.Mode&0o020 != 0 && !w.privateGroup(int(st.Uid), int(st.Gid)):
+		w.open = fmt.Sprintf("%s is writable by its group, gid %d (mode %04o)", what, st.Gid, mode)
+	}
+	return nil
+}
+
+// privateGroup tells whether gid is uid's private group: the user's
+// primary group, of the user's name, with no other member.
+func (w *walker) privateGroup(uid, gid int) bool {
+	if w.acc == nil {
+		return false
+	}
+	u, err := w.acc.UserID(uid)
+	if err != nil || u.GID != gid {
+		return false
+	}
+	g, err := w.acc.GroupID(gid)
+	if err != nil || g.Name != u.Name {
+		return false
+	}
+	for _, m := range g.Members {
+		if m != u.Name {
+			return false
+		}
+	}
+	return true
+}
+
+func split(p string) []string {
+	return strings.Split(strings.Trim(p, "/"), "/")
+}
