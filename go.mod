@@ -11,3 +11,5 @@ require (
 )
 
 require go.yaml.in/yaml/v3 v3.0.6
+
+require github.com/cilium/ebpf v0.22.0
