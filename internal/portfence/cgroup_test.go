@@ -2,6 +2,7 @@ package portfence
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +73,24 @@ func TestPorts(t *testing.T) {
 		if _, err := Ports(bad); err == nil {
 			t.Errorf("Ports(%v): no error", bad)
 		}
+	}
+}
+
+// The step's command line: an instance and ports, nothing else; outside
+// an instance's cgroup it says why there is no fence and lets the start
+// go on.
+func TestMainArgs(t *testing.T) {
+	var out strings.Builder
+	for _, bad := range [][]string{nil, {"api-0"}, {"../x", "3000"}, {"api-0", "0"}, {"api-0", "70000"}, {"api-0", "http"}} {
+		if err := Main(bad, &out); err == nil {
+			t.Errorf("Main(%q): no error", bad)
+		}
+	}
+	// This test runs in no unit's cgroup: no fence, no error, one line.
+	if err := Main([]string{"api-0", "3000", "9229"}, &out); err != nil {
+		t.Fatalf("Main outside a unit: %v", err)
+	}
+	if !strings.Contains(out.String(), "bm2-probe fence: ports not fenced: ") || !strings.Contains(out.String(), "bm2@api-0.service starts without the fence") {
+		t.Errorf("output %q", out.String())
 	}
 }
