@@ -104,7 +104,7 @@ type validator struct {
 	portEnvAt map[string]int
 	// extraPortAt is where each accepted extra port was written.
 	extraPortAt map[int64]int
-	user      *UserScope
+	user        *UserScope
 }
 
 func (v *validator) add(key string, class error, format string, args ...any) {

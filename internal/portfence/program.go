@@ -15,7 +15,7 @@ const ProgName = "bm2_port_fence"
 
 // Offsets in struct bpf_sock_addr (include/uapi/linux/bpf.h).
 const (
-	offUserPort   = 24 // __u32, the port in network byte order
+	offUserPort = 24 // __u32, the port in network byte order
 )
 
 // MaxPorts bounds the ports of one program: one compare each, far below
