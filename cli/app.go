@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/config"
 	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/reuseport"
@@ -114,6 +115,13 @@ type Env struct {
 	PortHolder func(port int, uid uint32) (string, bool)
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
+	// FenceSupport is nil when this host can fence an instance's ports,
+	// else why not (portfence.HostSupport by default).
+	FenceSupport func() error
+	// FenceAttached tells whether the port fence is attached to a unit's
+	// control group (portfence.Attached by default; root only, an
+	// fs.ErrPermission error for anyone else).
+	FenceAttached func(controlGroup string) (bool, error)
 }
 
 // App is the bm2 command: its streams and its environment.
@@ -182,6 +190,12 @@ func (e Env) withDefaults() Env {
 	}
 	if e.PollInterval == 0 {
 		e.PollInterval = 50 * time.Millisecond
+	}
+	if e.FenceSupport == nil {
+		e.FenceSupport = portfence.HostSupport
+	}
+	if e.FenceAttached == nil {
+		e.FenceAttached = fenceAttached
 	}
 	return e
 }

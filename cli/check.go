@@ -101,6 +101,8 @@ func (a *App) check(ctx context.Context, args []string) error {
 		}
 	}
 
+	fmt.Fprintln(w, a.fenceLine(p, nil))
+
 	rc := a.checkRuntime(ctx, p)
 	if rc.OK() {
 		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
