@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/e2e/sandbox"
 )
 
 // bindFrom asks the bind-probe.js instance behind url to listen on port
@@ -164,4 +166,38 @@ done; echo "no cgroup v2 directory for %s"; exit 1`, cg, cg))
 			t.Errorf("bm2 check fa lacks %q:\n%s", want, r.stdout)
 		}
 	})
+}
+
+// Where the host cannot fence (here: systemd in legacy cgroup mode, as on
+// a cgroup v1 host without the unified hierarchy), the instance still
+// starts, its journal says why it is not fenced, and bm2 check and bm2
+// status say so in one line.
+func TestPortFenceUnavailable(t *testing.T) {
+	t.Parallel()
+	b := newBedWith(t, sandbox.Options{Legacy: true})
+	b.app("/srv/fl", "bind-probe.js", "server.js")
+	b.write("/etc/bm2/fl.toml", `name = "fl"
+script = "server.js"
+cwd = "/srv/fl"
+runtime = "node"
+port = 3700
+`)
+	b.sh(`systemctl daemon-reload && systemctl start bm2-fl.target`)
+	b.waitEvents(30*time.Second, "reuseport_confirmed", "fl", 1)
+	why := "cgroup v1 host without the unified hierarchy"
+	log := b.eventually(20*time.Second, "the fence step's line", `journalctl -u bm2@fl-0.service -o cat --no-pager | grep 'bm2-probe fence'`)
+	if want := "bm2-probe fence: ports not fenced: " + why; !strings.Contains(log, want) {
+		t.Errorf("journal of bm2@fl-0 lacks %q:\n%s", want, log)
+	}
+	// Not fenced indeed: the app binds a port that is not its own.
+	if got := b.bindFrom("http://127.0.0.1:3700", 3800, ""); !strings.HasPrefix(got, "ok 3800 ") {
+		t.Errorf("bind of 3800 without the fence: %q", got)
+	}
+	want := "ports: not fenced (" + why + "): an instance can bind any free port\n"
+	if out := b.must(0, "/", "status", "fl").stdout; !strings.Contains(out, "  "+want) {
+		t.Errorf("bm2 status fl lacks %q:\n%s", want, out)
+	}
+	if out := b.bm2("/", "check", "fl").stdout; !strings.Contains(out, "\n"+want) {
+		t.Errorf("bm2 check fl lacks %q:\n%s", want, out)
+	}
 }

@@ -273,9 +273,16 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	if !s.user {
 		// The port fence (package portfence): root ("+"), before the app,
 		// with nothing from it: the instance (%i, whose cgroup it finds
-		// itself in) and the ports, from this file alone. A user manager
-		// cannot attach BPF programs: no fence there (bm2 check says so).
-		s.fence = "+" + units.QuoteCommand([]string{opts.Helper, "fence"}) + " %i"
+		// itself in) and the ports, from this file alone. "-": its
+		// failure does not fail the start. systemd enters
+		// WorkingDirectory= for this command too, and a failed
+		// ExecStartPre= is restarted even for the exit statuses of
+		// RestartPreventExitStatus= (which looks at the main process
+		// only): without "-" a missing cwd would be a crash loop, not
+		// cwd_missing. A fence that could not be attached is in the
+		// instance's journal and in bm2 status. A user manager cannot
+		// attach BPF programs: no fence there (bm2 check says so).
+		s.fence = "+-" + units.QuoteCommand([]string{opts.Helper, "fence"}) + " %i"
 	}
 	s.protectHome = "yes"
 	for _, dir := range []string{p.Cwd, p.RuntimePath, p.ScriptPath(), p.EnvFile} {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
 
@@ -206,4 +207,37 @@ func TestVerifierTakesMaxPorts(t *testing.T) {
 		}
 		prog.Close()
 	}
+}
+
+// A cgroup whose parent holds a program that allows no other below it
+// (attached without BPF_F_ALLOW_MULTI or OVERRIDE) cannot get a fence:
+// that is an error of its own, not the "host cannot fence" kind the step
+// lets pass quietly.
+func TestApplyRefused(t *testing.T) {
+	parent := testCgroup(t)
+	child := filepath.Join(parent, "child")
+	if err := os.Mkdir(child, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Rmdir(child) })
+	prog, err := ebpf.NewProgram(Spec(ebpf.AttachCGroupInet4Bind, []int{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close()
+	pf, err := os.Open(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	if err := link.RawAttachProgram(link.RawAttachProgramOptions{Target: int(pf.Fd()), Program: prog, Attach: ebpf.AttachCGroupInet4Bind}); err != nil {
+		t.Fatal(err)
+	}
+	defer link.RawDetachProgram(link.RawDetachProgramOptions{Target: int(pf.Fd()), Program: prog, Attach: ebpf.AttachCGroupInet4Bind})
+	err = Apply(child, []int{3000})
+	var unsupported *UnsupportedError
+	if err == nil || errors.As(err, &unsupported) {
+		t.Fatalf("Apply under an exclusive parent program = %v, want an error that is not UnsupportedError", err)
+	}
+	t.Logf("Apply: %v", err)
 }

@@ -15,11 +15,15 @@ import (
 // believes only its command line (the generator's drop-in) and the
 // kernel: nothing the app can write.
 //
-// The instance starts without a fence, and a line on stderr (the unit's
-// journal) says why, where the host cannot give one: no cgroup v2
-// directory for the unit (ErrNoUnified), a kernel without cgroup BPF
-// (UnsupportedError), or not root. Any other failure is an error: on a
-// host that can fence, an instance does not start unfenced.
+// Where the host cannot give a fence (no cgroup v2 directory for the
+// unit, ErrNoUnified; a kernel without cgroup BPF, UnsupportedError; not
+// root) it writes one line on stderr (the unit's journal) saying why and
+// succeeds. Any other failure is an error (exit 1, "bm2-probe: fence
+// ..." in the journal). The generator writes the step with "-", so that
+// systemd does not fail the start for it (a failed ExecStartPre= would
+// also turn a missing WorkingDirectory= into a restart loop): the
+// instance then runs without the fence, and bm2 status, which looks at
+// the cgroups of the running instances, names it.
 func Main(args []string, stderr io.Writer) error {
 	if len(args) < 2 {
 		return errors.New("usage: bm2-probe fence PROJECT-INDEX PORT...")
