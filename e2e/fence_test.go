@@ -161,6 +161,11 @@ done; echo "no cgroup v2 directory for %s"; exit 1`, cg, cg))
 		if want := "  ports: fenced: an instance may bind only port 3500+i (checked on fb-0, fb-1)\n"; !strings.Contains(out, want) {
 			t.Errorf("bm2 status fb lacks %q:\n%s", want, out)
 		}
+		// A normal user cannot look at the cgroups' programs.
+		out = b.sh(`cd / && runuser -u nobody -- bm2 status fa 2>/dev/null`)
+		if want := "  ports: fenced at each start: an instance may bind only port 3400 and extra_ports 9229 (run as root to see the fence on the running instances)\n"; !strings.Contains(out, want) {
+			t.Errorf("bm2 status fa as nobody lacks %q:\n%s", want, out)
+		}
 		r := b.bm2("/", "check", "fa")
 		if want := "\nports: fenced at each start: an instance may bind only port 3400 and extra_ports 9229\n"; !strings.Contains(r.stdout, want) {
 			t.Errorf("bm2 check fa lacks %q:\n%s", want, r.stdout)

@@ -2,8 +2,11 @@ package portfence
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 const (
@@ -92,5 +95,16 @@ func TestMainArgs(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "bm2-probe fence: ports not fenced: ") || !strings.Contains(out.String(), "bm2@api-0.service starts without the fence") {
 		t.Errorf("output %q", out.String())
+	}
+}
+
+// As anyone but root, whether a fence is attached cannot be known, and
+// says so (bm2 status then says "run as root").
+func TestAttachedNotRoot(t *testing.T) {
+	if testutil.Unprivileged(t) {
+		return
+	}
+	if _, err := Attached("/sys/fs/cgroup"); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("Attached as a normal user: %v, want fs.ErrPermission", err)
 	}
 }

@@ -3,6 +3,7 @@ package portfence
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/cilium/ebpf"
@@ -119,6 +120,11 @@ func fences(cg int, at ebpf.AttachType) ([]fence, error) {
 // for IPv4 and IPv6 binds both. It needs root (BPF_PROG_QUERY and
 // BPF_PROG_GET_FD_BY_ID).
 func Attached(dir string) (bool, error) {
+	if os.Geteuid() != 0 {
+		// BPF_PROG_QUERY needs CAP_NET_ADMIN; cilium/ebpf's feature
+		// probe would then call it "not supported".
+		return false, fmt.Errorf("query the programs of %s: %w", dir, fs.ErrPermission)
+	}
 	cg, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return false, err
