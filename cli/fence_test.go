@@ -77,3 +77,17 @@ func TestStatusFenceLine(t *testing.T) {
 		t.Errorf("status lacks %q:\n%s", want, te.stdout.String())
 	}
 }
+
+// In user scope a system project's extra port is its own: a user project
+// on it is refused like one on its port range.
+func TestUserScopeRefusesASystemProjectsExtraPort(t *testing.T) {
+	te := userEnv(t)
+	te.write("system-etc-bm2/sys.toml", "name = \"sys\"\nscript = \"index.ts\"\ncwd = \"/srv/sys\"\nport = 8200\n[sandbox]\nextra_ports = [9229]\n")
+	dir := filepath.Dir(te.write("home/alice/near/bm2.toml", "name = \"near\"\nscript = \"index.ts\"\nport = 9229\n"))
+	if code := te.run("serve", dir); code != ExitInvalid {
+		t.Fatalf("serve on a system project's extra port: exit %d\n%s", code, te.stderr.String())
+	}
+	if !strings.Contains(te.stderr.String(), "near port range 9229~9229 overlaps system project sys 9229~9229") {
+		t.Errorf("no conflict named:\n%s", te.stderr.String())
+	}
+}

@@ -68,6 +68,16 @@ func CheckConflict(p *Project, held []*Project) error {
 	}
 }
 
+// Overlap reports the first range of p and the first of h (Occupied: port
+// ranges first, then extra ports) that overlap.
+func Overlap(p, h *Project) (PortRange, PortRange, bool) {
+	i, j, ok := overlap(p, h)
+	if !ok {
+		return PortRange{}, PortRange{}, false
+	}
+	return p.Occupied()[i], h.Occupied()[j], true
+}
+
 // overlap finds the first pair of ranges of p and h that overlap, as
 // indexes in their Occupied lists.
 func overlap(p, h *Project) (int, int, bool) {
