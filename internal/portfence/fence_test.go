@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/cilium/ebpf"
@@ -134,9 +135,11 @@ func TestFenceBinds(t *testing.T) {
 	dir := testCgroup(t)
 	p := freePorts(t, 4)
 	own, extra, foreign, later := p[0], p[1], p[2], p[3]
+	start := time.Now()
 	if err := Apply(dir, []int{own, extra}); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
+	t.Logf("MEASURE Apply (load, attach and query, IPv4 and IPv6): %v", time.Since(start))
 	got := binds(t, dir, own, extra, foreign, 0)
 	for _, want := range []string{
 		fmt.Sprintf("4 %d ok", own), fmt.Sprintf("6 %d ok", own),
