@@ -61,3 +61,12 @@ func TestExtraPortsUserScope(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// extra_ports is an array: a single number is refused with the file, the
+// line and the key.
+func TestExtraPortsNotAnArray(t *testing.T) {
+	_, err := Parse("/etc/bm2/one.toml", []byte("name = \"one\"\nscript = \"a.js\"\ncwd = \"/srv\"\nport = 3000\n[sandbox]\nextra_ports = 9229\n"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "/etc/bm2/one.toml:6: sandbox.extra_ports: must be an array of integers, got an integer") {
+		t.Fatalf("%v", err)
+	}
+}
