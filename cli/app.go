@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/config"
 	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
@@ -126,6 +127,13 @@ type Env struct {
 	// give one whose time moves only as a wait polls, so that a deadline
 	// means "so many polls", however busy the host is.
 	Clock Clock
+	// FenceSupport is nil when this host can fence an instance's ports,
+	// else why not (portfence.HostSupport by default).
+	FenceSupport func() error
+	// FenceAttached tells whether the port fence is attached to a unit's
+	// control group (portfence.Attached by default; root only, an
+	// fs.ErrPermission error for anyone else).
+	FenceAttached func(controlGroup string) (bool, error)
 }
 
 // Clock is what a wait needs of time: a deadline and a ticker.
@@ -225,6 +233,12 @@ func (e Env) withDefaults() Env {
 	}
 	if e.Clock == nil {
 		e.Clock = realClock{}
+	}
+	if e.FenceSupport == nil {
+		e.FenceSupport = portfence.HostSupport
+	}
+	if e.FenceAttached == nil {
+		e.FenceAttached = fenceAttached
 	}
 	return e
 }

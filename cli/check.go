@@ -116,6 +116,8 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		}
 	}
 
+	fmt.Fprintln(w, a.fenceLine(p, nil))
+
 	rc := a.checkRuntime(ctx, p)
 	if rc.OK() {
 		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)

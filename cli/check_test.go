@@ -70,8 +70,9 @@ func TestCheckSeedOutput(t *testing.T) {
 	want := fmt.Sprintf(`config ok: project "api", 4 x cluster on port %d, runtime bun, as bm2-api:bm2-api
 notify: disabled
 ports %d~%d: free
+ports: fenced at each start: an instance may bind only port %d
 runtime: %s 1.4.4 (>= 1.4.0)
-`, port, port, port, filepath.Join(te.bin, "bun"))
+`, port, port, port, port, filepath.Join(te.bin, "bun"))
 	if got := te.stdout.String(); got != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", got, want)
 	}
@@ -153,8 +154,9 @@ notify: disabled
 port %d: free
 port %d: held by an exclusive listener (cannot join)
 port %d: held by a shared listener (joinable)
+ports: fenced at each start: an instance may bind only port %d+i
 runtime: %s v24.1.0 (>= 24.0.0)
-`, port, port, port+1, port+2, filepath.Join(te.bin, "node"))
+`, port, port, port+1, port+2, port, filepath.Join(te.bin, "node"))
 	if got := te.stdout.String(); got != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", got, want)
 	}

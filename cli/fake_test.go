@@ -302,9 +302,11 @@ type testEnv struct {
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
-	layout     *scope.Layout // nil: system scope
-	sysPath    []string      // user scope: where system projects are
-	minPort    *int          // user scope: net.ipv4.ip_unprivileged_port_start
+	layout     *scope.Layout    // nil: system scope
+	sysPath    []string         // user scope: where system projects are
+	minPort    *int             // user scope: net.ipv4.ip_unprivileged_port_start
+	fenceErr   error            // why the host cannot fence ports; nil: it can
+	fenced     map[string]error // control group -> nil: fenced; absent: not fenced
 	// speaker is who the files bm2 reads outside the config dir speak
 	// for (trust.File.Speaker): 0, root, by default; reads counts the
 	// reads of each path.
@@ -541,7 +543,12 @@ func (te *testEnv) app() *App {
 			LookupUser: func(ctx context.Context, name, group string) (identity.Identity, error) {
 				return identity.Self(), nil
 			},
-			Security:    func(ctx context.Context, unit string) (string, error) { return "1.2 OK", nil },
+			Security:     func(ctx context.Context, unit string) (string, error) { return "1.2 OK", nil },
+			FenceSupport: func() error { return te.fenceErr },
+			FenceAttached: func(cg string) (bool, error) {
+				err, ok := te.fenced[cg]
+				return ok && err == nil, err
+			},
 			ReadJournal: te.entries.read,
 			Listening: func(ctx context.Context, u UnitStatus, port int) (bool, error) {
 				if u.MainPID == 0 {

@@ -222,11 +222,16 @@ func (a *App) checkSystemConflict(p *config.Project) error {
 	l := config.Load(a.systemSearchPath(), config.Options{NumCPU: a.NumCPU})
 	for _, e := range l.Entries {
 		h := e.Project
-		if h == nil || !p.Ports().Overlaps(h.Ports()) {
+		if h == nil {
+			continue
+		}
+		// Extra ports count: a system project's are its to bind.
+		pr, hr, ok := config.Overlap(p, h)
+		if !ok {
 			continue
 		}
 		return fail(ExitInvalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", p.File, h.Name),
-			fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, p.Ports(), h.Name, h.Ports(), h.File))
+			fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
 	}
 	return nil
 }

@@ -58,6 +58,11 @@ func (a *App) status(ctx context.Context, name string) error {
 		}
 		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, analyze, units.Instance(p.Name, 0))
 	}
+	var fenced []UnitStatus
+	if sd != nil {
+		fenced, _ = sd.Units(ctx, instanceNames(p))
+	}
+	fmt.Fprintf(w, "  %s\n", a.fenceLine(p, fenced))
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", needsText(ctx, sd, needs))
 	}

@@ -25,6 +25,7 @@ const (
 	kIntOrMax      // a whole number or "max"
 	kTable         // a table of known keys
 	kEnv           // a table of strings with free names
+	kInts          // an array of whole numbers
 )
 
 // spec is one key of the project file: its TOML type, how its value is
@@ -65,6 +66,9 @@ const (
 	reservedEnv  = "BM2_"
 	invalidUID16 = 65535
 	maxNeeds     = 64
+	// MaxExtraPorts bounds [sandbox] extra_ports: with the instance's own
+	// port they make one compare each in the port fence's program.
+	MaxExtraPorts = 32
 )
 
 // unitTypes are the unit types wants and requires may name: the ones an
@@ -246,6 +250,9 @@ var specs = []spec{
 			}
 		}
 	}, get: list(func(p *Project) []string { return p.Sandbox.Writable })},
+	{key: "sandbox.extra_ports", kind: kInts, set: setExtraPorts, get: func(p *Project) (any, bool) {
+		return p.Sandbox.ExtraPorts, len(p.Sandbox.ExtraPorts) > 0
+	}},
 }
 
 // known is every key, for "did you mean" hints.
@@ -374,6 +381,33 @@ func setPortEnv(v *validator, p *Project, k string, val any) {
 		}
 	}
 	v.portEnvAt = seen
+}
+
+// setExtraPorts checks [sandbox] extra_ports: the ports every instance may
+// bind besides its own (an inspector, a metrics port). Each is 1-65535,
+// none twice, at most MaxExtraPorts; one inside the project's own range is
+// refused in finish (the port fence gives each instance its own port
+// only, and a fork instance must not bind its neighbour's).
+func setExtraPorts(v *validator, p *Project, k string, val any) {
+	list := val.([]int64)
+	if len(list) > MaxExtraPorts {
+		v.add(k, ErrValue, "lists %d ports, more than %d", len(list), MaxExtraPorts)
+		return
+	}
+	seen := map[int64]int{}
+	for i, n := range list {
+		ik := fmt.Sprintf("%s[%d]", k, i)
+		if j, dup := seen[n]; dup {
+			v.add(ik, ErrValue, "%d is listed twice (also %s[%d])", n, k, j)
+			continue
+		}
+		if !v.intRange(ik, n, 1, 65535) {
+			continue
+		}
+		seen[n] = i
+		p.Sandbox.ExtraPorts = append(p.Sandbox.ExtraPorts, int(n))
+	}
+	v.extraPortAt = seen
 }
 
 // needs checks the units of wants or requires: at most maxNeeds, each a

@@ -82,6 +82,12 @@ func tomlValue(v any) string {
 		return TOMLString(v)
 	case int:
 		return strconv.Itoa(v)
+	case []int:
+		q := make([]string, len(v))
+		for i, n := range v {
+			q[i] = strconv.Itoa(n)
+		}
+		return "[" + strings.Join(q, ", ") + "]"
 	case []string:
 		q := make([]string, len(v))
 		for i, s := range v {

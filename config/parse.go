@@ -102,7 +102,9 @@ type validator struct {
 	where        map[string]field
 	// portEnvAt is where each accepted port_env name was written.
 	portEnvAt map[string]int
-	user      *UserScope
+	// extraPortAt is where each accepted extra port was written.
+	extraPortAt map[int64]int
+	user        *UserScope
 }
 
 func (v *validator) add(key string, class error, format string, args ...any) {
@@ -315,6 +317,24 @@ func (v *validator) typed(s spec, f field) (any, bool) {
 			out = append(out, s)
 		}
 		return out, good
+	case kInts:
+		arr, ok := f.val.([]any)
+		if !ok {
+			want = "an array of integers"
+			break
+		}
+		out := make([]int64, 0, len(arr))
+		good := true
+		for i, e := range arr {
+			n, ok := e.(int64)
+			if !ok {
+				v.add(fmt.Sprintf("%s[%d]", f.key, i), ErrType, "must be an integer, got %s", typeWord(e))
+				good = false
+				continue
+			}
+			out = append(out, n)
+		}
+		return out, good
 	case kEnv:
 		m, ok := f.val.(map[string]any)
 		if !ok {
@@ -404,6 +424,15 @@ func (v *validator) finish(p *Project, opts Options) {
 		}
 	}
 	sort.Strings(p.Sandbox.Writable)
+	if p.Port > 0 {
+		own := p.Ports()
+		for _, n := range p.Sandbox.ExtraPorts {
+			if own.Lo <= n && n <= own.Hi {
+				v.add(fmt.Sprintf("sandbox.extra_ports[%d]", v.extraPortAt[int64(n)]), ErrValue,
+					"%d is in the project's own port range %s: every instance may bind its own port (BM2_APP_PORT) already, and a fork instance only its own", n, own)
+			}
+		}
+	}
 	if u := opts.User; u != nil {
 		v.userScope(p, u)
 	}
@@ -434,6 +463,12 @@ func (v *validator) userScope(p *Project, u *UserScope) {
 	if p.Port > 0 && p.Port < u.MinPort {
 		v.add("port", ErrValue, "%d is below net.ipv4.ip_unprivileged_port_start (%d): only root may bind it; in user scope use a port of %d or more (with a gateway in front for %d), or register the project as root (sudo bm2 serve)",
 			p.Port, u.MinPort, u.MinPort, p.Port)
+	}
+	for _, n := range p.Sandbox.ExtraPorts {
+		if n < u.MinPort {
+			v.add(fmt.Sprintf("sandbox.extra_ports[%d]", v.extraPortAt[int64(n)]), ErrValue,
+				"%d is below net.ipv4.ip_unprivileged_port_start (%d): only root may bind it; in user scope use a port of %d or more", n, u.MinPort, u.MinPort)
+		}
 	}
 }
 

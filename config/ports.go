@@ -20,35 +20,76 @@ type ConflictError struct {
 	Project, Holder           string
 	ProjectFile, HolderFile   string
 	ProjectPorts, HolderPorts PortRange
+	// ProjectExtra and HolderExtra: the range is one of that project's
+	// [sandbox] extra_ports, not its own port range.
+	ProjectExtra, HolderExtra bool
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("port conflict: %s port range %s overlaps %s %s",
-		e.Project, e.ProjectPorts, e.Holder, e.HolderPorts)
+	what := func(extra bool) string {
+		if extra {
+			return " ([sandbox] extra_ports)"
+		}
+		return ""
+	}
+	return fmt.Sprintf("port conflict: %s port range %s%s overlaps %s %s%s",
+		e.Project, e.ProjectPorts, what(e.ProjectExtra), e.Holder, e.HolderPorts, what(e.HolderExtra))
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
-// CheckConflict returns a *ConflictError when p's range overlaps that of any
-// project in held (other than one with p's own name), naming the holder with
-// the lowest port; nil otherwise.
+// CheckConflict returns a *ConflictError when one of p's ranges
+// (Occupied: its port range and its extra ports) overlaps one of any
+// project's in held (other than one with p's own name), naming the holder
+// with the lowest port; nil otherwise. The port ranges themselves are
+// compared first, so that two projects whose ranges overlap get the
+// sentence users know.
 func CheckConflict(p *Project, held []*Project) error {
 	var holder *Project
+	var pi, hi int
 	for _, h := range held {
-		if h.Name == p.Name || !p.Ports().Overlaps(h.Ports()) {
+		if h.Name == p.Name {
+			continue
+		}
+		i, j, ok := overlap(p, h)
+		if !ok {
 			continue
 		}
 		if holder == nil || h.Port < holder.Port || (h.Port == holder.Port && h.Name < holder.Name) {
-			holder = h
+			holder, pi, hi = h, i, j
 		}
 	}
 	if holder == nil {
 		return nil
 	}
 	return &ConflictError{
-		Project: p.Name, ProjectFile: p.File, ProjectPorts: p.Ports(),
-		Holder: holder.Name, HolderFile: holder.File, HolderPorts: holder.Ports(),
+		Project: p.Name, ProjectFile: p.File, ProjectPorts: p.Occupied()[pi], ProjectExtra: pi > 0,
+		Holder: holder.Name, HolderFile: holder.File, HolderPorts: holder.Occupied()[hi], HolderExtra: hi > 0,
 	}
+}
+
+// Overlap reports the first range of p and the first of h (Occupied: port
+// ranges first, then extra ports) that overlap.
+func Overlap(p, h *Project) (PortRange, PortRange, bool) {
+	i, j, ok := overlap(p, h)
+	if !ok {
+		return PortRange{}, PortRange{}, false
+	}
+	return p.Occupied()[i], h.Occupied()[j], true
+}
+
+// overlap finds the first pair of ranges of p and h that overlap, as
+// indexes in their Occupied lists.
+func overlap(p, h *Project) (int, int, bool) {
+	ps, hs := p.Occupied(), h.Occupied()
+	for i, pr := range ps {
+		for j, hr := range hs {
+			if pr.Overlaps(hr) {
+				return i, j, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // ResolveConflicts decides which projects keep their port ranges. Projects

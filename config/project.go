@@ -91,6 +91,9 @@ type Resources struct {
 type Sandbox struct {
 	Mode     SandboxMode
 	Writable []string // absolute; ReadWritePaths=
+	// ExtraPorts are the ports every instance may bind besides its own
+	// (the port fence, package portfence), as written.
+	ExtraPorts []int
 }
 
 // Project is one validated project file with every default filled in.
@@ -167,6 +170,22 @@ func (p *Project) Ports() PortRange {
 		return PortRange{Lo: p.Port, Hi: p.Port + p.Instances - 1}
 	}
 	return PortRange{Lo: p.Port, Hi: p.Port}
+}
+
+// Occupied is every port range the project holds: Ports, then each of
+// [sandbox] extra_ports as a range of one.
+func (p *Project) Occupied() []PortRange {
+	out := []PortRange{p.Ports()}
+	for _, n := range p.Sandbox.ExtraPorts {
+		out = append(out, PortRange{Lo: n, Hi: n})
+	}
+	return out
+}
+
+// AllowedPorts is what instance i may bind (the port fence): its own port
+// and [sandbox] extra_ports.
+func (p *Project) AllowedPorts(i int) []int {
+	return append([]int{p.InstancePort(i)}, p.Sandbox.ExtraPorts...)
 }
 
 // InstancePort is the port instance i listens on (BM2_APP_PORT).
@@ -254,6 +273,9 @@ func normalized(p *Project) Project {
 	}
 	if len(c.Sandbox.Writable) == 0 {
 		c.Sandbox.Writable = nil
+	}
+	if len(c.Sandbox.ExtraPorts) == 0 {
+		c.Sandbox.ExtraPorts = nil
 	}
 	if len(c.Wants) == 0 {
 		c.Wants = nil

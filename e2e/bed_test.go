@@ -34,6 +34,13 @@ func repoRoot(t testing.TB) string {
 // /usr/local/bin/node (the machine's own /usr/bin/node, 20.x, stays).
 func newBed(t *testing.T) *bed {
 	t.Helper()
+	return newBedWith(t, sandbox.Options{})
+}
+
+// newBedWith is newBed with sandbox options (Legacy); Repo and Binds are
+// newBed's.
+func newBedWith(t *testing.T, opts sandbox.Options) *bed {
+	t.Helper()
 	sandbox.RequireRoot(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -52,7 +59,8 @@ func newBed(t *testing.T) *bed {
 			t.Errorf("the host's /dev/null is now %v", st.Mode())
 		}
 	})
-	m := sandbox.New(t, sandbox.Options{Repo: repo, Binds: []string{runtimes.CacheDir() + ":ro"}})
+	opts.Repo, opts.Binds = repo, []string{runtimes.CacheDir() + ":ro"}
+	m := sandbox.New(t, opts)
 	b := &bed{Machine: m, t: t, repo: repo}
 	b.sh(fmt.Sprintf(`set -e
 make -s -C %q install-files >/dev/null

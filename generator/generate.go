@@ -244,6 +244,7 @@ type instanceShared struct {
 	condition       string
 	envFile         string // EnvironmentFile= of [env], "" without [env]
 	execStart       string
+	fence           string // ExecStartPre= of the port fence, less its ports; "" in user scope
 	file            string
 	protectHome     string
 	user            bool   // user scope: no User=, no capabilities
@@ -270,6 +271,20 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	words = append(words, p.Script)
 	words = append(words, p.Args...)
 	s.execStart = units.QuoteCommand(words)
+	if !s.user {
+		// The port fence (package portfence): root ("+"), before the app,
+		// with nothing from it: the instance (%i, whose cgroup it finds
+		// itself in) and the ports, from this file alone. "-": its
+		// failure does not fail the start. systemd enters
+		// WorkingDirectory= for this command too, and a failed
+		// ExecStartPre= is restarted even for the exit statuses of
+		// RestartPreventExitStatus= (which looks at the main process
+		// only): without "-" a missing cwd would be a crash loop, not
+		// cwd_missing. A fence that could not be attached is in the
+		// instance's journal and in bm2 status. A user manager cannot
+		// attach BPF programs: no fence there (bm2 check says so).
+		s.fence = "+-" + units.QuoteCommand([]string{opts.Helper, "fence"}) + " %i"
+	}
 	s.protectHome = "yes"
 	for _, dir := range []string{p.Cwd, p.RuntimePath, p.ScriptPath(), p.EnvFile} {
 		if underHome(dir) {
@@ -326,6 +341,9 @@ func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
 	// Description, Wants= the probe, BM2_APP_INSTANCE, BM2_APP_PORT and
 	// one port per port_env name.
 	want := 4 + len(p.PortEnv)
+	if s.fence != "" {
+		want++ // the port fence's own port
+	}
 	return t, len(t.slots) == want
 }
 
@@ -432,6 +450,13 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	if s.envFile != "" {
 		f.Add("Service", "EnvironmentFile", s.envFile)
 	}
+	if s.fence != "" {
+		ports := []string{port}
+		for _, n := range p.Sandbox.ExtraPorts {
+			ports = append(ports, strconv.Itoa(n))
+		}
+		f.Add("Service", "ExecStartPre", s.fence+" "+strings.Join(ports, " "))
+	}
 	f.Add("Service", "ExecStart", s.execStart)
 	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
 	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
@@ -459,7 +484,7 @@ func (s *instanceShared) sandbox(f *units.File, p *config.Project) {
 		// "-": a path that does not exist yet is no reason not to start.
 		f.Add("Service", "ReadWritePaths", "-"+units.Specifiers(w))
 	}
-	if p.Ports().Lo < 1024 && !s.user {
+	if lowestPort(p) < 1024 && !s.user {
 		// Binding a privileged port: that one capability, and no user
 		// namespace (a capability inside one does not count for the host's
 		// network).
@@ -467,6 +492,16 @@ func (s *instanceShared) sandbox(f *units.File, p *config.Project) {
 		f.Add("Service", "CapabilityBoundingSet", "CAP_NET_BIND_SERVICE")
 		f.Add("Service", "AmbientCapabilities", "CAP_NET_BIND_SERVICE")
 	}
+}
+
+// lowestPort is the lowest port an instance of p may bind: its range's or
+// an extra port's.
+func lowestPort(p *config.Project) int {
+	lo := p.Ports().Lo
+	for _, n := range p.Sandbox.ExtraPorts {
+		lo = min(lo, n)
+	}
+	return lo
 }
 
 // compatSandbox turns the template's sandbox back into bm2 0.1's

@@ -3,6 +3,8 @@
 //	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service, root); package probehelper
 //	bm2-probe exited <project>-<i>          ExecStopPost=+ (root): crash.log and events; package hooks
 //	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
+//	bm2-probe fence <project>-<i> PORT…     ExecStartPre=+ (root, system scope): the port fence;
+//	                                        package portfence
 //	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
 //	                                        spooled notifications; package notify
 //	bm2-probe run bun|node [--env-file F] -- RUNTIME …
@@ -26,6 +28,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/hooks"
+	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/notify"
 	"github.com/bm2dev/bm2/probehelper"
@@ -83,10 +86,13 @@ func cleanExec() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | notify")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | notify")
 	}
-	if args[0] == "run" {
+	switch args[0] {
+	case "run":
 		return hooks.Run(ctx, args[1:], hooks.DefaultRunEnv())
+	case "fence":
+		return portfence.Main(args[1:], os.Stderr)
 	}
 	// As root: system scope. As anyone else: the user's own manager runs
 	// it (user scope), and its files are under ~/.bm2.

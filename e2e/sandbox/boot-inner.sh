@@ -151,6 +151,36 @@ else
 	done
 fi
 
+# The cgroup v2 hierarchy, where systemd keeps a directory per unit (what
+# cgroup BPF programs such as bm2's port fence attach to): on a host with v1
+# hierarchies, at /sys/fs/cgroup/unified, mirrored above when the host has
+# it there and mounted here when it does not (the Go side mounted it on the
+# host elsewhere to give us a v2 cgroup of our own, UnifiedFallback), so
+# the booted systemd runs in hybrid mode. BM2_E2E_CGROUP=legacy leaves it
+# out and keeps systemd from adding it: legacy mode, as on a v1 host whose
+# systemd does not use it.
+if [ "$(stat -f -c %T "$M$HC")" != cgroup2fs ]; then
+	case ${BM2_E2E_CGROUP:-hybrid} in
+	hybrid)
+		if ! mountpoint -q "$M$HC/unified"; then
+			mkdir -p "$M$HC/unified"
+			mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 "$M$HC/unified"
+		fi
+		;;
+	legacy)
+		if mountpoint -q "$M$HC/unified"; then
+			umount "$M$HC/unified"
+			rmdir "$M$HC/unified"
+		fi
+		# systemd 252 mounts the unified hierarchy itself when it is
+		# missing (hybrid is its default); on a read-only tmpfs it
+		# cannot create the mount point and stays in legacy mode.
+		mount -o remount,ro "$M$HC"
+		;;
+	*) die "BM2_E2E_CGROUP=$BM2_E2E_CGROUP: want hybrid or legacy" ;;
+	esac
+fi
+
 mount -t tmpfs -o mode=755,nosuid,nodev bm2-e2e-run "$M/run"
 mount -t tmpfs -o mode=1777,nosuid,nodev bm2-e2e-tmp "$M/tmp"
 

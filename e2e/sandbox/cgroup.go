@@ -15,6 +15,36 @@ import (
 	"time"
 )
 
+// UnifiedFallback is where the sandbox mounts the cgroup v2 hierarchy on
+// a host that has it mounted nowhere (a cgroup v1 host without the
+// unified hierarchy): every sandbox then gets a cgroup v2 cgroup of its
+// own, like one in each v1 hierarchy, and boot-inner.sh mounts it at
+// /sys/fs/cgroup/unified inside, so that the booted systemd runs in hybrid
+// mode with a cgroup v2 directory per unit, as on a unified host. It stays
+// mounted for later sandboxes and Sweep; the hierarchy exists in the
+// kernel anyway, the mount only shows it.
+const UnifiedFallback = "/run/bm2-e2e-unified"
+
+// ensureUnified mounts the cgroup v2 hierarchy at UnifiedFallback unless
+// it is mounted somewhere already.
+func ensureUnified() error {
+	ms, err := cgroupMounts()
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(ms, func(m cgroupMount) bool { return m.v2 }) {
+		return nil
+	}
+	if err := os.MkdirAll(UnifiedFallback, 0o755); err != nil {
+		return fmt.Errorf("mount the cgroup v2 hierarchy: %w", err)
+	}
+	err = syscall.Mount("cgroup2", UnifiedFallback, "cgroup2", syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "")
+	if err != nil {
+		return fmt.Errorf("mount the cgroup v2 hierarchy at %s: %w", UnifiedFallback, err)
+	}
+	return nil
+}
+
 // hierarchy is one mounted cgroup hierarchy of the host.
 type hierarchy struct {
 	mount  string // where it is mounted, e.g. /sys/fs/cgroup/memory

@@ -43,6 +43,12 @@ type Options struct {
 	Binds []string
 	// Name is the sandbox's hostname. Optional; it defaults to the id.
 	Name string
+	// Legacy boots systemd in legacy cgroup mode (cgroup v1 only, no
+	// unified hierarchy inside), as on a cgroup v1 host without it. By
+	// default a host with v1 hierarchies gets hybrid mode: the cgroup v2
+	// hierarchy at /sys/fs/cgroup/unified inside, where systemd keeps a
+	// cgroup v2 directory per unit (what cgroup BPF programs attach to).
+	Legacy bool
 }
 
 // Machine is a booted sandbox: a systemd running as PID 1 in its own
@@ -115,6 +121,9 @@ func boot(ctx context.Context, opts Options) (_ *Machine, err error) {
 		}
 	}()
 
+	if err := ensureUnified(); err != nil {
+		return nil, err
+	}
 	hs, err := cgroupHierarchies()
 	if err != nil {
 		return nil, err
@@ -144,7 +153,11 @@ func boot(ctx context.Context, opts Options) (_ *Machine, err error) {
 	m.cmd.Stdin = nil
 	m.cmd.Stdout = m.console
 	m.cmd.Stderr = m.console
-	m.cmd.Env = []string{"PATH=" + sandboxPath}
+	mode := "hybrid"
+	if opts.Legacy {
+		mode = "legacy"
+	}
+	m.cmd.Env = []string{"PATH=" + sandboxPath, "BM2_E2E_CGROUP=" + mode}
 	// If this process dies, unshare gets SIGKILL, and --kill-child passes
 	// it on to the sandbox's PID 1, which takes the whole PID namespace
 	// down with it.

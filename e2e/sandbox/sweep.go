@@ -25,6 +25,11 @@ var (
 // in every mounted hierarchy; those of live processes, including parallel
 // test binaries, are left alone. New runs Sweep once per process.
 func Sweep(ctx context.Context) error {
+	// On a host without the cgroup v2 hierarchy mounted, the sandboxes'
+	// v2 cgroups are found through UnifiedFallback.
+	if err := ensureUnified(); err != nil {
+		return fmt.Errorf("sweep sandboxes: %w", err)
+	}
 	mounts, err := cgroupMounts()
 	if err != nil {
 		return fmt.Errorf("sweep sandboxes: %w", err)

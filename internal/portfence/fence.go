@@ -1,0 +1,152 @@
+package portfence
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// UnsupportedError is a fence the kernel cannot give (no cgroup BPF, no
+// bind hooks): the instance starts without it.
+type UnsupportedError struct{ Err error }
+
+func (e *UnsupportedError) Error() string { return "the kernel cannot attach it: " + e.Err.Error() }
+func (e *UnsupportedError) Unwrap() error { return e.Err }
+
+// Apply attaches the fence for ports (Ports) to the cgroup v2 directory
+// dir, for IPv4 and IPv6 binds, and then detaches the fence programs of
+// earlier starts from it (a restart may reuse the cgroup, and the ports
+// may have changed), so exactly one fence of each type stays.
+func Apply(dir string, ports []int) error {
+	ports, err := Ports(ports)
+	if err != nil {
+		return err
+	}
+	cg, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer cg.Close()
+	for _, at := range AttachTypes {
+		if err := attach(int(cg.Fd()), at, ports); err != nil {
+			return fmt.Errorf("attach to %s (%s): %w", dir, at, err)
+		}
+	}
+	return nil
+}
+
+func attach(cg int, at ebpf.AttachType, ports []int) error {
+	prog, err := ebpf.NewProgram(Spec(at, ports))
+	if err != nil {
+		if unsupported(err) {
+			return &UnsupportedError{err}
+		}
+		return fmt.Errorf("load: %w", err)
+	}
+	defer prog.Close()
+	info, err := prog.Info()
+	if err != nil {
+		return err
+	}
+	id, _ := info.ID()
+	err = link.RawAttachProgram(link.RawAttachProgramOptions{
+		Target: cg, Program: prog, Attach: at, Flags: unix.BPF_F_ALLOW_MULTI,
+	})
+	if err != nil {
+		if unsupported(err) {
+			return &UnsupportedError{err}
+		}
+		return err
+	}
+	old, err := fences(cg, at)
+	if err != nil {
+		return err
+	}
+	for _, p := range old {
+		if pid, _ := p.id(); pid != id {
+			err = errors.Join(err, link.RawDetachProgram(link.RawDetachProgramOptions{
+				Target: cg, Program: p.Program, Attach: at, Flags: unix.BPF_F_ALLOW_MULTI,
+			}))
+		}
+		p.Close()
+	}
+	return err
+}
+
+type fence struct{ *ebpf.Program }
+
+func (f fence) id() (ebpf.ProgramID, bool) {
+	info, err := f.Info()
+	if err != nil {
+		return 0, false
+	}
+	return info.ID()
+}
+
+// fences opens the programs attached to cgroup cg for at (not those
+// inherited from its parents) that are bm2 fences.
+func fences(cg int, at ebpf.AttachType) ([]fence, error) {
+	res, err := link.QueryPrograms(link.QueryOptions{Target: cg, Attach: at})
+	if err != nil {
+		return nil, err
+	}
+	var out []fence
+	for _, ap := range res.Programs {
+		p, err := ebpf.NewProgramFromID(ap.ID)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // detached meanwhile
+		}
+		if err != nil {
+			for _, f := range out {
+				f.Close()
+			}
+			return nil, err
+		}
+		if info, err := p.Info(); err == nil && info.Name == ProgName {
+			out = append(out, fence{p})
+			continue
+		}
+		p.Close()
+	}
+	return out, nil
+}
+
+// Attached tells whether a fence is attached to the cgroup v2 directory dir
+// for IPv4 and IPv6 binds both. It needs root (BPF_PROG_QUERY and
+// BPF_PROG_GET_FD_BY_ID).
+func Attached(dir string) (bool, error) {
+	if os.Geteuid() != 0 {
+		// BPF_PROG_QUERY needs CAP_NET_ADMIN; cilium/ebpf's feature
+		// probe would then call it "not supported".
+		return false, fmt.Errorf("query the programs of %s: %w", dir, fs.ErrPermission)
+	}
+	cg, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return false, err
+	}
+	defer cg.Close()
+	for _, at := range AttachTypes {
+		fs, err := fences(int(cg.Fd()), at)
+		if err != nil {
+			return false, err
+		}
+		for _, f := range fs {
+			f.Close()
+		}
+		if len(fs) == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// unsupported tells whether err means the kernel has no cgroup BPF or no
+// bind hooks, rather than refusing this attach.
+func unsupported(err error) bool {
+	return errors.Is(err, ebpf.ErrNotSupported) || errors.Is(err, unix.ENOSYS)
+}

@@ -1,0 +1,70 @@
+package portfence
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Main is `bm2-probe fence INSTANCE PORT...`, the ExecStartPre=+ of every
+// system-scope instance: it attaches the fence allowing PORT... to the
+// cgroup v2 directory of bm2@INSTANCE.service, in which it runs. It
+// believes only its command line (the generator's drop-in) and the
+// kernel: nothing the app can write.
+//
+// Where the host cannot give a fence (no cgroup v2 directory for the
+// unit, ErrNoUnified; a kernel without cgroup BPF, UnsupportedError; not
+// root) it writes one line on stderr (the unit's journal) saying why and
+// succeeds. Any other failure is an error (exit 1, "bm2-probe: fence
+// ..." in the journal). The generator writes the step with "-", so that
+// systemd does not fail the start for it (a failed ExecStartPre= would
+// also turn a missing WorkingDirectory= into a restart loop): the
+// instance then runs without the fence, and bm2 status, which looks at
+// the cgroups of the running instances, names it.
+func Main(args []string, stderr io.Writer) error {
+	if len(args) < 2 {
+		return errors.New("usage: bm2-probe fence PROJECT-INDEX PORT...")
+	}
+	inst := args[0]
+	if inst == "" || strings.ContainsAny(inst, "/\x00") || strings.HasPrefix(inst, ".") {
+		return fmt.Errorf("fence: %q is not an instance name", inst)
+	}
+	var ports []int
+	for _, a := range args[1:] {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("fence: %q is not a port (1-65535)", a)
+		}
+		ports = append(ports, n)
+	}
+	unit := "bm2@" + inst + ".service"
+	notFenced := func(why error) error {
+		fmt.Fprintf(stderr, "bm2-probe fence: ports not fenced: %v; %s starts without the fence\n", why, unit)
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return notFenced(errors.New(UserScopeReason))
+	}
+	dir, err := SelfUnitDir(unit)
+	if errors.Is(err, ErrNoUnified) {
+		return notFenced(err)
+	}
+	if err != nil {
+		return fmt.Errorf("fence: find the cgroup of %s: %w", unit, err)
+	}
+	err = Apply(dir, ports)
+	var unsupported *UnsupportedError
+	if errors.As(err, &unsupported) {
+		return notFenced(err)
+	}
+	if err != nil {
+		return fmt.Errorf("fence %s: %w", unit, err)
+	}
+	return nil
+}
+
+// UserScopeReason is why a user manager's instances are not fenced.
+const UserScopeReason = "user scope: a user manager cannot attach BPF programs"

@@ -1,0 +1,86 @@
+package portfence
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// ProgName is the name every fence program carries (BPF_OBJ_NAME_LEN
+// allows 15 bytes): how the step finds the programs of an earlier start on
+// the same cgroup, and how Attached recognises them.
+const ProgName = "bm2_port_fence"
+
+// Offsets in struct bpf_sock_addr (include/uapi/linux/bpf.h).
+const (
+	offUserPort = 24 // __u32, the port in network byte order
+)
+
+// MaxPorts bounds the ports of one program: one compare each, far below
+// the verifier's limits; config refuses more before anything gets here.
+const MaxPorts = 64
+
+// AttachTypes are the hooks a fence is attached to: bind(2) on IPv4 and
+// IPv6 sockets.
+var AttachTypes = []ebpf.AttachType{ebpf.AttachCGroupInet4Bind, ebpf.AttachCGroupInet6Bind}
+
+// Ports returns ports sorted, without duplicates and without 0, or an
+// error for a port outside 1..65535 or too many of them.
+func Ports(ports []int) ([]int, error) {
+	out := slices.Clone(ports)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	out = slices.DeleteFunc(out, func(p int) bool { return p == 0 })
+	for _, p := range out {
+		if p < 0 || p > 65535 {
+			return nil, fmt.Errorf("port %d is not between 1 and 65535", p)
+		}
+	}
+	if len(out) > MaxPorts {
+		return nil, fmt.Errorf("%d ports, more than %d", len(out), MaxPorts)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no port to allow")
+	}
+	return out, nil
+}
+
+// Instructions is the program that allows bind() to port 0 and to each of
+// ports (host byte order, as Ports returns them) and denies every other
+// port (return 0: bind fails with EPERM).
+//
+//	r2 = ctx->user_port          // u32 load; the port is big-endian
+//	r2 = be16(r2)                // host order
+//	if r2 == 0 goto allow
+//	if r2 == ports[i] goto allow // for each port
+//	r0 = 0; exit
+//	allow: r0 = 1; exit
+func Instructions(ports []int) asm.Instructions {
+	insns := asm.Instructions{
+		asm.LoadMem(asm.R2, asm.R1, offUserPort, asm.Word),
+		asm.HostTo(asm.BE, asm.R2, asm.Half),
+		asm.JEq.Imm(asm.R2, 0, "allow"),
+	}
+	for _, p := range ports {
+		insns = append(insns, asm.JEq.Imm(asm.R2, int32(p), "allow"))
+	}
+	return append(insns,
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+		asm.Mov.Imm(asm.R0, 1).WithSymbol("allow"),
+		asm.Return(),
+	)
+}
+
+// Spec is the program for one of AttachTypes.
+func Spec(attach ebpf.AttachType, ports []int) *ebpf.ProgramSpec {
+	return &ebpf.ProgramSpec{
+		Name:         ProgName,
+		Type:         ebpf.CGroupSockAddr,
+		AttachType:   attach,
+		Instructions: Instructions(ports),
+		License:      "GPL",
+	}
+}

@@ -1,0 +1,3 @@
+package platform
+
+const Native = Linux
