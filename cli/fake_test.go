@@ -148,6 +148,9 @@ func (f *fakeSystemd) startInstance(name string) {
 	if _, errored, _ := f.stateDir.Errored(proj); errored {
 		return // condition failed: stays inactive
 	}
+	if _, errored, _ := f.stateDir.InstanceErrored(strings.TrimSuffix(strings.TrimPrefix(name, "bm2@"), ".service")); errored {
+		return // the instance's own condition
+	}
 	if u.ActiveState == "active" {
 		return
 	}

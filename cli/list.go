@@ -225,6 +225,15 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 					r.Reuseport = &v
 				}
 			}
+			if !errored {
+				if statuses != nil {
+					if m, ok := a.markOf(p, i, statuses[k]); ok {
+						r.State, r.Reason = StateErrored, m.Reason
+					}
+				} else if m, ok := a.instanceMark(units.InstanceID(p.Name, i)); ok {
+					r.State, r.Reason = StateErrored, m.Reason
+				}
+			}
 			if errored {
 				r.State, r.Reason = StateErrored, mark
 				if r.Reason == "" {

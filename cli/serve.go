@@ -165,6 +165,9 @@ func (a *App) serve(ctx context.Context, args []string, timeout time.Duration) e
 	if err != nil {
 		return err
 	}
+	if err := a.clearInstanceMarks(p, nil); err != nil {
+		return err
+	}
 	unlock()
 
 	// 5. Start it.

@@ -138,11 +138,14 @@ type PortHolder func(port int, uid uint32) (who string, ok bool)
 // failed (not a clean stop, not a refusal) while a process of another
 // user holds its port cannot listen there however often it restarts
 // (SO_REUSEPORT joins only sockets of one user, so such a listener is
-// never joinable). The project is marked errored with port_in_use, which
-// keeps every instance from starting again (ConditionPathExists=), with an
-// instance_errored event and a crash.log line naming the holder. The
-// instance's port and UID come from systemd; the holder's name and pid
-// only go into the message.
+// never joinable). That instance, and only it, is marked errored with
+// port_in_use (state.Dir.SetInstanceErrored, under /run: a reboot looks
+// again), which keeps it from starting again (its own
+// ConditionPathExists=), with an instance_errored event and a crash.log
+// line naming the holder; its neighbours keep serving and restarting (any
+// local user can listen on a port: a squatter must not stop a project).
+// The instance's port and UID come from systemd; the holder's name and
+// pid only go into the message and the mark.
 func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir state.Dir, crashes journal.CrashLog, events journal.Sink, holder PortHolder) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok || holder == nil {
@@ -170,12 +173,13 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	if !held {
 		return nil
 	}
-	first, err := sdir.SetErrored(project, string(journal.ReasonPortInUse))
+	who = failure.Clean(who)
+	first, err := sdir.SetInstanceErrored(id, state.Mark{Reason: string(journal.ReasonPortInUse), Detail: who})
 	if err != nil || !first {
 		return err
 	}
 	e, _ := failure.Explain(journal.ReasonPortInUse, failure.Facts{Project: project, Instance: id, Port: port, Detail: who})
-	e.Message += "; bm2 keeps " + project + "'s instances from starting again"
+	e.Message += "; bm2 keeps " + id + " from starting again until `bm2 start " + id + "` (or the next boot); its neighbours keep serving"
 	c := journal.Crash{Time: now, Reason: journal.ReasonPortInUse, Detail: e.Message}
 	return record(crashes, events, project, id, c, journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Invocation: st.InvocationID, Port: port,

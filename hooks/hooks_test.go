@@ -349,22 +349,25 @@ func TestSpawnFailures(t *testing.T) {
 	}
 }
 
-// A failed instance whose port another user's process holds errors the
-// project as port_in_use, once, naming the holder; its own user's
+// A failed instance whose port another user's process holds is errored
+// as port_in_use, once, naming the holder: that instance only, under the
+// runtime state directory (a reboot looks again), never the project or
+// its neighbours (a squatter must not stop a project). Its own user's
 // listeners (a sibling), a clean stop and a refusal are none of that.
 func TestPortBlocked(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, journal.CrashLog{Dir: dir}, &sink{}
 	env := []string{"BM2_APP_PORT=3100"}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
 		"bm2@api-1.service": {ActiveState: "deactivating", Result: "success", UID: 61000, Environment: env},
 		"bm2@api-2.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78, UID: 61000, Environment: env},
+		"bm2@api-3.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 16, ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
 	}
 	var asked []uint32
 	holder := func(port int, uid uint32) (string, bool) {
 		asked = append(asked, uid)
-		return "python3 (pid 812), uid 65534 (nobody)", port == 3100 && uid != 65534
+		return "python3\x1b[2J (pid 812), uid 65534 (nobody)", port == 3100 && uid != 65534
 	}
 	for _, id := range []string{"api-1", "api-2"} {
 		if err := PortBlocked(context.Background(), id, sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 0 {
@@ -378,15 +381,37 @@ func TestPortBlocked(t *testing.T) {
 		t.Errorf("holder asked for %v", asked)
 	}
 	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonPortInUse || ev.got[0].Port != 3100 ||
-		!strings.Contains(ev.got[0].Message, "port 3100 is held by python3 (pid 812), uid 65534 (nobody), not by api") {
+		ev.got[0].Instance != "api-0" || !strings.Contains(ev.got[0].Message, "port 3100 is held by python3?[2J (pid 812), uid 65534 (nobody), not by api") ||
+		!strings.Contains(ev.got[0].Message, "bm2 keeps api-0 from starting again") {
 		t.Errorf("events %+v", ev.got)
 	}
-	if reason, ok, _ := st.Errored("api"); !ok || reason != "port_in_use" {
-		t.Errorf("errored mark %q %v", reason, ok)
+	if reason, ok, _ := st.Errored("api"); ok {
+		t.Errorf("the project is errored (%s): a squatter on one port stops every instance", reason)
 	}
-	// Once: the next instance's failure finds the project errored.
+	m, ok, err := st.InstanceErrored("api-0")
+	if err != nil || !ok || m.Reason != "port_in_use" || m.Detail != "python3?[2J (pid 812), uid 65534 (nobody)" {
+		t.Errorf("instance mark %+v %v %v", m, ok, err)
+	}
+	if !strings.HasPrefix(st.InstanceErroredPath("api-0"), st.Run+"/") {
+		t.Errorf("mark %s outlives a reboot", st.InstanceErroredPath("api-0"))
+	}
+	for _, n := range []string{"api-1", "api-2"} {
+		if _, ok, _ := st.InstanceErrored(n); ok {
+			t.Errorf("neighbour %s is errored", n)
+		}
+	}
+	// Once: the same instance's next failure finds it errored.
 	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 1 {
 		t.Errorf("second time: %v %d events", err, len(ev.got))
+	}
+	// A neighbour that fails on the same squatted port gets its own mark.
+	if err := PortBlocked(context.Background(), "api-3", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 2 || ev.got[1].Instance != "api-3" {
+		t.Errorf("api-3: %v %+v", err, ev.got)
+	}
+	// The failure hook of a marked instance adds nothing: the mark says why.
+	ev.got = nil
+	if err := Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev); err != nil || len(ev.got) != 0 {
+		t.Errorf("Failed of a marked instance: %v %+v", err, ev.got)
 	}
 }
 
