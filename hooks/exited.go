@@ -103,7 +103,7 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 			c.Reason, c.Detail = reason, msg
 			ev.Kind, ev.Reason = journal.RuntimeRejected, reason
 			ev.Message = fmt.Sprintf("%s not started: %s", id, msg)
-			return record(crashes, events, project, id, c, ev)
+			return record(crashes, events, project, id, st.GID, c, ev)
 		}
 		how += " (" + msg + ")"
 	}
@@ -113,12 +113,12 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 			e, _ := failure.Explain(r, failure.Facts{Project: project, Instance: id, Detail: spawnDetail(r, st)})
 			c.Reason, c.Detail = r, e.Message
 			ev.Reason, ev.Message, ev.Detail = r, e.Message, e.Fix
-			return record(crashes, events, project, id, c, ev)
+			return record(crashes, events, project, id, st.GID, c, ev)
 		}
 	}
 	ev.Reason = c.Reason
 	ev.Message = fmt.Sprintf("%s %s (%s)", id, how, st.Result)
-	return record(crashes, events, project, id, c, ev)
+	return record(crashes, events, project, id, st.GID, c, ev)
 }
 
 // spawnDetail is the {detail} of a SpawnReason: the directory systemd
@@ -181,7 +181,7 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	e, _ := failure.Explain(journal.ReasonPortInUse, failure.Facts{Project: project, Instance: id, Port: port, Detail: who})
 	e.Message += "; bm2 keeps " + id + " from starting again until `bm2 start " + id + "` (or the next boot); its neighbours keep serving"
 	c := journal.Crash{Time: now, Reason: journal.ReasonPortInUse, Detail: e.Message}
-	return record(crashes, events, project, id, c, journal.Event{
+	return record(crashes, events, project, id, st.GID, c, journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Invocation: st.InvocationID, Port: port,
 		Reason: journal.ReasonPortInUse, Message: e.Message, Detail: e.Fix, ServiceResult: st.Result,
 	})
@@ -234,8 +234,11 @@ func Blocking(ls []sockdiag.Listener, uid uint32) (sockdiag.Listener, bool) {
 	return *found, true
 }
 
-func record(crashes journal.CrashLog, events journal.Sink, project, id string, c journal.Crash, ev journal.Event) error {
-	err1 := crashes.Append(project, id, c)
+// record appends the crash.log line, giving the log to the group the run
+// had (st.GID: the app's account's, so that it can read how it died;
+// never a dynamic user's, see journal.LogGroup), and emits the event.
+func record(crashes journal.CrashLog, events journal.Sink, project, id string, gid uint32, c journal.Crash, ev journal.Event) error {
+	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(gid))
 	err2 := events.Emit(ev)
 	if err1 != nil {
 		return err1

@@ -65,7 +65,7 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		msg = e.Message + "; " + e.Fix
 	}
 	c := journal.Crash{Time: now, Reason: reason, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
-	err1 := crashes.Append(project, id, c)
+	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(f.GID))
 	err2 := events.Emit(journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: reason, Message: msg,
 		Restarts: fmt.Sprint(f.NRestarts), ServiceResult: f.Result, Invocation: f.InvocationID,
