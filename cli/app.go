@@ -97,6 +97,13 @@ type Env struct {
 	// RuntimeVersion runs `<path> --version` as id (with a 5 s timeout by
 	// default; as root, never as root but as the project's user).
 	RuntimeVersion func(ctx context.Context, id identity.Identity, path string) (string, error)
+	// Replaceable tells whether someone other than root can replace a
+	// runtime binary (jsruntime.Replaceable by default).
+	Replaceable func(path string) (who string, ok bool)
+	// ConfinedVersion asks a runtime someone else can replace for its
+	// version inside the project's sandbox, as its account (a transient
+	// unit, package confine, by default).
+	ConfinedVersion func(ctx context.Context, p *config.Project, path string) (string, error)
 	// ReadJournal runs a journal query and calls each for every entry, as
 	// it arrives (journal.Read: journalctl -o json by default). bm2 logs,
 	// bm2 events and the wait for reusePort verdicts read the journal
@@ -174,6 +181,12 @@ func (e Env) withDefaults() Env {
 	}
 	if e.RuntimeVersion == nil {
 		e.RuntimeVersion = askVersionAs
+	}
+	if e.Replaceable == nil {
+		e.Replaceable = jsruntime.Replaceable
+	}
+	if e.ConfinedVersion == nil {
+		e.ConfinedVersion = confinedVersion
 	}
 	if e.ReadJournal == nil {
 		e.ReadJournal = journal.Read

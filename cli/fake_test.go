@@ -304,6 +304,14 @@ type testEnv struct {
 	layout     *scope.Layout // nil: system scope
 	sysPath    []string      // user scope: where system projects are
 	minPort    *int          // user scope: net.ipv4.ip_unprivileged_port_start
+	// replaceable names who can replace a runtime binary (by path); none
+	// when absent.
+	replaceable map[string]string
+	// confined answers the confined version checks, and records them.
+	confined    func(p *config.Project, path string) (string, error)
+	confinedLog []string
+	// lookupUser replaces LookupUser (identity.Self by default).
+	lookupUser func(name string) identity.Identity
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -533,7 +541,21 @@ func (te *testEnv) app() *App {
 				return reuseport.CheckPortsAs(identity.Self(), ports)
 			},
 			LookupUser: func(ctx context.Context, name, group string) (identity.Identity, error) {
+				if te.lookupUser != nil {
+					return te.lookupUser(name), nil
+				}
 				return identity.Self(), nil
+			},
+			Replaceable: func(path string) (string, bool) {
+				who, ok := te.replaceable[path]
+				return who, ok
+			},
+			ConfinedVersion: func(ctx context.Context, p *config.Project, path string) (string, error) {
+				te.confinedLog = append(te.confinedLog, p.Name+" "+path)
+				if te.confined == nil {
+					return "", errors.New("no confined runs in this test")
+				}
+				return te.confined(p, path)
 			},
 			Security:    func(ctx context.Context, unit string) (string, error) { return "1.2 OK", nil },
 			ReadJournal: te.entries.read,

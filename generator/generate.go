@@ -497,3 +497,21 @@ var compatSandbox = [][2]string{
 	{"CapabilityBoundingSet", "~"},
 	{"UMask", "0022"},
 }
+
+// InstanceDropIn is the drop-in instance i of a validated project gets
+// (bm2@<name>-<i>.service.d/50-bm2.conf), for what must run with the
+// instance's account and sandbox before the project is generated (bm2
+// check's confined version check, package confine).
+func InstanceDropIn(p *config.Project, opts Options, i int) []byte {
+	if opts.Helper == "" {
+		opts.Helper = DefaultHelper
+	}
+	if opts.OutDir == "" {
+		opts.OutDir = DefaultOutDir
+	}
+	if opts.Layout.Kind == "" {
+		opts.Layout = scope.SystemLayout()
+	}
+	s := newInstanceShared(p, opts)
+	return s.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
+}

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -14,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/envfile"
 	"github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/confine"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/sockdiag"
@@ -246,43 +248,94 @@ func record(crashes journal.CrashLog, events journal.Sink, project, id string, g
 	return err2
 }
 
-// VerifyRefusal checks, as the instance's user and never as root, the two
-// things the run wrapper refuses for: the env_file (openable by that user,
-// not a link, owned by root or the user) and the runtime (there, and not
-// below its floor: its --version is run as the user). The wrapper's own
-// word is not taken: it ran as the app's user, and an app can exit 78 too.
+// Confined runs `<path> --version` on behalf of the instance st: as its
+// account and inside its sandbox, never in the hook's own context (see
+// ConfinedVersion).
+type Confined func(ctx context.Context, st sysd.Status, path string) (string, error)
+
+// VerifyRefusal is VerifyRefusalWith(ConfinedVersion): the exit hook's.
 func VerifyRefusal(ctx context.Context, st sysd.Status) (journal.Reason, string) {
-	if len(st.ExecStart) < 3 || st.ExecStart[1] != "run" {
-		return journal.ReasonExited, "not started by bm2-probe run"
-	}
-	ra, err := ParseRunArgs(st.ExecStart[2:])
-	if err != nil {
-		return journal.ReasonExited, err.Error()
-	}
-	id := identity.Identity{Name: st.User, UID: int(st.UID), GID: int(st.GID)}
-	if st.UID == sysd.NoID || st.GID == sysd.NoID {
-		// The run's dynamic user is gone already: any unprivileged user
-		// sees what it saw of files that are not its own.
-		id = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
-	}
-	asker := jsruntime.AsUser(id.UID, id.GID)
-	if os.Geteuid() != 0 {
-		// User scope: the user's manager ran the app as the user, and runs
-		// this hook as the user too.
-		id, asker = identity.Self(), jsruntime.AskVersion
-	}
-	if ra.EnvFile != "" {
-		err := identity.Do(id, func() error {
-			_, err := envfile.Read(ra.EnvFile, st.WorkingDirectory, id.UID)
-			return err
-		})
-		if err != nil {
-			return journal.ReasonEnvFile, "env_file " + err.Error()
+	return VerifyRefusalWith(ConfinedVersion)(ctx, st)
+}
+
+// VerifyRefusalWith checks the two things the run wrapper refuses for,
+// never as root and never by running anything itself: the env_file
+// (opened with the instance's user's filesystem identity: not a link,
+// owned by root or the user) and the runtime (there, and not below its
+// floor: its --version is asked through ask, inside the instance's
+// sandbox, since the app may be able to replace it). The wrapper's own
+// word is not taken: it ran as the app's user, and an app can exit 78
+// too. When the runtime cannot be asked in the sandbox, the refusal is
+// reported as runtime_rejected, unconfirmed.
+func VerifyRefusalWith(ask Confined) Verifier {
+	return func(ctx context.Context, st sysd.Status) (journal.Reason, string) {
+		if len(st.ExecStart) < 3 || st.ExecStart[1] != "run" {
+			return journal.ReasonExited, "not started by bm2-probe run"
 		}
+		ra, err := ParseRunArgs(st.ExecStart[2:])
+		if err != nil {
+			return journal.ReasonExited, err.Error()
+		}
+		id := identity.Identity{Name: st.User, UID: int(st.UID), GID: int(st.GID)}
+		if st.UID == sysd.NoID || st.GID == sysd.NoID {
+			// The run's dynamic user is gone already: any unprivileged user
+			// sees what it saw of files that are not its own.
+			id = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
+		}
+		if os.Geteuid() != 0 {
+			// User scope: the user's manager ran the app as the user, and
+			// runs this hook as the user too.
+			id = identity.Self()
+		}
+		if ra.EnvFile != "" {
+			err := identity.Do(id, func() error {
+				_, err := envfile.Read(ra.EnvFile, st.WorkingDirectory, id.UID)
+				return err
+			})
+			if err != nil {
+				return journal.ReasonEnvFile, "env_file " + err.Error()
+			}
+		}
+		asker := func(ctx context.Context, path string) (string, error) { return ask(ctx, st, path) }
+		rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), asker)
+		switch {
+		case rc.Retry || rc.Unchecked != "":
+			why := rc.Problem
+			if why == "" {
+				why = rc.Unchecked
+			}
+			return journal.ReasonRejected, "unconfirmed: exit status 78 is bm2's refusal, and bm2 could not ask the runtime in the instance's sandbox (" +
+				why + "); `systemctl status` shows the run wrapper's message"
+		case rc.Reason != "":
+			return rc.Reason, "runtime " + rc.Problem + " (" + jsruntime.Advice(ra.Kind) + ")"
+		}
+		return journal.ReasonExited, "exit status 78 is bm2's refusal, but bm2 found nothing to refuse: the app exited with it itself"
 	}
-	rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), asker)
-	if rc.Reason != "" {
-		return rc.Reason, "runtime " + rc.Problem + " (" + jsruntime.Advice(ra.Kind) + ")"
+}
+
+// ConfinedVersion asks `<path> --version` in a transient service with the
+// account and sandbox of the instance st (package confine), read from the
+// unit files systemd loaded for it (st.FragmentPath, st.DropInPaths):
+// root's, or in user scope the user's own.
+func ConfinedVersion(ctx context.Context, st sysd.Status, path string) (string, error) {
+	if st.FragmentPath == "" {
+		return "", errors.New("systemd names no unit file for the instance")
 	}
-	return journal.ReasonExited, "exit status 78 is bm2's refusal, but bm2 found nothing to refuse: the app exited with it itself"
+	var files [][]byte
+	for _, p := range append([]string{st.FragmentPath}, st.DropInPaths...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("read the instance's unit file: %w", err)
+		}
+		files = append(files, data)
+	}
+	props, err := confine.Properties(files...)
+	if err != nil {
+		return "", err
+	}
+	opts := confine.Options{Timeout: jsruntime.VersionTimeout}
+	if uid := os.Geteuid(); uid != 0 {
+		opts.User, opts.RuntimeDir = true, "/run/user/"+strconv.Itoa(uid)
+	}
+	return confine.Run(ctx, props, opts, path, "--version")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/sockdiag"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
@@ -246,7 +247,9 @@ func TestExitedRefusal(t *testing.T) {
 	}
 }
 
-// The root side checks the env_file and the runtime itself, as the user.
+// The root side checks the env_file itself, as the user, and the
+// runtime only through the confined asker: the hook never executes the
+// runtime (a script here that leaves a marker when run).
 func TestVerifyRefusal(t *testing.T) {
 	dir, err := os.MkdirTemp("", "bm2-verify-")
 	if err != nil {
@@ -255,24 +258,62 @@ func TestVerifyRefusal(t *testing.T) {
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 	bun := filepath.Join(dir, "bun")
-	os.WriteFile(bun, []byte("#!/bin/sh\necho 1.3.14\n"), 0o755)
+	marker := filepath.Join(dir, "ran")
+	os.WriteFile(bun, []byte("#!/bin/sh\ntouch "+marker+"\necho 1.4.4\n"), 0o755)
 	me := uint32(os.Getuid())
 	st := sysd.Status{UID: me, GID: uint32(os.Getgid()), WorkingDirectory: dir,
 		ExecStart: []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", bun, "i.ts"}}
-	if r, msg := VerifyRefusal(context.Background(), st); r != journal.ReasonRuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
+	answer, answerErr := "1.3.14\n", error(nil)
+	var asked []string
+	confined := func(ctx context.Context, s sysd.Status, path string) (string, error) {
+		if s.UID != st.UID {
+			t.Errorf("asked for uid %d", s.UID)
+		}
+		asked = append(asked, path)
+		return answer, answerErr
+	}
+	verify := VerifyRefusalWith(confined)
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
 		t.Fatalf("%s %s", r, msg)
 	}
-	os.WriteFile(bun, []byte("#!/bin/sh\necho 1.4.4\n"), 0o755)
-	if r, _ := VerifyRefusal(context.Background(), st); r != journal.ReasonExited {
+	answer = "1.4.4\n"
+	if r, _ := verify(context.Background(), st); r != journal.ReasonExited {
 		t.Fatalf("nothing to refuse, got %s", r)
 	}
+	// The sandbox could not be asked: unconfirmed, never a run of our own.
+	answerErr = errors.New("systemd-run: not found")
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") || !strings.Contains(msg, "systemd-run: not found") {
+		t.Fatalf("unconfirmed: %s %s", r, msg)
+	}
+	answerErr = &jsruntime.NotRunError{Why: "no"}
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") {
+		t.Fatalf("not run: %s %s", r, msg)
+	}
+	answerErr = nil
 	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--env-file", filepath.Join(dir, ".env"), "--", bun, "i.ts"}
-	if r, msg := VerifyRefusal(context.Background(), st); r != journal.ReasonEnvFile || !strings.Contains(msg, "does not exist") {
+	if r, msg := verify(context.Background(), st); r != journal.ReasonEnvFile || !strings.Contains(msg, "does not exist") {
 		t.Fatalf("%s %s", r, msg)
 	}
 	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", filepath.Join(dir, "gone"), "i.ts"}
-	if r, _ := VerifyRefusal(context.Background(), st); r != journal.ReasonRuntimeMissing {
+	if r, _ := verify(context.Background(), st); r != journal.ReasonRuntimeMissing {
 		t.Fatalf("%s", r)
+	}
+	if len(asked) != 4 || asked[0] != bun {
+		t.Errorf("confined asks: %q", asked)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the hook executed the runtime itself")
+	}
+}
+
+// The real confined asker reads the instance's unit files and hands
+// their sandbox to systemd-run; without a unit file it runs nothing.
+func TestConfinedVersionNeedsUnitFiles(t *testing.T) {
+	if _, err := ConfinedVersion(context.Background(), sysd.Status{}, "/bin/true"); err == nil {
+		t.Error("ran without the instance's unit files")
+	}
+	if _, err := ConfinedVersion(context.Background(), sysd.Status{FragmentPath: filepath.Join(t.TempDir(), "gone.service")}, "/bin/true"); err == nil {
+		t.Error("ran without the instance's unit files")
 	}
 }
 
