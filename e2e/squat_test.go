@@ -18,6 +18,11 @@ func TestSquatterErrorsOneInstance(t *testing.T) {
 	b.nodeProject("squat", 2, 3600, "", "exec_mode = \"fork\"\nrestart_delay_ms = 1000")
 	b.sh(`systemctl daemon-reload && systemctl start bm2-squat.target`)
 	b.eventually(30*time.Second, "both instances serve", `curl -sf --max-time 1 http://127.0.0.1:3600/ && curl -sf --max-time 1 http://127.0.0.1:3601/`)
+	// Finding 7.5: the project's slice has a default TasksMax= (512 per
+	// instance and one for the surge).
+	if got := b.show("bm2-squat.slice", "TasksMax"); got != "1536" {
+		t.Errorf("bm2-squat.slice TasksMax=%s, want 1536", got)
+	}
 
 	// A local user waits for port 3601 to be free, then listens on it.
 	b.sh(`useradd -r -M -s /usr/sbin/nologin porthog && systemd-run -q --unit=squatter -p User=porthog /bin/sh -c 'until /usr/bin/python3 -m http.server 3601 --bind 0.0.0.0 2>/dev/null; do sleep 0.05; done'`)
