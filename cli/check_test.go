@@ -331,3 +331,22 @@ func TestCheckReplaceableRuntime(t *testing.T) {
 		t.Fatalf("bm2 check ran the replaceable runtime itself, as uid %s", data)
 	}
 }
+
+// bm2 import run by root does not run an imported app's runtime that
+// someone else can replace (there is no project sandbox yet).
+func TestImportRuntimeReplaceable(t *testing.T) {
+	testutil.Root(t)
+	te := newTestEnv(t)
+	marker := filepath.Join(te.root, "ran")
+	pwn := te.write("home/alice/pwn", "#!/bin/sh\ntouch "+marker+"\necho v20.0.0\n")
+	os.Chmod(pwn, 0o755)
+	te.replaceable = map[string]string{pwn: "alice (uid 1000)"}
+	a := te.app()
+	a.Env = a.Env.withDefaults()
+	if problem := a.importRuntime(context.Background(), config.Node, pwn, 1000); problem != "" {
+		t.Errorf("importRuntime = %q", problem)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("import ran the replaceable runtime")
+	}
+}
