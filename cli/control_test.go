@@ -283,9 +283,13 @@ func TestInstanceMark(t *testing.T) {
 		if r.Unit == "bm2@api-1.service" {
 			want = StateErrored
 		}
-		if r.State != want || (want == StateErrored && r.Reason != "port_in_use") {
-			t.Errorf("%s: %s %q, want %s", r.Unit, r.State, r.Reason, want)
+		if r.State != want || (want == StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (nobody)")) {
+			t.Errorf("%s: %s %q %q, want %s", r.Unit, r.State, r.Reason, r.Holder, want)
 		}
+	}
+	te.mustRun(ExitOK, "list")
+	if out := te.stdout.String(); !strings.Contains(out, "errored  port_in_use: python3 (pid 812), uid 655…") {
+		t.Errorf("list:\n%s", out)
 	}
 	te.mustRun(ExitOK, "status", "api")
 	out := te.stdout.String()
