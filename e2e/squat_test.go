@@ -53,8 +53,8 @@ func TestSquatterErrorsOneInstance(t *testing.T) {
 		if row.Unit == "bm2@squat-1.service" {
 			want, reason = "errored", "port_in_use"
 		}
-		if row.State != want || row.Reason != reason {
-			t.Errorf("bm2 list: %s %s %q, want %s %q", row.Unit, row.State, row.Reason, want, reason)
+		if row.State != want || row.Reason != reason || (reason != "") != strings.Contains(row.Holder, "(porthog)") {
+			t.Errorf("bm2 list: %s %s %q (holder %q), want %s %q", row.Unit, row.State, row.Reason, row.Holder, want, reason)
 		}
 	}
 	st := b.must(0, "/", "status", "squat")
