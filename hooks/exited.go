@@ -296,7 +296,17 @@ func VerifyRefusalWith(ask Confined) Verifier {
 				return journal.ReasonEnvFile, "env_file " + err.Error()
 			}
 		}
-		asker := func(ctx context.Context, path string) (string, error) { return ask(ctx, st, path) }
+		asker := func(ctx context.Context, path string) (string, error) {
+			asRoot := st.UID == 0 || (os.Geteuid() == 0 && st.UID == sysd.NoID && (st.User == "" || st.User == "root" || st.User == "0"))
+			if asRoot {
+				// An instance that runs as root: what another user can
+				// replace is run by no one (the run wrapper refused it).
+				if who, ok := jsruntime.Replaceable(path); ok {
+					return "", RootRefusal(who)
+				}
+			}
+			return ask(ctx, st, path)
+		}
 		rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), asker)
 		switch {
 		case rc.Retry || rc.Unchecked != "":

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/sockdiag"
@@ -481,5 +482,51 @@ func TestBlocking(t *testing.T) {
 		if _, got := Blocking(c.ls, 1001); got != c.want {
 			t.Errorf("%s: Blocking = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// An app that runs as root gets no runtime someone else can replace: the
+// wrapper refuses it without running it (not even --version), and the
+// exit hook confirms that refusal without running it either.
+func TestRootRefusesReplaceableRuntime(t *testing.T) {
+	testutil.Root(t)
+	dir, err := os.MkdirTemp("", "bm2-rootrt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	node := filepath.Join(dir, "node")
+	marker := filepath.Join(dir, "ran")
+	os.WriteFile(node, []byte("#!/bin/sh\ntouch "+marker+"\necho v24.1.0\n"), 0o755)
+	os.Chown(node, 65534, 65534)
+
+	env, stderr, execd, _ := runEnv(t, dir, "v24.1.0")
+	env.UID = 0
+	asked := false
+	env.Version = func(ctx context.Context, p string) (string, error) { asked = true; return "v24.1.0\n", nil }
+	env.Replaceable = jsruntime.Replaceable
+	err = Run(context.Background(), []string{"node", "--", node, "server.js"}, env)
+	var ref *RefusedError
+	if !errors.As(err, &ref) || asked || len(*execd) != 0 || !strings.Contains(stderr.String(), "bm2 runs no such binary as root") {
+		t.Fatalf("Run as root = %v, asked %v, exec %v, stderr %q", err, asked, *execd, stderr.String())
+	}
+	// As another user the same runtime runs.
+	env.UID = 1000
+	if err := Run(context.Background(), []string{"node", "--", node, "server.js"}, env); err != nil || len(*execd) == 0 {
+		t.Fatalf("Run as a user = %v, exec %v", err, *execd)
+	}
+
+	st := sysd.Status{UID: 0, GID: 0, User: "root", WorkingDirectory: dir,
+		ExecStart: []string{"/usr/lib/bm2/bm2-probe", "run", "node", "--", node, "server.js"}}
+	verify := VerifyRefusalWith(func(ctx context.Context, s sysd.Status, path string) (string, error) {
+		t.Errorf("asked %s as root", path)
+		return "v24.1.0\n", nil
+	})
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeMissing || !strings.Contains(msg, "bm2 runs no such binary as root") {
+		t.Errorf("verify = %s %s", r, msg)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the runtime ran")
 	}
 }
