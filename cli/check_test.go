@@ -293,9 +293,11 @@ func TestCheckReplaceableRuntime(t *testing.T) {
 	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", body))
 	te.write("home/alice/app/server.js", "")
 
-	// The project runs as root (LookupUser: root): not run at all.
-	te.mustRun(ExitOK, "check", dir)
-	if out := te.stdout.String(); !strings.Contains(out, "runtime: "+pwn+" (version not asked: "+pwn+" can be replaced by alice (uid 1000), and bm2 runs no such binary as root") {
+	// The project runs as root (LookupUser: root): not run at all, and
+	// refused, as the run wrapper would refuse it.
+	te.mustRun(ExitInvalid, "check", dir)
+	if out := te.stdout.String() + te.stderr.String(); !strings.Contains(out, "runtime_missing") ||
+		!strings.Contains(out, pwn+" cannot be run by the app's user (it can be replaced by alice (uid 1000), and bm2 runs no such binary as root") {
 		t.Errorf("check as root of a root project:\n%s", out)
 	}
 	if len(te.confinedLog) != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/hooks"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/internal/confine"
 	"github.com/bm2dev/bm2/jsruntime"
@@ -75,7 +76,8 @@ func (a *App) runningIdentity(ctx context.Context, p *config.Project) (identity.
 // runtime that someone other than root can replace (the app's user, the
 // app itself in compat mode) is asked only inside the project's sandbox,
 // as its account, in a transient unit (package confine); and never when
-// the project runs as root: the run wrapper checks it at start.
+// the project runs as root: it is refused then, as the run wrapper
+// refuses it at start.
 func (a *App) checkRuntime(ctx context.Context, p *config.Project) jsruntime.Result {
 	id, err := a.projectIdentity(ctx, p, false)
 	if err != nil {
@@ -90,7 +92,8 @@ func (a *App) checkRuntime(ctx context.Context, p *config.Project) jsruntime.Res
 		case !replaceable:
 			return a.RuntimeVersion(ctx, id, path)
 		case id.UID == 0:
-			return "", &jsruntime.NotRunError{Why: fmt.Sprintf("%s can be replaced by %s, and bm2 runs no such binary as root; the run wrapper checks it at each start, as root", path, who)}
+			// The run wrapper refuses it at start too: a problem.
+			return "", hooks.RootRefusal(who)
 		}
 		out, err := a.ConfinedVersion(ctx, p, path)
 		if err != nil && !errors.Is(err, fs.ErrPermission) {

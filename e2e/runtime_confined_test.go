@@ -49,10 +49,10 @@ exec /usr/local/bin/node "$@"
 	}
 
 	// Root's own file asks for root: the runtime alice can replace is not
-	// run at all, and check says so.
+	// run at all, and check refuses it as the run wrapper will.
 	b.write("/etc/bm2/rootpwn.toml", "name = \"rootpwn\"\nscript = \"server.js\"\ncwd = \"/home/alice/app\"\nruntime = \"node\"\nruntime_path = \"/home/alice/app/pwn\"\nuser = \"root\"\nport = 3710\nexec_mode = \"fork\"\n")
-	r = b.must(0, "/", "check", "/etc/bm2/rootpwn.toml")
-	if !strings.Contains(r.stdout, "runtime: /home/alice/app/pwn (version not asked: /home/alice/app/pwn can be replaced by alice (uid "+uid+"), and bm2 runs no such binary as root") {
+	r = b.must(3, "/", "check", "/etc/bm2/rootpwn.toml")
+	if !strings.Contains(r.stdout+r.stderr, "runtime_missing") || !strings.Contains(r.stdout, "runtime: /home/alice/app/pwn cannot be run by the app's user (it can be replaced by alice (uid "+uid+"), and bm2 runs no such binary as root") {
 		t.Errorf("check of a root project on alice's runtime:\n%s%s", r.stdout, r.stderr)
 	}
 	if out := ran(); strings.Contains("\n"+out, "\n0 ") {
