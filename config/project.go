@@ -99,10 +99,15 @@ type Resources struct {
 const TasksPerInstance = 512
 
 // DefaultSliceTasksMax is the slice's TasksMax= when slice_tasks_max is
-// not set: TasksPerInstance for each instance and one more for the surge.
+// not set: TasksPerInstance (or tasks_max, when larger) for each instance
+// and one more for the surge, at most the largest value systemd takes.
 func (p *Project) DefaultSliceTasksMax() int {
-	return TasksPerInstance * (p.Instances + 1)
+	return min(max(TasksPerInstance, p.Resources.TasksMax)*(p.Instances+1), maxTasks)
 }
+
+// maxTasks is the largest TasksMax= bm2 writes (the kernel's pid_max
+// limit on 64-bit).
+const maxTasks = 4194304
 
 // SliceTasksMax is the TasksMax= of the project's slice.
 func (p *Project) SliceTasksMax() int {
