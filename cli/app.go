@@ -24,6 +24,7 @@ import (
 	"github.com/bm2dev/bm2/scope"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
+	"github.com/bm2dev/bm2/units"
 )
 
 // Exit codes of the bm2 command, documented in bm2(1).
@@ -48,6 +49,9 @@ type Stdio struct {
 type Paths struct {
 	ConfigDir string // where bm2 serve registers projects: /etc/bm2
 	StateDir  string // errored marks and other state: /var/lib/bm2
+	// RunStateDir holds what lasts one boot: an instance's errored mark
+	// (/run/bm2). "" with StateDir set means StateDir/run (tests).
+	RunStateDir string
 	// LockFile is held while a command changes the registered projects
 	// (see lockRegistry): /run/bm2/registry.lock.
 	LockFile string
@@ -57,7 +61,7 @@ type Paths struct {
 
 // DefaultPaths are the system-scope directories.
 func DefaultPaths() Paths {
-	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir, LockFile: DefaultLockFile}
+	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir, RunStateDir: state.DefaultRunDir, LockFile: DefaultLockFile}
 }
 
 // Env is everything a command needs from the host. The zero value of every
@@ -95,6 +99,13 @@ type Env struct {
 	// RuntimeVersion runs `<path> --version` as id (with a 5 s timeout by
 	// default; as root, never as root but as the project's user).
 	RuntimeVersion func(ctx context.Context, id identity.Identity, path string) (string, error)
+	// Replaceable tells whether someone other than root can replace a
+	// runtime binary (jsruntime.Replaceable by default).
+	Replaceable func(path string) (who string, ok bool)
+	// ConfinedVersion asks a runtime someone else can replace for its
+	// version inside the project's sandbox, as its account (a transient
+	// unit, package confine, by default).
+	ConfinedVersion func(ctx context.Context, p *config.Project, path string) (string, error)
 	// ReadJournal runs a journal query and calls each for every entry, as
 	// it arrives (journal.Read: journalctl -o json by default). bm2 logs,
 	// bm2 events and the wait for reusePort verdicts read the journal
@@ -168,14 +179,14 @@ func (e Env) withDefaults() Env {
 	d := DefaultPaths()
 	if e.Layout != nil && e.Layout.IsUser() {
 		l := *e.Layout
-		d = Paths{ConfigDir: l.ConfigDir, StateDir: l.StateDir, LockFile: l.LockFile}
+		d = Paths{ConfigDir: l.ConfigDir, StateDir: l.StateDir, RunStateDir: l.RunStateDir(), LockFile: l.LockFile}
 		e.userDefaults()
 	}
 	if e.Paths.ConfigDir == "" {
 		e.Paths.ConfigDir = d.ConfigDir
 	}
 	if e.Paths.StateDir == "" {
-		e.Paths.StateDir = d.StateDir
+		e.Paths.StateDir, e.Paths.RunStateDir = d.StateDir, d.RunStateDir
 	}
 	if e.Paths.LockFile == "" {
 		e.Paths.LockFile = d.LockFile
@@ -212,6 +223,12 @@ func (e Env) withDefaults() Env {
 	if e.RuntimeVersion == nil {
 		e.RuntimeVersion = askVersionAs
 	}
+	if e.Replaceable == nil {
+		e.Replaceable = jsruntime.Replaceable
+	}
+	if e.ConfinedVersion == nil {
+		e.ConfinedVersion = confinedVersion
+	}
 	if e.ReadJournal == nil {
 		e.ReadJournal = journal.Read
 	}
@@ -243,7 +260,50 @@ func (e Env) withDefaults() Env {
 	return e
 }
 
-func (a *App) state() state.Dir { return state.Dir{Path: a.Paths.StateDir} }
+func (a *App) state() state.Dir {
+	return state.Dir{Path: a.Paths.StateDir, Run: a.Paths.RunStateDir}
+}
+
+// instanceMark reads the errored mark of one instance ("api-1"). A mark
+// that exists but cannot be read still means errored.
+func (a *App) instanceMark(instance string) (state.Mark, bool) {
+	m, ok, err := a.state().InstanceErrored(instance)
+	if err != nil {
+		if _, serr := os.Lstat(a.state().InstanceErroredPath(instance)); serr == nil {
+			return state.Mark{Reason: "unknown (run as root to read it)"}, true
+		}
+		return state.Mark{}, false
+	}
+	return m, ok
+}
+
+// clearInstanceMarks removes the errored marks of p's instances ids (all
+// of them, the surge's too, when ids is nil), saying so for each.
+func (a *App) clearInstanceMarks(p *config.Project, ids []int) error {
+	var names []string
+	if ids == nil {
+		marked, err := a.state().ErroredInstances(p.Name)
+		if err != nil {
+			return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
+		}
+		names = marked
+	} else {
+		for _, i := range ids {
+			names = append(names, units.InstanceID(p.Name, i))
+		}
+	}
+	for _, n := range names {
+		m, ok := a.instanceMark(n)
+		if !ok {
+			continue
+		}
+		if err := a.state().ClearInstanceErrored(n); err != nil {
+			return a.rootHint(err)
+		}
+		fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", n, m.Reason)
+	}
+	return nil
+}
 
 // erroredMark reads a project's errored mark. A mark that exists but
 // cannot be read (it is root's, and the reader is not) still means errored.

@@ -119,9 +119,12 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	fmt.Fprintln(w, a.fenceLine(p, nil))
 
 	rc := a.checkRuntime(ctx, p)
-	if rc.OK() {
+	switch {
+	case rc.OK() && rc.Unchecked != "":
+		fmt.Fprintf(w, "runtime: %s (version not asked: %s)\n", rc.Path, rc.Unchecked)
+	case rc.OK():
 		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
-	} else {
+	default:
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
 		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
 			problems = append(problems, problemText(e))

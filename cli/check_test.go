@@ -2,12 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/reuseport"
 )
 
@@ -272,4 +278,79 @@ func TestCheckArguments(t *testing.T) {
 		t.Fatalf("stderr:\n%s", te.stderr.String())
 	}
 	te.mustRun(ExitUsage, "check", "a", "b")
+}
+
+// Finding 1 of issue 22: root's bm2 check never runs a runtime that
+// someone else can replace as root, and asks one for a non-root project
+// only inside the project's sandbox (the confined asker), never itself.
+func TestCheckReplaceableRuntime(t *testing.T) {
+	testutil.Root(t)
+	te := newTestEnv(t)
+	port := freePorts(t, 1)
+	marker := filepath.Join(te.root, "ran")
+	pwn := te.write("home/alice/app/pwn", "#!/bin/sh\necho \"$(id -u)\" >> "+marker+"\necho v24.1.0\n")
+	os.Chmod(pwn, 0o755)
+	te.replaceable = map[string]string{pwn: "alice (uid 1000)"}
+	body := fmt.Sprintf("name = \"pwn\"\nscript = \"server.js\"\nruntime = \"node\"\nruntime_path = %q\nport = %d\nexec_mode = \"fork\"\n", pwn, port)
+	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", body))
+	te.write("home/alice/app/server.js", "")
+
+	// The project runs as root (LookupUser: root): not run at all, and
+	// refused, as the run wrapper would refuse it.
+	te.mustRun(ExitInvalid, "check", dir)
+	if out := te.stdout.String() + te.stderr.String(); !strings.Contains(out, "runtime_missing") ||
+		!strings.Contains(out, pwn+" cannot be run by the app's user (it can be replaced by alice (uid 1000), and bm2 runs no such binary as root") {
+		t.Errorf("check as root of a root project:\n%s", out)
+	}
+	if len(te.confinedLog) != 0 {
+		t.Errorf("asked in a sandbox as root: %q", te.confinedLog)
+	}
+
+	// As alice: only through the confined asker.
+	te.lookupUser = func(string) identity.Identity { return identity.Identity{Name: "alice", UID: 1000, GID: 1000} }
+	te.confined = func(p *config.Project, path string) (string, error) { return "v24.1.0\n", nil }
+	te.mustRun(ExitOK, "check", dir)
+	if out := te.stdout.String(); !strings.Contains(out, "runtime: "+pwn+" v24.1.0 (>= 24.0.0)") {
+		t.Errorf("check of alice's project:\n%s", out)
+	}
+	if len(te.confinedLog) != 1 || te.confinedLog[0] != "pwn "+pwn {
+		t.Errorf("confined asks: %q", te.confinedLog)
+	}
+	// No sandbox to be had: not asked, and not a problem.
+	te.confined = func(p *config.Project, path string) (string, error) { return "", errors.New("systemd-run: no systemd") }
+	te.mustRun(ExitOK, "check", dir)
+	if out := te.stdout.String(); !strings.Contains(out, "so bm2 asks it only in pwn's sandbox, which failed (systemd-run: no systemd); the run wrapper checks it at each start, as alice") {
+		t.Errorf("check without a sandbox:\n%s", out)
+	}
+	// Not executable by alice in her sandbox: refused as the wrapper would.
+	te.confined = func(p *config.Project, path string) (string, error) {
+		return "", fmt.Errorf("%w: exit status 203/EXEC", fs.ErrPermission)
+	}
+	te.mustRun(ExitInvalid, "check", dir)
+	if out := te.stdout.String() + te.stderr.String(); !strings.Contains(out, "runtime_missing") {
+		t.Errorf("check of a runtime alice cannot run:\n%s", out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		data, _ := os.ReadFile(marker)
+		t.Fatalf("bm2 check ran the replaceable runtime itself, as uid %s", data)
+	}
+}
+
+// bm2 import run by root does not run an imported app's runtime that
+// someone else can replace (there is no project sandbox yet).
+func TestImportRuntimeReplaceable(t *testing.T) {
+	testutil.Root(t)
+	te := newTestEnv(t)
+	marker := filepath.Join(te.root, "ran")
+	pwn := te.write("home/alice/pwn", "#!/bin/sh\ntouch "+marker+"\necho v20.0.0\n")
+	os.Chmod(pwn, 0o755)
+	te.replaceable = map[string]string{pwn: "alice (uid 1000)"}
+	a := te.app()
+	a.Env = a.Env.withDefaults()
+	if problem := a.importRuntime(context.Background(), config.Node, pwn, 1000); problem != "" {
+		t.Errorf("importRuntime = %q", problem)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("import ran the replaceable runtime")
+	}
 }

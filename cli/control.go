@@ -45,6 +45,9 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		if _, err := a.clearErrored(p.Name); err != nil {
 			return err
 		}
+		if err := a.clearInstanceMarks(p, markIDs(idx)); err != nil {
+			return err
+		}
 		for _, n := range names {
 			if err := sd.ResetFailed(ctx, n); err != nil {
 				return err
@@ -69,6 +72,11 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		if reason, errored, _ := a.erroredMark(p.Name); errored {
 			return fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
 				fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
+		}
+		// An instance errored on its own (port_in_use) is restarted on
+		// purpose: its mark goes.
+		if err := a.clearInstanceMarks(p, markIDs(idx)); err != nil {
+			return err
 		}
 		for _, n := range names {
 			if err := sd.ResetFailed(ctx, n); err != nil {
@@ -207,6 +215,12 @@ func (a *App) delete(ctx context.Context, name string) error {
 	}
 	if err := a.state().ClearErrored(name); err != nil {
 		return a.rootHint(err)
+	}
+	marked, _ := a.state().ErroredInstances(name)
+	for _, n := range marked {
+		if err := a.state().ClearInstanceErrored(n); err != nil {
+			return a.rootHint(err)
+		}
 	}
 	if err := sd.Reload(ctx); err != nil {
 		return err
@@ -377,3 +391,12 @@ func (a *App) version() error {
 }
 
 func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// markIDs is which instance marks a command on instance idx (-1: the
+// whole project) clears: that instance's, or every marked one (nil).
+func markIDs(idx int) []int {
+	if idx < 0 {
+		return nil
+	}
+	return []int{idx}
+}

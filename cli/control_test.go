@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -252,5 +253,75 @@ func TestStartStopsAnEndingProbe(t *testing.T) {
 	}
 	if strings.Contains(calls, "stop bm2-probe@api-1.service") {
 		t.Errorf("the probe of running api-1 was stopped:\n%s", calls)
+	}
+}
+
+// One instance marked errored by the exit hook (another user's process
+// holds its port) is errored alone: list and status say so and name the
+// holder, the project is not errored, its neighbours restart, and
+// `bm2 start` of that instance clears the mark.
+func TestInstanceMark(t *testing.T) {
+	te := served(t)
+	te.mustRun(ExitOK, "stop", "api-1")
+	st := state.Dir{Path: te.paths.StateDir}
+	if _, err := st.SetInstanceErrored("api-1", state.Mark{Reason: "port_in_use", Detail: "python3 (pid 812), uid 65534 (nobody)"}); err != nil {
+		t.Fatal(err)
+	}
+	// systemd does not start it (its ConditionPathExists=).
+	te.sd.Start(context.Background(), "bm2@api-1.service")
+	if u, _ := te.sd.Units(context.Background(), []string{"bm2@api-1.service"}); u[0].ActiveState != "inactive" {
+		t.Fatalf("marked instance started: %+v", u[0])
+	}
+
+	te.mustRun(ExitOK, "list", "--json")
+	var rows []row
+	if err := json.Unmarshal(te.stdout.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		want := StateOnline
+		if r.Unit == "bm2@api-1.service" {
+			want = StateErrored
+		}
+		if r.State != want || (want == StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (nobody)")) {
+			t.Errorf("%s: %s %q %q, want %s", r.Unit, r.State, r.Reason, r.Holder, want)
+		}
+	}
+	te.mustRun(ExitOK, "list")
+	if out := te.stdout.String(); !strings.Contains(out, "errored  port_in_use: python3 (pid 812), uid 655…") {
+		t.Errorf("list:\n%s", out)
+	}
+	te.mustRun(ExitOK, "status", "api")
+	out := te.stdout.String()
+	if strings.Contains(out, "  errored: ") ||
+		!strings.Contains(out, "  api-1: port_in_use: port 3000 is held by python3 (pid 812), uid 65534 (nobody), not by api") ||
+		!strings.Contains(out, "`bm2 start api-1`") {
+		t.Errorf("status:\n%s", out)
+	}
+
+	// The neighbour restarts.
+	te.sd.Calls()
+	te.mustRun(ExitOK, "restart", "api-2")
+	if _, ok, _ := st.InstanceErrored("api-1"); !ok {
+		t.Error("restart of a neighbour cleared api-1's mark")
+	}
+	te.mustRun(ExitOK, "start", "api-1")
+	if out := te.stdout.String(); !strings.HasPrefix(out, "cleared errored state of api-1 (was: port_in_use)\n") || !strings.HasSuffix(out, "api-1 online and confirmed\n") {
+		t.Errorf("start api-1:\n%s", out)
+	}
+	if _, ok, _ := st.InstanceErrored("api-1"); ok {
+		t.Error("start kept the mark")
+	}
+
+	// restart and serve clear it too.
+	st.SetInstanceErrored("api-3", state.Mark{Reason: "port_in_use"})
+	te.mustRun(ExitOK, "restart", "api-3")
+	if _, ok, _ := st.InstanceErrored("api-3"); ok {
+		t.Error("restart kept the mark")
+	}
+	st.SetInstanceErrored("api-0", state.Mark{Reason: "port_in_use"})
+	te.mustRun(ExitOK, "serve", filepath.Join(te.root, "srv/api"))
+	if _, ok, _ := st.InstanceErrored("api-0"); ok || !strings.Contains(te.stdout.String(), "cleared errored state of api-0") {
+		t.Errorf("serve kept the mark:\n%s", te.stdout.String())
 	}
 }

@@ -152,6 +152,9 @@ func (f *fakeSystemd) startInstance(name string) {
 	if _, errored, _ := f.stateDir.Errored(proj); errored {
 		return // condition failed: stays inactive
 	}
+	if _, errored, _ := f.stateDir.InstanceErrored(strings.TrimSuffix(strings.TrimPrefix(name, "bm2@"), ".service")); errored {
+		return // the instance's own condition
+	}
 	if u.ActiveState == "active" {
 		return
 	}
@@ -312,6 +315,14 @@ type testEnv struct {
 	// reads of each path.
 	speaker int
 	reads   map[string]int
+	// replaceable names who can replace a runtime binary (by path); none
+	// when absent.
+	replaceable map[string]string
+	// confined answers the confined version checks, and records them.
+	confined    func(p *config.Project, path string) (string, error)
+	confinedLog []string
+	// lookupUser replaces LookupUser (identity.Self by default).
+	lookupUser func(name string) identity.Identity
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -541,6 +552,9 @@ func (te *testEnv) app() *App {
 				return reuseport.CheckPortsAs(identity.Self(), ports)
 			},
 			LookupUser: func(ctx context.Context, name, group string) (identity.Identity, error) {
+				if te.lookupUser != nil {
+					return te.lookupUser(name), nil
+				}
 				return identity.Self(), nil
 			},
 			Security:     func(ctx context.Context, unit string) (string, error) { return "1.2 OK", nil },
@@ -548,6 +562,17 @@ func (te *testEnv) app() *App {
 			FenceAttached: func(cg string) (bool, error) {
 				err, ok := te.fenced[cg]
 				return ok && err == nil, err
+			},
+			Replaceable: func(path string) (string, bool) {
+				who, ok := te.replaceable[path]
+				return who, ok
+			},
+			ConfinedVersion: func(ctx context.Context, p *config.Project, path string) (string, error) {
+				te.confinedLog = append(te.confinedLog, p.Name+" "+path)
+				if te.confined == nil {
+					return "", errors.New("no confined runs in this test")
+				}
+				return te.confined(p, path)
 			},
 			ReadJournal: te.entries.read,
 			Listening: func(ctx context.Context, u UnitStatus, port int) (bool, error) {

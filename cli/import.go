@@ -279,7 +279,8 @@ func (a *App) dirOwner(dir string) string {
 // bm2 check does: systemd's search path, or runtime_path; its --version
 // is asked as the owner of the file the app comes from (nobody for
 // root's), never as root, and never as whoever owns the binary (a link
-// swapped after a look at it would run someone's program as them).
+// swapped after a look at it would run someone's program as them); run by
+// root, a binary anyone but root can replace is not run at all.
 func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePath string, owner int) string {
 	command := string(kind)
 	if runtimePath != "" {
@@ -294,6 +295,12 @@ func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePat
 		}
 	}
 	ask := func(ctx context.Context, path string) (string, error) {
+		if identity.Self().UID == 0 {
+			// Not outside a sandbox: no project's sandbox exists yet.
+			if who, ok := a.Replaceable(path); ok {
+				return "", &jsruntime.NotRunError{Why: fmt.Sprintf("%s can be replaced by %s; the run wrapper checks it at each start", path, who)}
+			}
+		}
 		return a.RuntimeVersion(ctx, id, path)
 	}
 	rc := jsruntime.Check(ctx, kind, command, a.RuntimeDirs, ask)

@@ -33,6 +33,9 @@ type row struct {
 	MemoryBytes *uint64 `json:"memory_bytes"` // null when unknown
 	CPUMS       *uint64 `json:"cpu_ms"`       // null when unknown
 	Scope       string  `json:"scope"`        // "system" or "user": whose systemd runs it
+	// Holder is who holds the port of an instance errored as
+	// port_in_use (its mark, written by the exit hook).
+	Holder string `json:"holder,omitempty"`
 }
 
 // maxReason is how much of a reason the table shows; --json has it all.
@@ -225,6 +228,15 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 					r.Reuseport = &v
 				}
 			}
+			if !errored {
+				if statuses != nil {
+					if m, ok := a.markOf(p, i, statuses[k]); ok {
+						r.State, r.Reason, r.Holder = StateErrored, m.Reason, m.Detail
+					}
+				} else if m, ok := a.instanceMark(units.InstanceID(p.Name, i)); ok {
+					r.State, r.Reason, r.Holder = StateErrored, m.Reason, m.Detail
+				}
+			}
 			if errored {
 				r.State, r.Reason = StateErrored, mark
 				if r.Reason == "" {
@@ -283,8 +295,12 @@ func (a *App) table(rows []row) error {
 	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
 		c := r.cells()
+		reason := r.Reason
+		if r.Holder != "" {
+			reason += ": " + r.Holder
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Project, c.id, orDash(r.Mode), r.State, orDash(truncate(r.Reason, maxReason)),
+			r.Project, c.id, orDash(r.Mode), r.State, orDash(truncate(reason, maxReason)),
 			c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}
 	if err := tw.Flush(); err != nil {

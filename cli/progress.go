@@ -207,7 +207,7 @@ func (a *App) instanceFailed(ctx context.Context, sd Systemd, p *config.Project,
 	}
 	id := units.InstanceID(p.Name, i)
 	var b strings.Builder
-	st, _ := projectInstanceState(u, p.MaxRestarts)
+	st, _ := a.instanceState(p, i, u)
 	fmt.Fprintf(&b, "instance %s %s", id, st)
 	e, known := a.explainInstance(ctx, p, i, u, reason, againText(p, verb))
 	if known {

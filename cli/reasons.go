@@ -15,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/hooks"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -79,6 +80,19 @@ func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb 
 func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, again string) (fmode.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
 	facts := fmode.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
+	if m, ok := a.markOf(p, i, u); ok && m.Reason == string(journal.ReasonPortInUse) {
+		// The exit hook's mark names who holds the port.
+		facts.Detail = m.Detail
+		if facts.Detail == "" {
+			facts.Detail = "a process of another user"
+		}
+		if again != "`bm2 serve`" {
+			facts.Again = "`bm2 start " + id + "`"
+		}
+		e, ok := fmode.Explain(journal.ReasonPortInUse, facts)
+		e.Message += "; " + id + " stays down until it is started again (its neighbours keep serving)"
+		return e, ok
+	}
 	exited := u.ExecMainCode == 1
 	switch {
 	case exited && u.ExecMainStatus == 78:
@@ -281,4 +295,25 @@ func (a *App) portHolder(port int, id identity.Identity) (string, bool) {
 		return "", false
 	}
 	return holder(port, uint32(id.UID))
+}
+
+// markOf is the errored mark of instance i of p (port_in_use, set by the
+// exit hook), when the instance is down: a mark stops only the next start,
+// so a run that is up is not what it speaks of.
+func (a *App) markOf(p *config.Project, i int, u UnitStatus) (state.Mark, bool) {
+	switch st, _ := InstanceState(u); st {
+	case StateOnline, StateLaunching, StateStopping:
+		return state.Mark{}, false
+	}
+	return a.instanceMark(units.InstanceID(p.Name, i))
+}
+
+// instanceState is projectInstanceState with the instance's own errored
+// mark: a marked instance that is down is errored, for the mark's reason.
+func (a *App) instanceState(p *config.Project, i int, u UnitStatus) (st, reason string) {
+	st, reason = projectInstanceState(u, p.MaxRestarts)
+	if m, ok := a.markOf(p, i, u); ok {
+		return StateErrored, m.Reason
+	}
+	return st, reason
 }

@@ -2,10 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/hooks"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/confine"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
@@ -66,12 +72,49 @@ func (a *App) runningIdentity(ctx context.Context, p *config.Project) (identity.
 }
 
 // checkRuntime finds p's runtime, asks its version (as the project's
-// user, never as root) and compares it with the floor.
+// user, never as root) and compares it with the floor. Run by root, a
+// runtime that someone other than root can replace (the app's user, the
+// app itself in compat mode) is asked only inside the project's sandbox,
+// as its account, in a transient unit (package confine); and never when
+// the project runs as root: it is refused then, as the run wrapper
+// refuses it at start.
 func (a *App) checkRuntime(ctx context.Context, p *config.Project) jsruntime.Result {
 	id, err := a.projectIdentity(ctx, p, false)
 	if err != nil {
 		id = nobody
 	}
-	ask := func(ctx context.Context, path string) (string, error) { return a.RuntimeVersion(ctx, id, path) }
+	ask := func(ctx context.Context, path string) (string, error) {
+		if identity.Self().UID != 0 || a.user() {
+			return a.RuntimeVersion(ctx, id, path)
+		}
+		who, replaceable := a.Replaceable(path)
+		switch {
+		case !replaceable:
+			return a.RuntimeVersion(ctx, id, path)
+		case id.UID == 0:
+			// The run wrapper refuses it at start too: a problem.
+			return "", hooks.RootRefusal(who)
+		}
+		out, err := a.ConfinedVersion(ctx, p, path)
+		if err != nil && !errors.Is(err, fs.ErrPermission) {
+			return "", &jsruntime.NotRunError{Why: fmt.Sprintf("%s can be replaced by %s, so bm2 asks it only in %s's sandbox, which failed (%v); the run wrapper checks it at each start, as %s", path, who, p.Name, err, id.Name)}
+		}
+		return out, err
+	}
 	return jsruntime.Check(ctx, p.Runtime, p.RuntimeCommand(), a.RuntimeDirs, ask)
+}
+
+// confinedVersion runs `<path> --version` as p's instance 0 would run
+// it: its account and sandbox (the template and the drop-in the
+// generator would write), in a transient unit of the system manager.
+func confinedVersion(ctx context.Context, p *config.Project, path string) (string, error) {
+	tmpl, err := units.StaticFile("bm2@.service")
+	if err != nil {
+		return "", err
+	}
+	props, err := confine.Properties(tmpl, generator.InstanceDropIn(p, generator.Options{}, 0))
+	if err != nil {
+		return "", err
+	}
+	return confine.Run(ctx, props, confine.Options{Timeout: jsruntime.VersionTimeout}, path, "--version")
 }

@@ -189,6 +189,9 @@ func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f
 	if err != nil {
 		return err
 	}
+	if err := a.clearInstanceMarks(p, nil); err != nil {
+		return err
+	}
 	unlock()
 
 	// 5. Start it.

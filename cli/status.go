@@ -85,7 +85,7 @@ func (a *App) status(ctx context.Context, name string) error {
 			}
 			// Why an instance gave up, and what to do.
 			for i, u := range statuses {
-				st, reason := projectInstanceState(u, p.MaxRestarts)
+				st, reason := a.instanceState(p, i, u)
 				if st != StateErrored {
 					continue
 				}

@@ -223,6 +223,9 @@ var specs = []spec{
 		get: num(func(p *Project) int { return p.Resources.CPUWeight }, 0), directive: "CPUWeight"},
 	{key: "resources.tasks_max", kind: kInt, set: intInto(1, 4194304, func(p *Project) *int { return &p.Resources.TasksMax }),
 		get: num(func(p *Project) int { return p.Resources.TasksMax }, 0), directive: "TasksMax"},
+	// The slice's, not each instance's: no directive in the drop-in.
+	{key: "resources.slice_tasks_max", kind: kInt, set: intInto(1, 4194304, func(p *Project) *int { return &p.Resources.SliceTasksMax }),
+		get: num(func(p *Project) int { return p.Resources.SliceTasksMax }, 0)},
 	{key: "resources.limit_nofile", kind: kInt, set: intInto(1, 1073741816, func(p *Project) *int { return &p.Resources.LimitNOFILE }),
 		get: num(func(p *Project) int { return p.Resources.LimitNOFILE }, 0), directive: "LimitNOFILE"},
 	{key: "sandbox", kind: kTable},

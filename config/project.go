@@ -83,8 +83,38 @@ type Resources struct {
 	MemoryHigh  string // MemoryHigh=
 	CPUQuota    string // e.g. "150%"; CPUQuota=
 	CPUWeight   int    // 1..10000; CPUWeight=
-	TasksMax    int    // TasksMax=
+	TasksMax    int    // TasksMax= of each instance
 	LimitNOFILE int    // LimitNOFILE=
+	// SliceTasksMax is the TasksMax= of the project's slice (every
+	// instance, the surge and what they spawn, together); 0 means
+	// DefaultSliceTasksMax.
+	SliceTasksMax int
+}
+
+// TasksPerInstance is what the default slice_tasks_max allows each
+// instance (and the surge of a reload): a Node.js or Bun process runs
+// about a dozen threads (the main one, V8's or JavaScriptCore's, libuv's
+// pool of 4), so 512 leaves room for worker threads and child processes
+// while a fork bomb in one project stops far below the kernel's pid_max.
+const TasksPerInstance = 512
+
+// DefaultSliceTasksMax is the slice's TasksMax= when slice_tasks_max is
+// not set: TasksPerInstance (or tasks_max, when larger) for each instance
+// and one more for the surge, at most the largest value systemd takes.
+func (p *Project) DefaultSliceTasksMax() int {
+	return min(max(TasksPerInstance, p.Resources.TasksMax)*(p.Instances+1), maxTasks)
+}
+
+// maxTasks is the largest TasksMax= bm2 writes (the kernel's pid_max
+// limit on 64-bit).
+const maxTasks = 4194304
+
+// SliceTasksMax is the TasksMax= of the project's slice.
+func (p *Project) SliceTasksMax() int {
+	if p.Resources.SliceTasksMax > 0 {
+		return p.Resources.SliceTasksMax
+	}
+	return p.DefaultSliceTasksMax()
 }
 
 // Sandbox is the [sandbox] table.

@@ -66,6 +66,7 @@ type listRow struct {
 	Port      int     `json:"port"`
 	Reuseport *string `json:"reuseport"`
 	Restarts  int     `json:"restarts"`
+	Holder    string  `json:"holder"`
 }
 
 func (b *bed) listJSON(names ...string) []listRow {

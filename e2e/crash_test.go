@@ -60,6 +60,14 @@ func TestRestartBudget(t *testing.T) {
 	if !strings.Contains(log, "reason=restart_budget_exhausted") {
 		t.Errorf("crash.log lacks the errored line:\n%s", log)
 	}
+	// Root's alone: the project's own account is a dynamic user, whose
+	// GID may be another project's tomorrow; no other app reads it.
+	if got := strings.TrimSpace(b.sh(`stat -c '%a %U %G' /var/log/bm2/crashy /var/log/bm2/crashy/crashy-1.crash.log`)); got != "750 root root\n640 root root" {
+		t.Errorf("crash log modes %q, want 750 and 640, root's", got)
+	}
+	if out, err := b.try(`setpriv --reuid=65534 --regid=65534 --clear-groups cat /var/log/bm2/crashy/crashy-1.crash.log`); err == nil {
+		t.Errorf("nobody reads crashy's crash log:\n%s", out)
+	}
 	es := b.waitEvents(10*time.Second, "instance_errored", "crashy", 1)
 	if es[0].str("BM2_INSTANCE") != "crashy-1" || es[0].str("BM2_REASON") != "restart_budget_exhausted" || es[0].str("PRIORITY") != "3" {
 		t.Errorf("instance_errored: %v", es[0])

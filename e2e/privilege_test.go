@@ -208,6 +208,10 @@ exec /usr/local/bin/bun "$@"
 		if out, err := b.try(`cat /runtime-root-marker`); err == nil {
 			t.Errorf("root ran the user's runtime:\n%s", out)
 		}
+		// The crash log is root's and appuser's group's, no other app's.
+		if got := strings.TrimSpace(b.sh(`stat -c '%a %U %G' /var/log/bm2/oldrt /var/log/bm2/oldrt/oldrt-0.crash.log`)); got != "750 root appuser\n640 root appuser" {
+			t.Errorf("crash log of oldrt: %q, want 750 and 640, root:appuser", got)
+		}
 		if got := b.sh(`curl -sf --max-time 2 http://127.0.0.1:3320/`); !strings.HasPrefix(got, "ownrt ") {
 			t.Errorf("ownrt answered %q", got)
 		}

@@ -109,17 +109,23 @@ func TestReasons(t *testing.T) {
 			t.Errorf("check:\n%s", out)
 		}
 		// ...and serve ends with it, never as reuseport_missing: SO_REUSEPORT
-		// joins only sockets of one user.
+		// joins only sockets of one user. Each instance is errored on its
+		// own (one listener does not stop a project), until the next boot.
 		r = serve(b, "/srv/held", 1,
-			"bm2: held is errored: port_in_use: port 3508 is held by python3 (pid ",
-			" (porthog), not by held: its instances cannot listen there (SO_REUSEPORT joins only sockets of the same user); bm2 keeps held's instances from starting again\n",
+			"bm2: instance held-",
+			" errored: port_in_use: port 3508 is held by python3 (pid ",
+			" (porthog), not by held: its instances cannot listen there (SO_REUSEPORT joins only sockets of the same user); held-",
 			"bm2: fix: stop that program, or give held another `port =` in bm2.toml; then `bm2 serve`")
 		if strings.Contains(r.stderr, "reuseport_missing") {
 			t.Errorf("reported as reuseport_missing:\n%s", r.stderr)
 		}
-		errored(b, "held", "port_in_use")
-		if es := b.events("instance_errored", "held"); len(es) != 1 || es[0].str("BM2_REASON") != "port_in_use" || es[0].str("_UID") != "0" {
-			t.Errorf("events %v", es)
+		errored(b, "held", "")
+		b.eventually(30*time.Second, "both instances marked", `grep -qx port_in_use /run/bm2/errored/held-0 && grep -qx port_in_use /run/bm2/errored/held-1`)
+		es := b.waitEvents(10*time.Second, "instance_errored", "held", 2)
+		for _, e := range es {
+			if e.str("BM2_REASON") != "port_in_use" || e.str("_UID") != "0" {
+				t.Errorf("event %v", e)
+			}
 		}
 		if es := b.events("reuseport_missing", "held"); len(es) != 0 {
 			t.Errorf("reuseport_missing events %v", es)

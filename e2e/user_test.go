@@ -234,6 +234,34 @@ loginctl enable-linger alice bob`)
 		b.mustAs(0, "alice", "bm2 delete crashy")
 	})
 
+	t.Run("a refusal is confirmed in the instance's sandbox", func(t *testing.T) {
+		b := b.in(t)
+		// alice's own runtime, a wrapper that tells whether
+		// NoNewPrivileges= held when it answered --version; it turns
+		// below the floor after serve. The exit hook, run by alice's
+		// manager, asks it through systemd-run --user, never itself.
+		rt := func(version string) {
+			b.write("/home/alice/rt/node", `#!/bin/sh
+nnp=$(awk '/^NoNewPrivs/ {print $2}' /proc/self/status)
+[ "$1" = --version ] && { echo "`+version+`-nnp$nnp"; exit 0; }
+exec /usr/local/bin/node "$@"
+`)
+			b.sh("chmod 0755 /home/alice/rt/node && chown -R alice: /home/alice/rt")
+		}
+		rt("v24.1.0")
+		b.write("/home/alice/old/server.js", userNodeApp)
+		b.write("/home/alice/old/bm2.toml", "name = \"old\"\nscript = \"server.js\"\nexec_mode = \"fork\"\nport = 8360\nruntime = \"node\"\nruntime_path = \"/home/alice/rt/node\"\n")
+		b.sh("chown -R alice: /home/alice/old")
+		b.mustAs(0, "alice", "cd ~/old && bm2 serve --timeout 30s")
+		rt("v20.0.0")
+		b.mustAs(1, "alice", "bm2 restart old --timeout 30s")
+		b.eventually(30*time.Second, "the refusal confirmed", `journalctl --no-pager -o cat -t bm2 BM2_EVENT=runtime_rejected BM2_PROJECT=old _UID=`+aliceUID+` | grep -q 'v20.0.0-nnp1, below the floor'`)
+		if out := b.sh(`journalctl --no-pager -o cat -t bm2 BM2_PROJECT=old _UID=` + aliceUID); strings.Contains(out, "unconfirmed") || strings.Contains(out, "nnp0") {
+			t.Errorf("the refusal was not confirmed in the sandbox:\n%s", out)
+		}
+		b.mustAs(0, "alice", "bm2 delete old")
+	})
+
 	t.Run("another user's listener", func(t *testing.T) {
 		b := b.in(t)
 		// Bob listens on 8340 with reusePort: SO_REUSEPORT joins only

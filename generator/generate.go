@@ -204,6 +204,11 @@ func sliceUnit(p *config.Project, systemctl string) []byte {
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
 	f.Add("Unit", "Before", "slices.target")
+	// Every task of the project together (instances, the surge, what they
+	// spawn): a fork bomb in one project stops there, not at the host's
+	// pid_max (bm2.toml(5), slice_tasks_max).
+	f.Add("Slice", "TasksAccounting", "yes")
+	f.Add("Slice", "TasksMax", strconv.Itoa(p.SliceTasksMax()))
 	return f.Bytes()
 }
 
@@ -242,6 +247,7 @@ func StartLimit(p *config.Project) (interval string, burst int) {
 type instanceShared struct {
 	interval, burst string
 	condition       string
+	instanceMark    string // the instance's errored mark, up to its name suffix
 	envFile         string // EnvironmentFile= of [env], "" without [env]
 	execStart       string
 	fence           string // ExecStartPre= of the port fence, less its ports; "" in user scope
@@ -256,6 +262,7 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	interval, burst := StartLimit(p)
 	s.interval, s.burst = interval, strconv.Itoa(burst)
 	s.condition = "!" + units.Specifiers(opts.Layout.State().ErroredPath(p.Name))
+	s.instanceMark = "!" + units.Specifiers(opts.Layout.State().InstanceErroredPath(p.Name+"-"))
 	if len(p.Env) > 0 {
 		s.envFile = units.Specifiers(path.Join(opts.OutDir, PrivateDir, p.Name+".env"))
 	}
@@ -338,9 +345,9 @@ func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
 	}
 	t.parts = append(t.parts, data[start:])
 	t.size = len(data) + 8*len(t.slots)
-	// Description, Wants= the probe, BM2_APP_INSTANCE, BM2_APP_PORT and
-	// one port per port_env name.
-	want := 4 + len(p.PortEnv)
+	// Description, Wants= the probe, the instance's errored mark,
+	// BM2_APP_INSTANCE, BM2_APP_PORT and one port per port_env name.
+	want := 5 + len(p.PortEnv)
 	if s.fence != "" {
 		want++ // the port fence's own port
 	}
@@ -408,6 +415,10 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	// An errored project stays down, across daemon-reload and reboot, until
 	// `bm2 serve` or `bm2 start` clears the mark (see package state).
 	f.Add("Unit", "ConditionPathExists", s.condition)
+	// So does one instance that cannot listen on its port (another user's
+	// process holds it), until the next boot or `bm2 start` (see package
+	// state); its neighbours are not held back.
+	f.Add("Unit", "ConditionPathExists", s.instanceMark+suffix)
 
 	f.Add("Service", "Slice", units.Slice(p.Name))
 	f.Add("Service", "WorkingDirectory", units.Specifiers(p.Cwd))
@@ -528,4 +539,22 @@ var compatSandbox = [][2]string{
 	{"SystemCallArchitectures", ""},
 	{"CapabilityBoundingSet", "~"},
 	{"UMask", "0022"},
+}
+
+// InstanceDropIn is the drop-in instance i of a validated project gets
+// (bm2@<name>-<i>.service.d/50-bm2.conf), for what must run with the
+// instance's account and sandbox before the project is generated (bm2
+// check's confined version check, package confine).
+func InstanceDropIn(p *config.Project, opts Options, i int) []byte {
+	if opts.Helper == "" {
+		opts.Helper = DefaultHelper
+	}
+	if opts.OutDir == "" {
+		opts.OutDir = DefaultOutDir
+	}
+	if opts.Layout.Kind == "" {
+		opts.Layout = scope.SystemLayout()
+	}
+	s := newInstanceShared(p, opts)
+	return s.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
 }

@@ -12,16 +12,21 @@
 //     bm2.
 //   - Exited is ExecStopPost=+, as root, after every stop: it asks systemd
 //     over D-Bus how the run ended (never $SERVICE_RESULT), and after an
-//     abnormal exit appends a line to the instance's crash.log and emits
-//     instance_crashed; after exit status 78 it checks the refusal itself
-//     (VerifyRefusal, as the app's user) and emits runtime_rejected with the
-//     reason it found. Exit statuses 200 (CHDIR) and 217 (USER) are
-//     systemd's own "cannot start": cwd_missing and user_missing, never
-//     restarted (RestartPreventExitStatus= too). PortBlocked follows it:
-//     a failed run whose port a process of another user holds (sock_diag
-//     gives the owner's UID; /proc the holder's name and pid, for the
-//     message only) errors the project as port_in_use, which keeps its
-//     instances from starting again until `bm2 start`.
+//     abnormal exit appends a line to the instance's crash.log (0640,
+//     root's and the run's group's) and emits instance_crashed; after exit
+//     status 78 it checks the refusal itself (VerifyRefusal: the env_file
+//     with the app's user's filesystem identity, the runtime's --version
+//     only in a transient unit with the instance's account and sandbox,
+//     package confine, never in its own context; unconfirmed when that
+//     cannot be done) and emits runtime_rejected with the reason it found.
+//     Exit statuses 200 (CHDIR) and 217 (USER) are systemd's own "cannot
+//     start": cwd_missing and user_missing, never restarted
+//     (RestartPreventExitStatus= too). PortBlocked follows it: a failed
+//     run whose port a process of another user holds (sock_diag gives the
+//     owner's UID; /proc the holder's name and pid, for the message only)
+//     errors that instance, never its neighbours, as port_in_use: a mark
+//     under /run (package state) keeps it from starting again until
+//     `bm2 start` or the next boot.
 //   - Failed is the OnFailure= unit, as root: when an instance gives up
 //     (restart budget exhausted, refused) it emits instance_errored and
 //     writes a crash.log line; its neighbours keep serving.

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -14,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/envfile"
 	"github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/confine"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/sockdiag"
@@ -103,7 +105,7 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 			c.Reason, c.Detail = reason, msg
 			ev.Kind, ev.Reason = journal.RuntimeRejected, reason
 			ev.Message = fmt.Sprintf("%s not started: %s", id, msg)
-			return record(crashes, events, project, id, c, ev)
+			return record(crashes, events, project, id, st.GID, c, ev)
 		}
 		how += " (" + msg + ")"
 	}
@@ -113,12 +115,12 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 			e, _ := failure.Explain(r, failure.Facts{Project: project, Instance: id, Detail: spawnDetail(r, st)})
 			c.Reason, c.Detail = r, e.Message
 			ev.Reason, ev.Message, ev.Detail = r, e.Message, e.Fix
-			return record(crashes, events, project, id, c, ev)
+			return record(crashes, events, project, id, st.GID, c, ev)
 		}
 	}
 	ev.Reason = c.Reason
 	ev.Message = fmt.Sprintf("%s %s (%s)", id, how, st.Result)
-	return record(crashes, events, project, id, c, ev)
+	return record(crashes, events, project, id, st.GID, c, ev)
 }
 
 // spawnDetail is the {detail} of a SpawnReason: the directory systemd
@@ -138,11 +140,14 @@ type PortHolder func(port int, uid uint32) (who string, ok bool)
 // failed (not a clean stop, not a refusal) while a process of another
 // user holds its port cannot listen there however often it restarts
 // (SO_REUSEPORT joins only sockets of one user, so such a listener is
-// never joinable). The project is marked errored with port_in_use, which
-// keeps every instance from starting again (ConditionPathExists=), with an
-// instance_errored event and a crash.log line naming the holder. The
-// instance's port and UID come from systemd; the holder's name and pid
-// only go into the message.
+// never joinable). That instance, and only it, is marked errored with
+// port_in_use (state.Dir.SetInstanceErrored, under /run: a reboot looks
+// again), which keeps it from starting again (its own
+// ConditionPathExists=), with an instance_errored event and a crash.log
+// line naming the holder; its neighbours keep serving and restarting (any
+// local user can listen on a port: a squatter must not stop a project).
+// The instance's port and UID come from systemd; the holder's name and
+// pid only go into the message and the mark.
 func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir state.Dir, crashes journal.CrashLog, events journal.Sink, holder PortHolder) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok || holder == nil {
@@ -170,14 +175,15 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	if !held {
 		return nil
 	}
-	first, err := sdir.SetErrored(project, string(journal.ReasonPortInUse))
+	who = failure.Clean(who)
+	first, err := sdir.SetInstanceErrored(id, state.Mark{Reason: string(journal.ReasonPortInUse), Detail: who})
 	if err != nil || !first {
 		return err
 	}
 	e, _ := failure.Explain(journal.ReasonPortInUse, failure.Facts{Project: project, Instance: id, Port: port, Detail: who})
-	e.Message += "; bm2 keeps " + project + "'s instances from starting again"
+	e.Message += "; bm2 keeps " + id + " from starting again until `bm2 start " + id + "` (or the next boot); its neighbours keep serving"
 	c := journal.Crash{Time: now, Reason: journal.ReasonPortInUse, Detail: e.Message}
-	return record(crashes, events, project, id, c, journal.Event{
+	return record(crashes, events, project, id, st.GID, c, journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Invocation: st.InvocationID, Port: port,
 		Reason: journal.ReasonPortInUse, Message: e.Message, Detail: e.Fix, ServiceResult: st.Result,
 	})
@@ -230,8 +236,11 @@ func Blocking(ls []sockdiag.Listener, uid uint32) (sockdiag.Listener, bool) {
 	return *found, true
 }
 
-func record(crashes journal.CrashLog, events journal.Sink, project, id string, c journal.Crash, ev journal.Event) error {
-	err1 := crashes.Append(project, id, c)
+// record appends the crash.log line, giving the log to the group the run
+// had (st.GID: the app's account's, so that it can read how it died;
+// never a dynamic user's, see journal.LogGroup), and emits the event.
+func record(crashes journal.CrashLog, events journal.Sink, project, id string, gid uint32, c journal.Crash, ev journal.Event) error {
+	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(gid))
 	err2 := events.Emit(ev)
 	if err1 != nil {
 		return err1
@@ -239,43 +248,104 @@ func record(crashes journal.CrashLog, events journal.Sink, project, id string, c
 	return err2
 }
 
-// VerifyRefusal checks, as the instance's user and never as root, the two
-// things the run wrapper refuses for: the env_file (openable by that user,
-// not a link, owned by root or the user) and the runtime (there, and not
-// below its floor: its --version is run as the user). The wrapper's own
-// word is not taken: it ran as the app's user, and an app can exit 78 too.
+// Confined runs `<path> --version` on behalf of the instance st: as its
+// account and inside its sandbox, never in the hook's own context (see
+// ConfinedVersion).
+type Confined func(ctx context.Context, st sysd.Status, path string) (string, error)
+
+// VerifyRefusal is VerifyRefusalWith(ConfinedVersion): the exit hook's.
 func VerifyRefusal(ctx context.Context, st sysd.Status) (journal.Reason, string) {
-	if len(st.ExecStart) < 3 || st.ExecStart[1] != "run" {
-		return journal.ReasonExited, "not started by bm2-probe run"
-	}
-	ra, err := ParseRunArgs(st.ExecStart[2:])
-	if err != nil {
-		return journal.ReasonExited, err.Error()
-	}
-	id := identity.Identity{Name: st.User, UID: int(st.UID), GID: int(st.GID)}
-	if st.UID == sysd.NoID || st.GID == sysd.NoID {
-		// The run's dynamic user is gone already: any unprivileged user
-		// sees what it saw of files that are not its own.
-		id = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
-	}
-	asker := jsruntime.AsUser(id.UID, id.GID)
-	if os.Geteuid() != 0 {
-		// User scope: the user's manager ran the app as the user, and runs
-		// this hook as the user too.
-		id, asker = identity.Self(), jsruntime.AskVersion
-	}
-	if ra.EnvFile != "" {
-		err := identity.Do(id, func() error {
-			_, err := envfile.Read(ra.EnvFile, st.WorkingDirectory, id.UID)
-			return err
-		})
-		if err != nil {
-			return journal.ReasonEnvFile, "env_file " + err.Error()
+	return VerifyRefusalWith(ConfinedVersion)(ctx, st)
+}
+
+// VerifyRefusalWith checks the two things the run wrapper refuses for,
+// never as root and never by running anything itself: the env_file
+// (opened with the instance's user's filesystem identity: not a link,
+// owned by root or the user) and the runtime (there, and not below its
+// floor: its --version is asked through ask, inside the instance's
+// sandbox, since the app may be able to replace it). The wrapper's own
+// word is not taken: it ran as the app's user, and an app can exit 78
+// too. When the runtime cannot be asked in the sandbox, the refusal is
+// reported as runtime_rejected, unconfirmed.
+func VerifyRefusalWith(ask Confined) Verifier {
+	return func(ctx context.Context, st sysd.Status) (journal.Reason, string) {
+		if len(st.ExecStart) < 3 || st.ExecStart[1] != "run" {
+			return journal.ReasonExited, "not started by bm2-probe run"
 		}
+		ra, err := ParseRunArgs(st.ExecStart[2:])
+		if err != nil {
+			return journal.ReasonExited, err.Error()
+		}
+		id := identity.Identity{Name: st.User, UID: int(st.UID), GID: int(st.GID)}
+		if st.UID == sysd.NoID || st.GID == sysd.NoID {
+			// The run's dynamic user is gone already: any unprivileged user
+			// sees what it saw of files that are not its own.
+			id = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
+		}
+		if os.Geteuid() != 0 {
+			// User scope: the user's manager ran the app as the user, and
+			// runs this hook as the user too.
+			id = identity.Self()
+		}
+		if ra.EnvFile != "" {
+			err := identity.Do(id, func() error {
+				_, err := envfile.Read(ra.EnvFile, st.WorkingDirectory, id.UID)
+				return err
+			})
+			if err != nil {
+				return journal.ReasonEnvFile, "env_file " + err.Error()
+			}
+		}
+		asker := func(ctx context.Context, path string) (string, error) {
+			asRoot := st.UID == 0 || (os.Geteuid() == 0 && st.UID == sysd.NoID && (st.User == "" || st.User == "root" || st.User == "0"))
+			if asRoot {
+				// An instance that runs as root: what another user can
+				// replace is run by no one (the run wrapper refused it).
+				if who, ok := jsruntime.Replaceable(path); ok {
+					return "", RootRefusal(who)
+				}
+			}
+			return ask(ctx, st, path)
+		}
+		rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), asker)
+		switch {
+		case rc.Retry || rc.Unchecked != "":
+			why := rc.Problem
+			if why == "" {
+				why = rc.Unchecked
+			}
+			return journal.ReasonRejected, "unconfirmed: exit status 78 is bm2's refusal, and bm2 could not ask the runtime in the instance's sandbox (" +
+				why + "); `systemctl status` shows the run wrapper's message"
+		case rc.Reason != "":
+			return rc.Reason, "runtime " + rc.Problem + " (" + jsruntime.Advice(ra.Kind) + ")"
+		}
+		return journal.ReasonExited, "exit status 78 is bm2's refusal, but bm2 found nothing to refuse: the app exited with it itself"
 	}
-	rc := jsruntime.Check(ctx, ra.Kind, ra.Argv[0], jsruntime.SearchPath(), asker)
-	if rc.Reason != "" {
-		return rc.Reason, "runtime " + rc.Problem + " (" + jsruntime.Advice(ra.Kind) + ")"
+}
+
+// ConfinedVersion asks `<path> --version` in a transient service with the
+// account and sandbox of the instance st (package confine), read from the
+// unit files systemd loaded for it (st.FragmentPath, st.DropInPaths):
+// root's, or in user scope the user's own.
+func ConfinedVersion(ctx context.Context, st sysd.Status, path string) (string, error) {
+	if st.FragmentPath == "" {
+		return "", errors.New("systemd names no unit file for the instance")
 	}
-	return journal.ReasonExited, "exit status 78 is bm2's refusal, but bm2 found nothing to refuse: the app exited with it itself"
+	var files [][]byte
+	for _, p := range append([]string{st.FragmentPath}, st.DropInPaths...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("read the instance's unit file: %w", err)
+		}
+		files = append(files, data)
+	}
+	props, err := confine.Properties(files...)
+	if err != nil {
+		return "", err
+	}
+	opts := confine.Options{Timeout: jsruntime.VersionTimeout}
+	if uid := os.Geteuid(); uid != 0 {
+		opts.User, opts.RuntimeDir = true, "/run/user/"+strconv.Itoa(uid)
+	}
+	return confine.Run(ctx, props, opts, path, "--version")
 }

@@ -14,8 +14,8 @@ import (
 
 // Failed is `bm2-probe failed <project>-<i>`, the instance's OnFailure=
 // unit: the instance has given up and waits for a person. It records why,
-// once per failure, unless the whole project was stopped on purpose (an
-// errored project already says why). A refusal's reason is the one the
+// once per failure, unless the whole project was stopped on purpose or the
+// instance itself was marked errored (the mark already says why). A refusal's reason is the one the
 // exit hook found and wrote to the crash log moments before (both run as
 // root; the log is root's).
 func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes journal.CrashLog, events journal.Sink) error {
@@ -25,6 +25,9 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 	}
 	if _, errored, _ := st.Errored(project); errored {
 		return nil
+	}
+	if _, marked, _ := st.InstanceErrored(id); marked {
+		return nil // the exit hook has said why (port_in_use)
 	}
 	f, err := sd.Unit(ctx, units.Instance(project, index))
 	if err != nil {
@@ -62,7 +65,7 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		msg = e.Message + "; " + e.Fix
 	}
 	c := journal.Crash{Time: now, Reason: reason, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
-	err1 := crashes.Append(project, id, c)
+	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(f.GID))
 	err2 := events.Emit(journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: reason, Message: msg,
 		Restarts: fmt.Sprint(f.NRestarts), ServiceResult: f.Result, Invocation: f.InvocationID,

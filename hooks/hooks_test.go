@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/sockdiag"
 	"github.com/bm2dev/bm2/state"
 	"github.com/bm2dev/bm2/sysd"
@@ -246,7 +248,9 @@ func TestExitedRefusal(t *testing.T) {
 	}
 }
 
-// The root side checks the env_file and the runtime itself, as the user.
+// The root side checks the env_file itself, as the user, and the
+// runtime only through the confined asker: the hook never executes the
+// runtime (a script here that leaves a marker when run).
 func TestVerifyRefusal(t *testing.T) {
 	dir, err := os.MkdirTemp("", "bm2-verify-")
 	if err != nil {
@@ -255,24 +259,62 @@ func TestVerifyRefusal(t *testing.T) {
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 	bun := filepath.Join(dir, "bun")
-	os.WriteFile(bun, []byte("#!/bin/sh\necho 1.3.14\n"), 0o755)
+	marker := filepath.Join(dir, "ran")
+	os.WriteFile(bun, []byte("#!/bin/sh\ntouch "+marker+"\necho 1.4.4\n"), 0o755)
 	me := uint32(os.Getuid())
 	st := sysd.Status{UID: me, GID: uint32(os.Getgid()), WorkingDirectory: dir,
 		ExecStart: []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", bun, "i.ts"}}
-	if r, msg := VerifyRefusal(context.Background(), st); r != journal.ReasonRuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
+	answer, answerErr := "1.3.14\n", error(nil)
+	var asked []string
+	confined := func(ctx context.Context, s sysd.Status, path string) (string, error) {
+		if s.UID != st.UID {
+			t.Errorf("asked for uid %d", s.UID)
+		}
+		asked = append(asked, path)
+		return answer, answerErr
+	}
+	verify := VerifyRefusalWith(confined)
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
 		t.Fatalf("%s %s", r, msg)
 	}
-	os.WriteFile(bun, []byte("#!/bin/sh\necho 1.4.4\n"), 0o755)
-	if r, _ := VerifyRefusal(context.Background(), st); r != journal.ReasonExited {
+	answer = "1.4.4\n"
+	if r, _ := verify(context.Background(), st); r != journal.ReasonExited {
 		t.Fatalf("nothing to refuse, got %s", r)
 	}
+	// The sandbox could not be asked: unconfirmed, never a run of our own.
+	answerErr = errors.New("systemd-run: not found")
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") || !strings.Contains(msg, "systemd-run: not found") {
+		t.Fatalf("unconfirmed: %s %s", r, msg)
+	}
+	answerErr = &jsruntime.NotRunError{Why: "no"}
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") {
+		t.Fatalf("not run: %s %s", r, msg)
+	}
+	answerErr = nil
 	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--env-file", filepath.Join(dir, ".env"), "--", bun, "i.ts"}
-	if r, msg := VerifyRefusal(context.Background(), st); r != journal.ReasonEnvFile || !strings.Contains(msg, "does not exist") {
+	if r, msg := verify(context.Background(), st); r != journal.ReasonEnvFile || !strings.Contains(msg, "does not exist") {
 		t.Fatalf("%s %s", r, msg)
 	}
 	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", filepath.Join(dir, "gone"), "i.ts"}
-	if r, _ := VerifyRefusal(context.Background(), st); r != journal.ReasonRuntimeMissing {
+	if r, _ := verify(context.Background(), st); r != journal.ReasonRuntimeMissing {
 		t.Fatalf("%s", r)
+	}
+	if len(asked) != 4 || asked[0] != bun {
+		t.Errorf("confined asks: %q", asked)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the hook executed the runtime itself")
+	}
+}
+
+// The real confined asker reads the instance's unit files and hands
+// their sandbox to systemd-run; without a unit file it runs nothing.
+func TestConfinedVersionNeedsUnitFiles(t *testing.T) {
+	if _, err := ConfinedVersion(context.Background(), sysd.Status{}, "/bin/true"); err == nil {
+		t.Error("ran without the instance's unit files")
+	}
+	if _, err := ConfinedVersion(context.Background(), sysd.Status{FragmentPath: filepath.Join(t.TempDir(), "gone.service")}, "/bin/true"); err == nil {
+		t.Error("ran without the instance's unit files")
 	}
 }
 
@@ -349,22 +391,25 @@ func TestSpawnFailures(t *testing.T) {
 	}
 }
 
-// A failed instance whose port another user's process holds errors the
-// project as port_in_use, once, naming the holder; its own user's
+// A failed instance whose port another user's process holds is errored
+// as port_in_use, once, naming the holder: that instance only, under the
+// runtime state directory (a reboot looks again), never the project or
+// its neighbours (a squatter must not stop a project). Its own user's
 // listeners (a sibling), a clean stop and a refusal are none of that.
 func TestPortBlocked(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, journal.CrashLog{Dir: dir}, &sink{}
 	env := []string{"BM2_APP_PORT=3100"}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
 		"bm2@api-1.service": {ActiveState: "deactivating", Result: "success", UID: 61000, Environment: env},
 		"bm2@api-2.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78, UID: 61000, Environment: env},
+		"bm2@api-3.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 16, ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
 	}
 	var asked []uint32
 	holder := func(port int, uid uint32) (string, bool) {
 		asked = append(asked, uid)
-		return "python3 (pid 812), uid 65534 (nobody)", port == 3100 && uid != 65534
+		return "python3\x1b[2J (pid 812), uid 65534 (nobody)", port == 3100 && uid != 65534
 	}
 	for _, id := range []string{"api-1", "api-2"} {
 		if err := PortBlocked(context.Background(), id, sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 0 {
@@ -378,15 +423,37 @@ func TestPortBlocked(t *testing.T) {
 		t.Errorf("holder asked for %v", asked)
 	}
 	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonPortInUse || ev.got[0].Port != 3100 ||
-		!strings.Contains(ev.got[0].Message, "port 3100 is held by python3 (pid 812), uid 65534 (nobody), not by api") {
+		ev.got[0].Instance != "api-0" || !strings.Contains(ev.got[0].Message, "port 3100 is held by python3?[2J (pid 812), uid 65534 (nobody), not by api") ||
+		!strings.Contains(ev.got[0].Message, "bm2 keeps api-0 from starting again") {
 		t.Errorf("events %+v", ev.got)
 	}
-	if reason, ok, _ := st.Errored("api"); !ok || reason != "port_in_use" {
-		t.Errorf("errored mark %q %v", reason, ok)
+	if reason, ok, _ := st.Errored("api"); ok {
+		t.Errorf("the project is errored (%s): a squatter on one port stops every instance", reason)
 	}
-	// Once: the next instance's failure finds the project errored.
+	m, ok, err := st.InstanceErrored("api-0")
+	if err != nil || !ok || m.Reason != "port_in_use" || m.Detail != "python3?[2J (pid 812), uid 65534 (nobody)" {
+		t.Errorf("instance mark %+v %v %v", m, ok, err)
+	}
+	if !strings.HasPrefix(st.InstanceErroredPath("api-0"), st.Run+"/") {
+		t.Errorf("mark %s outlives a reboot", st.InstanceErroredPath("api-0"))
+	}
+	for _, n := range []string{"api-1", "api-2"} {
+		if _, ok, _ := st.InstanceErrored(n); ok {
+			t.Errorf("neighbour %s is errored", n)
+		}
+	}
+	// Once: the same instance's next failure finds it errored.
 	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 1 {
 		t.Errorf("second time: %v %d events", err, len(ev.got))
+	}
+	// A neighbour that fails on the same squatted port gets its own mark.
+	if err := PortBlocked(context.Background(), "api-3", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 2 || ev.got[1].Instance != "api-3" {
+		t.Errorf("api-3: %v %+v", err, ev.got)
+	}
+	// The failure hook of a marked instance adds nothing: the mark says why.
+	ev.got = nil
+	if err := Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev); err != nil || len(ev.got) != 0 {
+		t.Errorf("Failed of a marked instance: %v %+v", err, ev.got)
 	}
 }
 
@@ -415,5 +482,51 @@ func TestBlocking(t *testing.T) {
 		if _, got := Blocking(c.ls, 1001); got != c.want {
 			t.Errorf("%s: Blocking = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// An app that runs as root gets no runtime someone else can replace: the
+// wrapper refuses it without running it (not even --version), and the
+// exit hook confirms that refusal without running it either.
+func TestRootRefusesReplaceableRuntime(t *testing.T) {
+	testutil.Root(t)
+	dir, err := os.MkdirTemp("", "bm2-rootrt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	node := filepath.Join(dir, "node")
+	marker := filepath.Join(dir, "ran")
+	os.WriteFile(node, []byte("#!/bin/sh\ntouch "+marker+"\necho v24.1.0\n"), 0o755)
+	os.Chown(node, 65534, 65534)
+
+	env, stderr, execd, _ := runEnv(t, dir, "v24.1.0")
+	env.UID = 0
+	asked := false
+	env.Version = func(ctx context.Context, p string) (string, error) { asked = true; return "v24.1.0\n", nil }
+	env.Replaceable = jsruntime.Replaceable
+	err = Run(context.Background(), []string{"node", "--", node, "server.js"}, env)
+	var ref *RefusedError
+	if !errors.As(err, &ref) || asked || len(*execd) != 0 || !strings.Contains(stderr.String(), "bm2 runs no such binary as root") {
+		t.Fatalf("Run as root = %v, asked %v, exec %v, stderr %q", err, asked, *execd, stderr.String())
+	}
+	// As another user the same runtime runs.
+	env.UID = 1000
+	if err := Run(context.Background(), []string{"node", "--", node, "server.js"}, env); err != nil || len(*execd) == 0 {
+		t.Fatalf("Run as a user = %v, exec %v", err, *execd)
+	}
+
+	st := sysd.Status{UID: 0, GID: 0, User: "root", WorkingDirectory: dir,
+		ExecStart: []string{"/usr/lib/bm2/bm2-probe", "run", "node", "--", node, "server.js"}}
+	verify := VerifyRefusalWith(func(ctx context.Context, s sysd.Status, path string) (string, error) {
+		t.Errorf("asked %s as root", path)
+		return "v24.1.0\n", nil
+	})
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeMissing || !strings.Contains(msg, "bm2 runs no such binary as root") {
+		t.Errorf("verify = %s %s", r, msg)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the runtime ran")
 	}
 }

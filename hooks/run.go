@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,16 @@ type RunEnv struct {
 	Environ func() []string
 	Getwd   func() (string, error)
 	UID     int
+	// Replaceable tells who besides root can replace a binary
+	// (jsruntime.Replaceable); nil means nobody (tests).
+	Replaceable func(path string) (who string, ok bool)
+}
+
+// RootRefusal is why a runtime is not run as root: someone else can
+// replace it. It wraps fs.ErrPermission, so jsruntime.Check takes it for
+// a runtime the app's user (root) cannot run: runtime_missing.
+func RootRefusal(who string) error {
+	return fmt.Errorf("it can be replaced by %s, and bm2 runs no such binary as root (make it root's alone, or run the app as another user): %w", who, fs.ErrPermission)
 }
 
 // RefusedError is an instance refused before the app starts.
@@ -99,6 +110,13 @@ func Run(ctx context.Context, args []string, env RunEnv) error {
 	}
 	cache := versionCache{dir: env.Getenv("RUNTIME_DIRECTORY")}
 	ask := func(ctx context.Context, path string) (string, error) {
+		if env.UID == 0 && env.Replaceable != nil {
+			// The app runs as root: nothing another user can replace is
+			// run, not even for its version.
+			if who, ok := env.Replaceable(path); ok {
+				return "", RootRefusal(who)
+			}
+		}
 		cache.exe = path
 		if v, ok := cache.load(); ok {
 			return v, nil
@@ -150,14 +168,15 @@ func merge(environ []string, vars []envfile.Var, warn io.Writer) []string {
 // DefaultRunEnv is the real process.
 func DefaultRunEnv() RunEnv {
 	return RunEnv{
-		Getenv:  os.Getenv,
-		Stderr:  os.Stderr,
-		Dirs:    jsruntime.SearchPath(),
-		Version: jsruntime.AskVersion,
-		Exec:    syscall.Exec,
-		Environ: os.Environ,
-		Getwd:   os.Getwd,
-		UID:     os.Getuid(),
+		Getenv:      os.Getenv,
+		Stderr:      os.Stderr,
+		Dirs:        jsruntime.SearchPath(),
+		Version:     jsruntime.AskVersion,
+		Exec:        syscall.Exec,
+		Environ:     os.Environ,
+		Getwd:       os.Getwd,
+		UID:         os.Getuid(),
+		Replaceable: jsruntime.Replaceable,
 	}
 }
 

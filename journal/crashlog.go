@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,25 +66,80 @@ func (cr Crash) Line() string {
 	return b.String()
 }
 
+// Who may read crash logs: in system scope root and the project's own
+// group (the app's account: a crash log says how the app died, which is
+// no other app's business), in user scope the user alone. The app needs
+// no write access: root's hooks write them.
+const (
+	LogMode     os.FileMode = 0o640 // system scope: root:<project's group>
+	LogDirMode  os.FileMode = 0o750 // <dir>/<project>
+	UserLogMode os.FileMode = 0o600 // user scope: the user's own
+	UserDirMode os.FileMode = 0o700
+)
+
+// NoGroup leaves a crash log's group as it is (root's, for a new one).
+const NoGroup = -1
+
+// Dynamic users and groups (DynamicUser=) come from this range and go
+// back to it when their unit stops: such a GID may belong to another
+// project tomorrow, so no log is given to it.
+const (
+	dynamicMin = 61184
+	dynamicMax = 65519
+)
+
+// LogGroup is the group a crash log may be given: gid, unless it is not
+// one (math.MaxUint32, systemd's "unknown"), root's, or a dynamic
+// user's group (NoGroup).
+func LogGroup(gid uint32) int {
+	if gid == 0 || gid >= dynamicMin && gid <= dynamicMax || gid > 1<<31 {
+		return NoGroup
+	}
+	return int(gid)
+}
+
 // Append adds one line to the instance's crash log, creating the file and
-// its directory as needed. A single write(2) with O_APPEND keeps concurrent
-// writers from interleaving within a line. A line that would take the file
-// beyond MaxSize first rotates it: rename(2) to <file>.1 (atomic, replacing
-// the previous generation), then a new file. Writers hold an flock(2) on
-// the file while they check its size and write, so that two of them never
-// rotate the same file twice or write into a generation just moved away.
-// No symbolic link is followed: not the log, not its directory, and the
-// rename moves a link itself, never its target.
+// its directory as needed, keeping the group they have (see AppendGroup).
 func (c CrashLog) Append(project, instance string, cr Crash) error {
+	return c.AppendGroup(project, instance, cr, NoGroup)
+}
+
+// AppendGroup adds one line to the instance's crash log, creating the file
+// and its directory as needed. A single write(2) with O_APPEND keeps
+// concurrent writers from interleaving within a line. A line that would
+// take the file beyond MaxSize first rotates it: rename(2) to <file>.1
+// (atomic, replacing the previous generation), then a new file. Writers
+// hold an flock(2) on the file while they check its size and write, so
+// that two of them never rotate the same file twice or write into a
+// generation just moved away. No symbolic link is followed: not the log,
+// not its directory, and the rename moves a link itself, never its target.
+//
+// Run as root, the project's directory is made 0750 and the log 0640,
+// both root's and, when gid is a group (LogGroup), that group's: root and
+// the project's account read them, no other app. Run as a user (user
+// scope), they are 0700 and 0600.
+func (c CrashLog) AppendGroup(project, instance string, cr Crash, gid int) error {
 	p := c.Path(project, instance)
 	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root := os.Geteuid() == 0
+	dirMode, fileMode := LogDirMode, LogMode
+	if !root {
+		dirMode, fileMode, gid = UserDirMode, UserLogMode, NoGroup
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("crash log: %w", err)
 	}
-	if st, err := os.Lstat(dir); err != nil {
+	if err := os.Mkdir(dir, dirMode); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("crash log: %w", err)
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
 		return fmt.Errorf("crash log: %w", err)
 	} else if !st.IsDir() {
 		return fmt.Errorf("crash log directory %s is not a directory (a symbolic link?): remove it", dir)
+	}
+	if err := restrict(dir, st, dirMode, gid); err != nil {
+		return fmt.Errorf("crash log directory %s: %w", dir, err)
 	}
 	line := []byte(cr.Line() + "\n")
 	limit := c.MaxSize
@@ -91,11 +147,15 @@ func (c CrashLog) Append(project, instance string, cr Crash) error {
 		limit = DefaultMaxSize
 	}
 	for range 10 {
-		f, err := openLog(p)
+		f, err := openLog(p, fileMode)
 		if err != nil {
 			return err
 		}
-		done, err := appendLocked(f, p, line, limit)
+		err = restrictFile(f, fileMode, gid)
+		done := false
+		if err == nil {
+			done, err = appendLocked(f, p, line, limit, fileMode)
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -110,10 +170,45 @@ func (c CrashLog) Append(project, instance string, cr Crash) error {
 	return fmt.Errorf("crash log %s: rotated under us again and again; check what else writes %s", p, dir)
 }
 
+// restrict gives a directory (not a link: st is its Lstat) mode and, when
+// gid is a group, that group, with root as its owner.
+func restrict(dir string, st fs.FileInfo, mode os.FileMode, gid int) error {
+	sys, _ := st.Sys().(*syscall.Stat_t)
+	if gid != NoGroup && sys != nil && (sys.Uid != 0 || int(sys.Gid) != gid) {
+		if err := os.Lchown(dir, 0, gid); err != nil {
+			return err
+		}
+	}
+	if st.Mode().Perm() != mode {
+		// A directory cannot be opened without following it, but Lstat
+		// said it is one, and only root writes its parent.
+		return os.Chmod(dir, mode)
+	}
+	return nil
+}
+
+// restrictFile is restrict for an open crash log.
+func restrictFile(f *os.File, mode os.FileMode, gid int) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	sys, _ := st.Sys().(*syscall.Stat_t)
+	if gid != NoGroup && sys != nil && (sys.Uid != 0 || int(sys.Gid) != gid) {
+		if err := f.Chown(0, gid); err != nil {
+			return err
+		}
+	}
+	if st.Mode().Perm() != mode {
+		return f.Chmod(mode)
+	}
+	return nil
+}
+
 // openLog opens (or creates) a crash log for appending, refusing anything
 // but a regular file.
-func openLog(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+func openLog(p string, mode os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, mode)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("crash log %s is a symbolic link: remove it", p)
@@ -133,7 +228,7 @@ func openLog(p string) (*os.File, error) {
 // appendLocked writes line to f under an exclusive lock, rotating first
 // when the line would take it beyond limit. done is false when f is no
 // longer the file at p (rotated by another writer): nothing was written.
-func appendLocked(f *os.File, p string, line []byte, limit int64) (done bool, err error) {
+func appendLocked(f *os.File, p string, line []byte, limit int64, mode os.FileMode) (done bool, err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return false, err
 	}
@@ -151,11 +246,20 @@ func appendLocked(f *os.File, p string, line []byte, limit int64) (done bool, er
 		if err := os.Rename(p, p+".1"); err != nil {
 			return false, fmt.Errorf("rotate: %w", err)
 		}
-		g, err := openLog(p)
+		g, err := openLog(p, mode)
 		if err != nil {
 			return false, err
 		}
 		defer g.Close()
+		// The new generation gets the old one's owner, group and mode.
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+			if err := g.Chown(int(sys.Uid), int(sys.Gid)); err != nil {
+				return false, err
+			}
+		}
+		if err := g.Chmod(st.Mode().Perm()); err != nil {
+			return false, err
+		}
 		if err := syscall.Flock(int(g.Fd()), syscall.LOCK_EX); err != nil {
 			return false, err
 		}

@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // seqOf reads back the sequence number a test wrote as the line's detail.
@@ -183,5 +186,77 @@ func TestCrashLogFollowsNoLink(t *testing.T) {
 	}
 	if err := c2.Append("web", "web-0", Crash{Time: time.Now(), Reason: ReasonExited}); err == nil || !strings.Contains(err.Error(), filepath.Join(c2.Dir, "web")) {
 		t.Errorf("Append into a linked directory: %v; want a refusal naming it", err)
+	}
+}
+
+// Crash logs are readable by root and the project's group only (finding
+// 7.4 of issue 22: they were 0644, readable by every app): the project's
+// directory 0750 and each log 0640, root's, given the group the hook
+// names; an old 0644 log is tightened at its next line, a dynamic user's
+// group is never given one, and a rotation keeps it all.
+func TestCrashLogPermissions(t *testing.T) {
+	testutil.Root(t)
+	dir := t.TempDir()
+	c := CrashLog{Dir: filepath.Join(dir, "log"), MaxSize: 200}
+	line := Crash{Time: time.Now(), Reason: ReasonExited, Detail: strings.Repeat("x", 60)}
+	if err := c.AppendGroup("api", "api-0", line, 4242); err != nil {
+		t.Fatal(err)
+	}
+	check := func(p string, mode os.FileMode, gid uint32) {
+		t.Helper()
+		st, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		if st.Mode().Perm() != mode || sys.Uid != 0 || sys.Gid != gid {
+			t.Errorf("%s: %04o %d:%d, want %04o 0:%d", p, st.Mode().Perm(), sys.Uid, sys.Gid, mode, gid)
+		}
+	}
+	check(filepath.Join(c.Dir, "api"), 0o750, 4242)
+	check(c.Path("api", "api-0"), 0o640, 4242)
+
+	// A log from before (0644, root's group) is tightened; NoGroup keeps
+	// the group it has.
+	old := c.Path("api", "api-1")
+	if err := os.WriteFile(old, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(old, 0o644)
+	if err := c.Append("api", "api-1", line); err != nil {
+		t.Fatal(err)
+	}
+	check(old, 0o640, 0)
+	if err := c.AppendGroup("api", "api-1", line, LogGroup(61250)); err != nil {
+		t.Fatal(err)
+	}
+	check(old, 0o640, 0) // a dynamic user's group: not given the log
+	for range 5 {
+		if err := c.AppendGroup("api", "api-0", line, NoGroup); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(c.Path("api", "api-0")+".1", 0o640, 4242)
+	check(c.Path("api", "api-0"), 0o640, 4242) // the new generation too
+	if LogGroup(0) != NoGroup || LogGroup(1<<32-1) != NoGroup || LogGroup(33) != 33 {
+		t.Errorf("LogGroup: %d %d %d", LogGroup(0), LogGroup(1<<32-1), LogGroup(33))
+	}
+}
+
+// In user scope (the hooks run as the user) crash logs are the user's
+// alone: 0600 in a 0700 directory.
+func TestCrashLogPermissionsUser(t *testing.T) {
+	if testutil.Unprivileged(t) {
+		return
+	}
+	dir := t.TempDir()
+	c := CrashLog{Dir: dir, Sub: "logs"}
+	if err := c.AppendGroup("api", "api-0", Crash{Time: time.Now(), Reason: ReasonExited}, 4242); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{filepath.Join(dir, "api", "logs"): 0o700, c.Path("api", "api-0"): 0o600} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want %04o", p, st.Mode(), err, want)
+		}
 	}
 }

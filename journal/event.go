@@ -126,7 +126,7 @@ const (
 	ReasonReuseportMissing Reason = "reuseport_missing" // cluster mode, port bound exclusively: project stopped
 	ReasonNoListener       Reason = "no_listener"       // nobody listened within the probe's window
 	ReasonLoopbackOnly     Reason = "loopback_only"     // cluster mode, exclusive listener on 127.0.0.1 or ::1 only: project stopped
-	ReasonPortInUse        Reason = "port_in_use"       // another user's process holds the port: project stopped
+	ReasonPortInUse        Reason = "port_in_use"       // another user's process holds the port: that instance stays down
 
 	// An instance that gave up.
 	ReasonBudget Reason = "restart_budget_exhausted"

@@ -182,6 +182,11 @@ type Result struct {
 	// Retry: the runtime exists but did not answer; not a reason to
 	// refuse it for good.
 	Retry bool
+	// Unchecked says why its version was not asked (the Asker's
+	// NotRunError: root runs no binary another user can replace); the
+	// run wrapper checks it at each start, as the app's user. The
+	// runtime counts as usable.
+	Unchecked string
 }
 
 // OK tells whether the runtime can run the app.
@@ -204,6 +209,11 @@ func Check(ctx context.Context, kind config.Runtime, command string, dirs []stri
 	}
 	r.Path = path
 	out, err := ask(ctx, path)
+	var nr *NotRunError
+	if errors.As(err, &nr) {
+		r.Unchecked = nr.Why
+		return r
+	}
 	if errors.Is(err, fs.ErrPermission) {
 		// Permission bits do not change by waiting: not executable by
 		// whoever asked (the app's user), so missing for it.

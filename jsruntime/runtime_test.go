@@ -165,3 +165,60 @@ func TestCheckNotExecutableByTheUser(t *testing.T) {
 		t.Errorf("check: %+v", r)
 	}
 }
+
+// What someone other than root can replace: the file, a link's target,
+// a directory above either; a root-only path is not (a sticky directory
+// protects root's own entries).
+func TestReplaceable(t *testing.T) {
+	testutil.Root(t)
+	dir, err := os.MkdirTemp("/tmp", "bm2-repl-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	mk := func(p string, mode os.FileMode, uid int) string {
+		p = filepath.Join(dir, p)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, mode)
+		os.Chown(p, uid, 0)
+		return p
+	}
+	root := mk("root/bin/node", 0o755, 0)
+	users := mk("user/bin/node", 0o755, 65534)
+	world := mk("world/bin/node", 0o757, 0)
+	os.Chown(filepath.Join(dir, "userdir"), 0, 0)
+	os.MkdirAll(filepath.Join(dir, "userdir", "bin"), 0o755)
+	os.Chown(filepath.Join(dir, "userdir", "bin"), 65534, 65534)
+	inUserDir := mk("userdir/bin/node", 0o755, 0)
+	link := filepath.Join(dir, "root", "bin", "linked")
+	os.Symlink(users, link)
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{root, false}, {users, true}, {world, true}, {inUserDir, true}, {link, true}, {"node", true}} {
+		who, got := Replaceable(c.path)
+		if got != c.want {
+			t.Errorf("Replaceable(%s) = %v (%s), want %v", c.path, got, who, c.want)
+		}
+	}
+	if who, _ := Replaceable(users); who != "nobody (uid 65534)" && who != "uid 65534" {
+		t.Errorf("who = %q", who)
+	}
+}
+
+// An Asker that would not run the runtime leaves it usable, unchecked.
+func TestCheckNotRun(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "node")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	r := Check(context.Background(), config.Node, bin, nil, func(context.Context, string) (string, error) {
+		return "", &NotRunError{Why: "writable by alice"}
+	})
+	if !r.OK() || r.Unchecked != "writable by alice" || r.Path != bin || r.Version != "" {
+		t.Errorf("%+v", r)
+	}
+}

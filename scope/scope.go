@@ -151,8 +151,18 @@ func (l Layout) PrivateSocket() string {
 	return "/run/systemd/private"
 }
 
-// State is the scope's state directory.
-func (l Layout) State() state.Dir { return state.Dir{Path: l.StateDir} }
+// State is the scope's state directory, with its part that lasts one
+// boot: /run/bm2, or the user's $XDG_RUNTIME_DIR/bm2.
+func (l Layout) State() state.Dir { return state.Dir{Path: l.StateDir, Run: l.RunStateDir()} }
+
+// RunStateDir is where the scope keeps state that must not outlive a
+// boot (an instance's errored mark).
+func (l Layout) RunStateDir() string {
+	if l.IsUser() {
+		return filepath.Join(l.RuntimeDir, "bm2")
+	}
+	return state.DefaultRunDir
+}
 
 // UnprivilegedPortStart is the lowest port a normal user may bind
 // (net.ipv4.ip_unprivileged_port_start; 1024 when it cannot be read).
