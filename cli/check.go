@@ -166,11 +166,13 @@ func (a *App) projectArg(arg string, named, refused bool) (*config.Project, stri
 	case err == nil && filepath.Base(arg) == ProjectFileName && !a.onSearchPath(arg):
 		return a.checkDirFile(arg)
 	case err == nil:
-		data, rerr := os.ReadFile(arg)
+		data, foreign, rerr := a.readProjectFile(arg)
 		if rerr != nil {
 			return nil, "", fmt.Errorf("read project file: %w", rerr)
 		}
-		p, perr := config.Parse(arg, data, a.configOptions())
+		opts := a.configOptions()
+		opts.Foreign = foreign
+		p, perr := config.Parse(arg, data, opts)
 		return p, arg, perr
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
 		e, ferr := a.findProject(arg)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -100,7 +99,7 @@ func usable(e entry) (*config.Project, error) {
 // result is registered as <ConfigDir>/<name>.toml. Errors name file as
 // given, with its own line numbers.
 func (a *App) dirProject(file, absDir string) (*config.Project, error) {
-	data, err := os.ReadFile(file)
+	data, foreign, err := a.readProjectFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fail(ExitInvalid,
 			fmt.Sprintf("write a %s in the project dir (see bm2.toml(5)), or name the project dir: bm2 serve /srv/api", ProjectFileName),
@@ -109,7 +108,9 @@ func (a *App) dirProject(file, absDir string) (*config.Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read project file: %w", err)
 	}
-	p, err := config.Parse(file, data, a.projectDirOptions(absDir))
+	opts := a.projectDirOptions(absDir)
+	opts.Foreign = foreign
+	p, err := config.Parse(file, data, opts)
 	if err != nil {
 		var es config.Errors
 		if errors.As(err, &es) {

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
@@ -105,6 +107,27 @@ func (a *App) projectDirOptions(dir string) config.Options {
 	o := a.configOptions()
 	o.Cwd, o.AnyName = dir, true
 	return o
+}
+
+// readProjectFile reads a project file and tells whether it was written
+// by someone the scope does not speak for: owned by neither root nor the
+// scope's user (in system scope, any user's file). Keys only root may
+// set are refused from it (config.Options.Foreign). The owner is the one
+// of the file read (fstat), so it cannot be swapped in between.
+func (a *App) readProjectFile(path string) (data []byte, foreign bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	foreign = !ok || (sys.Uid != 0 && int(sys.Uid) != a.layout().UID)
+	data, err = io.ReadAll(f)
+	return data, foreign, err
 }
 
 // uidString is the scope's UID in decimal, for journal matches.

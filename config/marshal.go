@@ -82,6 +82,8 @@ func tomlValue(v any) string {
 		return TOMLString(v)
 	case int:
 		return strconv.Itoa(v)
+	case bool:
+		return strconv.FormatBool(v)
 	case []string:
 		q := make([]string, len(v))
 		for i, s := range v {

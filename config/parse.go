@@ -25,6 +25,11 @@ type Options struct {
 	// User is set in user scope: the project runs as this user, under
 	// their own systemd.
 	User *UserScope
+	// Foreign: the file was written by someone root does not speak for
+	// (in system scope, a file not owned by root: a user's bm2.toml that
+	// bm2 serve or check reads). Keys only root may set
+	// (notify.allow_local) are refused.
+	Foreign bool
 }
 
 // UserScope is what user scope adds to validation.
@@ -44,7 +49,7 @@ func Parse(file string, data []byte, opts Options) (*Project, error) {
 // private part (PrivatePath) when it has one: the private part may hold
 // only [env] and notify.webhook, and a key set in both files is an error.
 func ParseSource(src Source, opts Options) (*Project, error) {
-	v := &validator{file: src.Path, numCPU: opts.NumCPU, anyName: opts.AnyName, user: opts.User}
+	v := &validator{file: src.Path, numCPU: opts.NumCPU, anyName: opts.AnyName, user: opts.User, foreign: opts.Foreign}
 	fields := v.decode(src.Path, src.Data, false)
 	if src.PrivateErr != nil {
 		v.errs = append(v.errs, &Error{File: src.PrivatePath, Msg: src.PrivateErr.Error(), Err: ErrValue})
@@ -103,6 +108,7 @@ type validator struct {
 	// portEnvAt is where each accepted port_env name was written.
 	portEnvAt map[string]int
 	user      *UserScope
+	foreign   bool
 }
 
 func (v *validator) add(key string, class error, format string, args ...any) {
@@ -333,6 +339,11 @@ func (v *validator) typed(s spec, f field) (any, bool) {
 			out[k] = s
 		}
 		return out, good
+	case kBool:
+		if _, ok := f.val.(bool); ok {
+			return f.val, true
+		}
+		want = "true or false"
 	case kTable:
 		want = "a table"
 	}
