@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -283,8 +284,9 @@ func (a *App) table(rows []row) error {
 	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
 		c := r.cells()
+		esc := termtext.EscapeField
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Project, c.id, orDash(r.Mode), r.State, orDash(truncate(r.Reason, maxReason)),
+			esc(r.Project), c.id, esc(orDash(r.Mode)), esc(r.State), orDash(truncate(esc(r.Reason), maxReason)),
 			c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}
 	if err := tw.Flush(); err != nil {

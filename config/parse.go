@@ -456,7 +456,8 @@ func (v *validator) missing(key, hint string) {
 // characters other than tab, and at most max bytes.
 func (v *validator) text(key, s string, max int) bool {
 	for _, r := range s {
-		if r == 0 || (r < 0x20 && r != '\t') || r == 0x7f {
+		// C1 too: a terminal obeys U+009B as it does ESC [.
+		if r == 0 || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			v.add(key, ErrValue, "must not contain control characters")
 			return false
 		}
