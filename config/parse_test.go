@@ -280,3 +280,11 @@ func TestNotifyAllowLocal(t *testing.T) {
 		t.Errorf("a string: %v", err)
 	}
 }
+
+// A C1 control (U+009B is CSI, as ESC [ is) is a control character too.
+func TestC1Refused(t *testing.T) {
+	_, err := Parse("/etc/bm2/api.toml", []byte("name = \"api\"\nscript = \"a\\u009b2J.js\"\ncwd = \"/srv/api\"\nport = 1\n"), Options{NumCPU: 1})
+	if err == nil || !strings.Contains(err.Error(), "/etc/bm2/api.toml:2: script: must not contain control characters") {
+		t.Fatalf("%v", err)
+	}
+}
