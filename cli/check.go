@@ -31,7 +31,7 @@ func (a *App) check(ctx context.Context, args []string) error {
 	fmt.Fprintf(w, "config ok: %s\n", p.Summary())
 	switch {
 	case p.Notify.Webhook != "":
-		fmt.Fprintf(w, "notify: webhook %s (level %s)\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level)
+		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level, webhookNote(p.Notify))
 	case p.PrivateUnread:
 		fmt.Fprintf(w, "notify: unknown (%s is readable by root only)\n", config.PrivatePath(p.File))
 	default:

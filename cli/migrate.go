@@ -12,6 +12,8 @@ import (
 
 	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/notify"
 )
 
 // LegacyUser is the account bm2 0.1 ran every project as.
@@ -130,6 +132,31 @@ func loopbackURL(s string) bool {
 	}
 	ip, err := netip.ParseAddr(h)
 	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// webhookNote is what bm2 check adds to the webhook it shows: whether
+// bm2-notify will connect to it, when its host says so without DNS (a
+// literal address, localhost).
+func webhookNote(n config.Notify) string {
+	u, err := url.Parse(n.Webhook)
+	if err != nil {
+		return ""
+	}
+	addr, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		if loopbackURL(n.Webhook) {
+			addr = netip.MustParseAddr("127.0.0.1")
+		} else {
+			return ""
+		}
+	}
+	if err := notify.CheckTarget(addr, n.AllowLocal); err != nil {
+		return ": bm2-notify refuses it: " + strings.TrimPrefix(err.Error(), journal.ErrTargetRefused.Error()+": ")
+	}
+	if addr.Unmap().IsLoopback() {
+		return ", on loopback (allow_local)"
+	}
+	return ""
 }
 
 func joinWords(ws []string) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
@@ -77,5 +78,26 @@ func TestAllowLocalOnlyFromRoot(t *testing.T) {
 	te.mustRun(ExitInvalid, "check", filepath.Dir(file))
 	if e := te.stderr.String(); !strings.Contains(e, file+":8: notify.allow_local: is honoured only in a file root wrote") {
 		t.Errorf("stderr:\n%s", e)
+	}
+}
+
+// bm2 check says when bm2-notify will refuse the webhook.
+func TestWebhookNote(t *testing.T) {
+	for _, c := range []struct {
+		url   string
+		allow bool
+		want  string
+	}{
+		{"http://127.0.0.1:9000/hook", false, ": bm2-notify refuses it: 127.0.0.1 is a loopback address (allowed only by [notify] allow_local = true in a project file root wrote)"},
+		{"http://127.0.0.1:9000/hook", true, ", on loopback (allow_local)"},
+		{"http://localhost/x", true, ", on loopback (allow_local)"},
+		{"http://169.254.169.254/latest", true, ": bm2-notify refuses it: 169.254.169.254 is the cloud metadata service"},
+		{"http://[ff02::1]/", false, ": bm2-notify refuses it: ff02::1 is a multicast address"},
+		{"https://hooks.example.com/x", false, ""},
+		{"http://10.1.2.3/x", false, ""},
+	} {
+		if got := webhookNote(config.Notify{Webhook: c.url, AllowLocal: c.allow}); got != c.want {
+			t.Errorf("%s (allow_local %v): %q, want %q", c.url, c.allow, got, c.want)
+		}
 	}
 }
