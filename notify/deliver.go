@@ -55,6 +55,7 @@ type Result struct {
 type outcome struct {
 	name      string
 	delivered bool
+	stopped   bool // the run was stopped first: it stays for the next one
 	removeErr error
 }
 
@@ -118,9 +119,11 @@ func (d Deliverer) Run(ctx context.Context) (Result, error) {
 		select {
 		case o := <-done:
 			delete(inflight, o.name)
-			if o.delivered {
+			switch {
+			case o.stopped:
+			case o.delivered:
 				res.Delivered++
-			} else {
+			default:
 				res.Dropped++
 			}
 			if o.removeErr != nil {
@@ -157,6 +160,7 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, cli
 		}
 	}
 	if !acquire() {
+		o.stopped = true
 		return o
 	}
 	held := true
@@ -184,7 +188,8 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, cli
 	for attempt := 1; ; attempt++ {
 		err = w.Post(ctx, n.Payload)
 		if ctx.Err() != nil {
-			return o // stopped: it stays for the next run
+			o.stopped = true // it stays for the next run
+			return o
 		}
 		if err == nil {
 			fmt.Fprintf(log, "notified %s (%s) to %s, attempt %d of %d\n", what, n.Payload.Time, shown, attempt, p.Attempts())
@@ -206,6 +211,7 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, cli
 		<-sem
 		held = false
 		if !d.wait(ctx, p.Backoff[attempt-1]) || !acquire() {
+			o.stopped = true
 			return o
 		}
 		held = true

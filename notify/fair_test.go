@@ -167,7 +167,12 @@ func TestDeliverBackoffHoldsNoSlot(t *testing.T) {
 		res, _ := Deliverer{Spool: s, Policy: p, Client: &http.Client{Transport: f}, Events: events, After: after}.Run(context.Background())
 		done <- res
 	}()
-	f.waitFor(t, "3 first attempts with one slot", func() bool { return f.count("down") == 3 })
+	// All three made their first attempt and wait for the clock at once.
+	f.waitFor(t, "3 first attempts with one slot, all 3 waiting", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return f.count("down") == 3 && len(waits) == 3
+	})
 	// Then the clock moves: each is tried its second and last time.
 	mu.Lock()
 	for _, c := range waits {
