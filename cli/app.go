@@ -17,6 +17,7 @@ import (
 	fmode "github.com/bm2dev/bm2/failure"
 	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/internal/portfence"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
@@ -340,8 +341,22 @@ func Main(ctx context.Context, args []string, stdio Stdio) int {
 	return app.Main(ctx, args)
 }
 
-// Main is [Main] with this app's environment.
+// Main is [Main] with this app's environment. Everything it prints goes
+// through a termtext.Writer: the renderers escape what the apps and the
+// journal say, field by field, and whatever one of them missed is still
+// shown escaped rather than obeyed by the terminal (newlines and tabs
+// pass; --json output has no control character to escape).
 func (a *App) Main(ctx context.Context, args []string) int {
+	if a.Out != nil {
+		out := termtext.NewWriter(a.Out)
+		defer out.Flush()
+		a.Out = out
+	}
+	if a.Err != nil {
+		errw := termtext.NewWriter(a.Err)
+		defer errw.Flush()
+		a.Err = errw
+	}
 	err := a.Run(ctx, args)
 	if err == nil {
 		return ExitOK

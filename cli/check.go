@@ -39,7 +39,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	orderOnly := !trustFile && !a.user() && origin.UID != 0
 	switch {
 	case p.Notify.Webhook != "":
-		fmt.Fprintf(w, "notify: webhook %s (level %s)\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level)
+		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level, webhookNote(p.Notify))
 	case p.PrivateUnread:
 		fmt.Fprintf(w, "notify: unknown (%s is readable by root only)\n", config.PrivatePath(p.File))
 	default:
@@ -198,10 +198,13 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 		return a.checkDirFile(arg)
 	case err == nil:
 		f, rerr := a.ReadFile(arg)
+		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != a.layout().UID
 		if rerr != nil {
 			return nil, "", trust.Origin{}, fmt.Errorf("read project file: %w", rerr)
 		}
-		p, perr := config.Parse(arg, f.Data, a.configOptions())
+		opts := a.configOptions()
+		opts.Foreign = foreign
+		p, perr := config.Parse(arg, f.Data, opts)
 		return p, arg, trust.OriginOf(arg, f), perr
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
 		e, ferr := a.findProject(arg)

@@ -193,7 +193,12 @@ func TestCheckNotifyLine(t *testing.T) {
 	port := freePorts(t, 1)
 	dir := filepath.Dir(te.write("app/bm2.toml", seedProject(port)+"\n[notify]\nwebhook = \"http://127.0.0.1:9000/hook\"\n"))
 	te.mustRun(ExitOK, "check", dir)
-	if !strings.Contains(te.stdout.String(), "\nnotify: webhook http://127.0.0.1:9000/hook (level error)\n") {
+	if !strings.Contains(te.stdout.String(), "\nnotify: webhook http://127.0.0.1:9000/hook (level error): bm2-notify refuses it: 127.0.0.1 is a loopback address") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+	te.write("app/bm2.toml", seedProject(port)+"\n[notify]\nwebhook = \"http://127.0.0.1:9000/hook\"\nallow_local = true\n")
+	te.mustRun(ExitOK, "check", dir)
+	if !strings.Contains(te.stdout.String(), "\nnotify: webhook http://127.0.0.1:9000/hook (level error), on loopback (allow_local)\n") {
 		t.Fatalf("stdout:\n%s", te.stdout.String())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -34,15 +35,23 @@ func parseLines(cmd, s string) (int, error) {
 // eventJSON is one line of bm2 events --json. Keys are stable; absent
 // values are null.
 type eventJSON struct {
-	Time      string  `json:"time"` // RFC 3339, UTC, microseconds
-	Event     *string `json:"event"`
-	Project   *string `json:"project"`
-	Instance  *string `json:"instance"`
-	Reason    *string `json:"reason"`
-	Level     *string `json:"level"`
-	Message   string  `json:"message"`
-	Detail    *string `json:"detail"`
-	MessageID *string `json:"message_id"`
+	Time      string         `json:"time"` // RFC 3339, UTC, microseconds
+	Event     *string        `json:"event"`
+	Project   *string        `json:"project"`
+	Instance  *string        `json:"instance"`
+	Reason    *string        `json:"reason"`
+	Level     *string        `json:"level"`
+	Message   termtext.JSON  `json:"message"` // a string, or its bytes when not UTF-8
+	Detail    *termtext.JSON `json:"detail"`
+	MessageID *string        `json:"message_id"`
+}
+
+func nullableText(s string) *termtext.JSON {
+	if s == "" {
+		return nil
+	}
+	t := termtext.JSON(s)
+	return &t
 }
 
 func nullable(s string) *string {
@@ -107,12 +116,13 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 			return enc.Encode(eventJSON{
 				Time:  ev.Time.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
 				Event: nullable(string(ev.Kind)), Project: nullable(ev.Project), Instance: nullable(ev.Instance),
-				Reason: nullable(string(ev.Reason)), Level: nullable(ev.Level), Message: ev.Message,
-				Detail: nullable(ev.Detail), MessageID: nullable(ev.MessageID),
+				Reason: nullable(string(ev.Reason)), Level: nullable(ev.Level), Message: termtext.JSON(ev.Message),
+				Detail: nullableText(ev.Detail), MessageID: nullable(ev.MessageID),
 			})
 		}
-		_, err := fmt.Fprintf(a.Out, eventFormat, ev.Time.Local().Format(timeLayout), orDash(ev.Project),
-			orDash(ev.Instance), orDash(string(ev.Kind)), orDash(string(ev.Reason)), oneLineText(ev.Message))
+		esc := termtext.EscapeField
+		_, err := fmt.Fprintf(a.Out, eventFormat, ev.Time.Local().Format(timeLayout), esc(orDash(ev.Project)),
+			esc(orDash(ev.Instance)), esc(orDash(string(ev.Kind))), esc(orDash(string(ev.Reason))), oneLineText(ev.Message))
 		return err
 	})
 	return a.journalDone(ctx, err, follow, count, what, "journalctl -t bm2")
@@ -169,10 +179,11 @@ func (a *App) journalDone(ctx context.Context, err error, follow bool, count int
 	return nil
 }
 
-// oneLineText keeps a message on one line.
+// oneLineText keeps a message on one line, its control characters
+// escaped.
 func oneLineText(s string) string {
 	s = strings.TrimRight(s, "\n")
-	return strings.ReplaceAll(s, "\n", " ⏎ ")
+	return termtext.Escape(strings.ReplaceAll(s, "\n", " ⏎ "))
 }
 
 // projectNameRE is what a project name looks like (bm2.toml(5)).

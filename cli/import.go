@@ -315,7 +315,7 @@ func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePat
 // on disk is its owner's, who could change it after the write, so it is
 // never read again.
 func (a *App) serveImported(ctx context.Context, ip pm2import.Project, origin trust.Origin, f importFlags) error {
-	p, err := a.parseDirProject(ip.File, ip.Data, filepath.Dir(ip.File))
+	p, err := a.parseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.layout().UID)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -299,8 +300,9 @@ func (a *App) table(rows []row) error {
 		if r.Holder != "" {
 			reason += ": " + r.Holder
 		}
+		esc := termtext.EscapeField
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Project, c.id, orDash(r.Mode), r.State, orDash(truncate(reason, maxReason)),
+			esc(r.Project), c.id, esc(orDash(r.Mode)), esc(r.State), orDash(truncate(esc(reason), maxReason)),
 			c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}
 	if err := tw.Flush(); err != nil {

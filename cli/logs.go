@@ -6,13 +6,15 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
 // logs is `bm2 logs <name | name-i>`: the app's output from the journal,
 // as journalctl -u bm2@<name>-<i>.service (for every instance) shows it,
-// one line per entry prefixed with the time and the instance.
+// one line per entry prefixed with the time and the instance, control
+// characters escaped (see package termtext).
 func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since string) error {
 	n, err := parseLines("logs", lines)
 	if err != nil {
@@ -52,13 +54,15 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 	count := 0
 	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
 		count++
-		prefix := fmt.Sprintf("%s %-*s | ", e.Time().Local().Format(timeLayout), width, logSource(e))
+		// The app wrote the message, and may have set the identifier:
+		// each line is shown escaped (termtext), never obeyed.
+		prefix := fmt.Sprintf("%s %-*s | ", e.Time().Local().Format(timeLayout), width, termtext.Escape(logSource(e)))
 		if e["_PID"] == "1" || e["_SYSTEMD_UNIT"] == "init.scope" || e["_SYSTEMD_USER_UNIT"] == "init.scope" {
 			prefix += "systemd: "
 		}
 		msg := strings.TrimRight(e["MESSAGE"], "\n")
 		for _, line := range strings.Split(msg, "\n") {
-			if _, err := fmt.Fprintf(a.Out, "%s%s\n", prefix, line); err != nil {
+			if _, err := fmt.Fprintf(a.Out, "%s%s\n", prefix, termtext.Escape(line)); err != nil {
 				return err
 			}
 		}

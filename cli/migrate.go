@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bm2dev/bm2/atomicfile"
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/notify"
 )
 
 // LegacyUser is the account bm2 0.1 ran every project as.
@@ -21,7 +26,9 @@ const LegacyUser = "bm2"
 // project file that names no user also gets user = "bm2" (0.1 ran every
 // project as bm2, and its files are bm2's) and [sandbox] mode = "compat"
 // (0.1's sandbox: it may write where it wrote before); without it, a
-// project registered since then keeps its own account. The file is
+// project registered since then keeps its own account. A project whose
+// webhook is on loopback gets [notify] allow_local = true (bm2-notify
+// refuses loopback without it). The file is
 // rewritten canonically; the original is kept, root's alone, in
 // <state dir>/migrated-0.1/. A file with nothing to change is left alone,
 // so running it again changes nothing.
@@ -58,6 +65,12 @@ func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
 				p.Sandbox.Mode = config.Compat
 				did = append(did, `[sandbox] mode = "compat"`)
 			}
+		}
+		if p.Notify.Webhook != "" && !p.Notify.AllowLocal && loopbackURL(p.Notify.Webhook) {
+			// bm2-notify now refuses loopback unless root's file allows
+			// it: a project that already posts there keeps doing so.
+			p.Notify.AllowLocal = true
+			did = append(did, "[notify] allow_local = true (its webhook is on loopback)")
 		}
 		if p.SecretsInFile {
 			did = append(did, privateWhat(&p)+" moved to "+config.PrivatePath(p.File))
@@ -102,6 +115,48 @@ func (a *App) migrateOne(p *config.Project, file, backup string) error {
 		return fmt.Errorf("migrate %s: %w", file, err)
 	}
 	return nil
+}
+
+// loopbackURL tells whether a webhook URL names a loopback host: a
+// loopback address, localhost or a name under .localhost. (A name that
+// only resolves to loopback is not guessed at: bm2-notify refuses it,
+// and says so in notification_dropped.)
+func loopbackURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// webhookNote is what bm2 check adds to the webhook it shows: whether
+// bm2-notify will connect to it, when its host says so without DNS (a
+// literal address, localhost).
+func webhookNote(n config.Notify) string {
+	u, err := url.Parse(n.Webhook)
+	if err != nil {
+		return ""
+	}
+	addr, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		if loopbackURL(n.Webhook) {
+			addr = netip.MustParseAddr("127.0.0.1")
+		} else {
+			return ""
+		}
+	}
+	if err := notify.CheckTarget(addr, n.AllowLocal); err != nil {
+		return ": bm2-notify refuses it: " + strings.TrimPrefix(err.Error(), journal.ErrTargetRefused.Error()+": ")
+	}
+	if addr.Unmap().IsLoopback() {
+		return ", on loopback (allow_local)"
+	}
+	return ""
 }
 
 func joinWords(ws []string) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -338,7 +339,7 @@ func (a *App) logTail(ctx context.Context, unit string) string {
 	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", a.journalctlUnit(unit), journalLines)
 	for _, l := range lines {
 		b.WriteString("\n  ")
-		b.WriteString(l)
+		b.WriteString(termtext.Escape(l)) // the app's
 	}
 	return b.String()
 }

@@ -112,7 +112,7 @@ func (a *App) dirProject(file, absDir string) (*config.Project, trust.Origin, er
 	if err != nil {
 		return nil, trust.Origin{}, fmt.Errorf("read project file: %w", err)
 	}
-	p, err := a.parseDirProject(file, f.Data, absDir)
+	p, err := a.parseDirProject(file, f.Data, absDir, err == nil && f.Speaker() != 0 && f.Speaker() != a.layout().UID)
 	if err != nil {
 		return nil, trust.Origin{}, err
 	}
@@ -126,8 +126,10 @@ func (a *App) dirProject(file, absDir string) (*config.Project, trust.Origin, er
 
 // parseDirProject parses a project dir's file from memory (see
 // dirProject).
-func (a *App) parseDirProject(file string, data []byte, absDir string) (*config.Project, error) {
-	p, err := config.Parse(file, data, a.projectDirOptions(absDir))
+func (a *App) parseDirProject(file string, data []byte, absDir string, foreign bool) (*config.Project, error) {
+	opts := a.projectDirOptions(absDir)
+	opts.Foreign = foreign
+	p, err := config.Parse(file, data, opts)
 	if err != nil {
 		var es config.Errors
 		if errors.As(err, &es) {

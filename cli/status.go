@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -22,20 +23,23 @@ func (a *App) status(ctx context.Context, name string) error {
 		return err
 	}
 	w := a.Out
-	fmt.Fprintf(w, "%s: %s\n", e.Name, e.Path)
+	// What a project's file, its app or the journal say is shown escaped
+	// (package termtext): it reaches root's terminal.
+	esc := termtext.Escape
+	fmt.Fprintf(w, "%s: %s\n", esc(e.Name), esc(e.Path))
 	if e.Err != nil {
-		fmt.Fprintf(w, "  invalid: %s\n", oneLine(e.Err))
+		fmt.Fprintf(w, "  invalid: %s\n", esc(oneLine(e.Err)))
 		_, err := usable(e)
 		return err
 	}
 	p := e.Project
 	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
-		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), a.userText(p))
-	fmt.Fprintf(w, "  script %s in %s\n", p.Script, p.Cwd)
+		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
+	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
 	if reason, errored, _ := a.erroredMark(p.Name); errored {
-		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", reason, p.Name, p.Cwd)
+		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
 		if e, _, ok := a.explainErrored(ctx, p, reason, "start"); ok {
-			fmt.Fprintf(w, "  why: %s\n  %s\n", e.Message, e.FixLine())
+			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
 		}
 	}
 
@@ -64,7 +68,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	fmt.Fprintf(w, "  %s\n", a.fenceLine(p, fenced))
 	if needs := p.Needs(); len(needs) > 0 {
-		fmt.Fprintf(w, "  needs: %s\n", needsText(ctx, sd, needs))
+		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
 	}
 	rows, warnings := a.rows(ctx, []entry{e}, sd)
 	fmt.Fprintln(w)
@@ -73,7 +77,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	for _, r := range rows {
 		c := r.cells()
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			c.id, r.Unit, r.State, orDash(r.Reason), c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
+			c.id, termtext.EscapeField(r.Unit), termtext.EscapeField(r.State), termtext.EscapeField(orDash(r.Reason)), c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)
@@ -90,7 +94,7 @@ func (a *App) status(ctx context.Context, name string) error {
 					continue
 				}
 				if e, ok := a.explainInstance(ctx, p, i, u, reason, againText(p, "start")); ok {
-					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), e.Reason, e.Message, e.FixLine())
+					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 				}
 			}
 		}
@@ -99,13 +103,13 @@ func (a *App) status(ctx context.Context, name string) error {
 	found, _ := a.preflightDefinite(ctx, p, "")
 	for _, e := range found {
 		e.Fix = strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`")
-		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", e.Reason, e.Message, e.FixLine())
+		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 	}
 	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.systemctl(), units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
-		fmt.Fprintf(a.Err, "bm2: warning: %s\n", warn)
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", esc(warn))
 	}
 	return nil
 }

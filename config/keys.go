@@ -26,6 +26,7 @@ const (
 	kTable         // a table of known keys
 	kEnv           // a table of strings with free names
 	kInts          // an array of whole numbers
+	kBool          // true or false
 )
 
 // spec is one key of the project file: its TOML type, how its value is
@@ -207,6 +208,16 @@ var specs = []spec{
 	}, get: func(p *Project) (any, bool) {
 		return string(p.Notify.Level), p.Notify.Level != DefaultNotifyLevel && p.Notify.Level != ""
 	}},
+	{key: "notify.allow_local", kind: kBool, set: func(v *validator, p *Project, k string, val any) {
+		if val.(bool) && v.foreign {
+			// A user's file must not point root's bm2-notify at what
+			// listens on the machine's own loopback.
+			v.add(k, ErrValue, "is honoured only in a file root wrote: ask root to set it in the project's file in /etc/bm2 "+
+				"(a webhook on loopback is otherwise refused)")
+			return
+		}
+		p.Notify.AllowLocal = val.(bool)
+	}, get: func(p *Project) (any, bool) { return p.Notify.AllowLocal, p.Notify.AllowLocal }},
 	{key: "resources", kind: kTable},
 	{key: "resources.memory_max", kind: kString, set: size(func(p *Project) *string { return &p.Resources.MemoryMax }),
 		get: str(func(p *Project) string { return p.Resources.MemoryMax }), directive: "MemoryMax"},

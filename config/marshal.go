@@ -88,6 +88,8 @@ func tomlValue(v any) string {
 			q[i] = strconv.Itoa(n)
 		}
 		return "[" + strings.Join(q, ", ") + "]"
+	case bool:
+		return strconv.FormatBool(v)
 	case []string:
 		q := make([]string, len(v))
 		for i, s := range v {

@@ -25,6 +25,11 @@ type Options struct {
 	// User is set in user scope: the project runs as this user, under
 	// their own systemd.
 	User *UserScope
+	// Foreign: the file was written by someone root does not speak for
+	// (in system scope, a file not owned by root: a user's bm2.toml that
+	// bm2 serve or check reads). Keys only root may set
+	// (notify.allow_local) are refused.
+	Foreign bool
 }
 
 // UserScope is what user scope adds to validation.
@@ -44,7 +49,7 @@ func Parse(file string, data []byte, opts Options) (*Project, error) {
 // private part (PrivatePath) when it has one: the private part may hold
 // only [env] and notify.webhook, and a key set in both files is an error.
 func ParseSource(src Source, opts Options) (*Project, error) {
-	v := &validator{file: src.Path, numCPU: opts.NumCPU, anyName: opts.AnyName, user: opts.User}
+	v := &validator{file: src.Path, numCPU: opts.NumCPU, anyName: opts.AnyName, user: opts.User, foreign: opts.Foreign}
 	fields := v.decode(src.Path, src.Data, false)
 	if src.PrivateErr != nil {
 		v.errs = append(v.errs, &Error{File: src.PrivatePath, Msg: src.PrivateErr.Error(), Err: ErrValue})
@@ -105,6 +110,7 @@ type validator struct {
 	// extraPortAt is where each accepted extra port was written.
 	extraPortAt map[int64]int
 	user        *UserScope
+	foreign     bool
 }
 
 func (v *validator) add(key string, class error, format string, args ...any) {
@@ -353,6 +359,11 @@ func (v *validator) typed(s spec, f field) (any, bool) {
 			out[k] = s
 		}
 		return out, good
+	case kBool:
+		if _, ok := f.val.(bool); ok {
+			return f.val, true
+		}
+		want = "true or false"
 	case kTable:
 		want = "a table"
 	}
@@ -480,7 +491,8 @@ func (v *validator) missing(key, hint string) {
 // characters other than tab, and at most max bytes.
 func (v *validator) text(key, s string, max int) bool {
 	for _, r := range s {
-		if r == 0 || (r < 0x20 && r != '\t') || r == 0x7f {
+		// C1 too: a terminal obeys U+009B as it does ESC [.
+		if r == 0 || (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 			v.add(key, ErrValue, "must not contain control characters")
 			return false
 		}

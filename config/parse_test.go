@@ -250,3 +250,41 @@ requires = ["redis-server.service", "bm2-other.target"]
 		t.Fatalf("empty lists written:\n%s", pub)
 	}
 }
+
+// notify.allow_local is a boolean, taken from root's files (and round
+// trips through Marshal), and refused, with file, line and key, from a
+// file root did not write (Options.Foreign).
+func TestNotifyAllowLocal(t *testing.T) {
+	file := "name = \"api\"\nscript = \"a.js\"\ncwd = \"/srv/api\"\nport = 1\n[notify]\nlevel = \"info\"\nallow_local = true\n"
+	p, err := Parse("/etc/bm2/api.toml", []byte(file), Options{NumCPU: 1})
+	if err != nil || !p.Notify.AllowLocal {
+		t.Fatalf("root's file: %+v, %v", p, err)
+	}
+	pub, _ := Marshal(p)
+	if !strings.Contains(string(pub), "[notify]\nlevel = \"info\"\nallow_local = true\n") {
+		t.Errorf("Marshal lost allow_local:\n%s", pub)
+	}
+	if q, err := Parse("/etc/bm2/api.toml", pub, Options{NumCPU: 1}); err != nil || !Equal(p, q) {
+		t.Errorf("round trip: %+v, %v", q, err)
+	}
+	_, err = Parse("/home/alice/app/bm2.toml", []byte(file), Options{NumCPU: 1, AnyName: true, Foreign: true})
+	if err == nil || !strings.Contains(err.Error(), "/home/alice/app/bm2.toml:7: notify.allow_local: is honoured only in a file root wrote") {
+		t.Errorf("a user's file: %v", err)
+	}
+	off := strings.Replace(file, "true", "false", 1)
+	if p, err := Parse("/home/alice/app/bm2.toml", []byte(off), Options{NumCPU: 1, AnyName: true, Foreign: true}); err != nil || p.Notify.AllowLocal {
+		t.Errorf("allow_local = false in a user's file: %+v, %v", p, err)
+	}
+	_, err = Parse("/etc/bm2/api.toml", []byte(strings.Replace(file, "true", `"yes"`, 1)), Options{NumCPU: 1})
+	if err == nil || !strings.Contains(err.Error(), "/etc/bm2/api.toml:7: notify.allow_local: must be true or false, got a string") {
+		t.Errorf("a string: %v", err)
+	}
+}
+
+// A C1 control (U+009B is CSI, as ESC [ is) is a control character too.
+func TestC1Refused(t *testing.T) {
+	_, err := Parse("/etc/bm2/api.toml", []byte("name = \"api\"\nscript = \"a\\u009b2J.js\"\ncwd = \"/srv/api\"\nport = 1\n"), Options{NumCPU: 1})
+	if err == nil || !strings.Contains(err.Error(), "/etc/bm2/api.toml:2: script: must not contain control characters") {
+		t.Fatalf("%v", err)
+	}
+}

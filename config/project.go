@@ -74,6 +74,10 @@ type EnvVar struct {
 type Notify struct {
 	Webhook string // "" means notifications are disabled
 	Level   Level  // minimum level that is sent
+	// AllowLocal lets bm2-notify post to a loopback address
+	// (notify.allow_local); never set from a file root did not write
+	// (Options.Foreign).
+	AllowLocal bool
 }
 
 // Resources is the [resources] table: cgroup and rlimit settings applied to

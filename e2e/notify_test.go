@@ -61,10 +61,20 @@ const (
 	idle       = `test "$(systemctl show -P ActiveState bm2-notify.service)" = inactive`
 )
 
-// privateWebhook puts a project's webhook in its private part, root's alone.
+// privateWebhook puts a project's webhook in its private part, root's
+// alone, and, the receivers here being on loopback, allow_local = true in
+// its [notify] table (bm2-notify refuses loopback without it).
 func (b *bed) privateWebhook(name, url string) {
 	b.t.Helper()
 	b.sh(fmt.Sprintf(`(umask 077; printf '[notify]\nwebhook = "%%s"\n' %q > /etc/bm2/private/%s.toml)`, url, name))
+	b.allowLocal("/etc/bm2/" + name + ".toml")
+}
+
+// allowLocal sets [notify] allow_local = true in a project file.
+func (b *bed) allowLocal(file string) {
+	b.t.Helper()
+	b.sh(fmt.Sprintf(`f=%s
+if grep -q '^\[notify\]$' "$f"; then sed -i 's/^\[notify\]$/[notify]\nallow_local = true/' "$f"; else printf '\n[notify]\nallow_local = true\n' >> "$f"; fi`, file))
 }
 
 // checkBody checks the fields every notification has, and those given.
@@ -113,7 +123,24 @@ systemctl show -P WantedBy bm2-notify.path | grep -qw paths.target`)
 	// Cluster mode without reusePort; at level warning.
 	b.nodeProject("solo", 2, 3200, `REUSE_PORT = "0"`, "[notify]\nlevel = \"warning\"\n")
 	b.privateWebhook("solo", hook)
-	b.sh(`systemctl daemon-reload && systemctl start --no-block bm2-crashy.target bm2-oldnode.target bm2-solo.target`)
+	// The same receiver, without allow_local: bm2-notify refuses loopback.
+	b.nodeProject("nolocal", 1, 3300, "CRASH_INSTANCE = \"0\"\nCRASH_AFTER_MS = \"200\"", "max_restarts = 1\nexec_mode = \"fork\"")
+	b.sh(fmt.Sprintf(`(umask 077; printf '[notify]\nwebhook = "%s"\n' > /etc/bm2/private/nolocal.toml)`, hook))
+	b.sh(`systemctl daemon-reload && systemctl start --no-block bm2-crashy.target bm2-oldnode.target bm2-solo.target bm2-nolocal.target`)
+
+	t.Run("loopback refused without allow_local", func(t *testing.T) {
+		b := b.in(t)
+		es := b.waitEvents(60*time.Second, "notification_dropped", "nolocal", 1)
+		if m := es[0].str("MESSAGE"); !strings.Contains(m, "gave up notifying instance_errored of nolocal-0") ||
+			!strings.Contains(m, "at attempt 1: notify "+hook+": refused to connect: 127.0.0.1 is a loopback address") {
+			t.Errorf("notification_dropped: %q", m)
+		}
+		for _, p := range b.hookPosts("/tmp/hook.jsonl") {
+			if p.Body["project"] == "nolocal" {
+				t.Errorf("the loopback receiver got a notification of nolocal: %v", p.Body)
+			}
+		}
+	})
 
 	t.Run("instance_errored", func(t *testing.T) {
 		b := b.in(t)

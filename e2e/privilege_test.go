@@ -310,7 +310,7 @@ systemd-run --quiet -u hook-stolen /usr/local/bin/node /srv/hooks/stolen.js`)
 		const secret, pass, token = "s3cr3t-value-42", "hookpass-42", "tok-42"
 		webhook := "http://hookuser:" + pass + "@127.0.0.1:9200/hook?token=" + token
 		b.app("/srv/sec", "env-server.js", "server.js")
-		b.write("/srv/sec/bm2.toml", fmt.Sprintf("name = \"sec\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3350\n[env]\nAPI_SECRET = %q\n[notify]\nwebhook = %q\n", secret, webhook))
+		b.write("/srv/sec/bm2.toml", fmt.Sprintf("name = \"sec\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3350\n[env]\nAPI_SECRET = %q\n[notify]\nwebhook = %q\nallow_local = true\n", secret, webhook))
 		b.sh(`chmod 0600 /srv/sec/bm2.toml`)
 		b.must(0, "/srv/sec", "serve")
 		if got := b.appEnv(3350, "API_SECRET"); got["API_SECRET"] != secret {
@@ -320,6 +320,7 @@ systemd-run --quiet -u hook-stolen /usr/local/bin/node /srv/hooks/stolen.js`)
 		b.nodeProject("hooked", 1, 3351, `REUSE_PORT = "0"`, "")
 		// The administrator's way: the webhook in the private part.
 		b.write("/etc/bm2/private/hooked.toml", fmt.Sprintf("[notify]\nwebhook = %q\n", webhook))
+		b.allowLocal("/etc/bm2/hooked.toml") // the receivers are on loopback
 		b.sh(`chmod 0600 /etc/bm2/private/hooked.toml && systemctl daemon-reload && systemctl start bm2-hooked.target`)
 		b.waitEvents(30*time.Second, "reuseport_missing", "hooked", 1)
 		b.eventually(20*time.Second, "the redirector got the notification", `grep -q 'POST /hook?token=' /srv/hooks/redirect.log`)

@@ -172,7 +172,7 @@ func TestProbeStopsExclusive(t *testing.T) {
 	b.app("/srv/hook", "webhook.js", "webhook.js")
 	b.sh(`systemd-run -q --unit=hook -p Environment=OUT=/tmp/hook.jsonl -p Environment=PORT=9000 /usr/local/bin/node /srv/hook/webhook.js`)
 	b.eventually(10*time.Second, "webhook up", `curl -s -o /dev/null -X POST http://127.0.0.1:9000/ready && rm -f /tmp/hook.jsonl`)
-	b.nodeProject("solo", 2, 3000, `REUSE_PORT = "0"`, "[notify]\nwebhook = \"http://127.0.0.1:9000/bm2\"\n")
+	b.nodeProject("solo", 2, 3000, `REUSE_PORT = "0"`, "[notify]\nwebhook = \"http://127.0.0.1:9000/bm2\"\nallow_local = true\n")
 	b.nodeProject("one", 1, 3100, `REUSE_PORT = "0"`, "")
 	b.nodeProject("local", 1, 3200, "HOST = \"127.0.0.1\"\nREUSE_PORT = \"0\"", "")
 	b.nodeProject("localshare", 2, 3300, `HOST = "127.0.0.1"`, "")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/jsruntime"
 )
@@ -249,26 +250,13 @@ func (e Explained) FixLine() string { return "fix: " + e.Fix + " (see " + e.Man 
 
 // Clean makes text that may come from an untrusted process (a command
 // name from /proc, a line of a log) safe to print on one line: control
-// characters become '?', and it is cut at 200 bytes.
-func Clean(s string) string { return clean(s, 200) }
+// characters and bytes that are not UTF-8 are shown escaped (\x1b, \r,
+// \u009b, \xff: termtext.Escape), and it is cut at about 200 bytes.
+func Clean(s string) string { return termtext.EscapeCut(s, 200) }
 
 // CleanMessage is Clean for a whole message, as an event carries it: cut
-// at 2000 bytes.
-func CleanMessage(s string) string { return clean(s, 2000) }
-
-func clean(s string, limit int) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			r = '?'
-		}
-		b.WriteRune(r)
-		if b.Len() >= limit {
-			break
-		}
-	}
-	return b.String()
-}
+// at about 2000 bytes.
+func CleanMessage(s string) string { return termtext.EscapeCut(s, 2000) }
 
 // Markdown renders the table for the README: one row per mode, its
 // message and fix as bm2 prints them for the example facts.

@@ -110,7 +110,7 @@ func TestReuseportMissingWordedByRuntime(t *testing.T) {
 // line it is printed on.
 func TestCleanStripsControlCharacters(t *testing.T) {
 	e, _ := Explain(journal.ReasonPortInUse, Facts{Project: "api", Port: 80, Detail: "ev\x1b[2Jil\nfake (pid 1)"})
-	if strings.ContainsAny(e.Message, "\x1b\n") || !strings.Contains(e.Message, "ev?[2Jil?fake (pid 1)") {
+	if strings.ContainsAny(e.Message, "\x1b\n") || !strings.Contains(e.Message, `ev\x1b[2Jil\nfake (pid 1)`) {
 		t.Errorf("message %q", e.Message)
 	}
 	if n := len(Clean(strings.Repeat("x", 1000))); n > 210 {
@@ -140,7 +140,7 @@ func TestManSectionsExist(t *testing.T) {
 
 func TestCleanMessageKeepsAWholeMessage(t *testing.T) {
 	long := strings.Repeat("word ", 100)
-	if got := CleanMessage(long + "\n"); got != long+"?" {
+	if got := CleanMessage(long + "\n"); got != long+`\n` {
 		t.Errorf("CleanMessage cut or kept a newline: %d bytes", len(got))
 	}
 }

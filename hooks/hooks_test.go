@@ -423,7 +423,7 @@ func TestPortBlocked(t *testing.T) {
 		t.Errorf("holder asked for %v", asked)
 	}
 	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonPortInUse || ev.got[0].Port != 3100 ||
-		ev.got[0].Instance != "api-0" || !strings.Contains(ev.got[0].Message, "port 3100 is held by python3?[2J (pid 812), uid 65534 (nobody), not by api") ||
+		ev.got[0].Instance != "api-0" || !strings.Contains(ev.got[0].Message, "port 3100 is held by python3\\x1b[2J (pid 812), uid 65534 (nobody), not by api") ||
 		!strings.Contains(ev.got[0].Message, "bm2 keeps api-0 from starting again") {
 		t.Errorf("events %+v", ev.got)
 	}
@@ -431,7 +431,7 @@ func TestPortBlocked(t *testing.T) {
 		t.Errorf("the project is errored (%s): a squatter on one port stops every instance", reason)
 	}
 	m, ok, err := st.InstanceErrored("api-0")
-	if err != nil || !ok || m.Reason != "port_in_use" || m.Detail != "python3?[2J (pid 812), uid 65534 (nobody)" {
+	if err != nil || !ok || m.Reason != "port_in_use" || m.Detail != "python3\\x1b[2J (pid 812), uid 65534 (nobody)" {
 		t.Errorf("instance mark %+v %v %v", m, ok, err)
 	}
 	if !strings.HasPrefix(st.InstanceErroredPath("api-0"), st.Run+"/") {

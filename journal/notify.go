@@ -84,7 +84,8 @@ type PostError struct {
 	// there was no answer.
 	Status int
 	// BadURL: the URL cannot work as it is: it does not parse, is not
-	// http or https, or redirects to another place.
+	// http or https, redirects to another place or names an address
+	// that is refused (ErrTargetRefused).
 	BadURL bool
 	msg    string
 }
@@ -120,6 +121,11 @@ func RedactURL(s string) string {
 
 // errRedirect refuses a redirect to another place.
 var errRedirect = errors.New("redirect to another host not followed")
+
+// ErrTargetRefused is a webhook address bm2-notify does not connect to
+// (loopback, link-local, multicast: see notify.CheckTarget); trying again
+// cannot help.
+var ErrTargetRefused = errors.New("refused to connect")
 
 // Notify posts e unless its level is below MinLevel.
 func (w Webhook) Notify(ctx context.Context, e Event) error {
@@ -173,7 +179,7 @@ func (w Webhook) Post(ctx context.Context, p Payload) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within %v", timeout)
 		}
-		return &PostError{BadURL: errors.Is(err, errRedirect), msg: fmt.Sprintf("notify %s: %v", shown, err)}
+		return &PostError{BadURL: errors.Is(err, errRedirect) || errors.Is(err, ErrTargetRefused), msg: fmt.Sprintf("notify %s: %v", shown, err)}
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

@@ -15,7 +15,7 @@ import (
 type Policy struct {
 	Timeout     time.Duration   // one attempt
 	Backoff     []time.Duration // the waits between attempts: len+1 attempts
-	Concurrency int             // notifications under way at once
+	Concurrency int             // notifications of one project being posted at once
 	Poll        time.Duration   // how often the spool is looked at while deliveries are under way
 }
 
@@ -24,7 +24,7 @@ type Policy struct {
 var DefaultPolicy = Policy{
 	Timeout:     journal.DefaultWebhookTimeout,
 	Backoff:     []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second},
-	Concurrency: 64,
+	Concurrency: 4,
 	Poll:        250 * time.Millisecond,
 }
 
@@ -35,11 +35,16 @@ func (p Policy) Attempts() int { return len(p.Backoff) + 1 }
 type Deliverer struct {
 	Spool  Spool
 	Policy Policy
-	Client *http.Client // nil: http.DefaultTransport
-	Log    io.Writer    // one line per notification delivered or dropped
+	// Client posts every notification (tests); nil: one through
+	// Transport, with loopback allowed only for the notifications that
+	// allow it.
+	Client *http.Client
+	Log    io.Writer // one line per notification delivered or dropped
 	// Events records each notification given up (notification_dropped):
 	// the journal itself, never a notify.Sink (that would notify again).
 	Events journal.Sink
+	// After is the clock of the waits between attempts (nil: time.After).
+	After func(time.Duration) <-chan time.Time
 }
 
 // Result counts what a run did.
@@ -50,6 +55,7 @@ type Result struct {
 type outcome struct {
 	name      string
 	delivered bool
+	stopped   bool // the run was stopped first: it stays for the next one
 	removeErr error
 }
 
@@ -75,7 +81,10 @@ func (d Deliverer) Run(ctx context.Context) (Result, error) {
 	inflight := map[string]bool{}
 	stuck := map[string]bool{} // could not be removed: never again in this run
 	done := make(chan outcome)
-	sem := make(chan struct{}, conc)
+	// Each project has its own slots: one project's dead webhook holds
+	// only its own.
+	slots := map[string]chan struct{}{}
+	clients := d.clients()
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		cancel()
@@ -96,7 +105,13 @@ func (d Deliverer) Run(ctx context.Context) (Result, error) {
 				continue
 			}
 			inflight[name] = true
-			go func() { done <- d.deliver(ctx, p, sem, name, log) }()
+			project := ProjectOf(name)
+			sem, ok := slots[project]
+			if !ok {
+				sem = make(chan struct{}, conc)
+				slots[project] = sem
+			}
+			go func() { done <- d.deliver(ctx, p, sem, clients, name, log) }()
 		}
 		if len(inflight) == 0 {
 			return res, errors.Join(errs...)
@@ -104,9 +119,11 @@ func (d Deliverer) Run(ctx context.Context) (Result, error) {
 		select {
 		case o := <-done:
 			delete(inflight, o.name)
-			if o.delivered {
+			switch {
+			case o.stopped:
+			case o.delivered:
 				res.Delivered++
-			} else {
+			default:
 				res.Dropped++
 			}
 			if o.removeErr != nil {
@@ -120,22 +137,49 @@ func (d Deliverer) Run(ctx context.Context) (Result, error) {
 	}
 }
 
+// clients are the HTTP clients deliveries post through: without and with
+// loopback allowed.
+func (d Deliverer) clients() [2]*http.Client {
+	if d.Client != nil {
+		return [2]*http.Client{d.Client, d.Client}
+	}
+	return [2]*http.Client{{Transport: Transport(false, nil)}, {Transport: Transport(true, nil)}}
+}
+
 // deliver tries one notification and removes it unless ctx ended first.
-func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, name string, log io.Writer) outcome {
+// It holds one of its project's slots (sem) while it posts, never while
+// it waits to try again.
+func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, clients [2]*http.Client, name string, log io.Writer) outcome {
 	o := outcome{name: name}
-	select {
-	case sem <- struct{}{}:
-		defer func() { <-sem }()
-	case <-ctx.Done():
+	acquire := func() bool {
+		select {
+		case sem <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	if !acquire() {
+		o.stopped = true
 		return o
 	}
+	held := true
+	defer func() {
+		if held {
+			<-sem
+		}
+	}()
 	n, err := d.Spool.Read(name)
 	if err != nil {
 		fmt.Fprintf(log, "dropped the notification %s: %v\n", name, err)
 		o.removeErr = d.Spool.Remove(name)
 		return o
 	}
-	w := journal.Webhook{URL: n.URL, Timeout: p.Timeout, Client: d.Client}
+	client := clients[0]
+	if n.AllowLocal {
+		client = clients[1]
+	}
+	w := journal.Webhook{URL: n.URL, Timeout: p.Timeout, Client: client}
 	what := n.Payload.Event + " of " + n.Payload.Project
 	if n.Payload.Instance != "" {
 		what = n.Payload.Event + " of " + n.Payload.Instance
@@ -144,7 +188,8 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, nam
 	for attempt := 1; ; attempt++ {
 		err = w.Post(ctx, n.Payload)
 		if ctx.Err() != nil {
-			return o // stopped: it stays for the next run
+			o.stopped = true // it stays for the next run
+			return o
 		}
 		if err == nil {
 			fmt.Fprintf(log, "notified %s (%s) to %s, attempt %d of %d\n", what, n.Payload.Time, shown, attempt, p.Attempts())
@@ -162,16 +207,37 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, nam
 				"(the event stays in the journal: journalctl -t bm2)", what, n.Payload.Time, shown, attempt, err), err, log)
 			break
 		}
-		t := time.NewTimer(p.Backoff[attempt-1])
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		// The slot is another notification's while this one waits.
+		<-sem
+		held = false
+		if !d.wait(ctx, p.Backoff[attempt-1]) || !acquire() {
+			o.stopped = true
 			return o
 		}
+		held = true
 	}
 	o.removeErr = d.Spool.Remove(name)
 	return o
+}
+
+// wait waits d on the deliverer's clock; false when ctx ended first.
+func (d Deliverer) wait(ctx context.Context, dur time.Duration) bool {
+	if d.After != nil {
+		select {
+		case <-d.After(dur):
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	t := time.NewTimer(dur)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // dropped says that a notification was given up: the notification_dropped

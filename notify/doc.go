@@ -13,14 +13,27 @@
 // Writing a file takes a millisecond, so the exit hook (ExecStopPost=) and
 // the probe's reaction never wait for a receiver. bm2-notify.path starts
 // bm2-notify.service (`bm2-probe notify`, [Deliver]) whenever the
-// directory is not empty; it posts every spooled notification
-// concurrently, each attempt within 3 s, 5 attempts with 1, 2, 4 and 8 s
-// between them, removes the file once delivered or given up (a line in its
-// journal, URL redacted, says so), and exits when the spool is empty. A
-// receiver that hangs costs its own notification 31 s at most, and nothing
-// else. A notification given up is also an event of its project,
-// notification_dropped, which is never notified itself. The spool keeps at most [MaxSpooled] notifications: beyond that
-// the oldest are dropped, with a line saying so.
+// directory is not empty; it posts every spooled notification on its own,
+// each attempt within 3 s, 5 attempts with 1, 2, 4 and 8 s between them,
+// removes the file once delivered or given up (a line in its journal, URL
+// redacted, says so), and exits when the spool is empty. A receiver that
+// hangs costs its own notification 31 s at most, and nothing else. A
+// notification given up is also an event of its project,
+// notification_dropped, which is never notified itself.
+//
+// Projects share nothing: each has its own share of the spool (the file
+// name says whose: TIME-PROJECT-RANDOM.json), at most [MaxPerProject]
+// notifications, beyond which its own oldest are dropped, with a line
+// saying so; and its own delivery slots (Policy.Concurrency), which a
+// notification waiting to be tried again does not hold.
+//
+// bm2-notify connects only where [CheckTarget] allows, checked on each
+// address a connection dials (a net.Dialer Control, after DNS and on every
+// redirect), without a proxy: never link-local (the metadata service
+// 169.254.169.254), multicast or unspecified addresses, loopback only for
+// a notification that allows it (Notification.AllowLocal, from
+// notify.allow_local in a project file root owns, or in user scope the
+// user).
 //
 // The spool's directory and the unit names are a [Scope]: [System] is the
 // system's.

@@ -27,7 +27,8 @@ func testSpool(t *testing.T) Spool {
 }
 
 func note(url, event string) Notification {
-	return Notification{URL: url, Payload: journal.Payload{Event: event, Project: "api", Instance: "api-0", Level: "error",
+	// The test receivers listen on loopback.
+	return Notification{URL: url, AllowLocal: true, Payload: journal.Payload{Event: event, Project: "api", Instance: "api-0", Level: "error",
 		Time: "2026-11-30T04:00:00.000Z", Host: "web1", Message: "m"}}
 }
 

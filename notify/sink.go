@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/bm2dev/bm2/config"
@@ -42,7 +43,7 @@ func NewSink(log *os.File) Sink {
 func NewUserSink(log *os.File, sc Scope, uid int, searchPath []string) Sink {
 	s := NewSink(log)
 	s.Spool = Spool{Dir: sc.Dir, Owner: uid}
-	s.Settings = func(project string) config.Notify { return SettingsIn(searchPath, project) }
+	s.Settings = func(project string) config.Notify { return SettingsIn(searchPath, project, uid) }
 	return s
 }
 
@@ -78,7 +79,7 @@ func (s Sink) enqueue(e journal.Event) {
 	if log == nil {
 		log = io.Discard
 	}
-	if _, err := s.Spool.Put(Notification{URL: n.Webhook, Payload: journal.NewPayload(e, host)}, now, log); err != nil {
+	if _, err := s.Spool.Put(Notification{URL: n.Webhook, AllowLocal: n.AllowLocal, Payload: journal.NewPayload(e, host)}, now, log); err != nil {
 		fmt.Fprintf(log, "bm2: %s of %s not notified to %s: %v\n", e.Kind, e.Project, journal.RedactURL(n.Webhook), err)
 	}
 }
@@ -87,11 +88,12 @@ func (s Sink) enqueue(e journal.Event) {
 // the default search path (no other project's) and its private part; a
 // missing or broken file means no notification.
 func ProjectSettings(project string) config.Notify {
-	return SettingsIn(config.DefaultSearchPath, project)
+	return SettingsIn(config.DefaultSearchPath, project, 0)
 }
 
-// SettingsIn is ProjectSettings along another search path (a user's).
-func SettingsIn(dirs []string, project string) config.Notify {
+// SettingsIn is ProjectSettings along another search path (a user's,
+// uid). notify.allow_local counts only in a file of root's or uid's.
+func SettingsIn(dirs []string, project string, uid int) config.Notify {
 	src, ok := config.DiscoverOne(dirs, project)
 	if !ok {
 		return config.Notify{}
@@ -100,5 +102,13 @@ func SettingsIn(dirs []string, project string) config.Notify {
 	if err != nil {
 		return config.Notify{}
 	}
-	return p.Notify
+	n := p.Notify
+	if n.AllowLocal {
+		n.AllowLocal = false
+		if st, err := os.Stat(src.Path); err == nil {
+			sys, ok := st.Sys().(*syscall.Stat_t)
+			n.AllowLocal = ok && (sys.Uid == 0 || int(sys.Uid) == uid)
+		}
+	}
+	return n
 }

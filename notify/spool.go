@@ -43,23 +43,27 @@ func User(stateDir string) Scope {
 	return Scope{Dir: filepath.Join(stateDir, "notify"), PathUnit: System.PathUnit, ServiceUnit: System.ServiceUnit}
 }
 
-// MaxSpooled bounds the spool: a webhook that is down for long, under a
-// crash loop at level info, must not fill the disk.
-const MaxSpooled = 1000
+// MaxPerProject bounds each project's share of the spool: a webhook that
+// is down for long, under a crash loop at level info, must not fill the
+// disk, nor push out another project's notifications.
+const MaxPerProject = 100
 
 // maxFileSize bounds what the deliverer reads from one spool file.
 const maxFileSize = 64 << 10
 
 // Notification is one spooled notification: where it goes and what.
 type Notification struct {
-	URL     string          `json:"url"`
-	Payload journal.Payload `json:"payload"`
+	URL string `json:"url"`
+	// AllowLocal lets the deliverer connect to a loopback address: the
+	// project's notify.allow_local, from a file root wrote.
+	AllowLocal bool            `json:"allow_local,omitempty"`
+	Payload    journal.Payload `json:"payload"`
 }
 
 // Spool is a spool directory.
 type Spool struct {
 	Dir string
-	// Max is the most files kept (MaxSpooled when 0).
+	// Max is the most files kept of each project (MaxPerProject when 0).
 	Max int
 	// Owner is the UID the directory and every file in it must have
 	// (0: root).
@@ -70,7 +74,7 @@ func (s Spool) max() int {
 	if s.Max > 0 {
 		return s.Max
 	}
-	return MaxSpooled
+	return MaxPerProject
 }
 
 // dir makes sure the spool directory exists, is a directory (not a link)
@@ -98,8 +102,9 @@ func uidOf(sys *syscall.Stat_t) any {
 	return sys.Uid
 }
 
-// Put writes n into the spool (atomically, 0600). When the spool is full
-// it drops the oldest notifications first and says which on log.
+// Put writes n into the spool (atomically, 0600). When its project's
+// share is full it drops that project's oldest notifications first, and
+// only those, and says which on log.
 func (s Spool) Put(n Notification, now time.Time, log io.Writer) (string, error) {
 	if err := s.dir(); err != nil {
 		return "", err
@@ -112,23 +117,51 @@ func (s Spool) Put(n Notification, now time.Time, log io.Writer) (string, error)
 	if err != nil {
 		return "", err
 	}
-	for len(names) >= s.max() {
-		if err := os.Remove(filepath.Join(s.Dir, names[0])); err == nil || errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(log, "bm2: the notification spool %s holds %d notifications (the most it keeps): dropped the oldest, %s\n",
-				s.Dir, len(names), names[0])
+	project := fileProject(n.Payload.Project)
+	var own []string
+	for _, name := range names {
+		if ProjectOf(name) == project {
+			own = append(own, name)
 		}
-		names = names[1:]
+	}
+	for len(own) >= s.max() {
+		if err := os.Remove(filepath.Join(s.Dir, own[0])); err == nil || errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(log, "bm2: the notification spool %s holds %d notifications of %s (the most it keeps of one project): dropped the oldest, %s\n",
+				s.Dir, len(own), project, own[0])
+		}
+		own = own[1:]
 	}
 	var r [4]byte
 	if _, err := rand.Read(r[:]); err != nil {
 		return "", err
 	}
-	// The name sorts by time: the oldest first.
-	name := fmt.Sprintf("%023d-%s.json", now.UnixNano(), hex.EncodeToString(r[:]))
+	// The name sorts by time, the oldest first, and names the project.
+	name := fmt.Sprintf("%023d-%s-%s.json", now.UnixNano(), project, hex.EncodeToString(r[:]))
 	if err := atomicfile.Write(filepath.Join(s.Dir, name), data, 0o600); err != nil {
 		return "", err
 	}
 	return name, nil
+}
+
+// fileProject is the project as a spool file names it: a project name
+// ([a-z0-9_-]), or "_" for anything else.
+func fileProject(p string) string {
+	if p == "" || len(p) > 64 || strings.Trim(p, "abcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return "_"
+	}
+	return p
+}
+
+// ProjectOf is the project a spool file belongs to, from its name
+// (TIME-PROJECT-RANDOM.json); "" for a file of the older form
+// (TIME-RANDOM.json), which are a share of their own.
+func ProjectOf(name string) string {
+	base := strings.TrimSuffix(name, ".json")
+	i, j := strings.IndexByte(base, '-'), strings.LastIndexByte(base, '-')
+	if i < 0 || i == j {
+		return ""
+	}
+	return base[i+1 : j]
 }
 
 // List returns the names of the spooled notifications, oldest first

@@ -1,0 +1,82 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/bm2dev/bm2/journal"
+)
+
+// metadata is the cloud instance metadata address: a webhook never needs
+// it, and what answers there hands out the machine's credentials.
+var metadata = netip.MustParseAddr("169.254.169.254")
+
+// CheckTarget tells whether bm2-notify may connect to addr, the address
+// a webhook's host resolved to: never to a link-local address (the
+// metadata service 169.254.169.254, fe80::/10), a multicast or an
+// unspecified one; to a loopback address only when allowLocal
+// ([notify] allow_local in a file root wrote). The error wraps
+// journal.ErrTargetRefused.
+func CheckTarget(addr netip.Addr, allowLocal bool) error {
+	a := addr.Unmap()
+	why := ""
+	switch {
+	case !a.IsValid():
+		why = "not an IP address"
+	case a == metadata:
+		why = "the cloud metadata service"
+	case a.IsLinkLocalUnicast():
+		why = "a link-local address"
+	case a.IsMulticast():
+		why = "a multicast address"
+	case a.IsUnspecified():
+		why = "an unspecified address"
+	case a.IsLoopback() && !allowLocal:
+		return fmt.Errorf("%w: %s is a loopback address (allowed only by [notify] allow_local = true in a project file root wrote)",
+			journal.ErrTargetRefused, a)
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s is %s", journal.ErrTargetRefused, a, why)
+}
+
+// control is a net.Dialer's Control: it runs on every address a dial
+// tries, after DNS, so a name that resolves to a refused address (or a
+// redirect to one) is refused too.
+func control(allowLocal bool) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("%w: %q is not an IP address and port", journal.ErrTargetRefused, address)
+		}
+		return CheckTarget(ap.Addr(), allowLocal)
+	}
+}
+
+// Transport is the HTTP transport bm2-notify posts through: every
+// connection is checked by CheckTarget on the address it dials, and no
+// proxy is used (a proxy would dial in its stead, unchecked). r resolves
+// names (nil: the system's resolver).
+func Transport(allowLocal bool, r *net.Resolver) *http.Transport {
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: r, Control: control(allowLocal)}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil && errors.Is(err, journal.ErrTargetRefused) {
+			// Only the reason: the *net.OpError repeats the address.
+			var oe *net.OpError
+			if errors.As(err, &oe) {
+				return nil, oe.Err
+			}
+		}
+		return c, err
+	}
+	return t
+}
