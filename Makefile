@@ -60,7 +60,7 @@ test-stress: build
 	./e2e/stress
 
 check:
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' ':!vendor' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...

@@ -314,6 +314,7 @@ type testEnv struct {
 	// for (trust.File.Speaker): 0, root, by default; reads counts the
 	// reads of each path.
 	speaker int
+	readsMu sync.Mutex
 	reads   map[string]int
 	// replaceable names who can replace a runtime binary (by path); none
 	// when absent.
@@ -594,10 +595,12 @@ func (te *testEnv) app() *App {
 			Accounts:     testAccounts,
 			ReadFile: func(path string) (trust.File, error) {
 				f, err := trust.Read(path, testAccounts)
+				te.readsMu.Lock()
 				if te.reads == nil {
 					te.reads = map[string]int{}
 				}
 				te.reads[path]++
+				te.readsMu.Unlock()
 				if err == nil && !strings.HasPrefix(f.Path, te.paths.ConfigDir+"/") {
 					// Whoever runs the tests: the files speak for te.speaker.
 					f.Writers, f.Open = nil, ""
