@@ -55,12 +55,11 @@ func TestWebhookDeadEndpoint(t *testing.T) {
 	}
 	defer l.Close()
 	w := Webhook{URL: "http://" + l.Addr().String() + "/", MinLevel: "info", Timeout: 200 * time.Millisecond}
-	start := time.Now()
-	if err := w.Notify(context.Background(), Event{Kind: ReuseportMissing, Project: "api"}); err == nil {
-		t.Fatal("dead webhook reported success")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("dead webhook took %v", d)
+	// Without its Timeout the call would never return: the test's own
+	// deadline is the bound, not a timed assertion.
+	err = w.Notify(context.Background(), Event{Kind: ReuseportMissing, Project: "api"})
+	if err == nil || !strings.Contains(err.Error(), "200ms") {
+		t.Fatalf("dead webhook: %v", err)
 	}
 }
 

@@ -224,7 +224,11 @@ func (r *lockedRecorder) all() []journal.Event {
 	return append([]journal.Event(nil), r.got...)
 }
 
-var fast = Policy{Timeout: 300 * time.Millisecond, Backoff: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond},
+// fast is the delivery policy of the tests: short backoffs, and an
+// attempt's deadline long enough that a receiver that answers is never
+// cut off on a loaded host (hanging shortens it where a receiver never
+// answers, and the deadline passing is the point).
+var fast = Policy{Timeout: 10 * time.Second, Backoff: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond},
 	Concurrency: 8, Poll: 10 * time.Millisecond}
 
 // A receiver that fails twice gets the notification on the third attempt;
@@ -349,7 +353,9 @@ func TestDeliverHangingReceiver(t *testing.T) {
 	s.Put(note("http://"+l.Addr().String()+"/hang", "instance_errored"), at, io.Discard)
 	s.Put(note(srv.URL+"/ok", "runtime_rejected"), at.Add(time.Millisecond), io.Discard)
 	var log testutil.SyncBuffer
-	res, err := Deliverer{Spool: s, Policy: fast, Log: &log}.Run(context.Background())
+	hanging := fast
+	hanging.Timeout = 300 * time.Millisecond
+	res, err := Deliverer{Spool: s, Policy: hanging, Log: &log}.Run(context.Background())
 	close(runDone)
 	if err != nil {
 		t.Fatal(err)
