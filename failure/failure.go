@@ -165,6 +165,15 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "2026-11-30T04:00:00.123Z reason=exited code=1"},
 	},
 	{
+		Reason: journal.ReasonFenceFailed,
+		Case:   "The host can fence ports, and attaching the instance's fence failed",
+		Message: "{instance} not started: its port fence could not be attached ({detail}); bm2 does not run an " +
+			"instance unfenced on a host that can fence it",
+		Fix:     "`journalctl -u bm2@{instance}` shows the fence step's error; fix what it names; then `bm2 start {instance}`",
+		Man:     "bm2.toml(5) KEYS",
+		Example: Facts{Project: "api", Detail: "attach bind4: operation not permitted"},
+	},
+	{
 		Reason:  journal.ReasonRejected,
 		Case:    "The instance exited with status 78 and bm2 could not confirm a refusal",
 		Message: "{instance} not started (exit status 78): {detail}",

@@ -349,3 +349,17 @@ func ConfinedVersion(ctx context.Context, st sysd.Status, path string) (string, 
 	}
 	return confine.Run(ctx, props, opts, path, "--version")
 }
+
+// MarkedOr is the Verifier of the exit hook: an exit status 78 of an
+// instance that root's fence step marked errored (port_fence_failed) is
+// that refusal, told by the run wrapper, which refuses to start a marked
+// instance; any other goes to verify. The mark is root's, in a directory
+// only root writes: the app cannot forge it.
+func MarkedOr(sdir state.Dir, id string, verify Verifier) Verifier {
+	return func(ctx context.Context, st sysd.Status) (journal.Reason, string) {
+		if m, ok, _ := sdir.InstanceErrored(id); ok && m.Reason == string(journal.ReasonFenceFailed) {
+			return journal.ReasonFenceFailed, "its port fence could not be attached (" + m.Detail + ")"
+		}
+		return verify(ctx, st)
+	}
+}

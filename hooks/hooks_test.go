@@ -530,3 +530,44 @@ func TestRootRefusesReplaceableRuntime(t *testing.T) {
 		t.Fatal("the runtime ran")
 	}
 }
+
+// The port fence fails closed: an instance its root fence step marked
+// errored (port_fence_failed) is refused by the run wrapper, which never
+// execs the app, and the exit hook takes the mark for the cause; an
+// unmarked neighbour starts.
+func TestRunRefusesAMarkedInstance(t *testing.T) {
+	dir := t.TempDir()
+	node := exe(t, dir, "node")
+	run := filepath.Join(dir, "run", "bm2")
+	sdir := state.Dir{Path: run, Run: run}
+	if _, err := sdir.SetInstanceErrored("api-0", state.Mark{Reason: "port_fence_failed", Detail: "attach bind4: no memory"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		inst    string
+		refused bool
+	}{{"api-0", true}, {"api-1", false}} {
+		env, stderr, execd, _ := runEnv(t, dir, "v24.1.0")
+		env.Getenv = func(k string) string {
+			if k == "RUNTIME_DIRECTORY" {
+				return filepath.Join(run, c.inst)
+			}
+			return ""
+		}
+		err := Run(context.Background(), []string{"node", "--", node, "s.js"}, env)
+		var refused *RefusedError
+		if got := errors.As(err, &refused); got != c.refused || (len(*execd) > 0) == c.refused {
+			t.Fatalf("%s: err %v, exec'd %q, stderr %q", c.inst, err, *execd, stderr.String())
+		}
+		if c.refused && !strings.Contains(stderr.String(), "api-0 is marked errored (port_fence_failed: attach bind4: no memory)") {
+			t.Errorf("stderr %q", stderr.String())
+		}
+	}
+	verify := MarkedOr(sdir, "api-0", func(context.Context, sysd.Status) (journal.Reason, string) { return journal.ReasonExited, "asked" })
+	if r, msg := verify(context.Background(), sysd.Status{}); r != journal.ReasonFenceFailed || !r.Refusal() || !strings.Contains(msg, "no memory") {
+		t.Errorf("marked: %s %q", r, msg)
+	}
+	if r, _ := MarkedOr(sdir, "api-1", func(context.Context, sysd.Status) (journal.Reason, string) { return journal.ReasonExited, "asked" })(context.Background(), sysd.Status{}); r != journal.ReasonExited {
+		t.Errorf("unmarked: %s", r)
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/bm2dev/bm2/config"
 	"github.com/bm2dev/bm2/envfile"
 	"github.com/bm2dev/bm2/jsruntime"
+	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/units"
 )
 
 // ExitRefused is the exit status of an instance bm2 refused to start
@@ -98,6 +100,9 @@ func Run(ctx context.Context, args []string, env RunEnv) error {
 	refuse := func(msg string) error {
 		fmt.Fprintf(env.Stderr, "bm2: %s\n", msg)
 		return &RefusedError{Msg: msg}
+	}
+	if m, inst, ok := instanceMark(env.Getenv("RUNTIME_DIRECTORY")); ok {
+		return refuse(fmt.Sprintf("%s is marked errored (%s: %s); instance not started (`bm2 start %s` clears the mark)", inst, m.Reason, m.Detail, inst))
 	}
 	environ := env.Environ()
 	if ra.EnvFile != "" {
@@ -222,4 +227,26 @@ func (c *versionCache) store() {
 	if key := c.key(); key != "" {
 		_ = atomicfile.Write(filepath.Join(c.dir, "runtime-version"), []byte(key+"\n"+strings.TrimSpace(c.pending)+"\n"), 0o600)
 	}
+}
+
+// instanceMark reads the errored mark of the instance whose runtime
+// directory is rd (/run/bm2/<instance>, or $XDG_RUNTIME_DIR/bm2/<instance>
+// in user scope): the marks live beside it, in errored/ (package state).
+// A mark set by this start's root fence step (port_fence_failed) must
+// keep the app from running unfenced; the app's user can read the marks
+// but not write them.
+func instanceMark(rd string) (state.Mark, string, bool) {
+	if rd == "" {
+		return state.Mark{}, "", false
+	}
+	rd = filepath.Clean(rd)
+	inst := filepath.Base(rd)
+	if _, _, ok := units.ParseInstance(inst); !ok {
+		return state.Mark{}, "", false
+	}
+	m, ok, err := state.Dir{Path: filepath.Dir(rd), Run: filepath.Dir(rd)}.InstanceErrored(inst)
+	if err != nil && !ok {
+		return state.Mark{}, "", false
+	}
+	return m, inst, ok
 }

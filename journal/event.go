@@ -135,8 +135,9 @@ const (
 	ReasonRuntimeMissing    Reason = "runtime_missing"
 	ReasonRuntimeBelowFloor Reason = "runtime_below_floor"
 	ReasonEnvFile           Reason = "env_file_refused"
-	ReasonRejected          Reason = "runtime_rejected" // refused, cause not known to the root side
-	ReasonScriptMissing     Reason = "script_missing"   // the script is not there or not readable by the app's user
+	ReasonRejected          Reason = "runtime_rejected"  // refused, cause not known to the root side
+	ReasonScriptMissing     Reason = "script_missing"    // the script is not there or not readable by the app's user
+	ReasonFenceFailed       Reason = "port_fence_failed" // the port fence could not be attached: the app is not started unfenced
 
 	// systemd could not start the process (exit status 200/CHDIR,
 	// 217/USER): restarting cannot help.
@@ -161,14 +162,14 @@ const (
 func Reasons() []Reason {
 	return []Reason{ReasonReuseportMissing, ReasonNoListener, ReasonLoopbackOnly, ReasonPortInUse, ReasonBudget,
 		ReasonRuntimeMissing, ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected, ReasonScriptMissing,
-		ReasonCwdMissing, ReasonUserMissing, ReasonConfigInvalid, ReasonPortConflict,
+		ReasonFenceFailed, ReasonCwdMissing, ReasonUserMissing, ReasonConfigInvalid, ReasonPortConflict,
 		ReasonExited, ReasonKilled, ReasonCoreDumped, ReasonTimeout, ReasonOOM, ReasonWatchdog}
 }
 
 // Refusal tells whether a reason means bm2 refused to start the app.
 func (r Reason) Refusal() bool {
 	switch r {
-	case ReasonRuntimeMissing, ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected:
+	case ReasonRuntimeMissing, ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected, ReasonFenceFailed:
 		return true
 	}
 	return false

@@ -7,15 +7,37 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/bm2dev/bm2/journal"
 )
 
-// metadata is the cloud instance metadata address: a webhook never needs
-// it, and what answers there hands out the machine's credentials.
-var metadata = netip.MustParseAddr("169.254.169.254")
+// metadata are the cloud instance metadata addresses outside the
+// link-local ranges (169.254.169.254 is link-local): AWS's over IPv6 and
+// Alibaba's. A webhook never needs them, and what answers there hands out
+// the machine's credentials.
+var metadata = []netip.Addr{
+	netip.MustParseAddr("169.254.169.254"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"),
+}
+
+// nat64 is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a.b.c.d
+// reaches the IPv4 address a.b.c.d, so it is checked as that address.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// unwrap is the address a dial to a really reaches: IPv4-mapped and
+// NAT64 addresses are their IPv4 address.
+func unwrap(a netip.Addr) netip.Addr {
+	a = a.Unmap()
+	if a.Is6() && nat64.Contains(a) {
+		b := a.As16()
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	}
+	return a
+}
 
 // CheckTarget tells whether bm2-notify may connect to addr, the address
 // a webhook's host resolved to: never to a link-local address (the
@@ -24,12 +46,12 @@ var metadata = netip.MustParseAddr("169.254.169.254")
 // ([notify] allow_local in a file root wrote). The error wraps
 // journal.ErrTargetRefused.
 func CheckTarget(addr netip.Addr, allowLocal bool) error {
-	a := addr.Unmap()
+	a := unwrap(addr)
 	why := ""
 	switch {
 	case !a.IsValid():
 		why = "not an IP address"
-	case a == metadata:
+	case slices.Contains(metadata, a):
 		why = "the cloud metadata service"
 	case a.IsLinkLocalUnicast():
 		why = "a link-local address"

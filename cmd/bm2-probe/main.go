@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		defer sd.Close()
 		if args[0] == "exited" {
-			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), layout.CrashLogs, events, hooks.VerifyRefusal),
+			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), layout.CrashLogs, events, hooks.MarkedOr(layout.State(), args[1], hooks.VerifyRefusal)),
 				hooks.PortBlocked(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events, hooks.ForeignHolder))
 		}
 		return hooks.Failed(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events)

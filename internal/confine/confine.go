@@ -25,6 +25,9 @@ var Keys = []string{
 	"MemoryDenyWriteExecute", "RestrictAddressFamilies", "SystemCallArchitectures", "SystemCallFilter",
 	"SystemCallErrorNumber", "CapabilityBoundingSet", "AmbientCapabilities", "UMask", "KeyringMode",
 	"ReadWritePaths", "ReadOnlyPaths", "InaccessiblePaths", "NoExecPaths", "ExecPaths",
+	// Its limits: a run on its behalf lives in the project's slice, under
+	// the instance's own resource settings.
+	"Slice", "TasksMax", "MemoryMax", "MemoryHigh", "CPUQuota", "CPUWeight", "LimitNOFILE",
 }
 
 var keySet = func() map[string]bool {

@@ -73,3 +73,16 @@ func TestRun(t *testing.T) {
 		t.Errorf("user scope: %s", data)
 	}
 }
+
+// A run on an instance's behalf gets its slice and its limits too, so
+// that it cannot step outside the project's TasksMax or memory.
+func TestPropertiesKeepTheLimits(t *testing.T) {
+	props, err := Properties([]byte("[Service]\nSlice=bm2-api.slice\nTasksMax=64\nMemoryMax=300M\nExecStart=/bin/true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Slice=bm2-api.slice", "TasksMax=64", "MemoryMax=300M"}
+	if strings.Join(props, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("properties %q, want %q", props, want)
+	}
+}

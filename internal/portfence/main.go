@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/bm2dev/bm2/state"
 )
 
 // Main is `bm2-probe fence INSTANCE PORT...`, the ExecStartPre=+ of every
@@ -18,12 +20,12 @@ import (
 // Where the host cannot give a fence (no cgroup v2 directory for the
 // unit, ErrNoUnified; a kernel without cgroup BPF, UnsupportedError; not
 // root) it writes one line on stderr (the unit's journal) saying why and
-// succeeds. Any other failure is an error (exit 1, "bm2-probe: fence
-// ..." in the journal). The generator writes the step with "-", so that
-// systemd does not fail the start for it (a failed ExecStartPre= would
-// also turn a missing WorkingDirectory= into a restart loop): the
-// instance then runs without the fence, and bm2 status, which looks at
-// the cgroups of the running instances, names it.
+// succeeds. Any other failure fails closed (see failed): the instance is
+// marked errored and the run wrapper refuses to start it. The generator
+// writes the step with "-", so that systemd does not fail the start for it
+// (a failed ExecStartPre= would also turn a missing WorkingDirectory=
+// into a restart loop): the refusal comes from the wrapper instead, with
+// exit status 78, which is not restarted.
 func Main(args []string, stderr io.Writer) error {
 	if len(args) < 2 {
 		return errors.New("usage: bm2-probe fence PROJECT-INDEX PORT...")
@@ -53,7 +55,7 @@ func Main(args []string, stderr io.Writer) error {
 		return notFenced(err)
 	}
 	if err != nil {
-		return fmt.Errorf("fence: find the cgroup of %s: %w", unit, err)
+		return failed(inst, fmt.Errorf("find the cgroup of %s: %w", unit, err))
 	}
 	err = Apply(dir, ports)
 	var unsupported *UnsupportedError
@@ -61,9 +63,24 @@ func Main(args []string, stderr io.Writer) error {
 		return notFenced(err)
 	}
 	if err != nil {
-		return fmt.Errorf("fence %s: %w", unit, err)
+		return failed(inst, err)
 	}
 	return nil
+}
+
+// Marks is where failed marks an instance errored (state.Default; tests).
+var Marks = state.Default
+
+// failed fails closed: on a host that can fence, an instance whose fence
+// did not attach is marked errored (port_fence_failed, under /run), and
+// the run wrapper, which starts the app after this step, refuses to start
+// an instance so marked (exit status 78: no restart loop). The mark keeps
+// later starts out too, until `bm2 start` of the instance clears it.
+func failed(inst string, err error) error {
+	if _, merr := Marks.SetInstanceErrored(inst, state.Mark{Reason: "port_fence_failed", Detail: err.Error()}); merr != nil {
+		err = errors.Join(err, merr)
+	}
+	return fmt.Errorf("fence bm2@%s.service: %w; the instance is marked errored and does not start", inst, err)
 }
 
 // UserScopeReason is why a user manager's instances are not fenced.
