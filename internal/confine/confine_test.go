@@ -81,7 +81,7 @@ func TestPropertiesKeepTheLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Slice=bm2-api.slice", "TasksMax=64", "MemoryMax=300M"}
+	want := []string{"Slice=bm2-api.slice", "TasksMax=64", "MemoryMax=300M", "NoNewPrivileges=yes", "PrivateNetwork=yes"}
 	if strings.Join(props, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("properties %q, want %q", props, want)
 	}
