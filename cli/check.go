@@ -118,8 +118,16 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 
 	fmt.Fprintln(w, a.fenceLine(p, nil))
 
-	rc := a.checkRuntime(ctx, p)
+	// A refused file's account, group and sandbox are not root's to
+	// give: its runtime is not run as it wrote them (nor as anything
+	// else: what it would run as is refused).
+	var rc jsruntime.Result
+	if v.OK() {
+		rc = a.checkRuntime(ctx, p)
+	}
 	switch {
+	case !v.OK():
+		fmt.Fprintln(w, "runtime: version not asked: the file was refused")
 	case rc.OK() && rc.Unchecked != "":
 		fmt.Fprintf(w, "runtime: %s (version not asked: %s)\n", rc.Path, rc.Unchecked)
 	case rc.OK():

@@ -322,6 +322,10 @@ type testEnv struct {
 	// confined answers the confined version checks, and records them.
 	confined    func(p *config.Project, path string) (string, error)
 	confinedLog []string
+	// versionLog records the runtimes asked for their version as an
+	// account (RuntimeVersion), "uid path".
+	versionMu  sync.Mutex
+	versionLog []string
 	// lookupUser replaces LookupUser (identity.Self by default).
 	lookupUser func(name string) identity.Identity
 }
@@ -567,6 +571,12 @@ func (te *testEnv) app() *App {
 			Replaceable: func(path string) (string, bool) {
 				who, ok := te.replaceable[path]
 				return who, ok
+			},
+			RuntimeVersion: func(ctx context.Context, id identity.Identity, path string) (string, error) {
+				te.versionMu.Lock()
+				te.versionLog = append(te.versionLog, fmt.Sprintf("%d %s", id.UID, path))
+				te.versionMu.Unlock()
+				return askVersionAs(ctx, id, path)
 			},
 			ConfinedVersion: func(ctx context.Context, p *config.Project, path string) (string, error) {
 				te.confinedLog = append(te.confinedLog, p.Name+" "+path)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/identity"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/internal/trust"
 )
@@ -314,4 +316,35 @@ func TestImportAppliesThePolicy(t *testing.T) {
 
 	// --trust-file: the operator read it; root is allowed.
 	te.mustRun(ExitOK, "import", "--trust-file", "--only", "evil", "--dry-run", eco)
+}
+
+// A refused file's runtime is never run: not as the account it names
+// (sudo bm2 check would run alice's program as bob, in shadow, without
+// the sandbox), not in its sandbox, not as anyone.
+func TestCheckOfARefusedFileRunsNoRuntime(t *testing.T) {
+	te := newTestEnv(t)
+	te.speaker = aliceUID
+	pwn := te.runtime("pwn", "v24.1.0")
+	te.replaceable = map[string]string{pwn: "alice"}
+	te.confined = func(p *config.Project, path string) (string, error) { return "v24.1.0", nil }
+	te.lookupUser = func(name string) identity.Identity { return identity.Identity{Name: name, UID: 1001, GID: 42} }
+	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", aliceApp+
+		"user = \"bob\"\ngroup = \"shadow\"\nruntime_path = \""+pwn+"\"\n[sandbox]\nmode = \"compat\"\n"))
+	te.mustRun(ExitInvalid, "check", dir)
+	out := te.stdout.String()
+	if !strings.Contains(out, "runtime: version not asked: the file was refused\n") {
+		t.Fatalf("check:\n%s", out)
+	}
+	if len(te.confinedLog)+len(te.versionLog) > 0 {
+		t.Fatalf("check of a refused file ran its runtime: confined %q, as an account %q", te.confinedLog, te.versionLog)
+	}
+	te.mustRun(ExitInvalid, "serve", dir) // refused before the runtime is looked at
+	if len(te.confinedLog)+len(te.versionLog) > 0 {
+		t.Fatalf("serve of a refused file ran its runtime: confined %q, as an account %q", te.confinedLog, te.versionLog)
+	}
+	// The same file, vouched for, is asked (so the test can tell).
+	te.run("check", "--trust-file", dir)
+	if len(te.confinedLog)+len(te.versionLog) == 0 {
+		t.Fatalf("check --trust-file did not ask the runtime:\n%s", te.stdout.String())
+	}
 }
