@@ -59,7 +59,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	if err != nil {
 		return err
 	}
-	src, ev, err := pm2load.Load(ctx, file, pm2load.Options{Dirs: a.importNodeDirs()})
+	src, ev, err := pm2load.Load(ctx, file, pm2load.Options{Dirs: a.importNodeDirs(), Read: a.ReadFile})
 	if err != nil {
 		return fail(ExitInvalid, "", err)
 	}
@@ -71,18 +71,23 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	} else {
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}
-	// Who owns the file decides where bm2 writes and as whom the apps may
-	// run: its owner as pm2load read it, from the file descriptor the
-	// data came from (pm2load resolved the links, root's only, and
-	// checked that only the owner can change the file).
+	// Who could have written the file decides as whom its apps may run
+	// (package trust): pm2load read it once through trust.Read, which
+	// counted the owners of the file, of its directories and of the
+	// links on the way, and the group and other write bits; a file more
+	// than one user could have written speaks for no one. Its owner
+	// decides whose the written bm2.toml is.
 	if !src.OwnerKnown {
 		return fail(ExitInvalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
 	}
-	sourceOwner := -1
+	sourceOwner, speaker := -1, -1
 	if os.Geteuid() == 0 {
-		sourceOwner = src.Owner
+		sourceOwner, speaker = src.Owner, src.Speaker
 	}
-	origin := trust.Origin{File: file, UID: src.Owner}
+	origin := trust.Origin{File: file, UID: src.Speaker, Why: src.Why}
+	if src.Speaker == trust.Nobody {
+		fmt.Fprintf(a.Out, "note: %s speaks for no single user (%s): its apps may run only as their project's own account\n", file, src.Why)
+	}
 	out := ""
 	if f.out != "" {
 		if out, err = filepath.Abs(f.out); err != nil {
@@ -92,7 +97,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	opts := pm2import.Options{
 		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.NumCPU,
 		Owner:   a.dirOwner,
-		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, sourceOwner) },
+		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, speaker) },
 	}
 	if f.port != 0 {
 		n := 0
@@ -277,8 +282,9 @@ func (a *App) dirOwner(dir string) string {
 
 // importRuntime checks the runtime an imported project would run, as
 // bm2 check does: systemd's search path, or runtime_path; its --version
-// is asked as the owner of the file the app comes from (nobody for
-// root's), never as root, and never as whoever owns the binary (a link
+// is asked as the user the file the app comes from speaks for (nobody
+// for root's, or for a file no single user could have written), never
+// as root, and never as whoever owns the binary (a link
 // swapped after a look at it would run someone's program as them); run by
 // root, a binary anyone but root can replace is not run at all.
 func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePath string, owner int) string {

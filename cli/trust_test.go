@@ -258,6 +258,7 @@ func TestServeLegacyRegistration(t *testing.T) {
 func TestImportAppliesThePolicy(t *testing.T) {
 	testutil.Root(t)
 	te := newTestEnv(t)
+	te.speaker = aliceUID // what trust.Read would say of her file
 	// alice runs the runtime's --version: she must reach it.
 	for _, d := range []string{te.root, filepath.Dir(te.root)} {
 		if err := os.Chmod(d, 0o755); err != nil {

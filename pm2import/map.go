@@ -28,6 +28,12 @@ type Source struct {
 	// file speaks for that user only (package trust).
 	Owner      int
 	OwnerKnown bool
+	// Speaker is who the file speaks for (trust.File.Speaker): 0 for
+	// root's, a uid when only that user could have written it,
+	// trust.Nobody (-1) when more than one user could; Why says why for
+	// Nobody. Set with Owner.
+	Speaker int
+	Why     string
 }
 
 // Options are the choices of the command line and the facts of the host

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/pm2import"
 )
 
@@ -192,4 +193,42 @@ func publicTempDir(t *testing.T) string {
 	os.Chmod(filepath.Dir(dir), 0o755)
 	os.Chmod(dir, 0o755)
 	return dir
+}
+
+// A file no single user could have written (here: its group may write
+// it) is evaluated as nobody, never as its owner; and what is evaluated
+// is the bytes that were read and judged, not the file read again.
+func TestSharedFileRunsAsNobodyFromTheBytesRead(t *testing.T) {
+	requireRoot(t)
+	dirs := nodeDirs(t)
+	dir := publicTempDir(t)
+	const alice = 42001
+	if err := os.Chown(dir, alice, alice); err != nil {
+		t.Fatal(err)
+	}
+	text := `module.exports = { apps: [{ name: "a", script: "a.js", env: { PORT: 1, UID: String(process.getuid()), FROM: "read" } }] };`
+	file := filepath.Join(dir, "ecosystem.config.js")
+	for _, mode := range []os.FileMode{0o644, 0o664} {
+		os.WriteFile(file, []byte(text), mode)
+		os.Chown(file, alice, 4242) // a group that is not alice's own
+		os.Chmod(file, mode)
+		read := func(path string) (trust.File, error) {
+			f, err := trust.Read(path, trust.System())
+			// The file changes once it was read: what runs must not.
+			os.WriteFile(file, []byte(strings.Replace(text, `"read"`, `"swapped"`, 1)), mode)
+			return f, err
+		}
+		src, ev, err := Load(context.Background(), file, Options{Dirs: dirs, Read: read})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := envOf(t, src)
+		want := "42001"
+		if mode&0o020 != 0 {
+			want = "65534"
+		}
+		if env["UID"] != want || env["FROM"] != "read" {
+			t.Errorf("mode %o: evaluated as uid %s (%s) from %q, want uid %s from the bytes read", mode, env["UID"], ev.As, env["FROM"], want)
+		}
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/jsruntime"
 	"github.com/bm2dev/bm2/pm2import"
 )
@@ -28,16 +29,17 @@ type Options struct {
 	Dirs []string
 	// Timeout bounds the evaluation (DefaultTimeout when 0).
 	Timeout time.Duration
+	// Read reads the file once and says who could have written it
+	// (trust.Read with the system's accounts by default).
+	Read func(path string) (trust.File, error)
 }
 
 // DefaultTimeout is how long an ecosystem file may take to load.
 const DefaultTimeout = 10 * time.Second
 
-// maxFile and maxOutput bound what is read: an ecosystem file is small.
-const (
-	maxFile   = 16 << 20
-	maxOutput = 16 << 20
-)
+// maxOutput bounds what an evaluation may give back; what is read is
+// bounded by trust.MaxFile.
+const maxOutput = 16 << 20
 
 // Evaluated says how a JavaScript file was evaluated, for messages.
 type Evaluated struct {
@@ -46,54 +48,41 @@ type Evaluated struct {
 	As      string // the user it ran as
 }
 
-// Load reads file. For JavaScript, ev says how it was evaluated (nil for
-// data). The source's Owner is the owner of the file that was read, from
-// its file descriptor. Errors name the file and what went wrong.
+// Load reads file, once, through trust.Read: the source's Owner is the
+// file's owner and its Speaker who could have written what was read.
+// For JavaScript, ev says how it was evaluated (nil for data); what is
+// evaluated is the bytes read, never the file read again. A file
+// reached through a symbolic link a user owns is refused. Errors name
+// the file and what went wrong.
 func Load(ctx context.Context, file string, opts Options) (pm2import.Source, *Evaluated, error) {
-	owner := -1
-	src, ev, err := load(ctx, file, opts, &owner)
-	if err == nil && owner >= 0 {
-		src.Owner, src.OwnerKnown = owner, true
+	read := opts.Read
+	if read == nil {
+		acc := trust.System()
+		read = func(path string) (trust.File, error) { return trust.Read(path, acc) }
+	}
+	tf, err := read(file)
+	if err != nil {
+		return pm2import.Source{}, nil, err
+	}
+	if len(tf.UserLinks) > 0 {
+		// A link a user made could point root's read, or the
+		// evaluation, at another user's or root's own files.
+		return pm2import.Source{}, nil, fmt.Errorf("read %s: %s is a symbolic link that root does not own: give the file's real path", file, tf.UserLinks[0])
+	}
+	src, ev, err := load(ctx, file, tf, opts)
+	if err == nil {
+		src.Owner, src.OwnerKnown = tf.UID, true
+		src.Speaker, src.Why = tf.Speaker(), tf.Why()
 	}
 	return src, ev, err
 }
 
-func load(ctx context.Context, file string, opts Options, owner *int) (pm2import.Source, *Evaluated, error) {
-	given, err := filepath.Abs(file)
-	if err != nil {
-		return pm2import.Source{}, nil, err
-	}
-	abs, err := trustedPath(given)
-	if err != nil {
-		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, errors.Unwrap(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	if !st.Mode().IsRegular() {
-		return pm2import.Source{}, nil, fmt.Errorf("%s is not a regular file", file)
-	}
-	if err := ownedWithItsDir(abs, st); err != nil {
-		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	*owner = int(st.Sys().(*syscall.Stat_t).Uid)
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return pm2import.Source{}, nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	if len(data) > maxFile {
-		return pm2import.Source{}, nil, fmt.Errorf("%s is larger than %d MiB: not an ecosystem file", file, maxFile>>20)
-	}
+func load(ctx context.Context, file string, tf trust.File, opts Options) (pm2import.Source, *Evaluated, error) {
+	abs, data := tf.Path, tf.Data
 	ext := strings.ToLower(filepath.Ext(abs))
 	switch ext {
 	case ".js", ".cjs", ".mjs":
-		return evaluate(ctx, abs, "module", st, opts)
+		return evaluate(ctx, abs, "module", tf, opts)
 	case ".json", ".yaml", ".yml", ".pm2":
 	default:
 		if !strings.HasPrefix(filepath.Base(abs), "dump.pm2") {
@@ -110,7 +99,7 @@ func load(ctx context.Context, file string, opts Options, owner *int) (pm2import
 	if errors.As(err, &nj) {
 		// PM2 evaluates a .json as a JavaScript expression (comments,
 		// unquoted keys): so does bm2 import, in the same confinement.
-		return evaluate(ctx, abs, "json", st, opts)
+		return evaluate(ctx, abs, "json", tf, opts)
 	}
 	return src, nil, err
 }
@@ -119,15 +108,28 @@ func load(ctx context.Context, file string, opts Options, owner *int) (pm2import
 // to fd 3 as {"value": ...} or {"error": "..."}.
 const loader = `'use strict';
 const fs = require('node:fs');
+const vm = require('node:vm');
 const { pathToFileURL } = require('node:url');
 const [mode, file] = process.argv.slice(1);
+// What bm2 read and judged, never the file read again by its path.
+const src = fs.readFileSync(4, 'utf8');
 (async () => {
   let v;
   if (mode === 'json') {
-    const vm = require('node:vm');
-    v = vm.runInNewContext('(' + fs.readFileSync(file, 'utf8') + '\n)', Object.create(null), { filename: file, timeout: 2000 });
+    v = vm.runInNewContext('(' + src + '\n)', Object.create(null), { filename: file, timeout: 2000 });
   } else {
-    const ns = await import(pathToFileURL(file).href);
+    const url = pathToFileURL(file).href;
+    require('node:module').registerHooks({ load(u, context, next) {
+      if (u !== url) return next(u, context);
+      let format = context.format;
+      if (!format) {
+        // A .js no package.json types: CommonJS, unless only a module parses.
+        try { new vm.Script('(function (exports, require, module, __filename, __dirname) {' + src + '\n})'); format = 'commonjs'; }
+        catch (e) { format = 'module'; }
+      }
+      return { format, source: src, shortCircuit: true };
+    } });
+    const ns = await import(url);
     v = 'default' in ns ? ns.default : ns;
   }
   if (typeof v === 'function') v = v();
@@ -147,31 +149,40 @@ const [mode, file] = process.argv.slice(1);
 });
 `
 
-// nobody is who a root-owned file is evaluated as.
+// nobody is who a file is evaluated as that is root's, or that no
+// single user could have written (trust.Nobody).
 const nobody = 65534
 
-// evaluate runs the loader on file (see the package doc).
-func evaluate(ctx context.Context, file, mode string, st os.FileInfo, opts Options) (pm2import.Source, *Evaluated, error) {
-	sys := st.Sys().(*syscall.Stat_t)
+// evaluate runs the loader on the bytes of tf (see the package doc).
+func evaluate(ctx context.Context, file, mode string, tf trust.File, opts Options) (pm2import.Source, *Evaluated, error) {
 	ev := &Evaluated{}
 	var cred *syscall.Credential
 	home := "/"
 	if os.Geteuid() == 0 {
-		uid, gid := int(sys.Uid), int(sys.Gid)
-		ev.As = "uid " + strconv.Itoa(uid)
-		if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-			ev.As = u.Username
-			if g, err := strconv.Atoi(u.Gid); err == nil {
-				gid = g
+		ev.As, cred = "nobody", &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}
+		switch uid := tf.Speaker(); {
+		case uid == trust.Nobody:
+			ev.As = "nobody (no single user could have written the file: " + tf.Why() + ")"
+		case uid == 0:
+			ev.As = "nobody (the file is root's)"
+		case uid != tf.UID:
+			// Root's file in a directory of uid's: its code is root's,
+			// and not uid's to run as uid.
+			ev.As = fmt.Sprintf("nobody (the file is uid %d's, in a directory of uid %d)", tf.UID, uid)
+		default:
+			gid := uid
+			ev.As = "uid " + strconv.Itoa(uid)
+			if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+				ev.As = u.Username
+				if g, err := strconv.Atoi(u.Gid); err == nil {
+					gid = g
+				}
+				if u.HomeDir != "" {
+					home = u.HomeDir
+				}
 			}
-			if u.HomeDir != "" {
-				home = u.HomeDir
-			}
+			cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 		}
-		if uid == 0 {
-			uid, gid, home, ev.As = nobody, nobody, "/", "nobody (the file is root's)"
-		}
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 	} else {
 		ev.As = "yourself"
 		if u, err := user.Current(); err == nil {
@@ -210,6 +221,12 @@ func evaluate(ctx context.Context, file, mode string, st os.FileInfo, opts Optio
 		return pm2import.Source{}, nil, err
 	}
 	defer r.Close()
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return pm2import.Source{}, nil, err
+	}
+	defer sr.Close()
 	cmd := exec.CommandContext(ctx, rc.Path,
 		"--permission", "--allow-fs-read=*", "--max-old-space-size=256", "--no-warnings",
 		"--eval", loader, "--", mode, file)
@@ -218,15 +235,21 @@ func evaluate(ctx context.Context, file, mode string, st os.FileInfo, opts Optio
 	cmd.Stdin = nil // /dev/null
 	var stderr limited
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
-	cmd.ExtraFiles = []*os.File{w}
+	cmd.ExtraFiles = []*os.File{w, sr} // fd 3: the result; fd 4: the source
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		w.Close()
+		sw.Close()
 		return pm2import.Source{}, nil, fmt.Errorf("evaluate %s: start %s as %s in %s: %w", file, rc.Path, ev.As, cmd.Dir, err)
 	}
 	w.Close()
+	sr.Close()
+	go func() {
+		sw.Write(tf.Data) // fails only when node is gone: its error says why
+		sw.Close()
+	}()
 	outc := make(chan []byte, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(r, maxOutput+1))
@@ -292,58 +315,3 @@ func (l *limited) Write(p []byte) (int, error) {
 }
 
 func (l *limited) String() string { return l.b.String() }
-
-// trustedPath resolves the symbolic links of an ecosystem file's path, as
-// long as each one belongs to root: a link a user made (the file itself,
-// or a directory on the way) could point root's read, or the evaluation,
-// at another user's or root's own files. What comes back is the real path,
-// used from then on, so a link swapped later changes nothing.
-func trustedPath(path string) (string, error) {
-	parts := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
-	cur := "/"
-	for _, part := range parts {
-		next := filepath.Join(cur, part)
-		st, err := os.Lstat(next)
-		if err != nil {
-			return "", err
-		}
-		if st.Mode()&os.ModeSymlink != 0 {
-			if sys, ok := st.Sys().(*syscall.Stat_t); !ok || sys.Uid != 0 {
-				return "", fmt.Errorf("%s is a symbolic link that root does not own: give the file's real path", next)
-			}
-			if next, err = filepath.EvalSymlinks(next); err != nil {
-				return "", err
-			}
-		}
-		cur = next
-	}
-	return cur, nil
-}
-
-// ownedWithItsDir requires that the file and every directory above it
-// belong to root or to the file's owner, and that none of them lets
-// anyone else write (a sticky directory excepted): then nobody but the
-// owner can swap the file between this check and its evaluation as the
-// owner, and what runs as the owner is the owner's own.
-func ownedWithItsDir(path string, st os.FileInfo) error {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return errors.New("cannot tell who owns it")
-	}
-	owner := sys.Uid
-	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		var ds syscall.Stat_t
-		if err := syscall.Stat(dir, &ds); err != nil {
-			return err
-		}
-		if ds.Uid != 0 && ds.Uid != owner {
-			return fmt.Errorf("it belongs to uid %d but %s belongs to uid %d: run bm2 import on a file its directory's owner owns", owner, dir, ds.Uid)
-		}
-		if ds.Mode&0o022 != 0 && ds.Mode&syscall.S_ISVTX == 0 {
-			return fmt.Errorf("%s may be written by other users (mode %o), so the file could be swapped", dir, ds.Mode&0o7777)
-		}
-		if dir == "/" {
-			return nil
-		}
-	}
-}

@@ -8,11 +8,14 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/internal/trust"
 )
 
-// What bm2 import reads must be its owner's to change, and must not be
-// reached through a link a user made: run as root, these are refused.
-func TestLoadRefusesFilesOthersCanSwap(t *testing.T) {
+// A file reached through a link a user made is refused; a file more
+// than one user could have written is read, and speaks for no one
+// (trust.Nobody): bm2 import then gives its apps the project's own
+// account only.
+func TestLoadSaysWhoCouldHaveWrittenIt(t *testing.T) {
 	testutil.Root(t)
 	base := t.TempDir()
 	if err := os.Chmod(base, 0o755); err != nil {
@@ -32,25 +35,50 @@ func TestLoadRefusesFilesOthersCanSwap(t *testing.T) {
 		}
 		return d
 	}
-	file := func(path string, uid int) {
-		if err := os.WriteFile(path, []byte(`{"apps": [{"name": "x", "script": "x.js"}]}`), 0o644); err != nil {
+	file := func(path string, uid, gid int, mode os.FileMode) {
+		if err := os.WriteFile(path, []byte(`{"apps": [{"name": "x", "script": "x.js", "uid": "root"}]}`), mode); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chown(path, uid, uid); err != nil {
+		if err := os.Chown(path, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
 	}
 	aliceDir := mk("alice", alice, 0o755)
 	bobDir := mk("bob", bob, 0o755)
 	shared := mk("shared", alice, 0o777)
+	rootDir := mk("srv", 0, 0o755)
 
-	file(filepath.Join(aliceDir, "own.json"), alice)
-	if _, _, err := Load(context.Background(), filepath.Join(aliceDir, "own.json"), Options{}); err != nil {
-		t.Errorf("alice's own file in her directory: %v", err)
+	file(filepath.Join(aliceDir, "own.json"), alice, alice, 0o644)
+	file(filepath.Join(aliceDir, "bobs.json"), bob, bob, 0o644)
+	file(filepath.Join(bobDir, "ecosystem.json"), bob, bob, 0o644)
+	file(filepath.Join(shared, "ecosystem.json"), alice, alice, 0o644)
+	// The report's case: root's directory, root's file, but its group
+	// (not root's private one) may write it.
+	file(filepath.Join(rootDir, "ecosystem.config.json"), 0, 4242, 0o664)
+	file(filepath.Join(rootDir, "roots.json"), 0, 0, 0o644)
+	for path, want := range map[string]struct {
+		speaker int
+		why     string
+	}{
+		filepath.Join(aliceDir, "own.json"):             {alice, ""},
+		filepath.Join(rootDir, "roots.json"):            {0, ""},
+		filepath.Join(aliceDir, "bobs.json"):            {trust.Nobody, "uids 42001, 42002"},
+		filepath.Join(shared, "ecosystem.json"):         {trust.Nobody, "writable by every user"},
+		filepath.Join(rootDir, "ecosystem.config.json"): {trust.Nobody, "the file is writable by its group, gid 4242"},
+	} {
+		src, _, err := Load(context.Background(), path, Options{})
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		if src.Speaker != want.speaker || !strings.Contains(src.Why, want.why) {
+			t.Errorf("%s: speaks for %d (%q), want %d (%q)", path, src.Speaker, src.Why, want.speaker, want.why)
+		}
 	}
-	file(filepath.Join(aliceDir, "bobs.json"), bob)
-	file(filepath.Join(bobDir, "ecosystem.json"), bob)
-	file(filepath.Join(shared, "ecosystem.json"), alice)
+
 	link := filepath.Join(aliceDir, "link.json")
 	if err := os.Symlink(filepath.Join(bobDir, "ecosystem.json"), link); err != nil {
 		t.Fatal(err)
@@ -58,14 +86,8 @@ func TestLoadRefusesFilesOthersCanSwap(t *testing.T) {
 	if err := os.Lchown(link, alice, alice); err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]string{
-		filepath.Join(aliceDir, "bobs.json"):    "belongs to uid 42002 but",
-		link:                                    "is a symbolic link that root does not own",
-		filepath.Join(shared, "ecosystem.json"): "may be written by other users",
-	} {
-		if _, _, err := Load(context.Background(), path, Options{}); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want an error saying %q", path, err, want)
-		}
+	if _, _, err := Load(context.Background(), link, Options{}); err == nil || !strings.Contains(err.Error(), "is a symbolic link that root does not own") {
+		t.Errorf("%s: %v, want an error saying it is a link root does not own", link, err)
 	}
 }
 

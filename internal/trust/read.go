@@ -34,6 +34,10 @@ type File struct {
 	// Open says why anyone else could have (a directory or the file that
 	// others may write); "" when no one else could.
 	Open string
+	// UserLinks are the symbolic links followed that a user other than
+	// root owns (their owners are among Writers), as walked: a caller
+	// that must not let a user point root's read elsewhere refuses them.
+	UserLinks []string
 }
 
 // Speaker is the one user the file speaks for: 0 when only root could
@@ -92,6 +96,7 @@ func Read(path string, acc Accounts) (File, error) {
 	}
 	slices.Sort(f.Writers)
 	f.Open = w.open
+	f.UserLinks = w.links
 	return f, nil
 }
 
@@ -99,6 +104,7 @@ type walker struct {
 	acc     Accounts
 	writers map[int]bool
 	open    string
+	links   []string
 }
 
 type dirFD struct {
@@ -146,6 +152,7 @@ func (w *walker) read(abs string) (File, error) {
 			}
 			if lst.Uid != 0 {
 				w.writers[int(lst.Uid)] = true
+				w.links = append(w.links, here)
 			}
 			buf := make([]byte, unix.PathMax)
 			n, err := unix.Readlinkat(top.fd, name, buf)
