@@ -271,13 +271,20 @@ func (c *checker) port() {
 		c.refuse("port", fmt.Sprintf("use a port of %d or more, with a gateway in front for %d; %s", privilegedPort, r.Lo, TrustHint),
 			"%d is a privileged port, which the app would bind with CAP_NET_BIND_SERVICE given by root: %s may not ask for that", r.Lo, c.wrote())
 	}
+	// An extra port below 1024 gets the app the same capability.
+	for i, n := range c.p.Sandbox.ExtraPorts {
+		if n < privilegedPort {
+			c.refuse(fmt.Sprintf("sandbox.extra_ports[%d]", i), fmt.Sprintf("use a port of %d or more; %s", privilegedPort, TrustHint),
+				"%d is a privileged port, which the app would bind with CAP_NET_BIND_SERVICE given by root: %s may not ask for that", n, c.wrote())
+		}
+	}
 }
 
 func (c *checker) needs() {
 	for _, list := range []struct {
 		key   string
 		units []string
-	}{{"wants", c.p.Wants}, {"requires", c.p.Requires}} {
+	}{{"wants", c.p.Wants}, {"requires", c.p.Requires}, {"after", c.p.After}} {
 		for i, u := range list.units {
 			key := fmt.Sprintf("%s[%d]", list.key, i)
 			fix := fmt.Sprintf("remove it, or enable it first (systemctl enable %s); %s", u, TrustHint)

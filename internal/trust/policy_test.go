@@ -122,6 +122,7 @@ mode = "compat"`},
 
 		// privileged ports
 		{name: "port 80", uid: alice, toml: "", refused: []string{"port: 80 is a privileged port"}},
+		{name: "extra 80", uid: alice, toml: "[sandbox]\nextra_ports = [9229, 80]", refused: []string{":5: sandbox.extra_ports[1]: 80 is a privileged port"}},
 
 		// wants and requires: ordering only, after enabled units
 		{name: "wants enabled", uid: alice, toml: `wants = ["postgresql.service", "data.mount"]
@@ -129,6 +130,8 @@ requires = ["redis.service"]`, after: []string{"postgresql.service", "data.mount
 		{name: "wants poweroff", uid: alice, toml: `wants = ["poweroff.target"]`, refused: []string{`wants[0]: "poweroff.target" is static, not enabled`}},
 		{name: "requires disabled", uid: alice, toml: `requires = ["postgresql.service", "nginx.service"]`,
 			refused: []string{`requires[1]: "nginx.service" is disabled, not enabled`}, after: []string{"postgresql.service"}},
+		{name: "after a static unit", uid: alice, toml: `after = ["poweroff.target"]`, refused: []string{`after[0]: "poweroff.target" is static, not enabled`}},
+		{name: "after enabled", uid: alice, toml: `after = ["postgresql.service"]`, after: []string{"postgresql.service"}},
 		{name: "wants unknown unit", uid: alice, toml: `wants = ["nothere.service"]`, refused: []string{`wants[0]: "nothere.service" is not a unit file of this host`}},
 		{name: "unit state unknown", uid: alice, toml: `wants = ["broken.service"]`, refused: []string{`wants[0]: "broken.service": cannot tell whether it is enabled (systemd is not reachable)`}},
 
