@@ -255,6 +255,10 @@ var specs = []spec{
 			case s == "":
 				v.add(ik, ErrValue, "must not be empty (use \".\" for cwd)")
 			case !v.text(ik, s, maxPath) || !v.noBackslash(ik, s) || !v.pathNames(ik, s):
+			case strings.ContainsAny(s, " \t\"'%"):
+				// ReadWritePaths= is a list split at spaces, with quotes and
+				// %-specifiers of its own: "x /etc" would be two paths.
+				v.add(ik, ErrValue, "must not contain spaces, quotes or %%, got %q (systemd's ReadWritePaths= would read it as other paths)", s)
 			case path.Clean(s) == "/":
 				v.add(ik, ErrValue, "must not be / (that is no sandbox: use mode = \"compat\" if the app needs it)")
 			case strings.HasPrefix(path.Clean(s), ".."):
