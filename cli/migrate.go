@@ -68,9 +68,17 @@ func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
 		}
 		if p.Notify.Webhook != "" && !p.Notify.AllowLocal && loopbackURL(p.Notify.Webhook) {
 			// bm2-notify now refuses loopback unless root's file allows
-			// it: a project that already posts there keeps doing so.
-			p.Notify.AllowLocal = true
-			did = append(did, "[notify] allow_local = true (its webhook is on loopback)")
+			// it: a project that already posts there keeps doing so, when
+			// root wrote it. One registered from a user's file (its
+			// source) does not get the key on that user's word.
+			if who := a.sourceNotRoots(p.Source); who != "" {
+				fmt.Fprintf(a.Err, "bm2: %s: not given [notify] allow_local: it was registered from %s, %s; "+
+					"its loopback webhook stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)\n",
+					p.File, p.Source, who)
+			} else {
+				p.Notify.AllowLocal = true
+				did = append(did, "[notify] allow_local = true (its webhook is on loopback)")
+			}
 		}
 		if p.SecretsInFile {
 			did = append(did, privateWhat(&p)+" moved to "+config.PrivatePath(p.File))
@@ -171,4 +179,21 @@ func joinWords(ws []string) string {
 		out += ", " + w
 	}
 	return out + " and " + ws[len(ws)-1]
+}
+
+// sourceNotRoots says why a project's source file is not root's word
+// ("which alice could have written"), or "" when it is root's or when
+// the project has no source (root wrote it into the config dir).
+func (a *App) sourceNotRoots(source string) string {
+	if source == "" {
+		return ""
+	}
+	f, err := a.ReadFile(source)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("which cannot be read (%v)", err)
+	case f.Speaker() != 0:
+		return "which root did not write"
+	}
+	return ""
 }

@@ -25,6 +25,10 @@ func TestMigrateLoopbackWebhook(t *testing.T) {
 	te.write("etc/bm2/private/far.toml", "[notify]\nwebhook = \"https://hooks.example.com/x\"\n")
 	os.Chmod(filepath.Join(te.paths.ConfigDir, "private", "far.toml"), 0o600)
 	farBefore, _ := os.ReadFile(far)
+	// Registered from alice's file: her word does not get the key.
+	src := te.write("home/alice/app/bm2.toml", "name = \"hers\"\n")
+	hers := te.write("etc/bm2/hers.toml", "name = \"hers\"\nscript = \"a.js\"\ncwd = \"/srv/hers\"\nport = 3300\nsource = \""+src+"\"\n[notify]\nwebhook = \"http://127.0.0.1:9001/hook\"\n")
+	te.speaker = 1001
 
 	te.mustRun(ExitOK, "migrate", "--dry-run")
 	if out := te.stdout.String(); !strings.Contains(out, "would migrate "+local+": [notify] allow_local = true (its webhook is on loopback)") ||
@@ -40,6 +44,9 @@ func TestMigrateLoopbackWebhook(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "local.toml")); !strings.Contains(string(data), "webhook = \"http://127.0.0.1:9000/hook\"") {
 		t.Errorf("the webhook is gone from the private part:\n%s", data)
+	}
+	if data, _ := os.ReadFile(hers); strings.Contains(string(data), "allow_local") || !strings.Contains(te.stderr.String(), hers+": not given [notify] allow_local") {
+		t.Errorf("a project registered from a user's file was given allow_local:\n%s\nstderr:\n%s", data, te.stderr.String())
 	}
 	if data, _ := os.ReadFile(far); string(data) != string(farBefore) {
 		t.Errorf("a project with a remote webhook was rewritten:\n%s", data)
