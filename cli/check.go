@@ -213,6 +213,11 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 		opts := a.configOptions()
 		opts.Foreign = foreign
 		p, perr := config.Parse(arg, f.Data, opts)
+		if p != nil && f.Speaker() != 0 {
+			// What a file says of its own source is not its owner's to
+			// say: the one-owner check looks at where it really is.
+			p.Source = f.Path
+		}
 		return p, arg, trust.OriginOf(arg, f), perr
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
 		e, ferr := a.findProject(arg)

@@ -215,6 +215,14 @@ func TestServeOneOwnerPerName(t *testing.T) {
 		}
 	}
 
+	// A file of alice's that names web's source as its own is still where
+	// it is: check warns all the same.
+	spoof := te.write("home/alice/spoof/web.toml", "name = \"web\"\nscript = \"evil.js\"\ncwd = \""+web+"\"\nport = 3000\nsource = \""+filepath.Join(web, "bm2.toml")+"\"\n")
+	te.run("check", spoof)
+	if !strings.Contains(te.stdout.String(), "project web is registered from") {
+		t.Fatalf("check of a file that claims web's source:\n%s\n%s", te.stdout.String(), te.stderr.String())
+	}
+
 	// Re-serving from the same file is allowed, and so is serving the
 	// registered file itself, which keeps its source.
 	te.speaker = 0
