@@ -33,13 +33,37 @@ func Replaceable(path string) (who string, replaceable bool) {
 	if err != nil {
 		return fmt.Sprintf("someone (%s cannot be examined: %v)", path, err), true
 	}
-	for _, p := range []string{path, real} {
-		if who, ok := chainReplaceable(p); ok {
+	// Every link of the chain, one hop at a time (a link in the middle,
+	// someone else's, could be re-pointed), then the resolved file.
+	cur := filepath.Clean(path)
+	for hop := 0; ; hop++ {
+		if who, ok := chainReplaceable(cur); ok {
 			return who, true
 		}
+		fi, err := os.Lstat(cur)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		if hop == maxHops {
+			return fmt.Sprintf("someone (%s: more than %d links)", path, maxHops), true
+		}
+		target, err := os.Readlink(cur)
+		if err != nil {
+			return fmt.Sprintf("someone (%s cannot be examined: %v)", cur, err), true
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(cur), target)
+		}
+		cur = filepath.Clean(target)
+	}
+	if who, ok := chainReplaceable(real); ok {
+		return who, true
 	}
 	return "", false
 }
+
+// maxHops bounds a chain of links, as the kernel does (40).
+const maxHops = 40
 
 // chainReplaceable checks path itself (not followed) and every directory
 // above it.

@@ -196,10 +196,19 @@ func TestReplaceable(t *testing.T) {
 	inUserDir := mk("userdir/bin/node", 0o755, 0)
 	link := filepath.Join(dir, "root", "bin", "linked")
 	os.Symlink(users, link)
+	// root's link -> nobody's link -> root's binary: the middle link can
+	// be re-pointed by nobody.
+	userLink := filepath.Join(dir, "root", "bin", "users-link")
+	os.Symlink(root, userLink)
+	os.Lchown(userLink, 65534, 65534)
+	mid := filepath.Join(dir, "root", "bin", "mid")
+	os.Symlink(userLink, mid)
+	rootLink := filepath.Join(dir, "root", "bin", "roots-link")
+	os.Symlink(root, rootLink)
 	for _, c := range []struct {
 		path string
 		want bool
-	}{{root, false}, {users, true}, {world, true}, {inUserDir, true}, {link, true}, {"node", true}} {
+	}{{root, false}, {users, true}, {world, true}, {inUserDir, true}, {link, true}, {"node", true}, {mid, true}, {rootLink, false}} {
 		who, got := Replaceable(c.path)
 		if got != c.want {
 			t.Errorf("Replaceable(%s) = %v (%s), want %v", c.path, got, who, c.want)
