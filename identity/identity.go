@@ -113,7 +113,7 @@ func lookupPasswd(ctx context.Context, name string) ([2]int, error) {
 		}
 	}
 	// passwd lines: name:x:uid:gid:gecos:home:shell
-	f, gerr := getent(ctx, "passwd", name)
+	f, gerr := Getent(ctx, "passwd", name)
 	if gerr == nil && len(f) >= 4 {
 		uid, e1 := strconv.Atoi(f[2])
 		gid, e2 := strconv.Atoi(f[3])
@@ -137,7 +137,7 @@ func lookupGroup(ctx context.Context, name string) (int, error) {
 			return gid, nil
 		}
 	}
-	f, gerr := getent(ctx, "group", name)
+	f, gerr := Getent(ctx, "group", name)
 	if gerr == nil && len(f) >= 3 {
 		if gid, err := strconv.Atoi(f[2]); err == nil {
 			return gid, nil
@@ -146,9 +146,10 @@ func lookupGroup(ctx context.Context, name string) (int, error) {
 	return 0, fmt.Errorf("no such group %q in the group database", name)
 }
 
-// getent runs getent(1) with a fixed environment and returns the fields of
-// the entry it prints.
-func getent(ctx context.Context, db, key string) ([]string, error) {
+// Getent runs getent(1) with a fixed environment and returns the fields
+// of the entry it prints: the user and group database as NSS sees it,
+// for what os/user cannot answer (LDAP, sssd, dynamic users without cgo).
+func Getent(ctx context.Context, db, key string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "getent", db, key)

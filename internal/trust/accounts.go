@@ -1,16 +1,15 @@
 package trust
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"os/user"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bm2dev/bm2/identity"
 )
 
 // Account is a user of the user database.
@@ -142,20 +141,7 @@ func withPrimary(primary int, ids []string) ([]int, error) {
 	return out, nil
 }
 
-// getent runs getent(1) with a fixed environment and returns the fields
-// of the entry it prints.
+// getent is identity.Getent, bounded by its own 5 s.
 func getent(db, key string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "getent", db, key)
-	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, err
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	if !sc.Scan() {
-		return nil, errors.New("no entry")
-	}
-	return strings.Split(sc.Text(), ":"), nil
+	return identity.Getent(context.Background(), db, key)
 }
