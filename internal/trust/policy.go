@@ -100,8 +100,9 @@ const privilegedPort = 1024
 // Root's files (UID 0) may ask for anything. Any other file may run its
 // app as its speaker or as the project's own account (no user), in a
 // group the speaker is in; it may not lift the sandbox (mode = "compat"),
-// open paths outside cwd for writing, bind a privileged port, or pull a
-// unit in: wants and requires may only name units enabled on the host,
+// open paths outside cwd for writing, bind a privileged port (port or
+// [sandbox] extra_ports), or pull a
+// unit in: wants, requires and after may only name units enabled on the host,
 // which the app is then ordered after (After=) and nothing more. A file
 // that speaks for Nobody may not name an account or group at all.
 func (pol Policy) Check(p *config.Project, o Origin) Verdict {
@@ -271,13 +272,21 @@ func (c *checker) port() {
 		c.refuse("port", fmt.Sprintf("use a port of %d or more, with a gateway in front for %d; %s", privilegedPort, r.Lo, TrustHint),
 			"%d is a privileged port, which the app would bind with CAP_NET_BIND_SERVICE given by root: %s may not ask for that", r.Lo, c.wrote())
 	}
+	// The generator grants the capability for the lowest port of all,
+	// extra ports included.
+	for i, port := range c.p.Sandbox.ExtraPorts {
+		if port > 0 && port < privilegedPort {
+			c.refuse(fmt.Sprintf("sandbox.extra_ports[%d]", i), fmt.Sprintf("use a port of %d or more; %s", privilegedPort, TrustHint),
+				"%d is a privileged port, which the app would bind with CAP_NET_BIND_SERVICE given by root: %s may not ask for that", port, c.wrote())
+		}
+	}
 }
 
 func (c *checker) needs() {
 	for _, list := range []struct {
 		key   string
 		units []string
-	}{{"wants", c.p.Wants}, {"requires", c.p.Requires}} {
+	}{{"wants", c.p.Wants}, {"requires", c.p.Requires}, {"after", c.p.After}} {
 		for i, u := range list.units {
 			key := fmt.Sprintf("%s[%d]", list.key, i)
 			fix := fmt.Sprintf("remove it, or enable it first (systemctl enable %s); %s", u, TrustHint)
