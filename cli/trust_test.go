@@ -357,3 +357,22 @@ func TestCheckOfARefusedFileRunsNoRuntime(t *testing.T) {
 		t.Fatalf("check --trust-file did not ask the runtime:\n%s", te.stdout.String())
 	}
 }
+
+// A privileged port among extra_ports is refused (the generator grants
+// CAP_NET_BIND_SERVICE for the lowest of all), and so is after naming a
+// unit not enabled, with the key and its line.
+func TestRefusesExtraPortsAndAfter(t *testing.T) {
+	for _, c := range []struct{ extra, want string }{
+		{"[sandbox]\nextra_ports = [8080, 80]", `:5: sandbox.extra_ports[1]: 80 is a privileged port`},
+		{`after = ["poweroff.target"]`, `:4: after[0]: "poweroff.target" is static, not enabled`},
+	} {
+		te := newTestEnv(t)
+		te.speaker = aliceUID
+		te.sd.set(UnitStatus{Name: "poweroff.target", ActiveState: "inactive", UnitFileState: "static"})
+		file := te.write("home/alice/app/bm2.toml", aliceApp+c.extra+"\n")
+		te.mustRun(ExitInvalid, "check", filepath.Dir(file))
+		if out := te.stdout.String(); !strings.Contains(out, "refused: "+file+c.want) {
+			t.Fatalf("check:\n%s\nwant %s", out, c.want)
+		}
+	}
+}

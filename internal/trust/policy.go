@@ -100,8 +100,9 @@ const privilegedPort = 1024
 // Root's files (UID 0) may ask for anything. Any other file may run its
 // app as its speaker or as the project's own account (no user), in a
 // group the speaker is in; it may not lift the sandbox (mode = "compat"),
-// open paths outside cwd for writing, bind a privileged port, or pull a
-// unit in: wants and requires may only name units enabled on the host,
+// open paths outside cwd for writing, bind a privileged port (port or
+// [sandbox] extra_ports), or pull a
+// unit in: wants, requires and after may only name units enabled on the host,
 // which the app is then ordered after (After=) and nothing more. A file
 // that speaks for Nobody may not name an account or group at all.
 func (pol Policy) Check(p *config.Project, o Origin) Verdict {
