@@ -98,6 +98,14 @@ func Lookup(ctx context.Context, name, group string) (Identity, error) {
 }
 
 func lookupPasswd(ctx context.Context, name string) ([2]int, error) {
+	_, uid, gid, err := LookupAccount(ctx, name)
+	return [2]int{uid, gid}, err
+}
+
+// LookupAccount resolves a user name, or a number as systemd's User=
+// takes it, to the account's name, uid and primary gid: through os/user
+// (NSS in a cgo build), then getent(1) for what that cannot answer.
+func LookupAccount(ctx context.Context, name string) (string, int, int, error) {
 	var u *user.User
 	var err error
 	if _, nerr := strconv.Atoi(name); nerr == nil {
@@ -109,7 +117,7 @@ func lookupPasswd(ctx context.Context, name string) ([2]int, error) {
 		uid, e1 := strconv.Atoi(u.Uid)
 		gid, e2 := strconv.Atoi(u.Gid)
 		if e1 == nil && e2 == nil {
-			return [2]int{uid, gid}, nil
+			return u.Username, uid, gid, nil
 		}
 	}
 	// passwd lines: name:x:uid:gid:gecos:home:shell
@@ -118,10 +126,10 @@ func lookupPasswd(ctx context.Context, name string) ([2]int, error) {
 		uid, e1 := strconv.Atoi(f[2])
 		gid, e2 := strconv.Atoi(f[3])
 		if e1 == nil && e2 == nil {
-			return [2]int{uid, gid}, nil
+			return f[0], uid, gid, nil
 		}
 	}
-	return [2]int{}, fmt.Errorf("no such user %q in the user database", name)
+	return "", 0, 0, fmt.Errorf("no such user %q in the user database", name)
 }
 
 func lookupGroup(ctx context.Context, name string) (int, error) {

@@ -50,36 +50,14 @@ func System() Accounts { return systemAccounts{} }
 type systemAccounts struct{}
 
 func (systemAccounts) User(name string) (Account, error) {
-	var u *user.User
-	var err error
-	if _, nerr := strconv.Atoi(name); nerr == nil {
-		u, err = user.LookupId(name)
-	} else {
-		u, err = user.Lookup(name)
+	n, uid, gid, err := identity.LookupAccount(context.Background(), name)
+	if err != nil {
+		return Account{}, err
 	}
-	if err == nil {
-		if a, ok := fromUser(u); ok {
-			return a, nil
-		}
-	}
-	// name:x:uid:gid:gecos:home:shell
-	if f, gerr := getent("passwd", name); gerr == nil && len(f) >= 4 {
-		uid, e1 := strconv.Atoi(f[2])
-		gid, e2 := strconv.Atoi(f[3])
-		if e1 == nil && e2 == nil {
-			return Account{Name: f[0], UID: uid, GID: gid}, nil
-		}
-	}
-	return Account{}, fmt.Errorf("no such user %q in the user database", name)
+	return Account{Name: n, UID: uid, GID: gid}, nil
 }
 
 func (s systemAccounts) UserID(uid int) (Account, error) { return s.User(strconv.Itoa(uid)) }
-
-func fromUser(u *user.User) (Account, bool) {
-	uid, e1 := strconv.Atoi(u.Uid)
-	gid, e2 := strconv.Atoi(u.Gid)
-	return Account{Name: u.Username, UID: uid, GID: gid}, e1 == nil && e2 == nil
-}
 
 func (systemAccounts) Group(name string) (Group, error) {
 	var g *user.Group
