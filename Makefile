@@ -66,7 +66,7 @@ check:
 	$(GO) test -race -count=1 ./...
 
 fuzz:
-	$(GO) test ./config -run '^$$' -fuzz FuzzParse -fuzztime 60s
+	$(GO) test ./internal/config -run '^$$' -fuzz FuzzParse -fuzztime 60s
 	$(GO) test ./generator -run '^$$' -fuzz FuzzGenerate -fuzztime 60s -parallel 1
 
 bench: build
@@ -79,7 +79,7 @@ install: build install-files
 
 # What install-files reads from the tree besides bin/; the bench copies
 # exactly these into its sandbox (make install-sources prints them).
-INSTALL_SOURCES := Makefile units packaging cli/completion
+INSTALL_SOURCES := Makefile units packaging internal/cli/completion
 .PHONY: install-sources
 install-sources:
 	@echo $(INSTALL_SOURCES)
@@ -131,11 +131,11 @@ install-files:
 	  journalctl --update-catalog || \
 	  echo "warning: journalctl --update-catalog failed; run it again to see bm2's catalog in journalctl -x"; fi
 	@# Shell completion: the scripts `bm2 completion bash|zsh|fish` prints
-	@# (embedded from cli/completion/), where the shells look for them.
+	@# (embedded from internal/cli/completion/), where the shells look for them.
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
-	install -m 0644 cli/completion/bm2.bash $(DESTDIR)$(BASHCOMPDIR)/bm2
-	install -m 0644 cli/completion/_bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2
-	install -m 0644 cli/completion/bm2.fish $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
+	install -m 0644 internal/cli/completion/bm2.bash $(DESTDIR)$(BASHCOMPDIR)/bm2
+	install -m 0644 internal/cli/completion/_bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2
+	install -m 0644 internal/cli/completion/bm2.fish $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bm2dev/bm2/gateway"
+	"github.com/bm2dev/bm2/internal/gateway"
 )
 
 // ReloadRun is one reload under load.

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/e2e/sandbox"
-	"github.com/bm2dev/bm2/gateway"
+	"github.com/bm2dev/bm2/internal/gateway"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 

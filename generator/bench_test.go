@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/config"
 )
 
 // benchSources makes n cluster-mode projects of 4 instances on distinct ports.

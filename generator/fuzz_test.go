@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/envfile"
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/envfile"
 )
 
 // FuzzGenerate feeds arbitrary project files through the parser and the
@@ -21,7 +21,7 @@ import (
 func FuzzGenerate(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*.toml")
 	more, _ := filepath.Glob("testdata/*/*.toml")
-	edges, _ := filepath.Glob("../config/testdata/*/*.toml") // valid and invalid
+	edges, _ := filepath.Glob("../internal/config/testdata/*/*.toml") // valid and invalid
 	for _, p := range append(append(seeds, more...), edges...) {
 		data, err := os.ReadFile(p)
 		if err != nil {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/scope"
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/units"
 )
 

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/testutil"
-	"github.com/bm2dev/bm2/scope"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bm2dev/bm2/atomicfile"
-	"github.com/bm2dev/bm2/config"
-	"github.com/bm2dev/bm2/scope"
+	"github.com/bm2dev/bm2/internal/atomicfile"
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/scope"
 	"golang.org/x/sys/unix"
 )
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/testutil"
-	"github.com/bm2dev/bm2/scope"
 )
 
 type recorder struct{ lines []string }

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/config"
 )
 
 // TestValidFixturesApply generates every project in
@@ -15,7 +15,7 @@ import (
 // value it refuses or ignores, and any output fails the test).
 func TestValidFixturesApply(t *testing.T) {
 	requireAnalyze(t)
-	paths, _ := filepath.Glob("../config/testdata/valid/*.toml")
+	paths, _ := filepath.Glob("../internal/config/testdata/valid/*.toml")
 	if len(paths) == 0 {
 		t.Fatal("no fixtures in config/testdata/valid/")
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/units"
 )

@@ -10,12 +10,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bm2dev/bm2/failure"
-	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/journal"
-	"github.com/bm2dev/bm2/reuseport"
-	"github.com/bm2dev/bm2/state"
-	"github.com/bm2dev/bm2/sysd"
 	"github.com/bm2dev/bm2/units"
 )
 

@@ -14,13 +14,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
-	"github.com/bm2dev/bm2/reuseport"
-	"github.com/bm2dev/bm2/sockdiag"
-	"github.com/bm2dev/bm2/state"
-	"github.com/bm2dev/bm2/sysd"
 )
 
 // fakeClock is a monotonic clock that moves only when the probe sleeps;

@@ -27,12 +27,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bm2dev/bm2/hooks"
+	"github.com/bm2dev/bm2/internal/hooks"
+	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/portfence"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/journal"
-	"github.com/bm2dev/bm2/notify"
 	"github.com/bm2dev/bm2/probehelper"
-	"github.com/bm2dev/bm2/scope"
 )
 
 func main() {

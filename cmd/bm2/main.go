@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/bm2dev/bm2/cli"
+	"github.com/bm2dev/bm2/internal/cli"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/internal/state"
 )
 
 // Main is `bm2-probe fence INSTANCE PORT...`, the ExecStartPre=+ of every

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/state"
+	"github.com/bm2dev/bm2/internal/state"
 )
 
 // A fence that cannot be attached on a host that can fence marks the

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bm2dev/bm2/identity"
+	"github.com/bm2dev/bm2/internal/identity"
 )
 
 // Account is a user of the user database.

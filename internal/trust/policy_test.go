@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/config"
+	"github.com/bm2dev/bm2/internal/config"
 )
 
 // table is a user and group database: root, alice (in docker) and bob.

@@ -1,0 +1,350 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	fmode "github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/trust"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// check is `bm2 check [dir | file | name]`.
+func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
+	p, label, origin, err := a.checkTarget(args)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	w := a.Out
+
+	fmt.Fprintf(w, "config ok: %s\n", a.summary(p))
+	// What root would refuse to do on this file's word (package trust).
+	v := a.verdict(ctx, p, origin, trustFile)
+	for _, r := range v.Refused {
+		fmt.Fprintf(w, "refused: %s\n", r)
+		problems = append(problems, r.Error())
+	}
+	orderOnly := !trustFile && !a.user() && origin.UID != 0
+	switch {
+	case p.Notify.Webhook != "":
+		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level, webhookNote(p.Notify))
+	case p.PrivateUnread:
+		fmt.Fprintf(w, "notify: unknown (%s is readable by root only)\n", config.PrivatePath(p.File))
+	default:
+		fmt.Fprintln(w, "notify: disabled")
+	}
+	if needs := p.Needs(); len(needs) > 0 {
+		parts := make([]string, len(needs))
+		for i, n := range needs {
+			parts[i] = fmt.Sprintf("%s (%s)", n.Unit, n.How)
+		}
+		if orderOnly {
+			fmt.Fprintf(w, "needs: %s: ordering only, a file root did not write starts no unit\n", strings.Join(parts, ", "))
+		} else {
+			fmt.Fprintf(w, "needs: %s\n", strings.Join(parts, ", "))
+		}
+	}
+	if len(p.After) > 0 {
+		fmt.Fprintf(w, "after: %s (ordering only)\n", strings.Join(p.After, ", "))
+	}
+	if p.ExposedSecrets {
+		problems = append(problems, fmt.Sprintf("%s holds [env] or the webhook and every user can read it: move them to %s (mode 0600), or let `bm2 serve` or `bm2 migrate` do it",
+			p.File, config.PrivatePath(p.File)))
+	}
+
+	r := p.Ports()
+	ports := make([]int, 0, r.Hi-r.Lo+1)
+	for port := r.Lo; port <= r.Hi; port++ {
+		ports = append(ports, port)
+	}
+	id, err := a.projectIdentity(ctx, p, true)
+	var states []reuseport.PortState
+	if err == nil {
+		states, err = a.CheckPorts(ctx, id, ports)
+	}
+	switch {
+	case errors.Is(err, identity.ErrNotPermitted):
+		// Only "free" is the same for every user; whether a held port can
+		// be joined depends on who asks.
+		states, err = a.CheckPorts(ctx, identity.Self(), ports)
+		if err == nil {
+			for i, s := range states {
+				if s != reuseport.Free {
+					states[i] = unknownToOthers
+				}
+			}
+			fmt.Fprintf(w, "(ports checked as you, not as %s: run as root to tell whether %s can join a held port)\n", id, id)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(w, "ports %s: cannot probe: %v\n", r, err)
+		problems = append(problems, fmt.Sprintf("ports %s could not be probed: %v", r, err))
+	} else {
+		for _, line := range portLines(ports, states) {
+			fmt.Fprintln(w, line)
+		}
+		var own map[int]bool
+		for i, s := range states {
+			if s != reuseport.Exclusive {
+				continue
+			}
+			if own == nil {
+				own = a.ownPorts(ctx, p.Name)
+			}
+			if own[ports[i]] {
+				continue
+			}
+			if who, ok := a.portHolder(ports[i], id); ok {
+				e, _ := fmode.Explain(journal.ReasonPortInUse, fmode.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
+				fmt.Fprintf(w, "port %d: %s\n", ports[i], e.Message)
+				problems = append(problems, problemText(e))
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
+		}
+	}
+
+	fmt.Fprintln(w, a.fenceLine(p, nil))
+
+	// A refused file's account, group and sandbox are not root's to
+	// give: its runtime is not run as it wrote them (nor as anything
+	// else: what it would run as is refused).
+	var rc jsruntime.Result
+	if v.OK() {
+		rc = a.checkRuntime(ctx, p)
+	}
+	switch {
+	case !v.OK():
+		fmt.Fprintln(w, "runtime: version not asked: the file was refused")
+	case rc.OK() && rc.Unchecked != "":
+		fmt.Fprintf(w, "runtime: %s (version not asked: %s)\n", rc.Path, rc.Unchecked)
+	case rc.OK():
+		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
+	default:
+		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
+		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
+			problems = append(problems, problemText(e))
+		} else {
+			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
+		}
+	}
+
+	// What else keeps an instance from starting, as its user sees it.
+	for _, e := range a.preflightAll(ctx, p) {
+		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
+		problems = append(problems, problemText(e))
+	}
+
+	entries, _ := a.registry()
+	if err := a.checkOwner(p, entries, false); err != nil {
+		fmt.Fprintln(w, err.Error())
+		problems = append(problems, err.Error()+" ("+ownHint(err)+")")
+	}
+	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
+		fmt.Fprintln(w, err.Error())
+		var ce *config.ConflictError
+		if errors.As(err, &ce) {
+			e, _ := fmode.Explain(journal.ReasonPortConflict, fmode.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
+			problems = append(problems, problemText(e))
+		} else {
+			problems = append(problems, err.Error())
+		}
+	}
+
+	if len(problems) > 0 {
+		noun := "problem"
+		if len(problems) > 1 {
+			noun = "problems"
+		}
+		return fail(ExitInvalid, "fix them and run `bm2 check` again",
+			fmt.Errorf("check found %d %s in %s:\n  %s", len(problems), noun, label, strings.Join(problems, "\n  ")))
+	}
+	return nil
+}
+
+// checkTarget resolves check's argument to a validated project, the
+// file name to show and who speaks for the file.
+func (a *App) checkTarget(args []string) (*config.Project, string, trust.Origin, error) {
+	if len(args) == 0 {
+		return a.projectOrigin(ProjectFileName, false, true)
+	}
+	return a.projectOrigin(args[0], true, true)
+}
+
+// projectArg resolves a project dir (its bm2.toml, read as bm2 serve
+// reads it), a project file or the name of a registered project, and
+// returns the project and the file it came from. named says arg was given
+// (not the default ./bm2.toml); with refused, a registered project whose
+// port range is refused is returned (bm2 check reports the conflict),
+// without it that is an error, as for any project systemd has no units
+// for.
+func (a *App) projectArg(arg string, named, refused bool) (*config.Project, string, error) {
+	p, label, _, err := a.projectOrigin(arg, named, refused)
+	return p, label, err
+}
+
+// projectOrigin is projectArg with who speaks for the file: a registered
+// project's file is root's (serve wrote it; only root may write there).
+func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, string, trust.Origin, error) {
+	st, err := os.Stat(arg)
+	switch {
+	case err == nil && st.IsDir():
+		return a.checkDirFile(filepath.Join(arg, ProjectFileName))
+	case err == nil && filepath.Base(arg) == ProjectFileName && !a.onSearchPath(arg):
+		return a.checkDirFile(arg)
+	case err == nil:
+		f, rerr := a.ReadFile(arg)
+		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != a.layout().UID
+		if rerr != nil {
+			return nil, "", trust.Origin{}, fmt.Errorf("read project file: %w", rerr)
+		}
+		opts := a.configOptions()
+		opts.Foreign = foreign
+		p, perr := config.Parse(arg, f.Data, opts)
+		if p != nil && f.Speaker() != 0 {
+			// What a file says of its own source is not its owner's to
+			// say: the one-owner check looks at where it really is.
+			p.Source = f.Path
+		}
+		return p, arg, trust.OriginOf(arg, f), perr
+	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
+		e, ferr := a.findProject(arg)
+		if ferr != nil {
+			return nil, "", trust.Origin{}, fail(ExitNoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+				fmt.Errorf("no file, dir or registered project named %s", arg))
+		}
+		root := trust.Origin{File: e.Path}
+		if !refused {
+			p, uerr := usable(e)
+			return p, e.Path, root, uerr
+		}
+		if e.Project == nil {
+			// Nothing parsed: the error is all there is. (A refused range
+			// keeps its project, and the conflict check reports it.)
+			return nil, e.Path, root, usableErr(e)
+		}
+		return e.Project, e.Path, root, nil
+	case errors.Is(err, fs.ErrNotExist) && !named:
+		return a.checkDirFile(arg)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, "", trust.Origin{}, fail(ExitInvalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+			fmt.Errorf("%s does not exist", arg))
+	default:
+		return nil, "", trust.Origin{}, fmt.Errorf("read %s: %w", arg, err)
+	}
+}
+
+func (a *App) checkDirFile(file string) (*config.Project, string, trust.Origin, error) {
+	abs, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return nil, file, trust.Origin{}, fmt.Errorf("resolve %s: %w", file, err)
+	}
+	p, o, err := a.dirProject(file, abs)
+	return p, file, o, err
+}
+
+// onSearchPath tells whether a file lives in one of the search path's
+// directories (a registered project file rather than a project dir's).
+func (a *App) onSearchPath(file string) bool {
+	dir, err := filepath.Abs(filepath.Dir(file))
+	if err != nil {
+		return false
+	}
+	for _, d := range a.searchPath() {
+		if ad, err := filepath.Abs(d); err == nil && ad == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// ownPorts returns the ports that the registered project of that name
+// holds through instances systemd runs right now. It is best effort: when
+// systemd is not reachable (check works without it), nothing is known to
+// be the project's own.
+func (a *App) ownPorts(ctx context.Context, name string) map[int]bool {
+	own := map[int]bool{}
+	e, err := a.findProject(name)
+	if err != nil || e.Project == nil {
+		return own
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		return own
+	}
+	defer sd.Close()
+	names := make([]string, e.Project.Instances)
+	for i := range names {
+		names[i] = units.Instance(name, i)
+	}
+	statuses, err := sd.Units(ctx, names)
+	if err != nil {
+		return own
+	}
+	for i, u := range statuses {
+		if u.MainPID != 0 { // a live main process is what holds the port
+			own[e.Project.InstancePort(i)] = true
+		}
+	}
+	return own
+}
+
+// unknownToOthers is the state of a held port checked by someone who could
+// not take the project's identity.
+const unknownToOthers = reuseport.PortState(-1)
+
+// describe is the wording bm2 check uses for a port's state.
+func describe(s reuseport.PortState) string {
+	switch s {
+	case reuseport.Free:
+		return "free"
+	case reuseport.Shared:
+		return "held by a shared listener (joinable)"
+	case reuseport.Exclusive:
+		return "held by an exclusive listener (cannot join)"
+	case unknownToOthers:
+		return "held by a listener (whether the project's user can join it is not known)"
+	}
+	return s.String()
+}
+
+// portLines renders the ports part of bm2 check: one line for the whole
+// range when every port is in the same state, one line per port otherwise.
+func portLines(ports []int, states []reuseport.PortState) []string {
+	same := true
+	for _, s := range states[1:] {
+		if s != states[0] {
+			same = false
+		}
+	}
+	if same {
+		return []string{fmt.Sprintf("ports %d~%d: %s", ports[0], ports[len(ports)-1], describe(states[0]))}
+	}
+	lines := make([]string, len(ports))
+	for i, p := range ports {
+		lines[i] = fmt.Sprintf("port %d: %s", p, describe(states[i]))
+	}
+	return lines
+}
+
+// usableErr is usable's error for an entry without a project; never nil.
+func usableErr(e entry) error {
+	if _, err := usable(e); err != nil {
+		return err
+	}
+	return fmt.Errorf("project %s: %s has no project", e.Name, e.Path)
+}

@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/gateway"
+	"github.com/spf13/pflag"
+)
+
+// runner runs a command once its flags are parsed.
+type runner func(ctx context.Context, a *App, args []string) error
+
+// command is one bm2 subcommand: its name, arguments and flags. What it
+// says about itself is in help.txt (see help).
+type command struct {
+	name    string
+	aliases []string
+	minArgs int
+	maxArgs int // -1: any number
+	// setup defines the command's flags on fs and returns the runner that
+	// reads them.
+	setup func(fs *pflag.FlagSet) runner
+}
+
+const defaultTimeout = 60 * time.Second
+
+// commands is the command table, in the order --help lists it.
+func commands() []*command {
+	return []*command{
+		{
+			name: "check", maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				trustFile := fs.Bool("trust-file", false, "you have read the file: check it as root's own, without the limits of a file root did not write")
+				return func(ctx context.Context, a *App, args []string) error { return a.check(ctx, args, *trustFile) }
+			},
+		},
+		{
+			name: "serve", maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				var f serveFlags
+				fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "how long to wait for every instance to come online and be confirmed")
+				fs.BoolVar(&f.trustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account, group or sandbox")
+				fs.BoolVar(&f.replace, "replace", false, "take over a project name registered from another file or cwd")
+				return func(ctx context.Context, a *App, args []string) error { return a.serve(ctx, args, f) }
+			},
+		},
+		{
+			name: "import", maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				var f importFlags
+				fs.StringVar(&f.env, "env", "", "use the apps' env_`NAME` over env, as pm2 start --env NAME does")
+				fs.StringSliceVar(&f.only, "only", nil, "import only these apps (`APP`, by PM2 name; repeat or separate with commas)")
+				fs.BoolVar(&f.dryRun, "dry-run", false, "print the files and notes, write nothing")
+				fs.BoolVar(&f.serve, "serve", false, "register and start every project written, as bm2 serve does")
+				fs.StringVar(&f.out, "out", "", "write `DIR`/<name>.toml instead of bm2.toml in each app's directory")
+				fs.BoolVar(&f.force, "force", false, "replace a bm2.toml that differs from the import")
+				fs.IntVar(&f.port, "port", 0, "the app's port `N`, when the file has none or another (one app: with --only)")
+				fs.StringVar(&f.mode, "mode", "", "fork: instance i on port+i, no reusePort needed (`MODE`)")
+				fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "with --serve: how long to wait for each project's instances")
+				fs.BoolVar(&f.trustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account or group")
+				fs.BoolVar(&f.replace, "replace", false, "with --serve: take over a project name registered from another file or cwd")
+				return func(ctx context.Context, a *App, args []string) error { return a.importCmd(ctx, args, f) }
+			},
+		},
+		{
+			name: "list", aliases: []string{"ls"}, maxArgs: -1,
+			setup: func(fs *pflag.FlagSet) runner {
+				asJSON := fs.Bool("json", false, "print JSON instead of a table")
+				return func(ctx context.Context, a *App, args []string) error { return a.list(ctx, args, *asJSON) }
+			},
+		},
+		{
+			name: "start", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.control(ctx, "start", args[0], *timeout)
+				}
+			},
+		},
+		{
+			name: "stop", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.control(ctx, "stop", args[0], 0)
+				}
+			},
+		},
+		{
+			name: "restart", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.control(ctx, "restart", args[0], *timeout)
+				}
+			},
+		},
+		{
+			name: "reload", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for each instance to come back")
+				return func(ctx context.Context, a *App, args []string) error { return a.reload(ctx, args[0], *timeout) }
+			},
+		},
+		{
+			name: "logs", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				follow := fs.BoolP("follow", "f", false, "keep printing new lines")
+				lines := fs.StringP("lines", "n", defaultLines, "show the last `N` lines, or all")
+				since := fs.String("since", "", "show lines since `TIME` (journalctl --since)")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.logs(ctx, args[0], *follow, *lines, *since)
+				}
+			},
+		},
+		{
+			name: "events", maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				follow := fs.BoolP("follow", "f", false, "keep printing new events")
+				asJSON := fs.Bool("json", false, "print one JSON object per event")
+				lines := fs.StringP("lines", "n", defaultLines, "show the last `N` events, or all")
+				since := fs.String("since", "", "show events since `TIME` (journalctl --since)")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.eventsCmd(ctx, args, *follow, *asJSON, *lines, *since)
+				}
+			},
+		},
+		{
+			name: "status", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.status(ctx, args[0]) }
+			},
+		},
+		{
+			name: "gateway", minArgs: 1, maxArgs: -1,
+			setup: func(fs *pflag.FlagSet) runner {
+				names := fs.StringArray("server-name", nil, "answer for host `NAME` (repeatable; default: any host)")
+				listen := fs.String("listen", gateway.DefaultListen, "listen on `PORT` or ADDR:PORT")
+				hosts := fs.StringArray("host", nil, "the projects run on `ADDR`, an IP address or DNS name (repeatable: a fleet; default: 127.0.0.1)")
+				prefix := fs.String("path-prefix", "", "serve every project under one server, each at its name below `PREFIX` (/ gives /api/, /apps gives /apps/api/)")
+				out := fs.StringP("out", "o", "", "write the configuration to `FILE` (atomically; says unchanged when it holds the same bytes)")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.gatewayCmd(ctx, args, gateway.Options{ServerNames: *names, Listen: *listen, Hosts: *hosts, PathPrefix: *prefix}, *out)
+				}
+			},
+		},
+		{
+			name: "startup", maxArgs: 0,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.startup(ctx) }
+			},
+		},
+		{
+			name: "delete", aliases: []string{"rm"}, minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.delete(ctx, args[0]) }
+			},
+		},
+		{
+			name: "migrate", maxArgs: 0,
+			setup: func(fs *pflag.FlagSet) runner {
+				dry := fs.Bool("dry-run", false, "say what would change, change nothing")
+				from01 := fs.Bool("from-0.1", false, "also keep a bm2 0.1 host's projects as they ran: user = \"bm2\", [sandbox] mode = \"compat\" (the package passes it when it upgrades from 0.1)")
+				return func(ctx context.Context, a *App, args []string) error { return a.migrate(ctx, *dry, *from01) }
+			},
+		},
+		{
+			name: "completion", minArgs: 1, maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.completion(args[0]) }
+			},
+		},
+		{
+			name: "version", maxArgs: 0,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.version() }
+			},
+		},
+		{
+			name: "help", maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error {
+					if len(args) == 0 {
+						a.mainHelp(a.Out)
+						return nil
+					}
+					c := lookup(args[0])
+					if c == nil {
+						return usageErr("", "unknown command %q", args[0])
+					}
+					a.commandHelp(a.Out, c, newFlagSet(c))
+					return nil
+				}
+			},
+		},
+	}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+		for _, al := range c.aliases {
+			if al == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func newFlagSet(c *command) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("bm2 "+c.name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	return fs
+}
+
+// dispatch parses the command line and runs the command.
+func (a *App) dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		a.mainHelp(a.Err)
+		return usageErr("", "no command given")
+	}
+	switch args[0] {
+	case "-h", "--help":
+		a.mainHelp(a.Out)
+		return nil
+	case "-V", "--version":
+		return a.version()
+	}
+	if strings.HasPrefix(args[0], "-") {
+		return usageErr("", "unknown flag %q before the command", args[0])
+	}
+	if args[0] == completeCommand {
+		// Hidden, for the completion scripts; its words are not its flags.
+		return a.complete(args[1:])
+	}
+	c := lookup(args[0])
+	if c == nil {
+		return usageErr("", "unknown command %q", args[0])
+	}
+	fs := newFlagSet(c)
+	run := c.setup(fs)
+	fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			a.commandHelp(a.Out, c, fs)
+			return nil
+		}
+		return usageErr(c.name, "%s: %v", c.name, err)
+	}
+	if h, _ := fs.GetBool("help"); h {
+		a.commandHelp(a.Out, c, fs)
+		return nil
+	}
+	rest := fs.Args()
+	switch {
+	case len(rest) < c.minArgs:
+		return usageErr(c.name, "%s: missing argument: usage: bm2 %s %s", c.name, c.name, help(c.name).usage)
+	case c.maxArgs >= 0 && len(rest) > c.maxArgs:
+		return usageErr(c.name, "%s: too many arguments (%s): usage: bm2 %s %s",
+			c.name, strings.Join(rest[c.maxArgs:], " "), c.name, strings.TrimSpace(help(c.name).usage))
+	}
+	return run(ctx, a, rest)
+}
+
+func (a *App) mainHelp(w io.Writer) {
+	fmt.Fprint(w, `bm2 runs Node.js and Bun web services as N instances under systemd.
+
+Usage: bm2 <command> [flags] [arguments]
+
+Commands:
+`)
+	for _, c := range commands() {
+		name := c.name
+		if len(c.aliases) > 0 {
+			name += " (" + strings.Join(c.aliases, ", ") + ")"
+		}
+		fmt.Fprintf(w, "  %-14s %s\n", name, help(c.name).short)
+	}
+	fmt.Fprint(w, `
+Projects are TOML files, one per project, in /etc/bm2 (see bm2.toml(5));
+systemd supervises the instances (bm2@<name>-<i>.service), and there is no
+bm2 daemon. Run "bm2 <command> --help" for a command's flags and an example.
+
+Scope: as root bm2 manages system projects (/etc/bm2, the system's
+systemd); as a normal user, that user's own (~/.bm2/projects, systemctl
+--user). --system or --user, before or after the command, chooses.
+
+Exit codes: 0 ok, 1 failure, 2 usage error, 3 invalid project file or a
+problem found by check, 4 no such project, 5 systemd not reachable.
+`)
+}
+
+func (a *App) commandHelp(w io.Writer, c *command, fs *pflag.FlagSet) {
+	if fs.Lookup("help") == nil {
+		fs.BoolP("help", "h", false, "show this help")
+	}
+	h := help(c.name)
+	usage := "bm2 " + c.name
+	if fs.HasAvailableFlags() {
+		usage += " [flags]"
+	}
+	if h.usage != "" {
+		usage += " " + h.usage
+	}
+	fmt.Fprintf(w, "Usage: %s\n", usage)
+	if len(c.aliases) > 0 {
+		fmt.Fprintf(w, "Aliases: %s\n", strings.Join(c.aliases, ", "))
+	}
+	fmt.Fprintf(w, "\n%s\n\nFlags:\n%s", h.long, flagUsages(fs))
+	if len(h.examples) > 0 {
+		fmt.Fprintf(w, "\nExample:\n")
+		for _, line := range h.examples {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// flagUsages lists flags like pflag does, without its "[=true|false]" on
+// boolean flags.
+func flagUsages(fs *pflag.FlagSet) string {
+	var left, right []string
+	width := 0
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		l := "      --" + f.Name
+		if f.Shorthand != "" {
+			l = "  -" + f.Shorthand + ", --" + f.Name
+		}
+		varname, usage := pflag.UnquoteUsage(f)
+		if varname != "" && f.Value.Type() != "bool" {
+			l += " " + varname
+		}
+		switch f.Value.Type() {
+		case "bool":
+			if f.DefValue == "true" {
+				usage += " (default true)"
+			}
+		case "string":
+			if f.DefValue != "" {
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			}
+		default:
+			if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "[]" {
+				usage += " (default " + f.DefValue + ")"
+			}
+		}
+		left = append(left, l)
+		right = append(right, usage)
+		width = max(width, len(l))
+	})
+	var b strings.Builder
+	for i := range left {
+		fmt.Fprintf(&b, "%-*s   %s\n", width, left[i], right[i])
+	}
+	return b.String()
+}

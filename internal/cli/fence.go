@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/portfence"
+	"github.com/bm2dev/bm2/units"
+)
+
+// fenceAttached is Env.FenceAttached's default: whether a bm2 port fence
+// is attached to the unit's cgroup v2 cgroup (root only).
+func fenceAttached(controlGroup string) (bool, error) {
+	dir, err := portfence.ControlGroupDir(controlGroup)
+	if err != nil {
+		return false, err
+	}
+	return portfence.Attached(dir)
+}
+
+// fenceAllowed says what an instance of p may bind, for the fence line:
+// "port 3000", "port 3000+i", with "and 9229, 9100" for extra_ports.
+func fenceAllowed(p *config.Project) string {
+	s := "port " + strconv.Itoa(p.Port)
+	if p.Mode == config.Fork && p.Instances > 1 {
+		s += "+i"
+	}
+	if len(p.Sandbox.ExtraPorts) > 0 {
+		extra := make([]string, len(p.Sandbox.ExtraPorts))
+		for i, n := range p.Sandbox.ExtraPorts {
+			extra[i] = strconv.Itoa(n)
+		}
+		s += " and extra_ports " + strings.Join(extra, ", ")
+	}
+	return s
+}
+
+// fenceLine is the one line bm2 check and bm2 status print about the port
+// fence (package portfence): whether each instance is kept to its own
+// ports, and if not, why. statuses are the instances' units (status,
+// which checks the running ones' cgroups when it may), nil for check.
+func (a *App) fenceLine(p *config.Project, statuses []UnitStatus) string {
+	if a.user() {
+		return "ports: not fenced (" + portfence.UserScopeReason + "): an instance can bind any free port of 1024 or more"
+	}
+	if err := a.FenceSupport(); err != nil {
+		return "ports: not fenced (" + err.Error() + "): an instance can bind any free port"
+	}
+	allowed := fenceAllowed(p)
+	var running, unfenced []string
+	unknown := false
+	for i, u := range statuses {
+		if !u.Running() || u.ControlGroup == "" {
+			continue
+		}
+		id := units.InstanceID(p.Name, i)
+		running = append(running, id)
+		ok, err := a.FenceAttached(u.ControlGroup)
+		switch {
+		case errors.Is(err, fs.ErrPermission):
+			unknown = true
+		case err != nil || !ok:
+			unfenced = append(unfenced, id)
+		}
+	}
+	switch {
+	case len(unfenced) > 0:
+		return fmt.Sprintf("ports: NOT fenced on %s (no fence on its cgroup; its journal says why: `bm2 logs %s`); the others may bind only %s",
+			strings.Join(unfenced, ", "), p.Name, allowed)
+	case unknown:
+		return "ports: fenced at each start: an instance may bind only " + allowed + " (run as root to see the fence on the running instances)"
+	case len(running) > 0:
+		return "ports: fenced: an instance may bind only " + allowed + " (checked on " + strings.Join(running, ", ") + ")"
+	}
+	return "ports: fenced at each start: an instance may bind only " + allowed
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/bm2dev/bm2/internal/atomicfile"
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/gateway"
+)
+
+// gatewayCmd is `bm2 gateway <nginx | caddy> [name | file | dir]...`: the
+// edge around package gateway, which does the work. It reads project
+// files (their public part: anyone can run it) and prints, or writes with
+// out, the configuration.
+func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Options, out string) error {
+	kind := gateway.Kind(args[0])
+	known := false
+	for _, k := range gateway.Kinds() {
+		known = known || k == kind
+	}
+	if !known {
+		return usageErr("gateway", "gateway: unknown gateway %q: want nginx or caddy", args[0])
+	}
+	projects, err := a.gatewayProjects(args[1:])
+	if err != nil {
+		return err
+	}
+	data, err := gateway.Render(kind, projects, opts)
+	if err != nil {
+		var pe *gateway.ProjectError
+		if errors.As(err, &pe) {
+			return fail(ExitInvalid, "fix the project file, or leave the project out", fmt.Errorf("gateway %s: %w", kind, err))
+		}
+		return usageErr("gateway", "gateway %s: %v", kind, err)
+	}
+	if out == "" {
+		if _, err := a.Out.Write(data); err != nil {
+			return fmt.Errorf("write the %s configuration: %w", kind, err)
+		}
+		return nil
+	}
+	names := make([]string, len(projects))
+	for i, p := range projects {
+		names[i] = p.Name
+	}
+	sort.Strings(names)
+	old, err := os.ReadFile(out)
+	switch {
+	case err == nil && bytes.Equal(old, data):
+		fmt.Fprintf(a.Out, "unchanged: %s\n", out)
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("read %s: %w", out, err)
+	}
+	if err := atomicfile.Write(out, data, 0o644); err != nil {
+		return fmt.Errorf("write the %s configuration: %w", kind, err)
+	}
+	apply := "nginx -t && nginx -s reload"
+	if kind == gateway.KindCaddy {
+		apply = "caddy reload (or systemctl reload caddy)"
+	}
+	fmt.Fprintf(a.Out, "wrote %s (%s for %s); apply it: %s\n", out, kind, joinWords(names), apply)
+	return nil
+}
+
+// gatewayProjects resolves the gateway's arguments: every registered
+// project when there are none; otherwise each is a project dir (its
+// bm2.toml), a project file, or the name of a registered project.
+func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
+	if len(args) == 0 {
+		entries, _ := a.registry()
+		if len(entries) == 0 {
+			return nil, fail(ExitNoProject, "`bm2 serve` in a project dir registers one; or name a project file: bm2 gateway nginx /srv/api/bm2.toml",
+				fmt.Errorf("gateway: no registered projects (nothing in %s)", strings.Join(a.searchPath(), ":")))
+		}
+		var out []*config.Project
+		var bad []string
+		for _, e := range entries {
+			if e.Err != nil {
+				bad = append(bad, fmt.Sprintf("%s (%s): %v", e.Name, e.Path, e.Err))
+				continue
+			}
+			out = append(out, e.Project)
+		}
+		if len(bad) > 0 {
+			// A gateway without one of the projects would drop its
+			// traffic: print nothing rather than that.
+			return nil, fail(ExitInvalid, "fix them (`bm2 check NAME`), or name the projects to put behind the gateway",
+				fmt.Errorf("gateway: %s cannot be served:\n  %s", plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
+		}
+		return out, nil
+	}
+	var out []*config.Project
+	seen := map[string]string{}
+	for _, arg := range args {
+		p, from, err := a.projectArg(arg, true, false)
+		if err != nil {
+			return nil, err
+		}
+		if from == "" {
+			from = arg
+		}
+		if prev, ok := seen[p.Name]; ok {
+			return nil, usageErr("gateway", "gateway: project %s given twice (%s and %s)", p.Name, prev, from)
+		}
+		seen[p.Name] = from
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/pm2/convert"
+	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
+	"github.com/bm2dev/bm2/internal/trust"
+)
+
+// importFlags are bm2 import's flags.
+type importFlags struct {
+	env, out, mode string
+	only           []string
+	port           int
+	dryRun, serve  bool
+	force          bool
+	timeout        time.Duration
+	// trustFile: the operator read the file; its apps may run as anyone.
+	trustFile bool
+	// replace: with serve, take names registered from another source.
+	replace bool
+}
+
+// ecosystemNames are the files bm2 import looks for without FILE, in
+// order.
+var ecosystemNames = []string{"ecosystem.config.js", "ecosystem.config.cjs", "ecosystem.config.mjs",
+	"ecosystem.config.json", "ecosystem.config.yaml", "ecosystem.config.yml", "ecosystem.json"}
+
+// importCmd is `bm2 import [FILE]`.
+func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error {
+	switch {
+	case f.mode != "" && f.mode != "fork" && f.mode != "cluster":
+		return usageErr("import", "import: --mode takes fork (or cluster, the default for PM2 cluster apps), got %q", f.mode)
+	case f.serve && f.dryRun:
+		return usageErr("import", "import: --dry-run changes nothing, so it cannot --serve")
+	case f.port < 0 || f.port > 65535:
+		return usageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
+	}
+	var only []string
+	for _, o := range f.only {
+		for _, s := range strings.FieldsFunc(o, func(r rune) bool { return r == ',' || r == ' ' }) {
+			only = append(only, s)
+		}
+	}
+	file, err := findEcosystem(args)
+	if err != nil {
+		return err
+	}
+	src, ev, err := ecosystem.Load(ctx, file, ecosystem.Options{Dirs: a.importNodeDirs(), Read: a.ReadFile})
+	if err != nil {
+		return fail(ExitInvalid, "", err)
+	}
+	if src.Dump && f.env != "" {
+		return usageErr("import", "import: --env: a dump holds the environment PM2 ran each app with; --env is for ecosystem files")
+	}
+	if ev != nil {
+		fmt.Fprintf(a.Out, "read %s: evaluated by %s %s as %s\n", file, ev.Node, ev.Version, ev.As)
+	} else {
+		fmt.Fprintf(a.Out, "read %s\n", file)
+	}
+	// Who could have written the file decides as whom its apps may run
+	// (package trust): ecosystem.Read read it once through trust.Read, which
+	// counted the owners of the file, of its directories and of the
+	// links on the way, and the group and other write bits; a file more
+	// than one user could have written speaks for no one. Its owner
+	// decides whose the written bm2.toml is.
+	if !src.OwnerKnown {
+		return fail(ExitInvalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
+	}
+	sourceOwner, speaker := -1, -1
+	if os.Geteuid() == 0 {
+		sourceOwner, speaker = src.Owner, src.Speaker
+	}
+	origin := trust.Origin{File: file, UID: src.Speaker, Why: src.Why}
+	if src.Speaker == trust.Nobody {
+		fmt.Fprintf(a.Out, "note: %s speaks for no single user (%s): its apps may run only as their project's own account\n", file, src.Why)
+	}
+	out := ""
+	if f.out != "" {
+		if out, err = filepath.Abs(f.out); err != nil {
+			return err
+		}
+	}
+	opts := convert.Options{
+		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.NumCPU,
+		Owner:   a.dirOwner,
+		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, speaker) },
+	}
+	if f.port != 0 {
+		n := 0
+		for _, app := range mappedNames(src) {
+			if len(only) == 0 || slices.Contains(only, app) {
+				n++
+			}
+		}
+		if n > 1 {
+			return usageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
+		}
+	}
+	res := convert.Map(src, opts)
+	for _, n := range res.Notes {
+		fmt.Fprintf(a.Out, "note: %s\n", n)
+	}
+
+	var problems []string
+	var serveFiles []convert.Project
+	for _, p := range res.Projects {
+		// What the app asks of root, as serve will judge it (package
+		// trust): the file speaks for its owner only.
+		q, err := config.Parse(p.File, p.Data, config.Options{NumCPU: a.NumCPU, AnyName: true})
+		if err == nil {
+			if v := a.verdict(ctx, q, origin, f.trustFile); !v.OK() {
+				err = v.Refused
+			}
+		}
+		if err != nil {
+			why := strings.ReplaceAll(err.Error(), "\n", "; ")
+			problems = append(problems, p.Name+": "+why)
+			fmt.Fprintf(a.Err, "bm2: not imported: %s: %s\n", p.Name, why)
+			continue
+		}
+		fmt.Fprintf(a.Out, "\n%s: %s -> %s\n", p.Name, p.Summary, p.File)
+		for _, n := range p.Notes {
+			fmt.Fprintf(a.Out, "  %s\n", n)
+		}
+		if len(p.Dropped) > 0 {
+			fmt.Fprintf(a.Out, "  %s: left out %d variables of PM2's environment that were not the app's own: %s\n",
+				p.Name, len(p.Dropped), strings.Join(p.Dropped, " "))
+		}
+		if f.dryRun {
+			fmt.Fprintf(a.Out, "--- %s (not written: --dry-run)\n%s", p.File, p.Data)
+			continue
+		}
+		mode := os.FileMode(0o644)
+		if p.Secrets {
+			mode = 0o600 // [env] holds what the ecosystem file held: the owner's
+		}
+		owner := sourceOwner
+		if f.out != "" {
+			owner = -1 // a directory the caller named
+		}
+		res, old, err := writeImported(p.File, p.Data, mode, f.force, f.out != "", owner)
+		switch {
+		case err != nil:
+			problems = append(problems, p.Name+": "+err.Error())
+			fmt.Fprintf(a.Err, "bm2: %s: %v\n", p.Name, err)
+			continue
+		case res == unchanged:
+			fmt.Fprintf(a.Out, "  %s is up to date\n", p.File)
+		case res == differs:
+			problems = append(problems, fmt.Sprintf("%s: %s differs from the import and was not overwritten (--force replaces it)", p.Name, p.File))
+			fmt.Fprintf(a.Out, "  %s differs from the import; not overwritten without --force:\n%s", p.File,
+				indent(lineDiff(p.File, p.File+" (imported)", old, p.Data)))
+			continue
+		case old != nil:
+			fmt.Fprintf(a.Out, "  replaced %s (--force)\n", p.File)
+		default:
+			fmt.Fprintf(a.Out, "  wrote %s\n", p.File)
+		}
+		serveFiles = append(serveFiles, p)
+	}
+	for _, r := range res.Refused {
+		problems = append(problems, r.String())
+		fmt.Fprintf(a.Err, "bm2: not imported: %s\n", r)
+	}
+	if f.serve {
+		for _, p := range serveFiles {
+			fmt.Fprintf(a.Out, "\n$ bm2 serve %s\n", p.File)
+			if err := a.serveImported(ctx, p, origin, f); err != nil {
+				a.report(err)
+				problems = append(problems, fmt.Sprintf("%s: bm2 serve %s: %v", p.Name, p.File, err))
+			}
+		}
+	}
+	total := len(res.Projects) + len(res.Refused)
+	if len(problems) > 0 {
+		hint := "fix these and run bm2 import again (it changes nothing that is up to date)"
+		if len(serveFiles) > 0 || (f.dryRun && len(res.Projects) > 0) {
+			hint = "the other apps were imported; " + hint
+		}
+		return fail(ExitFailure, hint,
+			fmt.Errorf("%d of %d apps of %s not imported or not served", countApps(problems), total, file))
+	}
+	if !f.dryRun && !f.serve && len(res.Projects) > 0 {
+		serve := "sudo bm2 serve"
+		if a.user() {
+			serve = "bm2 serve"
+		}
+		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
+	}
+	return nil
+}
+
+// countApps counts the distinct apps named in problem lines ("name: ...").
+func countApps(problems []string) int {
+	seen := map[string]bool{}
+	for _, p := range problems {
+		name, _, _ := strings.Cut(p, ": ")
+		seen[name] = true
+	}
+	return len(seen)
+}
+
+func indent(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString("    " + l)
+		}
+	}
+	return b.String()
+}
+
+// mappedNames are the apps' names in a source (by process name in a dump).
+func mappedNames(src convert.Source) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, app := range src.Apps {
+		v, _ := app.Get("name")
+		s, _ := v.(string)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// findEcosystem is FILE, or the one ecosystem.config.* in the current
+// directory.
+func findEcosystem(args []string) (string, error) {
+	if len(args) > 0 {
+		return args[0], nil
+	}
+	var found []string
+	for _, n := range ecosystemNames {
+		if st, err := os.Stat(n); err == nil && st.Mode().IsRegular() {
+			found = append(found, n)
+		}
+	}
+	switch len(found) {
+	case 0:
+		wd, _ := os.Getwd()
+		return "", fail(ExitUsage, "name the file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote",
+			fmt.Errorf("no ecosystem file in %s (looked for %s)", wd, strings.Join(ecosystemNames, ", ")))
+	case 1:
+		return found[0], nil
+	}
+	return "", fail(ExitUsage, "name the one to import", fmt.Errorf("more than one ecosystem file here: %s", strings.Join(found, ", ")))
+}
+
+// importNodeDirs is where bm2 import looks for the node that evaluates a
+// JavaScript ecosystem file: $PATH, then systemd's search path.
+func (a *App) importNodeDirs() []string {
+	return append(filepath.SplitList(a.Getenv("PATH")), a.RuntimeDirs...)
+}
+
+// dirOwner names a directory's owner when it is not root.
+func (a *App) dirOwner(dir string) string {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil || st.Uid == 0 {
+		return ""
+	}
+	if u, err := a.Accounts.UserID(int(st.Uid)); err == nil {
+		return u.Name
+	}
+	return strconv.Itoa(int(st.Uid))
+}
+
+// importRuntime checks the runtime an imported project would run, as
+// bm2 check does: systemd's search path, or runtime_path; its --version
+// is asked as the user the file the app comes from speaks for (nobody
+// for root's, or for a file no single user could have written), never
+// as root, and never as whoever owns the binary (a link
+// swapped after a look at it would run someone's program as them); run by
+// root, a binary anyone but root can replace is not run at all.
+func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePath string, owner int) string {
+	command := string(kind)
+	if runtimePath != "" {
+		command = runtimePath
+	}
+	id := nobody
+	if owner > 0 {
+		if u, err := user.LookupId(strconv.Itoa(owner)); err == nil {
+			if gid, err := strconv.Atoi(u.Gid); err == nil {
+				id = identity.Identity{Name: u.Username, UID: owner, GID: gid}
+			}
+		}
+	}
+	ask := func(ctx context.Context, path string) (string, error) {
+		if identity.Self().UID == 0 {
+			// Not outside a sandbox: no project's sandbox exists yet.
+			if who, ok := a.Replaceable(path); ok {
+				return "", &jsruntime.NotRunError{Why: fmt.Sprintf("%s can be replaced by %s; the run wrapper checks it at each start", path, who)}
+			}
+		}
+		return a.RuntimeVersion(ctx, id, path)
+	}
+	rc := jsruntime.Check(ctx, kind, command, a.RuntimeDirs, ask)
+	if rc.OK() {
+		return ""
+	}
+	return rc.Problem + " (" + jsruntime.Advice(kind) + ")"
+}
+
+// serveImported serves an imported project as bm2 serve would serve the
+// file written for it, from what import validated in memory: the file
+// on disk is its owner's, who could change it after the write, so it is
+// never read again.
+func (a *App) serveImported(ctx context.Context, ip convert.Project, origin trust.Origin, f importFlags) error {
+	p, err := a.parseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.layout().UID)
+	if err != nil {
+		return err
+	}
+	p.Source = filepath.Clean(ip.File)
+	if err := a.vouch(ctx, p, origin, f.trustFile); err != nil {
+		return err
+	}
+	return a.serveProject(ctx, p, ip.File, serveFlags{timeout: f.timeout, trustFile: f.trustFile, replace: f.replace})
+}

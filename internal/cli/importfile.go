@@ -1,0 +1,276 @@
+package cli
+
+// Writing bm2.toml into an app's directory.
+//
+// bm2 import runs as root and writes into directories that belong to the
+// app's user, who could put a symbolic link where bm2.toml goes (or in
+// place of a directory on the way) to make root write somewhere else. So
+// the path is walked from / one component at a time with
+// openat(O_NOFOLLOW): a symbolic link is followed only when root owns it
+// and the directory that holds it, which no other user can write (a
+// system's /var/run -> /run; never one a user made), and the final file is
+// never followed. In a directory that is a user's, the file is created as
+// that user (the filesystem UID of one thread, see identity.Do), so that
+// it is theirs to edit and no permission is root's; it is written to a new
+// temporary name (O_EXCL) and renamed over bm2.toml, which replaces a
+// symbolic link there rather than following it.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/bm2dev/bm2/internal/identity"
+	"golang.org/x/sys/unix"
+)
+
+// openDir opens dir (absolute) without following a symbolic link a user
+// could have made. With create, missing directories are made (mode 0755).
+func openDir(dir string, create bool) (int, error) {
+	if !filepath.IsAbs(dir) {
+		return -1, fmt.Errorf("%s is not an absolute path", dir)
+	}
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	rest := strings.Split(strings.Trim(filepath.Clean(dir), "/"), "/")
+	walked := ""
+	for hops := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		if name == "" || name == "." {
+			continue
+		}
+		if name == ".." {
+			unix.Close(fd)
+			return -1, fmt.Errorf("%s: .. in a path", dir)
+		}
+		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && create {
+			if err := unix.Mkdirat(fd, name, 0o755); err != nil && err != unix.EEXIST {
+				unix.Close(fd)
+				return -1, fmt.Errorf("create %s: %w", walked+"/"+name, err)
+			}
+			next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		}
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			var lst, dst unix.Stat_t
+			if unix.Fstatat(fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
+				if unix.Fstat(fd, &dst) == nil && lst.Uid == 0 && dst.Uid == 0 && dst.Mode&0o022 == 0 && hops < 40 {
+					buf := make([]byte, unix.PathMax)
+					n, rerr := unix.Readlinkat(fd, name, buf)
+					if rerr == nil {
+						hops++
+						target := string(buf[:n])
+						parts := strings.Split(strings.Trim(target, "/"), "/")
+						rest = append(parts, rest...)
+						if strings.HasPrefix(target, "/") {
+							unix.Close(fd)
+							if fd, err = unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+								return -1, err
+							}
+							walked = ""
+						}
+						continue
+					}
+				}
+				unix.Close(fd)
+				return -1, fmt.Errorf("%s is a symbolic link that root does not own: bm2 import does not follow it (give the real path)", walked+"/"+name)
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, &os.PathError{Op: "open", Path: walked + "/" + name, Err: err}
+		}
+		fd = next
+		walked += "/" + name
+	}
+	return fd, nil
+}
+
+// writeResult is what writeImported did.
+type writeResult int
+
+const (
+	written writeResult = iota
+	unchanged
+	differs // not overwritten: old holds what is there
+)
+
+// writeImported writes data to file unless it holds the same already;
+// a file that differs is replaced only with force. mode is the new file's
+// permission bits. When owner >= 0, the directory must belong to that
+// user (or root, when owner is 0): an ecosystem file may only make bm2
+// write into its owner's directories.
+func writeImported(file string, data []byte, mode os.FileMode, force, create bool, owner int) (writeResult, []byte, error) {
+	dir, name := filepath.Dir(file), filepath.Base(file)
+	dfd, err := openDir(dir, create)
+	if err != nil {
+		return 0, nil, fmt.Errorf("write %s: %w", file, err)
+	}
+	defer unix.Close(dfd)
+	var dst unix.Stat_t
+	if err := unix.Fstat(dfd, &dst); err != nil {
+		return 0, nil, fmt.Errorf("write %s: %w", file, err)
+	}
+	if owner > 0 && int(dst.Uid) != owner {
+		return 0, nil, fmt.Errorf("%s belongs to uid %d, not to uid %d, who owns the file it was imported from: bm2 import writes only into its owner's directories (use --out)", dir, dst.Uid, owner)
+	}
+	old, err := readNoFollow(dfd, name)
+	switch {
+	case err != nil:
+		return 0, nil, fmt.Errorf("read %s: %w", file, err)
+	case old != nil && bytes.Equal(old, data):
+		return unchanged, old, nil
+	case old != nil && !force:
+		return differs, old, nil
+	}
+	work := func() error { return replaceAt(dfd, name, data, mode) }
+	if os.Geteuid() == 0 && dst.Uid != 0 {
+		// As the directory's owner: the file is theirs, and so is every
+		// permission check.
+		id := identity.Identity{UID: int(dst.Uid), GID: int(dst.Gid)}
+		if err := identity.Do(id, work); err != nil {
+			return 0, nil, fmt.Errorf("write %s as uid %d: %w", file, dst.Uid, err)
+		}
+	} else if err := work(); err != nil {
+		return 0, nil, fmt.Errorf("write %s: %w", file, err)
+	}
+	return written, old, nil
+}
+
+// readNoFollow reads name in dfd: nil when it does not exist, an error
+// when it is a symbolic link or not a regular file.
+func readNoFollow(dfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	switch {
+	case err == unix.ENOENT:
+		return nil, nil
+	case err == unix.ELOOP:
+		return nil, errors.New("it is a symbolic link: remove it (bm2 import does not follow it)")
+	case err != nil:
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("it is not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if b == nil {
+		b = []byte{}
+	}
+	return b, err
+}
+
+// replaceAt writes data to a new file in dfd and renames it to name.
+func replaceAt(dfd int, name string, data []byte, mode os.FileMode) error {
+	tmp := "." + name + ".bm2-import-" + strconv.Itoa(os.Getpid())
+	_ = unix.Unlinkat(dfd, tmp, 0)
+	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode) // whatever the umask
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat(dfd, tmp, dfd, name)
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dfd, tmp, 0)
+		return err
+	}
+	return unix.Fsync(dfd)
+}
+
+// lineDiff is a diff of two texts, line by line: "-" for lines only in
+// a, "+" for lines only in b, " " for the ones they share, with at most 2
+// lines of context around each change.
+func lineDiff(aName, bName string, a, b []byte) string {
+	x := strings.SplitAfter(string(a), "\n")
+	y := strings.SplitAfter(string(b), "\n")
+	if len(x) > 0 && x[len(x)-1] == "" {
+		x = x[:len(x)-1]
+	}
+	if len(y) > 0 && y[len(y)-1] == "" {
+		y = y[:len(y)-1]
+	}
+	// Longest common subsequence, from the end.
+	n, m := len(x), len(y)
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if x[i] == y[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type line struct {
+		op   byte
+		text string
+	}
+	var lines []line
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && x[i] == y[j]:
+			lines = append(lines, line{' ', x[i]})
+			i, j = i+1, j+1
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
+			lines = append(lines, line{'-', x[i]})
+			i++
+		default:
+			lines = append(lines, line{'+', y[j]})
+			j++
+		}
+	}
+	near := func(k int) bool {
+		for d := -2; d <= 2; d++ {
+			if k+d >= 0 && k+d < len(lines) && lines[k+d].op != ' ' {
+				return true
+			}
+		}
+		return false
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", aName, bName)
+	skipped := false
+	for k, l := range lines {
+		if !near(k) {
+			skipped = true
+			continue
+		}
+		if skipped {
+			out.WriteString("  ...\n")
+			skipped = false
+		}
+		out.WriteByte(l.op)
+		out.WriteString(strings.TrimSuffix(l.text, "\n"))
+		out.WriteByte('\n')
+	}
+	return out.String()
+}

@@ -1,0 +1,363 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// row is one line of bm2 list; its JSON form is what --json prints.
+type row struct {
+	Project     string  `json:"project"`
+	ID          *int    `json:"id"`              // null for an invalid project and for the surge
+	Surge       bool    `json:"surge,omitempty"` // the surge instance of a reload (bm2@<name>-surge)
+	Unit        string  `json:"unit"`
+	Mode        string  `json:"mode"`
+	State       string  `json:"state"`
+	Reason      string  `json:"reason"`
+	PID         uint32  `json:"pid"`
+	Port        int     `json:"port"`
+	Reuseport   *string `json:"reuseport"` // cluster mode: the probe's verdict on the current run; null otherwise
+	Restarts    uint32  `json:"restarts"`
+	UptimeMS    int64   `json:"uptime_ms"`
+	MemoryBytes *uint64 `json:"memory_bytes"` // null when unknown
+	CPUMS       *uint64 `json:"cpu_ms"`       // null when unknown
+	Scope       string  `json:"scope"`        // "system" or "user": whose systemd runs it
+	// Holder is who holds the port of an instance errored as
+	// port_in_use (its mark, written by the exit hook).
+	Holder string `json:"holder,omitempty"`
+}
+
+// maxReason is how much of a reason the table shows; --json has it all.
+const maxReason = 40
+
+// list is `bm2 list [name...]`.
+func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
+	entries, found := a.registry()
+	if len(names) > 0 {
+		var picked []entry
+		for _, n := range names {
+			e, err := a.findProject(n)
+			if err != nil {
+				return err
+			}
+			picked = append(picked, e)
+		}
+		entries = picked
+		sortEntries(entries)
+	}
+
+	var sd Systemd
+	if len(entries) > 0 {
+		var err error
+		sd, err = a.Connect(ctx)
+		if err != nil {
+			fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
+			sd = nil
+		} else {
+			defer sd.Close()
+		}
+	}
+	rows, warnings := a.rows(ctx, entries, sd)
+	for i := range rows {
+		rows[i].Scope = string(a.layout().Kind)
+	}
+
+	if asJSON {
+		if rows == nil {
+			rows = []row{}
+		}
+		enc := json.NewEncoder(a.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			return fmt.Errorf("write JSON: %w", err)
+		}
+	} else if err := a.table(rows); err != nil {
+		return err
+	}
+
+	for _, w := range warnings {
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", w)
+	}
+	for _, err := range found.Errors {
+		if len(names) == 0 {
+			fmt.Fprintf(a.Err, "bm2: warning: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+	}
+	if len(entries) == 0 && len(names) == 0 {
+		where := strings.Join(a.searchPath(), ":")
+		if a.user() {
+			where = a.layout().Short(where) + " (" + a.layout().Describe() + ")"
+		}
+		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n", where)
+	}
+	if a.user() && len(names) == 0 {
+		if n := a.systemProjects(); n > 0 {
+			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.layout().Describe(), n)
+		}
+	}
+	return nil
+}
+
+// rows builds the list's rows; sd is nil when systemd is not reachable.
+func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []string) {
+	var rows []row
+	var warnings []string
+	type project struct {
+		e        entry
+		statuses []UnitStatus
+		surge    *UnitStatus // a running surge instance (a reload, or one interrupted)
+	}
+	var projects []project
+	var probed []string // cluster-mode projects with a running instance
+	var since time.Time // when the oldest of their running instances came online
+	for _, e := range entries {
+		pr := project{e: e}
+		if p := e.Project; e.Err == nil && p != nil && sd != nil {
+			names := instanceNames(p)
+			var err error
+			pr.statuses, err = sd.Units(ctx, names)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("%s: %v", p.Name, err))
+				pr.statuses = nil
+			}
+			if p.Mode == config.Cluster && err == nil {
+				// Loaded, not Units: asking for it would load it.
+				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && surgeActive(l[0]) {
+					if st, err := sd.Units(ctx, []string{l[0].Name}); err == nil {
+						pr.surge = &st[0]
+						if s := st[0].ActiveEnter; !s.IsZero() && (since.IsZero() || s.Before(since)) {
+							since = s // its verdict too
+						}
+					}
+				}
+			}
+			running := false
+			for _, u := range pr.statuses {
+				if st, _ := InstanceState(u); st == StateOnline && !u.ActiveEnter.IsZero() {
+					running = true
+					if since.IsZero() || u.ActiveEnter.Before(since) {
+						since = u.ActiveEnter
+					}
+				}
+			}
+			if running && p.Mode == config.Cluster {
+				probed = append(probed, p.Name)
+			}
+		}
+		projects = append(projects, pr)
+	}
+	var events []journal.Event
+	journalOK := len(probed) > 0
+	if journalOK {
+		var err error
+		events, err = a.projectEvents(ctx, probed, reuseportKinds, since)
+		journalOK = err == nil
+	}
+
+	for _, pr := range projects {
+		e := pr.e
+		if e.Err != nil || e.Project == nil {
+			r := row{Project: e.Name, State: StateInvalid, Reason: invalidReason(e)}
+			if p := e.Project; p != nil {
+				r.Mode, r.Port = string(p.Mode), p.Port
+			}
+			rows = append(rows, r)
+			warnings = append(warnings, fmt.Sprintf("project %s is invalid: run `bm2 check %s` for details", e.Name, e.Path))
+			continue
+		}
+		p := e.Project
+		statuses := pr.statuses
+		mark, errored, err := a.erroredMark(p.Name)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: read errored state: %v", p.Name, err))
+		}
+		ids := allInstances(p)
+		if pr.surge != nil {
+			ids = append(ids, units.Surge)
+			statuses = append(statuses, *pr.surge)
+		}
+		for k, i := range ids {
+			r := row{
+				Project: p.Name, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
+				State: StateUnknown, Port: p.InstancePort(i),
+			}
+			if i == units.Surge {
+				r.Surge = true
+			} else {
+				id := i
+				r.ID = &id
+			}
+			if statuses != nil {
+				u := statuses[k]
+				r.State, r.Reason = projectInstanceState(u, p.MaxRestarts)
+				if r.Surge && r.Reason == "" {
+					r.Reason = "surge of a reload"
+				}
+				r.PID = u.MainPID
+				r.Restarts = u.NRestarts
+				if r.State == StateOnline && !u.ActiveEnter.IsZero() {
+					r.UptimeMS = a.Now().Sub(u.ActiveEnter).Milliseconds()
+					if r.UptimeMS < 0 {
+						r.UptimeMS = 0
+					}
+				}
+				if u.MemoryCurrent != Unknown {
+					m := u.MemoryCurrent
+					r.MemoryBytes = &m
+				}
+				if u.CPUUsageNSec != Unknown {
+					c := u.CPUUsageNSec / 1e6
+					r.CPUMS = &c
+				}
+				if p.Mode == config.Cluster && r.State == StateOnline && journalOK {
+					v, _ := reuseportVerdict(u, units.InstanceID(p.Name, i), events)
+					if v == "" {
+						v = verdictPending
+					}
+					r.Reuseport = &v
+				}
+			}
+			if !errored {
+				if statuses != nil {
+					if m, ok := a.markOf(p, i, statuses[k]); ok {
+						r.State, r.Reason, r.Holder = StateErrored, m.Reason, m.Detail
+					}
+				} else if m, ok := a.instanceMark(units.InstanceID(p.Name, i)); ok {
+					r.State, r.Reason, r.Holder = StateErrored, m.Reason, m.Detail
+				}
+			}
+			if errored {
+				r.State, r.Reason = StateErrored, mark
+				if r.Reason == "" {
+					r.Reason = "errored"
+				}
+				if mark == string(journal.ReasonReuseportMissing) || mark == string(journal.ReasonLoopbackOnly) {
+					v := verdictMissing
+					r.Reuseport = &v
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows, warnings
+}
+
+// cells is a row as the table shows it: "-" for what is not known.
+type cells struct {
+	id, pid, port, reuseport, restarts, uptime, mem, cpu string
+}
+
+func (r row) cells() cells {
+	c := cells{"-", "-", "-", "-", "-", "-", "-", "-"}
+	if r.Reuseport != nil {
+		c.reuseport = *r.Reuseport
+	}
+	if r.ID != nil {
+		c.id = strconv.Itoa(*r.ID)
+		c.restarts = strconv.FormatUint(uint64(r.Restarts), 10)
+	}
+	if r.Surge {
+		c.id = units.SurgeName
+		c.restarts = strconv.FormatUint(uint64(r.Restarts), 10)
+	}
+	if r.PID != 0 {
+		c.pid = strconv.FormatUint(uint64(r.PID), 10)
+	}
+	if r.Port != 0 {
+		c.port = strconv.Itoa(r.Port)
+	}
+	if r.State == StateOnline && r.UptimeMS > 0 {
+		c.uptime = formatUptime(msDuration(r.UptimeMS))
+	}
+	if r.MemoryBytes != nil {
+		c.mem = formatMem(*r.MemoryBytes)
+	}
+	if r.CPUMS != nil {
+		c.cpu = formatCPU(*r.CPUMS * 1e6)
+	}
+	return c
+}
+
+// table prints rows aligned.
+func (a *App) table(rows []row) error {
+	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	for _, r := range rows {
+		c := r.cells()
+		reason := r.Reason
+		if r.Holder != "" {
+			reason += ": " + r.Holder
+		}
+		esc := termtext.EscapeField
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			esc(r.Project), c.id, esc(orDash(r.Mode)), esc(r.State), orDash(truncate(esc(reason), maxReason)),
+			c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// truncate shortens s to n runes, ending in "…" when cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// invalidReason is why a project file is invalid, on one line and without
+// the file's name (the row names the project).
+func invalidReason(e entry) string {
+	var es config.Errors
+	var one *config.Error
+	switch {
+	case errors.As(e.Err, &es):
+	case errors.As(e.Err, &one):
+		es = config.Errors{one}
+	default:
+		return strings.TrimPrefix(oneLine(e.Err), e.Path+": ")
+	}
+	parts := make([]string, len(es))
+	for i, ce := range es {
+		var b strings.Builder
+		if ce.Line > 0 {
+			fmt.Fprintf(&b, "line %d: ", ce.Line)
+		}
+		if ce.Key != "" {
+			b.WriteString(ce.Key + ": ")
+		}
+		b.WriteString(ce.Msg)
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// oneLine renders an error on one line.
+func oneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
+)
+
+func TestInstanceState(t *testing.T) {
+	for _, tc := range []struct {
+		active, sub, load, result string
+		state, reason             string
+	}{
+		{"active", "running", "loaded", "success", StateOnline, ""},
+		{"reloading", "reload", "loaded", "success", StateOnline, ""},
+		{"activating", "start", "loaded", "success", StateLaunching, ""},
+		{"activating", "start-pre", "loaded", "success", StateLaunching, ""},
+		{"activating", "auto-restart", "loaded", "exit-code", StateWaiting, "exit-code"},
+		{"activating", "auto-restart", "loaded", "signal", StateWaiting, "signal"},
+		{"deactivating", "stop-sigterm", "loaded", "success", StateStopping, ""},
+		{"failed", "failed", "loaded", "start-limit-hit", StateErrored, string(journal.ReasonBudget)},
+		{"failed", "failed", "loaded", "exit-code", StateErrored, "exit-code"},
+		{"failed", "failed", "loaded", "signal", StateErrored, "signal"},
+		{"failed", "failed", "loaded", "core-dump", StateErrored, "core-dump"},
+		{"failed", "failed", "loaded", "timeout", StateErrored, "timeout"},
+		{"failed", "failed", "loaded", "", StateErrored, "failed"},
+		{"inactive", "dead", "loaded", "success", StateStopped, ""},
+		{"inactive", "dead", "not-found", "", StateStopped, ReasonNotLoaded},
+		{"", "", "", "", StateUnknown, ""},
+	} {
+		st, reason := InstanceState(UnitStatus{ActiveState: tc.active, SubState: tc.sub, LoadState: tc.load, Result: tc.result})
+		if st != tc.state || reason != tc.reason {
+			t.Errorf("%s/%s (%s, %s) = %q %q, want %q %q", tc.active, tc.sub, tc.load, tc.result, st, reason, tc.state, tc.reason)
+		}
+	}
+}
+
+func TestBudgetExhaustedOnSystemd252(t *testing.T) {
+	// systemd 252 reports the last crash's result, not start-limit-hit,
+	// when automatic restarts use up the start limit.
+	u := UnitStatus{ActiveState: "failed", SubState: "failed", LoadState: "loaded", Result: "exit-code", NRestarts: 17}
+	if st, r := projectInstanceState(u, 16); st != StateErrored || r != string(journal.ReasonBudget) {
+		t.Fatalf("%s %s", st, r)
+	}
+	u.NRestarts = 3
+	if st, r := projectInstanceState(u, 16); st != StateErrored || r != "exit-code" {
+		t.Fatalf("%s %s", st, r)
+	}
+	u.ActiveState, u.SubState, u.NRestarts = "activating", "auto-restart", 40
+	if st, r := projectInstanceState(u, 16); st != StateWaiting || r != "exit-code" {
+		t.Fatalf("%s %s", st, r)
+	}
+}
+
+// listEnv registers projects and gives their units every state there is.
+func listEnv(t *testing.T) *testEnv {
+	te := newTestEnv(t)
+	te.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\ninstances = 4\nport = 3000\n")
+	te.write("etc/bm2/web.toml", "name = \"web\"\nscript = \"s.js\"\ncwd = \"/srv/web\"\ninstances = 3\nport = 4000\nexec_mode = \"fork\"\n")
+	te.write("etc/bm2/zeta.toml", "name = \"zeta\"\nscript = \"z.js\"\ncwd = \"/srv/zeta\"\nport = 5000\n")
+	te.write("etc/bm2/bad.toml", "name = \"bad\"\nport = 0\n")
+	now := te.now
+	running := func(name string, pid uint32, up time.Duration, mem, cpu uint64, restarts uint32) UnitStatus {
+		return UnitStatus{Name: name, ActiveState: "active", SubState: "running", Result: "success", MainPID: pid,
+			ActiveEnter: now.Add(-up), MemoryCurrent: mem, CPUUsageNSec: cpu, NRestarts: restarts}
+	}
+	te.sd.set(running("bm2@api-0.service", 1234, 3*time.Minute+12*time.Second, 43201331, 1_300_000_000, 0))
+	te.sd.set(UnitStatus{Name: "bm2@api-1.service", ActiveState: "activating", SubState: "start", MainPID: 1240, MemoryCurrent: 1 << 20, CPUUsageNSec: 10_000_000})
+	te.sd.set(UnitStatus{Name: "bm2@api-2.service", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", NRestarts: 3, MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@api-3.service", ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", NRestarts: 16, MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@web-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@web-1.service", ActiveState: "failed", SubState: "failed", Result: "signal", NRestarts: 1, MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+	te.sd.set(running("bm2@web-2.service", 77, 26*time.Hour+5*time.Minute, 2<<30, 90*1e9, 2))
+	te.sd.set(UnitStatus{Name: "bm2@zeta-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+	if _, err := (state.Dir{Path: te.paths.StateDir}).SetErrored("zeta", "reuseport_missing"); err != nil {
+		t.Fatal(err)
+	}
+	// api-0's current run is confirmed; an older run of api-1 was.
+	te.entries.event(now.Add(-3*time.Minute), journal.ReuseportConfirmed, "api", "api-0", "", "api-0: confirmed")
+	te.entries.event(now.Add(-time.Hour), journal.ReuseportConfirmed, "api", "api-1", "", "api-1: confirmed")
+	return te
+}
+
+func TestListTable(t *testing.T) {
+	te := listEnv(t)
+	te.mustRun(ExitOK, "list")
+	want := `PROJECT  ID  MODE     STATE            REASON                                    PID   PORT  REUSEPORT  RESTARTS  UPTIME  MEM    CPU
+api      0   cluster  online           -                                         1234  3000  confirmed  0         3m12s   41.2M  1.3s
+api      1   cluster  launching        -                                         1240  3000  -          0         -       1.0M   0.0s
+api      2   cluster  waiting restart  exit-code                                 -     3000  -          3         -       -      -
+api      3   cluster  errored          restart_budget_exhausted                  -     3000  -          16        -       -      -
+bad      -   -        invalid          script: required (the entry file, relat…  -     -     -          -         -       -      -
+web      0   fork     stopped          -                                         -     4000  -          0         -       -      -
+web      1   fork     errored          signal                                    -     4001  -          1         -       -      -
+web      2   fork     online           -                                         77    4002  -          2         1d2h    2.0G   1m30s
+zeta     0   cluster  errored          reuseport_missing                         -     5000  missing    0         -       -      -
+`
+	if got := te.stdout.String(); got != want {
+		t.Fatalf("table:\n%s\nwant:\n%s", got, want)
+	}
+	if !strings.Contains(te.stderr.String(), "bm2: warning: project bad is invalid: run `bm2 check "+te.paths.ConfigDir+"/bad.toml` for details\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+
+	te.mustRun(ExitOK, "ls", "web")
+	if lines := strings.Split(strings.TrimSpace(te.stdout.String()), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[1], "web ") {
+		t.Fatalf("ls web:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitNoProject, "list", "nope")
+}
+
+func TestListJSON(t *testing.T) {
+	te := listEnv(t)
+	te.mustRun(ExitOK, "list", "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal(te.stdout.Bytes(), &rows); err != nil {
+		t.Fatalf("%v\n%s", err, te.stdout.String())
+	}
+	if len(rows) != 9 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	keys := []string{"project", "id", "unit", "mode", "state", "reason", "pid", "port", "reuseport", "restarts", "uptime_ms", "memory_bytes", "cpu_ms", "scope"}
+	for _, r := range rows {
+		if len(r) != len(keys) {
+			t.Fatalf("keys of %v", r)
+		}
+		for _, k := range keys {
+			if _, ok := r[k]; !ok {
+				t.Fatalf("no %q in %v", k, r)
+			}
+		}
+	}
+	api0 := rows[0]
+	if api0["project"] != "api" || api0["id"] != 0.0 || api0["unit"] != "bm2@api-0.service" || api0["state"] != "online" ||
+		api0["pid"] != 1234.0 || api0["port"] != 3000.0 || api0["uptime_ms"] != 192000.0 ||
+		api0["memory_bytes"] != 43201331.0 || api0["cpu_ms"] != 1300.0 || api0["reuseport"] != "confirmed" {
+		t.Fatalf("api-0: %v", api0)
+	}
+	if r := rows[3]; r["state"] != "errored" || r["reason"] != string(journal.ReasonBudget) || r["memory_bytes"] != nil || r["cpu_ms"] != nil {
+		t.Fatalf("api-3: %v", r)
+	}
+	if r := rows[4]; r["project"] != "bad" || r["state"] != "invalid" || r["id"] != nil || !strings.Contains(r["reason"].(string), "script: required") {
+		t.Fatalf("bad: %v", r)
+	}
+	if r := rows[7]; r["reuseport"] != nil {
+		t.Fatalf("web-2: %v", r)
+	}
+	if r := rows[8]; r["state"] != "errored" || r["reason"] != "reuseport_missing" || r["reuseport"] != "missing" {
+		t.Fatalf("zeta: %v", r)
+	}
+	// Keys come out in a fixed order.
+	if !strings.HasPrefix(te.stdout.String(), "[\n  {\n    \"project\": \"api\",\n    \"id\": 0,\n    \"unit\": ") {
+		t.Fatalf("JSON:\n%s", te.stdout.String())
+	}
+}
+
+func TestListWithoutSystemd(t *testing.T) {
+	te := listEnv(t)
+	te.noSD = true
+	te.mustRun(ExitOK, "list")
+	out := te.stdout.String()
+	if !strings.Contains(out, "api      0   cluster  unknown") || !strings.Contains(out, "zeta     0   cluster  errored") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+	if !strings.Contains(te.stderr.String(), "bm2: warning: systemd is not reachable") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+}
+
+func TestListEmpty(t *testing.T) {
+	te := newTestEnv(t)
+	te.mustRun(ExitOK, "list", "--json")
+	if te.stdout.String() != "[]\n" {
+		t.Fatalf("stdout %q", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "list")
+	if !strings.HasPrefix(te.stdout.String(), "PROJECT") || !strings.Contains(te.stderr.String(), "no projects registered") {
+		t.Fatalf("stdout %q stderr %q", te.stdout.String(), te.stderr.String())
+	}
+}

@@ -1,0 +1,319 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/bm2dev/bm2/internal/config"
+	fmode "github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/hooks"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// This file finds the failure mode (package failure) of a project or an
+// instance: from the errored mark and the event that set it, from how an
+// instance's last run ended, from its crash.log, and, before anything
+// starts, from what the project's user can see (preflight).
+
+// againText is the command that tries again after a fix, as the failure
+// table's {again}.
+func againText(p *config.Project, verb string) string {
+	return "`" + againCommand(p, verb) + "`"
+}
+
+// hintOf is an explanation's fix as the hint after an error.
+func hintOf(e fmode.Explained) string {
+	return e.FixLine()
+}
+
+// explainErrored words the errored mark of p: its reason's mode, filled in
+// from the event that set it (the instance, the listener's address, the
+// holder of the port). inst is the instance that event names, -1 if none.
+func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb string) (e fmode.Explained, inst int, ok bool) {
+	reason := journal.Reason(mark)
+	facts := fmode.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: againText(p, verb)}
+	kind := journal.ReuseportMissing
+	if reason == journal.ReasonPortInUse {
+		kind = journal.InstanceErrored
+	}
+	inst = -1
+	ev, found := a.lastEvent(ctx, p.Name, kind)
+	if found && ev.Reason == reason {
+		facts.Instance = ev.Instance
+		if ev.Port != 0 {
+			facts.Port = ev.Port
+		}
+		if n, idx, ok := units.ParseInstance(ev.Instance); ok && n == p.Name {
+			inst = idx
+		}
+	} else {
+		found = false
+	}
+	e, ok = fmode.Explain(reason, facts)
+	if !ok {
+		return e, inst, false
+	}
+	if found && reason != journal.ReasonReuseportMissing {
+		// Its words name what only the probe or the hook saw: the
+		// listener's address, the process that holds the port.
+		e.Message = fmode.CleanMessage(ev.Message)
+	}
+	return e, inst, true
+}
+
+// explainInstance words how instance i of p failed (u: its last state),
+// when that is one of the failure modes: a refusal (the exit hook's
+// runtime_rejected event says which), systemd's own cannot-start statuses,
+// a crash loop (with the last crash.log line, or the missing script or
+// directory that caused it).
+//
+// again is the command that tries again, as the fix ends.
+func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, again string) (fmode.Explained, bool) {
+	id := units.InstanceID(p.Name, i)
+	facts := fmode.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
+	if m, ok := a.markOf(p, i, u); ok && m.Reason == string(journal.ReasonPortInUse) {
+		// The exit hook's mark names who holds the port.
+		facts.Detail = m.Detail
+		if facts.Detail == "" {
+			facts.Detail = "a process of another user"
+		}
+		if again != "`bm2 serve`" {
+			facts.Again = "`bm2 start " + id + "`"
+		}
+		e, ok := fmode.Explain(journal.ReasonPortInUse, facts)
+		e.Message += "; " + id + " stays down until it is started again (its neighbours keep serving)"
+		return e, ok
+	}
+	exited := u.ExecMainCode == 1
+	switch {
+	case exited && u.ExecMainStatus == 78:
+		r := journal.ReasonRejected
+		facts.Detail = "the cause is not known to bm2"
+		if ev, ok := a.lastEvent(ctx, p.Name, journal.RuntimeRejected); ok && ev.Instance == id && ev.Reason.Refusal() {
+			r = ev.Reason
+			_, what, _ := strings.Cut(ev.Message, " not started: ")
+			what, _, _ = strings.Cut(what, " (install ") // the fix says it
+			facts.Detail = strings.TrimPrefix(strings.TrimPrefix(what, "runtime "), "env_file ")
+		}
+		return fmode.Explain(r, facts)
+	case exited && journal.SpawnReason(int(u.ExecMainStatus)) != "":
+		r := journal.SpawnReason(int(u.ExecMainStatus))
+		facts.Detail = p.User
+		if r == journal.ReasonCwdMissing {
+			facts.Detail = fmt.Sprintf("%s does not exist or cannot be entered by the app's user (systemd: exit status 200/CHDIR)", p.Cwd)
+		}
+		return fmode.Explain(r, facts)
+	case reason == string(journal.ReasonBudget):
+		// A crash loop: what made it, when bm2 can tell, else the last crash.
+		found, _ := a.preflightDefinite(ctx, p, id)
+		for _, pe := range found {
+			if pe.Reason == journal.ReasonScriptMissing || pe.Reason == journal.ReasonCwdMissing || pe.Reason == journal.ReasonEnvFile {
+				pe.Fix = strings.Replace(pe.Fix, "`bm2 start "+p.Name+"`", again, 1)
+				return pe, true
+			}
+		}
+		facts.Detail = "none (" + exitText(u, reason) + ")"
+		lines := a.crashLogs().LastLines(p.Name, id, 4)
+		for k := len(lines) - 1; k >= 0; k-- {
+			if c, ok := journal.ParseCrashLine(lines[k]); ok && c.Reason != journal.ReasonBudget {
+				facts.Detail = lines[k]
+				break
+			}
+		}
+		return fmode.Explain(journal.ReasonBudget, facts)
+	}
+	return fmode.Explained{}, false
+}
+
+// crashLogs is where the scope's crash logs are (Paths.LogDir in tests).
+func (a *App) crashLogs() journal.CrashLog {
+	if a.Paths.LogDir != "" {
+		return journal.CrashLog{Dir: a.Paths.LogDir}
+	}
+	return a.layout().CrashLogs
+}
+
+// preflightDefinite finds the failure modes of p that can be known before it
+// starts, as its user sees things: a user that does not exist, a working
+// directory, script or env_file that is missing or that user cannot use.
+// (The runtime, the ports and conflicts are checked where they were
+// already: checkRuntime, check's port lines, CheckConflict.) Each one
+// comes worded with its fix; definite marks the ones no start can get
+// past (missing, not merely unreadable as far as bm2 can tell).
+//
+// inst is the instance the words name ("" for the first); they end with
+// `bm2 serve` without one, `bm2 start <project>` with one.
+func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst string) (found []fmode.Explained, definite []bool) {
+	again := "`bm2 serve`"
+	if inst != "" {
+		again = ""
+	}
+	facts := func(detail string) fmode.Facts {
+		return fmode.Facts{Project: p.Name, Instance: inst, Port: p.Port, Runtime: string(p.Runtime), Detail: detail, Again: again}
+	}
+	add := func(r journal.Reason, detail string, sure bool) {
+		if e, ok := fmode.Explain(r, facts(detail)); ok {
+			found = append(found, e)
+			definite = append(definite, sure)
+		}
+	}
+	var id identity.Identity
+	if !p.OwnAccount() {
+		var err error
+		id, err = a.LookupUser(ctx, p.User, p.Group)
+		if err != nil && p.Group != "" {
+			// The user may be there and the group not: not user_missing.
+			id, err = a.LookupUser(ctx, p.User, "")
+		}
+		if err != nil {
+			add(journal.ReasonUserMissing, p.User, true)
+			return found, definite
+		}
+	} else {
+		id, _ = a.projectIdentity(ctx, p, false)
+	}
+	who := id.Name
+	if who == "" {
+		who = id.String()
+	}
+	access := a.Access
+	if access == nil {
+		access = accessAs
+	}
+	if err := access(id, p.Cwd, true); err != nil {
+		add(journal.ReasonCwdMissing, accessText(p.Cwd, err, who), errors.Is(err, fs.ErrNotExist))
+		return found, definite
+	}
+	if err := access(id, p.ScriptPath(), false); err != nil {
+		add(journal.ReasonScriptMissing, accessText(p.ScriptPath(), err, who), errors.Is(err, fs.ErrNotExist))
+	}
+	if p.EnvFile != "" {
+		path := p.EnvFile
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(p.Cwd, path)
+		}
+		if err := access(id, path, false); err != nil {
+			add(journal.ReasonEnvFile, accessText(path, err, who), errors.Is(err, fs.ErrNotExist))
+		}
+	}
+	return found, definite
+}
+
+// accessText is the {detail} of a path the project's user cannot use.
+func accessText(path string, err error, who string) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return path + ": no such file or directory"
+	}
+	return fmt.Sprintf("%s: %v (as user %s)", path, err, who)
+}
+
+// accessAs opens path (a directory: enters it) as id; a caller that cannot
+// take id (not root) checks as itself, and then only that the path
+// exists: whether id may read it is not known.
+func accessAs(id identity.Identity, path string, dir bool) error {
+	try := func() error {
+		if dir {
+			// Entering takes search permission on it, which stat of
+			// "dir/." needs too.
+			_, err := os.Stat(path + "/.")
+			return err
+		}
+		// O_NONBLOCK: a FIFO the app's user put there must not keep a
+		// root bm2 waiting for a writer.
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+		if err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	err := identity.Do(id, try)
+	if errors.Is(err, identity.ErrNotPermitted) {
+		// What the caller cannot see says nothing of id.
+		if _, err = os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return err
+}
+
+// preflightErr is serve's refusal of the definite preflight failures.
+func (a *App) preflightErr(ctx context.Context, p *config.Project) error {
+	found, definite := a.preflightDefinite(ctx, p, "")
+	var msgs []string
+	var first *fmode.Explained
+	for k, e := range found {
+		if !definite[k] {
+			fmt.Fprintf(a.Err, "bm2: warning: %s: %s\nbm2: %s\n", e.Reason, e.Message, hintOf(e))
+			continue
+		}
+		msgs = append(msgs, string(e.Reason)+": "+e.Message)
+		if first == nil {
+			first = &found[k]
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return fail(ExitInvalid, hintOf(*first), errors.New(strings.Join(msgs, "\n")))
+}
+
+// preflightAll is every preflight failure of p, worded for bm2 check.
+func (a *App) preflightAll(ctx context.Context, p *config.Project) []fmode.Explained {
+	found, _ := a.preflightDefinite(ctx, p, "")
+	for k := range found {
+		found[k].Fix = strings.ReplaceAll(found[k].Fix, "then `bm2 serve`", "then `bm2 check`")
+	}
+	return found
+}
+
+// problemText is one of bm2 check's problems: reason, message and fix.
+func problemText(e fmode.Explained) string {
+	return fmt.Sprintf("%s: %s; fix: %s", e.Reason, e.Message, e.Fix)
+}
+
+// portHolder names a listener on port that belongs to another user than
+// id (PortHolder; hooks.ForeignHolder by default). id's UID unknown: none.
+func (a *App) portHolder(port int, id identity.Identity) (string, bool) {
+	holder := a.PortHolder
+	if holder == nil {
+		holder = hooks.ForeignHolder
+	}
+	if id.UID < 0 {
+		return "", false
+	}
+	return holder(port, uint32(id.UID))
+}
+
+// markOf is the errored mark of instance i of p (port_in_use, set by the
+// exit hook), when the instance is down: a mark stops only the next start,
+// so a run that is up is not what it speaks of.
+func (a *App) markOf(p *config.Project, i int, u UnitStatus) (state.Mark, bool) {
+	switch st, _ := InstanceState(u); st {
+	case StateOnline, StateLaunching, StateStopping:
+		return state.Mark{}, false
+	}
+	return a.instanceMark(units.InstanceID(p.Name, i))
+}
+
+// instanceState is projectInstanceState with the instance's own errored
+// mark: a marked instance that is down is errored, for the mark's reason.
+func (a *App) instanceState(p *config.Project, i int, u UnitStatus) (st, reason string) {
+	st, reason = projectInstanceState(u, p.MaxRestarts)
+	if m, ok := a.markOf(p, i, u); ok {
+		return StateErrored, m.Reason
+	}
+	return st, reason
+}

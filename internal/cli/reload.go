@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// reload is `bm2 reload <name | name-i>`: a rolling restart. Instances are
+// restarted one at a time, and the next one only when the previous one is
+// back: running, listening on its port again (when its previous run did),
+// and in cluster mode confirmed by the reusePort probe. In cluster mode the
+// surge instance (surge.go) serves beside them meanwhile, so the port keeps
+// as many listeners as the project has instances, one instance included;
+// the kernel hands new connections to the listeners there are, and with an
+// app that closes its listener on SIGTERM and net.ipv4.tcp_migrate_req=1
+// (which bm2 installs) no request fails. In fork mode each instance owns
+// its port, which is dark while it restarts: a gateway in front retries
+// another instance. The first instance that does not come back stops the
+// reload; the ones not reached yet still run the previous version.
+func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) error {
+	e, idx, err := a.resolveUnit(arg)
+	if err != nil {
+		return err
+	}
+	if idx == units.Surge {
+		return refuseSurge(e.Name, arg)
+	}
+	p, err := usable(e)
+	if err != nil {
+		return err
+	}
+	ids := allInstances(p)
+	if idx >= 0 {
+		ids = []int{idx}
+	}
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer sd.Close()
+
+	if reason, errored, _ := a.erroredMark(p.Name); errored {
+		return fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
+			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
+	}
+	lock, err := a.lockProject(p.Name)
+	if err != nil {
+		return err
+	}
+	defer lock.unlock()
+	target := units.Target(p.Name)
+	statuses, err := sd.Units(ctx, append([]string{target}, instanceNames(p)...))
+	if err != nil {
+		return err
+	}
+	stale := statuses[0].LoadState != "loaded"
+	running := 0
+	for _, u := range statuses {
+		stale = stale || u.NeedDaemonReload
+	}
+	for _, u := range statuses[1:] {
+		if st, _ := InstanceState(u); st == StateOnline || u.MainPID != 0 {
+			running++
+		}
+	}
+	if running == 0 && idx < 0 {
+		return fail(ExitFailure, fmt.Sprintf("`bm2 start %s` starts it", p.Name),
+			fmt.Errorf("project %s is not running: there is nothing to reload", p.Name))
+	}
+	if stale {
+		// The project file changed since systemd read it: the restarted
+		// instances should run what it says now.
+		if err := sd.Reload(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Out, "reloaded systemd: %s changed since it was read\n", e.Path)
+	}
+
+	how := "one instance at a time"
+	if len(ids) == 1 {
+		how = "one instance"
+	}
+	if p.Mode == config.Cluster {
+		how += ", with " + units.InstanceID(p.Name, units.Surge) + " serving beside them"
+		if len(ids) == 1 {
+			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
+		}
+	}
+	fmt.Fprintf(a.Out, "reloading %s: %s x %s on port %s, %s\n", p.Name, fmt.Sprint(p.Instances), p.Mode, portText(p), how)
+	if p.Mode == config.Fork {
+		fmt.Fprintf(a.Err, "bm2: note: in fork mode each instance owns its port, which has no listener while it restarts; "+
+			"put a gateway in front that retries another instance (`bm2 gateway`)\n")
+	}
+	start := a.Now()
+	if err := a.roll(ctx, sd, p, ids, timeout); err != nil {
+		var nb *notBackError
+		if !errors.As(err, &nb) {
+			return err // systemd refused, the probe stopped the project, or interrupted
+		}
+		return fail(ExitFailure, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output", arg, nb.id), err)
+	}
+	if idx < 0 {
+		if err := a.stopStray(ctx, sd, p); err != nil {
+			return err
+		}
+	}
+	label := p.Name
+	if idx >= 0 {
+		label = units.InstanceID(p.Name, idx)
+	}
+	fmt.Fprintf(a.Out, "%s reloaded: %s in %s, %s\n", label, plural(len(ids), "instance", "instances"),
+		seconds(a.Now().Sub(start)), readyWord(p))
+	return nil
+}

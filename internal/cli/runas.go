@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/confine"
+	"github.com/bm2dev/bm2/internal/hooks"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/units"
+)
+
+// nobody is the identity of a project's own account before systemd has
+// allocated it: a fresh dynamic user owns no socket and no file, and sees
+// what any unprivileged user sees.
+var nobody = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
+
+// projectIdentity is who a project's instances run as, for what bm2 checks
+// on their behalf (ports, the runtime): user =, looked up in the user
+// database; or the project's own account: the UID systemd reports for its
+// running instances (when askSystemd), else the static account of that
+// name when one exists, else a user that owns nothing (nobody).
+func (a *App) projectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
+	if !p.OwnAccount() {
+		return a.LookupUser(ctx, p.User, p.Group)
+	}
+	if askSystemd {
+		if id, ok := a.runningIdentity(ctx, p); ok {
+			return id, nil
+		}
+	}
+	if id, err := a.LookupUser(ctx, p.Account(), p.Group); err == nil {
+		return id, nil
+	}
+	id := nobody
+	id.Name = p.Account() + " (not allocated yet: checked as nobody)"
+	return id, nil
+}
+
+// runningIdentity asks systemd for the UID and GID of a running instance.
+func (a *App) runningIdentity(ctx context.Context, p *config.Project) (identity.Identity, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		return identity.Identity{}, false
+	}
+	defer sd.Close()
+	// Only units systemd has loaded: asking about one it has not would
+	// load the bare template (and log that it has no ExecStart=).
+	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
+	if err != nil {
+		return identity.Identity{}, false
+	}
+	for _, l := range loaded {
+		if name, _, ok := units.ParseInstance(l.Name); !ok || name != p.Name || l.ActiveState != "active" {
+			continue
+		}
+		st, err := sd.Units(ctx, []string{l.Name})
+		if err == nil && len(st) == 1 && st[0].UID != sysd.NoID && st[0].GID != sysd.NoID && st[0].MainPID != 0 {
+			return identity.Identity{Name: p.Account(), UID: int(st[0].UID), GID: int(st[0].GID)}, true
+		}
+	}
+	return identity.Identity{}, false
+}
+
+// checkRuntime finds p's runtime, asks its version (as the project's
+// user, never as root) and compares it with the floor. Run by root, a
+// runtime that someone other than root can replace (the app's user, the
+// app itself in compat mode) is asked only inside the project's sandbox,
+// as its account, in a transient unit (package confine); and never when
+// the project runs as root: it is refused then, as the run wrapper
+// refuses it at start.
+func (a *App) checkRuntime(ctx context.Context, p *config.Project) jsruntime.Result {
+	id, err := a.projectIdentity(ctx, p, false)
+	if err != nil {
+		id = nobody
+	}
+	ask := func(ctx context.Context, path string) (string, error) {
+		if identity.Self().UID != 0 || a.user() {
+			return a.RuntimeVersion(ctx, id, path)
+		}
+		who, replaceable := a.Replaceable(path)
+		switch {
+		case !replaceable:
+			return a.RuntimeVersion(ctx, id, path)
+		case id.UID == 0:
+			// The run wrapper refuses it at start too: a problem.
+			return "", hooks.RootRefusal(who)
+		}
+		out, err := a.ConfinedVersion(ctx, p, path)
+		if err != nil && !errors.Is(err, fs.ErrPermission) {
+			return "", &jsruntime.NotRunError{Why: fmt.Sprintf("%s can be replaced by %s, so bm2 asks it only in %s's sandbox, which failed (%v); the run wrapper checks it at each start, as %s", path, who, p.Name, err, id.Name)}
+		}
+		return out, err
+	}
+	return jsruntime.Check(ctx, p.Runtime, p.RuntimeCommand(), a.RuntimeDirs, ask)
+}
+
+// confinedVersion runs `<path> --version` as p's instance 0 would run
+// it: its account and sandbox (the template and the drop-in the
+// generator would write), in a transient unit of the system manager.
+func confinedVersion(ctx context.Context, p *config.Project, path string) (string, error) {
+	tmpl, err := units.StaticFile("bm2@.service")
+	if err != nil {
+		return "", err
+	}
+	props, err := confine.Properties(tmpl, generator.InstanceDropIn(p, generator.Options{}, 0))
+	if err != nil {
+		return "", err
+	}
+	return confine.Run(ctx, props, confine.Options{Timeout: jsruntime.VersionTimeout}, path, "--version")
+}

@@ -1,0 +1,428 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
+)
+
+const seedAPI = `name = "api"
+script = "src/index.ts"
+instances = 4
+port = 3000
+# exec_mode 省略即 cluster
+
+[env]
+NODE_ENV = "production"
+`
+
+func TestServeRegistersAndIsIdempotent(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	reg := filepath.Join(te.paths.ConfigDir, "api.toml")
+
+	te.mustRun(ExitOK, "serve", dir)
+	data, err := os.ReadFile(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFile := config.MarshalHeader + `name = "api"
+script = "src/index.ts"
+cwd = "` + dir + `"
+runtime = "bun"
+runtime_path = "` + filepath.Join(te.bin, "bun") + `"
+instances = 4
+port = 3000
+exec_mode = "cluster"
+source = "` + filepath.Join(dir, "bm2.toml") + `"
+`
+	if string(data) != wantFile {
+		t.Fatalf("registered file:\n%s\nwant:\n%s", data, wantFile)
+	}
+	if st, _ := os.Stat(reg); st.Mode().Perm() != 0o644 {
+		t.Fatalf("mode %v", st.Mode())
+	}
+	// [env] lives in the private part, root's alone.
+	priv := filepath.Join(te.paths.ConfigDir, "private", "api.toml")
+	pdata, _ := os.ReadFile(priv)
+	if want := config.PrivateHeader + "\n[env]\nNODE_ENV = \"production\"\n"; string(pdata) != want {
+		t.Fatalf("private part:\n%s\nwant:\n%s", pdata, want)
+	}
+	if st, _ := os.Stat(priv); st.Mode().Perm() != 0o600 {
+		t.Fatalf("private part mode %v", st.Mode())
+	}
+	if st, _ := os.Stat(filepath.Dir(priv)); st.Mode().Perm() != 0o700 {
+		t.Fatalf("private dir mode %v", st.Mode())
+	}
+	wantCalls := []string{
+		"reload",
+		"reset-failed bm2@api-0.service", "reset-failed bm2@api-1.service",
+		"reset-failed bm2@api-2.service", "reset-failed bm2@api-3.service",
+		"start bm2-api.target",
+	}
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, wantCalls) {
+		t.Fatalf("calls %q\nwant %q", got, wantCalls)
+	}
+	wantOut := "registered " + reg + `: project "api", 4 x cluster on port 3000, runtime bun, as bm2-api:bm2-api
+kept [env] in ` + priv + `, which only root can read
+starting bm2-api.target
+api-0 online (pid 1001)
+api-1 online (pid 1002)
+api-2 online (pid 1003)
+api-3 online (pid 1004)
+api-0 confirmed (reusePort)
+api-1 confirmed (reusePort)
+api-2 confirmed (reusePort)
+api-3 confirmed (reusePort)
+api online and confirmed: 4 x cluster on port 3000, runtime bun (` + filepath.Join(te.bin, "bun") + `); ` +
+		"`bm2 list` shows it, `bm2 logs api` its output\n"
+	if got := te.stdout.String(); got != wantOut {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", got, wantOut)
+	}
+
+	// Again, unchanged: the file is not rewritten, systemd is not
+	// reloaded, nothing is restarted.
+	before, _ := os.Stat(reg)
+	te.mustRun(ExitOK, "serve", dir)
+	after, _ := os.Stat(reg)
+	if !os.SameFile(before, after) || !before.ModTime().Equal(after.ModTime()) {
+		t.Fatal("the file was rewritten")
+	}
+	for _, c := range te.sd.Calls() {
+		if c == "reload" || strings.HasPrefix(c, "restart ") || strings.HasPrefix(c, "start ") || strings.HasPrefix(c, "stop ") {
+			t.Fatalf("second serve did %q", c)
+		}
+	}
+	if !strings.HasPrefix(te.stdout.String(), reg+" is up to date: ") || !strings.Contains(te.stdout.String(), "api-3 online (pid 1004)\n") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}
+
+func TestServeChangeRestartsAndStopsStray(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	te.sd.Calls()
+
+	te.write("srv/api/bm2.toml", strings.Replace(seedAPI, "instances = 4", "instances = 2", 1))
+	te.mustRun(ExitOK, "serve", dir)
+	want := []string{
+		"reload",
+		"reset-failed bm2@api-0.service", "reset-failed bm2@api-1.service",
+		"stop bm2@api-2.service", "reset-failed bm2@api-2.service",
+		"stop bm2@api-3.service", "reset-failed bm2@api-3.service",
+		// A rolling restart, as bm2 reload does: the surge, then one
+		// instance at a time.
+		"reset-failed bm2@api-surge.service", "restart bm2@api-surge.service",
+		"reset-failed bm2@api-0.service", "restart bm2@api-0.service",
+		"reset-failed bm2@api-1.service", "restart bm2@api-1.service",
+		"stop bm2@api-surge.service", "reset-failed bm2@api-surge.service",
+		"start bm2-api.target",
+	}
+	if got := te.sd.Calls(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("calls %q\nwant %q", got, want)
+	}
+	out := te.stdout.String()
+	for _, line := range []string{"updated ", "stopped api-3: no longer part of api\n", "rolling restart of api, one instance at a time\n"} {
+		if !strings.Contains(out, line) {
+			t.Fatalf("stdout lacks %q:\n%s", line, out)
+		}
+	}
+}
+
+// A hand-written registered file that means the same is left alone, unless
+// it holds secrets every user can read: those move to the private part.
+func TestServeKeepsEquivalentFile(t *testing.T) {
+	te := newTestEnv(t)
+	noEnv := strings.Replace(seedAPI, "[env]\nNODE_ENV = \"production\"\n", "", 1)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", noEnv))
+	mine := "# mine\nname=\"api\"\nscript=\"src/index.ts\"\ncwd=\"" + dir + "\"\nruntime_path=\"" + filepath.Join(te.bin, "bun") + "\"\ninstances=4\nport=3000\n"
+	reg := te.write("etc/bm2/api.toml", mine)
+	te.mustRun(ExitOK, "serve", dir)
+	if data, _ := os.ReadFile(reg); string(data) != mine {
+		t.Fatalf("rewritten:\n%s", data)
+	}
+
+	te.write("srv/api/bm2.toml", seedAPI)
+	te.write("etc/bm2/api.toml", mine+"[env]\nNODE_ENV=\"production\"\n")
+	te.mustRun(ExitOK, "serve", dir)
+	data, _ := os.ReadFile(reg)
+	priv, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "api.toml"))
+	if strings.Contains(string(data), "production") || !strings.Contains(string(priv), "NODE_ENV = \"production\"") {
+		t.Fatalf("secrets stayed in the world-readable file:\n%s\n---\n%s", data, priv)
+	}
+}
+
+func TestServeConflictWritesNothing(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("etc/bm2/web.toml", "name = \"web\"\nscript = \"a.js\"\ncwd = \"/srv/web\"\nport = 3000\n")
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", "name = \"api\"\nscript = \"a.js\"\ninstances = 4\nport = 3000\nexec_mode = \"fork\"\n"))
+	connected := false
+	a := te.app()
+	connect := a.Connect
+	a.Connect = func(ctx context.Context) (Systemd, error) { connected = true; return connect(ctx) }
+	if code := a.Main(context.Background(), []string{"serve", dir}); code != ExitInvalid {
+		t.Fatalf("exit %d\n%s", code, te.stderr.String())
+	}
+	if !strings.HasPrefix(te.stderr.String(), "bm2: port conflict: api port range 3000~3003 overlaps web 3000~3000\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(te.paths.ConfigDir, "api.toml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("api.toml written: %v", err)
+	}
+	if connected || len(te.sd.Calls()) != 0 {
+		t.Fatal("systemd was touched")
+	}
+}
+
+func TestServeClearsErroredState(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	st := state.Dir{Path: te.paths.StateDir}
+	if _, err := st.SetErrored("api", "reuseport_missing"); err != nil {
+		t.Fatal(err)
+	}
+	te.mustRun(ExitOK, "stop", "api")
+	te.sd.Calls()
+	te.mustRun(ExitOK, "serve", dir)
+	if _, errored, _ := st.Errored("api"); errored {
+		t.Fatal("still errored")
+	}
+	if !strings.Contains(te.stdout.String(), "cleared errored state of api (was: reuseport_missing)\n") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+	calls := te.sd.Calls()
+	if calls[len(calls)-1] != "start bm2-api.target" {
+		t.Fatalf("calls %q", calls)
+	}
+}
+
+func TestServeInstanceFails(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.sd.fail["bm2@api-2.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 16}
+	te.journal["bm2@api-2.service"] = []string{"l1", "l2", "l3", "l4", "l5", "error: Cannot find module 'src/index.ts'"}
+	// The crash loop's last crash is quoted, not the failure hook's own line.
+	code := 1
+	crashes := journal.CrashLog{Dir: te.paths.LogDir}
+	crashes.Append("api", "api-2", journal.Crash{Time: te.now, Reason: journal.ReasonExited, ExitCode: &code})
+	crashes.Append("api", "api-2", journal.Crash{Time: te.now, Reason: journal.ReasonBudget, Detail: "result=exit-code restarts=16"})
+	te.mustRun(ExitFailure, "serve", dir)
+	want := `bm2: instance api-2 errored: restart_budget_exhausted: api-2 crashed again and again and gave up (restart budget exhausted); last crash.log line: 2026-05-01T12:00:00.000Z reason=exited code=1
+bm2: last lines of its log (journalctl -u bm2@api-2.service -n 5):
+bm2:   l2
+bm2:   l3
+bm2:   l4
+bm2:   l5
+bm2:   error: Cannot find module 'src/index.ts'
+bm2: fix: ` + "`bm2 logs api`" + ` shows why it crashes; fix the app (or give it more ` + "`max_restarts =`" + ` in bm2.toml); then ` + "`bm2 serve`" + ` (see bm2.toml(5) RESTART BUDGET)
+`
+	if got := te.stderr.String(); got != want {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestServeTimeout(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.sd.stuck["bm2@api-1.service"] = true
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if !strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api to come online: api-1 is waiting restart (exit-code, exit status 1)\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if !strings.Contains(te.stdout.String(), "api-1 exited (exit-code, exit status 1), restarting\n") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}
+
+func TestServeWithoutSystemdWritesNothing(t *testing.T) {
+	te := newTestEnv(t)
+	te.noSD = true
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitNoSystemd, "serve", dir)
+	if _, err := os.Stat(filepath.Join(te.paths.ConfigDir, "api.toml")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("api.toml written: %v", err)
+	}
+	if !strings.Contains(te.stderr.String(), "bm2: systemd is not reachable") || !strings.Contains(te.stderr.String(), "nothing was written") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+}
+
+func TestServeRefusals(t *testing.T) {
+	te := newTestEnv(t)
+	te.runtime("node", "v20.20.2")
+	dir := filepath.Dir(te.write("srv/old/bm2.toml", "name = \"old\"\nscript = \"a.js\"\nport = 4000\n"))
+	te.mustRun(ExitInvalid, "serve", dir)
+	if !strings.Contains(te.stderr.String(), "is Node.js v20.20.2, below the floor 24.0.0") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+
+	// A file earlier on the search path would hide the registration.
+	te.searchPath = append([]string{filepath.Join(te.root, "run", "bm2")}, te.searchPath...)
+	te.write("run/bm2/api.toml", "name = \"api\"\nscript = \"a.js\"\ncwd = \"/x\"\nport = 5000\n")
+	dir = filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitFailure, "serve", dir)
+	if !strings.Contains(te.stderr.String(), "comes before "+te.paths.ConfigDir) {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+
+	te.mustRun(ExitUsage, "serve", filepath.Join(te.root, "nowhere"))
+	te.mustRun(ExitInvalid, "serve", te.root) // no bm2.toml
+}
+
+// An app that crashes right after it starts is never online, although
+// systemd says active/running whenever bm2 happens to look.
+// serve waits until every instance listens on its port (not for
+// min_uptime_ms: a crash after that is the restart budget's business).
+func TestServeWaitsUntilListening(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.listening[1003] = false // api-2's process (the fake starts api-3 before api-2)
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if got := te.stderr.String(); !strings.HasPrefix(got, "bm2: timed out after 30ms waiting for api to come online: api-2 has run for ") ||
+		!strings.Contains(got, " but does not listen on port 3000 (it must listen on $BM2_APP_PORT)\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if strings.Contains(te.stdout.String(), "api-2 online") || !strings.Contains(te.stdout.String(), "api-3 online") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}
+
+// The reusePort probe finds the port held exclusively: serve says so, with
+// what the probe saw, the app's last lines and what to do.
+func TestServeReuseportMissing(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.probe["bm2@api-0.service"] = "missing"
+	te.journal["bm2@api-0.service"] = []string{"listening on 3000 without reusePort"}
+	te.mustRun(ExitFailure, "serve", dir)
+	want := `bm2: api is errored: reuseport_missing: api-0 holds port 3000 alone (no SO_REUSEPORT): under Bun either Bun.serve is called without reusePort, or the app listens through node:http (Express, Fastify, Koa, ...), whose reusePort Bun ignores; cluster mode needs every instance to share the port, so bm2 stopped api
+bm2: last lines of its log (journalctl -u bm2@api-0.service -n 5):
+bm2:   listening on 3000 without reusePort
+bm2: fix: with Bun.serve, pass ` + "`Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`" + `; an app on node:http cannot share a port under Bun: set ` + "`exec_mode = \"fork\"` (or `runtime = \"node\"`)" + ` in bm2.toml; then ` + "`bm2 serve`" + ` (see bm2.toml(5) ERRORED PROJECTS)
+`
+	if got := te.stderr.String(); got != want {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.Contains(te.stdout.String(), "confirmed") {
+		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "list", "--json")
+	if !strings.Contains(te.stdout.String(), `"reason": "reuseport_missing"`) || !strings.Contains(te.stdout.String(), `"reuseport": "missing"`) {
+		t.Fatalf("list --json:\n%s", te.stdout.String())
+	}
+
+	// Fixed, serve clears the mark and every instance is confirmed again.
+	delete(te.probe, "bm2@api-0.service")
+	te.mustRun(ExitOK, "serve", dir)
+	if out := te.stdout.String(); !strings.Contains(out, "cleared errored state of api (was: reuseport_missing)\n") ||
+		!strings.Contains(out, "api-0 confirmed (reusePort)\n") || !strings.Contains(out, "\napi online and confirmed: ") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+}
+
+// Without a verdict, serve waits, and says what it waited for.
+func TestServeWaitsForConfirmation(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.probe["bm2@api-1.service"] = "none"
+	te.probe["bm2@api-2.service"] = "none"
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if !strings.HasPrefix(te.stderr.String(), "bm2: timed out after 30ms waiting for api to come online and be confirmed: "+
+		"api-1, api-2 are online but not confirmed (no reuseport_confirmed event yet; `journalctl -u 'bm2-probe@api-*'` shows the probe)\n") {
+		t.Fatalf("stderr:\n%s", te.stderr.String())
+	}
+	if out := te.stdout.String(); !strings.Contains(out, "api-0 confirmed (reusePort)\n") || strings.Contains(out, "api-1 confirmed") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+
+	// A fork-mode project is not probed.
+	te2 := newTestEnv(t)
+	dir = filepath.Dir(te2.write("srv/web/bm2.toml", "name = \"web\"\nscript = \"s.js\"\nexec_mode = \"fork\"\ninstances = 2\nport = 4000\n"))
+	te2.mustRun(ExitOK, "serve", dir)
+	if out := te2.stdout.String(); strings.Contains(out, "confirmed") || !strings.Contains(out, "\nweb online: 2 x fork on port 4000~4001") {
+		t.Fatalf("stdout:\n%s", out)
+	}
+}
+
+// The probe stopping a project while its start job waits cancels that job;
+// that is the errored project's story, not a failure of its own.
+func TestStartErrCanceledByProbe(t *testing.T) {
+	te := newTestEnv(t)
+	a := te.app()
+	canceled := errors.New("start bm2-api.target: job canceled")
+	if err := a.startErr("api", canceled); err == nil {
+		t.Fatal("a canceled start of a project that is not errored was ignored")
+	}
+	if _, err := a.state().SetErrored("api", "reuseport_missing"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.startErr("api", canceled); err != nil {
+		t.Fatalf("startErr = %v for an errored project", err)
+	}
+	if err := a.startErr("web", canceled); err == nil {
+		t.Fatal("another project's errored mark hid the error")
+	}
+}
+
+// bm2 migrate keeps a 0.1 host's projects as they ran: as bm2, in 0.1's
+// sandbox, with their secrets moved out of the world-readable file; and
+// a second run changes nothing.
+func TestMigrate(t *testing.T) {
+	te := newTestEnv(t)
+	legacy := "name = \"old\"\nscript = \"a.js\"\ncwd = \"/srv/old\"\nport = 3000\n[env]\nTOKEN = \"t0k\"\n"
+	reg := te.write("etc/bm2/old.toml", legacy)
+	te.write("etc/bm2/mine.toml", "name = \"mine\"\nscript = \"a.js\"\ncwd = \"/srv/mine\"\nport = 4000\nuser = \"www-data\"\n")
+	te.mustRun(ExitOK, "migrate", "--from-0.1", "--dry-run")
+	if data, _ := os.ReadFile(reg); string(data) != legacy || !strings.Contains(te.stdout.String(), "would migrate "+reg) {
+		t.Fatalf("dry run changed something:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "migrate", "--from-0.1")
+	data, _ := os.ReadFile(reg)
+	priv, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "old.toml"))
+	if !strings.Contains(string(data), "user = \"bm2\"\n") || !strings.Contains(string(data), "[sandbox]\nmode = \"compat\"\n") ||
+		strings.Contains(string(data), "t0k") || !strings.Contains(string(priv), "TOKEN = \"t0k\"") {
+		t.Fatalf("migrated:\n%s\n---\n%s", data, priv)
+	}
+	backup, _ := os.ReadFile(filepath.Join(te.paths.StateDir, "migrated-0.1", "old.toml"))
+	if string(backup) != legacy {
+		t.Fatalf("backup %q", backup)
+	}
+	if strings.Contains(te.stdout.String(), "mine.toml") {
+		t.Fatalf("a project that names its user was migrated:\n%s", te.stdout.String())
+	}
+	te.mustRun(ExitOK, "migrate", "--from-0.1")
+	if te.stdout.String() != "nothing to migrate in "+te.paths.ConfigDir+"\n" {
+		t.Fatalf("second run:\n%s", te.stdout.String())
+	}
+}
+
+// Without --from-0.1, migrate only moves secrets: a project registered
+// after the upgrade keeps its own account and sandbox.
+func TestMigrateSecretsOnly(t *testing.T) {
+	te := newTestEnv(t)
+	own := "name = \"fresh\"\nscript = \"a.js\"\ncwd = \"/srv/fresh\"\nport = 3000\n[env]\nTOKEN = \"t0k\"\n"
+	reg := te.write("etc/bm2/fresh.toml", own)
+	te.mustRun(ExitOK, "migrate")
+	data, _ := os.ReadFile(reg)
+	if strings.Contains(string(data), "user") || strings.Contains(string(data), "compat") || strings.Contains(string(data), "t0k") {
+		t.Fatalf("migrated:\n%s", data)
+	}
+	if priv, _ := os.ReadFile(filepath.Join(te.paths.ConfigDir, "private", "fresh.toml")); !strings.Contains(string(priv), "TOKEN = \"t0k\"") {
+		t.Fatalf("private part %q", priv)
+	}
+	te.mustRun(ExitOK, "migrate")
+	if te.stdout.String() != "nothing to migrate in "+te.paths.ConfigDir+"\n" {
+		t.Fatalf("second run:\n%s", te.stdout.String())
+	}
+}

@@ -1,0 +1,226 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/units"
+)
+
+// status is `bm2 status <name>`.
+func (a *App) status(ctx context.Context, name string) error {
+	e, err := a.findProject(name)
+	if err != nil {
+		return err
+	}
+	w := a.Out
+	// What a project's file, its app or the journal say is shown escaped
+	// (package termtext): it reaches root's terminal.
+	esc := termtext.Escape
+	fmt.Fprintf(w, "%s: %s\n", esc(e.Name), esc(e.Path))
+	if e.Err != nil {
+		fmt.Fprintf(w, "  invalid: %s\n", esc(oneLine(e.Err)))
+		_, err := usable(e)
+		return err
+	}
+	p := e.Project
+	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
+		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
+	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
+	if reason, errored, _ := a.erroredMark(p.Name); errored {
+		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
+		if e, _, ok := a.explainErrored(ctx, p, reason, "start"); ok {
+			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
+		}
+	}
+
+	sd, err := a.Connect(ctx)
+	if err != nil {
+		fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
+		sd = nil
+	} else {
+		defer sd.Close()
+		if u, left := a.leftSurge(ctx, sd, p); left {
+			fmt.Fprintf(w, "  %s runs (pid %d), left by a reload that did not finish: it serves beside the instances; "+
+				"the next bm2 start, restart, reload or serve of %s retires it once the instances are online\n",
+				units.InstanceID(p.Name, units.Surge), u.MainPID, p.Name)
+		}
+	}
+	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
+		analyze := "systemd-analyze"
+		if a.user() {
+			analyze += " --user"
+		}
+		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, analyze, units.Instance(p.Name, 0))
+	}
+	var fenced []UnitStatus
+	if sd != nil {
+		fenced, _ = sd.Units(ctx, instanceNames(p))
+	}
+	fmt.Fprintf(w, "  %s\n", a.fenceLine(p, fenced))
+	if needs := p.Needs(); len(needs) > 0 {
+		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
+	}
+	rows, warnings := a.rows(ctx, []entry{e}, sd)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	for _, r := range rows {
+		c := r.cells()
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			c.id, termtext.EscapeField(r.Unit), termtext.EscapeField(r.State), termtext.EscapeField(orDash(r.Reason)), c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	if sd != nil {
+		if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
+			for _, line := range a.staleLines(p, statuses) {
+				fmt.Fprintln(w, line)
+			}
+			// Why an instance gave up, and what to do.
+			for i, u := range statuses {
+				st, reason := a.instanceState(p, i, u)
+				if st != StateErrored {
+					continue
+				}
+				if e, ok := a.explainInstance(ctx, p, i, u, reason, againText(p, "start")); ok {
+					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
+				}
+			}
+		}
+	}
+	// What keeps the next start from working.
+	found, _ := a.preflightDefinite(ctx, p, "")
+	for _, e := range found {
+		e.Fix = strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`")
+		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
+	}
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.systemctl(), units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
+	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
+	for _, warn := range warnings {
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", esc(warn))
+	}
+	return nil
+}
+
+// needsText is the units a project needs, each with the key that names it
+// and its state in systemd:
+// "postgresql.service (wants) active, redis-server.service (requires) inactive".
+// A unit systemd has no file for says so ("not-found", "masked"); without
+// systemd, the states are unknown.
+func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
+	names := make([]string, len(needs))
+	for i, n := range needs {
+		names[i] = n.Unit
+	}
+	var statuses []UnitStatus
+	if sd != nil {
+		statuses, _ = sd.Units(ctx, names)
+	}
+	parts := make([]string, len(needs))
+	for i, n := range needs {
+		state := StateUnknown
+		if len(statuses) == len(needs) {
+			u := statuses[i]
+			switch {
+			case u.LoadState != "" && u.LoadState != "loaded":
+				state = u.LoadState
+			case u.ActiveState != "":
+				state = u.ActiveState
+			}
+		}
+		parts[i] = fmt.Sprintf("%s (%s) %s", n.Unit, n.How, state)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// userText names who a project runs as.
+func (a *App) userText(p *config.Project) string {
+	if a.user() {
+		return a.layout().Name + " (user scope: every project runs as you)"
+	}
+	if p.OwnAccount() {
+		return p.Account() + " (its own account)"
+	}
+	return p.User
+}
+
+// staleLines says which running instances run with settings older than
+// their unit: systemd has a newer file than it read (daemon-reload
+// pending), or one of the files an instance's settings are made of changed
+// after its process started (a restart applies them). The files are
+// root's: the project file and its private part, the unit template, the
+// generator and the helper; their change times (ctime, which no one can
+// set) are compared with the main process's start.
+func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
+	var reload, restart []string
+	why := ""
+	for i, u := range statuses {
+		id := units.InstanceID(p.Name, i)
+		if u.MainPID == 0 || u.ExecMainStart.IsZero() {
+			continue
+		}
+		if u.NeedDaemonReload {
+			reload = append(reload, id)
+			continue
+		}
+		if file, at := newestInput(p, u); at.After(u.ExecMainStart) {
+			restart = append(restart, id)
+			why = fmt.Sprintf("%s changed %s", file, at.Local().Format(timeLayout))
+		}
+	}
+	var out []string
+	if len(reload) > 0 {
+		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
+			strings.Join(reload, ", "), a.systemctl(), p.Name))
+	}
+	if len(restart) > 0 {
+		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",
+			strings.Join(restart, ", "), why, p.Name))
+	}
+	return out
+}
+
+// newestInput is the most recently changed of the files an instance's
+// settings come from.
+func newestInput(p *config.Project, u UnitStatus) (string, time.Time) {
+	files := []string{p.File, config.PrivatePath(p.File), u.FragmentPath}
+	if len(u.ExecStart) > 0 && filepath.IsAbs(u.ExecStart[0]) {
+		helper := u.ExecStart[0]
+		files = append(files, helper, filepath.Join(filepath.Dir(helper), "..", "systemd", "system-generators", "bm2-generator"))
+	}
+	var newest time.Time
+	which := ""
+	for _, f := range files {
+		if f == "" {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(f, &st) != nil {
+			continue
+		}
+		if t := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); t.After(newest) {
+			newest, which = t, f
+		}
+	}
+	return filepath.Clean(which), newest
+}
+
+var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+ \S+)`)
+
+// securityScore asks systemd-analyze security for a unit's exposure, e.g.
+// "1.2 OK".
+func securityScore(ctx context.Context, unit string) (string, error) {
+	return securityScoreArgs(ctx, unit)
+}

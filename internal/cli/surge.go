@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// A cluster-mode reload keeps the port at full strength with the project's
+// surge instance, bm2@<name>-surge.service: a generated unit like the
+// others (same user, sandbox and settings, BM2_APP_INSTANCE=<instances>,
+// BM2_APP_SURGE=1) that no target wants. The reload starts it with the
+// new version, waits until it listens and is confirmed, restarts the
+// instances one at a time, each back before the next, then retires it.
+// While one instance restarts the surge serves in its place, so the port
+// never has fewer than `instances` listeners, one instance included.
+//
+// There is no daemon to clean up after a reload that is interrupted (Ctrl-C,
+// a dropped ssh, SIGKILL) or that stops at an instance that does not come
+// back: the surge keeps serving, `bm2 list` shows it, and the next bm2
+// command on the project retires it. A reload holds the project's reload
+// lock (flock(2), released by the kernel however the process ends), so
+// that no other command retires a surge a reload still needs.
+
+// projectLock is the flock of one project's reload.
+type projectLock struct{ f *os.File }
+
+func (l *projectLock) unlock() {
+	if l != nil && l.f != nil {
+		l.f.Close() // releases the flock
+	}
+}
+
+// lockPath is the lock file of a project's reloads.
+func (a *App) lockPath(name string) string {
+	return filepath.Join(a.Paths.StateDir, "reload", name+".lock")
+}
+
+// tryLockProject takes the project's reload lock without waiting. held is
+// false (and the lock nil) when another command has it; holder is then
+// the pid it wrote, when known.
+func (a *App) tryLockProject(name string) (l *projectLock, holder int, err error) {
+	path := a.lockPath(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, 0, a.rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, 0, a.rootHint(fmt.Errorf("open %s: %w", path, err))
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		data, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+			return nil, pid, nil
+		}
+		return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &projectLock{f: f}, 0, nil
+}
+
+// lockProject takes the reload lock or says who has it.
+func (a *App) lockProject(name string) (*projectLock, error) {
+	l, holder, err := a.tryLockProject(name)
+	if err != nil || l != nil {
+		return l, err
+	}
+	who := "another bm2 command"
+	if holder > 0 {
+		who += fmt.Sprintf(" (pid %d)", holder)
+	}
+	return nil, fail(ExitFailure, "wait for it to finish, then try again",
+		fmt.Errorf("%s is reloading %s", who, name))
+}
+
+// surgeActive tells whether the surge unit has a run or a job.
+func surgeActive(u UnitStatus) bool {
+	return u.LoadState == "loaded" && u.ActiveState != "inactive" && u.ActiveState != "failed" || u.JobPending
+}
+
+// leftSurge reports a surge that runs while no reload holds the project's
+// lock (so one that a reload left behind); it changes nothing.
+func (a *App) leftSurge(ctx context.Context, sd Systemd, p *config.Project) (UnitStatus, bool) {
+	if p.Mode != config.Cluster {
+		return UnitStatus{}, false
+	}
+	loaded, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)})
+	if err != nil || len(loaded) == 0 || !surgeActive(loaded[0]) {
+		return UnitStatus{}, false
+	}
+	st, err := sd.Units(ctx, []string{loaded[0].Name})
+	if err != nil {
+		return UnitStatus{}, false
+	}
+	if l, holder, err := a.tryLockProject(p.Name); err == nil && l != nil {
+		l.unlock()
+	} else if err == nil || holder > 0 {
+		return UnitStatus{}, false // a reload runs: the surge is its business
+	}
+	return st[0], true
+}
+
+// retireSurge stops a surge left running by an interrupted or failed
+// reload, unless a reload still holds the project's lock. start, restart
+// and serve call it once the instances are online (never before: a surge
+// may be the only listener of a one-instance project whose instance does
+// not come back).
+func (a *App) retireSurge(ctx context.Context, sd Systemd, p *config.Project) error {
+	surge := units.Instance(p.Name, units.Surge)
+	loaded, err := sd.Loaded(ctx, []string{surge})
+	if err != nil || len(loaded) == 0 {
+		return err
+	}
+	u := loaded[0]
+	if u.ActiveState == "failed" {
+		return sd.ResetFailed(ctx, surge)
+	}
+	if !surgeActive(u) {
+		return nil
+	}
+	l, _, err := a.tryLockProject(p.Name)
+	if err != nil || l == nil {
+		return err // a reload runs: the surge is its business
+	}
+	defer l.unlock()
+	if err := sd.Stop(ctx, surge); err != nil {
+		return err
+	}
+	if err := sd.ResetFailed(ctx, surge); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Out, "retired %s, left running by an interrupted bm2 reload\n", units.InstanceID(p.Name, units.Surge))
+	return nil
+}
+
+// roll restarts instances ids of p one at a time, each back before the
+// next; in cluster mode the surge serves beside them meanwhile. It is the
+// rolling restart of `bm2 reload` and of `bm2 serve` with a changed file.
+func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration) error {
+	surgeUp := false
+	if ok, why, err := a.surgeFits(ctx, sd, p, ids); err != nil {
+		return err
+	} else if ok {
+		if err := a.startSurge(ctx, sd, p, timeout); err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(a.Err, "bm2: interrupted while %s started; no instance was touched, and the next bm2 start, restart, reload or serve of %s retires it\n",
+					units.InstanceID(p.Name, units.Surge), p.Name)
+			}
+			return err
+		}
+		surgeUp = true
+	} else if why != "" {
+		fmt.Fprintf(a.Err, "bm2: warning: no surge instance for this reload: %s; each instance's port has one listener fewer while it restarts\n", why)
+	}
+	target := units.Target(p.Name)
+	for k, i := range ids {
+		// A project stopped meanwhile (bm2 stop, bm2 delete) stays stopped.
+		if ts, err := sd.Units(ctx, []string{target}); err == nil && ts[0].ActiveState != "active" {
+			return fmt.Errorf("reload stopped: %s was stopped meanwhile (%s)", p.Name, ts[0].ActiveState)
+		}
+		if err := a.reloadInstance(ctx, sd, p, i, timeout); err != nil {
+			left := ids[k+1:]
+			var nb *notBackError
+			switch {
+			case ctx.Err() != nil:
+				msg := "interrupted"
+				if surgeUp {
+					msg += fmt.Sprintf(": %s keeps serving; the next bm2 command on %s retires it", units.InstanceID(p.Name, units.Surge), p.Name)
+				}
+				fmt.Fprintf(a.Err, "bm2: %s\n", msg)
+				return err
+			case !errors.As(err, &nb):
+				return err // systemd refused, or the probe stopped the project
+			}
+			msg := err.Error()
+			if len(left) > 0 {
+				verb := "run"
+				if len(left) == 1 {
+					verb = "runs"
+				}
+				msg += fmt.Sprintf("\nreload stopped: %s still %s the previous version", joinIDs(p, left), verb)
+			}
+			if surgeUp {
+				msg += fmt.Sprintf("\n%s keeps serving in its place (the new version); the next bm2 command on %s retires it",
+					units.InstanceID(p.Name, units.Surge), p.Name)
+			}
+			return &notBackError{err: errors.New(msg), id: nb.id}
+		}
+	}
+	if surgeUp {
+		surge := units.Instance(p.Name, units.Surge)
+		if err := sd.Stop(ctx, surge); err != nil {
+			return err
+		}
+		if err := sd.ResetFailed(ctx, surge); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Out, "%s retired\n", units.InstanceID(p.Name, units.Surge))
+	}
+	return nil
+}
+
+// surgeFits tells whether the surge can serve beside the instances ids:
+// the project is in cluster mode and has a surge unit, and every running
+// instance listens on the same port in cluster mode (after a switch from
+// fork mode, an old instance holds the port alone, and the surge could not
+// join it). why says why not, "" for fork mode.
+func (a *App) surgeFits(ctx context.Context, sd Systemd, p *config.Project, ids []int) (bool, string, error) {
+	if p.Mode != config.Cluster {
+		return false, "", nil
+	}
+	if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err != nil {
+		return false, "", err
+	} else if len(l) == 0 {
+		// Asking for it by name would load the bare template: see
+		// whether systemd has the generated drop-in.
+		st, err := sd.Units(ctx, []string{units.Instance(p.Name, units.Surge)})
+		if err != nil {
+			return false, "", err
+		}
+		if st[0].LoadState != "loaded" || st[0].Env("BM2_APP_SURGE") != "1" {
+			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), a.systemctl()), nil
+		}
+	}
+	names := make([]string, len(ids))
+	for k, i := range ids {
+		names[k] = units.Instance(p.Name, i)
+	}
+	statuses, err := sd.Units(ctx, names)
+	if err != nil {
+		return false, "", err
+	}
+	port := fmt.Sprint(p.Port)
+	for _, u := range statuses {
+		if u.MainPID == 0 {
+			continue
+		}
+		if mode := u.Env("BM2_EXEC_MODE"); mode != "" && (mode != string(config.Cluster) || u.Env("BM2_APP_PORT") != port) {
+			return false, fmt.Sprintf("%s still runs in %s mode on port %s", units.InstanceID(p.Name, mustIndex(u.Name)), mode, u.Env("BM2_APP_PORT")), nil
+		}
+	}
+	return true, "", nil
+}
+
+// mustIndex is the index of an instance unit's name.
+func mustIndex(unit string) int {
+	_, i, _ := units.ParseInstance(unit)
+	return i
+}
+
+// startSurge starts the surge with the new version and waits until it
+// listens and is confirmed. If it does not come up, it is stopped again
+// and no instance has been touched.
+func (a *App) startSurge(ctx context.Context, sd Systemd, p *config.Project, timeout time.Duration) error {
+	surge := units.Instance(p.Name, units.Surge)
+	before, err := sd.Units(ctx, []string{surge})
+	if err != nil {
+		return err
+	}
+	if before[0].LoadState != "loaded" {
+		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run %s daemon-reload)", surge, a.systemctl())
+	}
+	w := newWaiter(untilBack, p, []int{units.Surge}, a.Now())
+	w.before = before[0]
+	w.checkListen = true
+	// Restart, not start: a surge left by an interrupted reload runs the
+	// version before, and must run the new one.
+	err = a.restartAndWait(ctx, sd, w, "starting", timeout)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil {
+		_ = sd.Stop(ctx, surge)
+		_ = sd.ResetFailed(ctx, surge)
+	}
+	var nb *notBackError
+	if errors.As(err, &nb) {
+		return &notBackError{err: fmt.Errorf("%w\nreload stopped before any instance was touched: every instance still runs the previous version", err), id: nb.id}
+	}
+	return err
+}

@@ -1,0 +1,468 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// This file is the one wait loop of serve, start, restart and reload, as a
+// pure step function: a waiter holds what it has seen, step takes a
+// snapshot of the world (unit states, the errored mark, the probe's
+// verdicts, whether a process listens) and says what to print, whether the
+// wait is over, why it failed, and what to look at next time. The driver
+// (App.wait, in progress.go) does the looking.
+
+// waitMode is what a wait waits for.
+type waitMode int
+
+const (
+	// untilOnline: every instance running and listening on its port and,
+	// in cluster mode, confirmed by the reusePort probe; one line per step
+	// ("api-0 online (pid 12)", "api-0 confirmed (reusePort)"). A crash
+	// after that is the restart budget's business, not a reason to wait
+	// for min_uptime_ms.
+	untilOnline waitMode = iota
+	// untilBack: one instance after its restart: a new run, online,
+	// listening again (when it listened before), confirmed; on one line
+	// ("api-0 restarting… online, listening, confirmed (0.4s)").
+	untilBack
+)
+
+// waiter is the state of one wait.
+type waiter struct {
+	mode    waitMode
+	p       *config.Project
+	ids     []int
+	probe   bool // cluster mode: wait for the reusePort probe's verdict
+	started time.Time
+
+	// untilBack
+	before      UnitStatus // the run before the restart
+	checkListen bool       // it listened before, so it must listen again
+
+	online    []bool
+	crashed   []bool
+	verdictOf []string // the run (invocationKey) the probe gave a verdict on
+	listenOf  []string // untilOnline: the run seen listening on its port
+	slowSaid  []bool   // untilOnline: "not listening yet" was said for this run
+	listening bool     // untilBack: the new run listens
+	lineOpen  bool     // untilBack: the progress line is not finished
+}
+
+func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *waiter {
+	n := len(ids)
+	return &waiter{
+		mode: mode, p: p, ids: ids, probe: p.Mode == config.Cluster, started: started,
+		online: make([]bool, n), crashed: make([]bool, n), verdictOf: make([]string, n),
+		listenOf: make([]string, n), slowSaid: make([]bool, n),
+	}
+}
+
+// snapshot is what the driver saw at one tick.
+type snapshot struct {
+	now     time.Time
+	units   []UnitStatus // one per waited-for instance
+	errored string       // the project's errored mark, "" if none
+	// events are the probe's verdicts since needs.since; eventsErr why
+	// they could not be read. Both empty when not asked for.
+	events    []journal.Event
+	eventsErr error
+	// listen is whether the instance listens on its port (untilBack,
+	// when asked for); listenErr why that cannot be told. listens and
+	// listenErrs are the same per instance (untilOnline), for the running
+	// instances not yet seen listening.
+	listen     bool
+	listenErr  error
+	listens    []bool
+	listenErrs []error
+	asked      needs
+}
+
+// needs is what the next snapshot must include besides unit states and
+// the errored mark.
+type needs struct {
+	events bool      // the probe's verdicts...
+	since  time.Time // ...logged since then
+	listen bool      // whether the instance(s) listen
+}
+
+// failKind says why a wait ended without success.
+type failKind int
+
+const (
+	failNone       failKind = iota
+	failProject             // the project became errored (the errored mark)
+	failInstance            // an instance failed or stopped
+	failNotBack             // untilBack: the restarted instance crashed
+	failTimeout             // the driver's deadline (never from step)
+	failJournalOff          // not a failure: verdicts cannot be read; warn and go on
+)
+
+// failure is what step found wrong, for the driver to explain.
+type failure struct {
+	kind   failKind
+	k      int // index into ids
+	unit   UnitStatus
+	reason string // the instance's reason, or the errored mark
+}
+
+// stepResult is one step's outcome.
+type stepResult struct {
+	out  []string // text to print, as is
+	done bool
+	fail failure
+	next needs
+}
+
+// invocationKey identifies one run of a unit.
+func invocationKey(u UnitStatus) string {
+	if u.InvocationID != "" {
+		return u.InvocationID
+	}
+	return u.ActiveEnter.UTC().Format(time.RFC3339Nano)
+}
+
+// settled tells whether an instance has run for min_uptime_ms: running,
+// with a main process, for at least that long.
+func settled(u UnitStatus, p *config.Project, now time.Time) bool {
+	return up(u) && now.Sub(u.ActiveEnter) >= p.MinUptime
+}
+
+// up tells whether an instance is running with a main process.
+func up(u UnitStatus) bool {
+	st, _ := InstanceState(u)
+	return st == StateOnline && u.MainPID != 0
+}
+
+// needsListen tells which instances the driver must look at for a
+// listener: running ones not yet seen listening in this run.
+func (w *waiter) needsListen(k int, u UnitStatus) bool {
+	return up(u) && w.listenOf[k] != invocationKey(u)
+}
+
+// The reusePort probe's verdicts on one run of an instance.
+const (
+	verdictConfirmed  = "confirmed"   // reuseport_confirmed
+	verdictMissing    = "missing"     // reuseport_missing: the probe stopped the project
+	verdictNoListener = "no_listener" // reuseport_probe_stopped: nobody listened within 60 s
+	verdictPending    = "pending"     // online, no verdict yet
+)
+
+var reuseportKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}
+
+// reuseportVerdict is the probe's latest verdict on the current run of
+// instance id (unit u) among evs, and the event that gave it; "" when there
+// is none. An event belongs to the run when it records the run's
+// InvocationID, or, without one, when it was logged after the run came
+// online (the probe only judges a running instance).
+func reuseportVerdict(u UnitStatus, id string, evs []journal.Event) (string, journal.Event) {
+	var v string
+	var last journal.Event
+	for _, ev := range evs {
+		if ev.Instance != id {
+			continue
+		}
+		if ev.Invocation != "" && u.InvocationID != "" {
+			if ev.Invocation != u.InvocationID {
+				continue
+			}
+		} else if u.ActiveEnter.IsZero() || ev.Time.Before(u.ActiveEnter) {
+			continue
+		}
+		switch ev.Kind {
+		case journal.ReuseportConfirmed:
+			v = verdictConfirmed
+		case journal.ReuseportMissing:
+			v = verdictMissing
+		case journal.ReuseportProbeStopped:
+			v = verdictNoListener
+		default:
+			continue
+		}
+		last = ev
+	}
+	return v, last
+}
+
+// step advances the wait by one snapshot.
+func (w *waiter) step(s snapshot) stepResult {
+	if s.errored != "" {
+		return w.failed(failure{kind: failProject, reason: s.errored})
+	}
+	if w.mode == untilBack {
+		return w.stepBack(s)
+	}
+	var r stepResult
+	var unconfirmed []int
+	for k, u := range s.units {
+		id := units.InstanceID(w.p.Name, w.ids[k])
+		st, reason := projectInstanceState(u, w.p.MaxRestarts)
+		switch st {
+		case StateOnline:
+			if !up(u) {
+				break
+			}
+			key := invocationKey(u)
+			if w.listenOf[k] != key {
+				if !s.asked.listen || k >= len(s.listens) {
+					r.next.listen = true
+					break
+				}
+				switch {
+				case s.listens[k]:
+					w.listenOf[k] = key
+				case s.listenErrs[k] != nil && settled(u, w.p, s.now):
+					// Its sockets cannot be read: min_uptime_ms it is.
+					w.listenOf[k] = key
+				case settled(u, w.p, s.now) && !w.slowSaid[k]:
+					r.out = append(r.out, fmt.Sprintf("%s running (pid %d), not listening on port %d yet\n", id, u.MainPID, w.p.InstancePort(w.ids[k])))
+					w.slowSaid[k] = true
+				}
+				if w.listenOf[k] != key {
+					r.next.listen = true
+					break
+				}
+			}
+			if !w.online[k] {
+				r.out = append(r.out, fmt.Sprintf("%s online (pid %d)\n", id, u.MainPID))
+				w.online[k] = true
+			}
+			if w.probe && w.verdictOf[k] != key {
+				unconfirmed = append(unconfirmed, k)
+			}
+			continue
+		case StateErrored, StateStopped:
+			r.fail = failure{kind: failInstance, k: k, unit: u, reason: reason}
+			return r
+		case StateWaiting:
+			// Once per crash loop, not once per crash.
+			if !w.crashed[k] || w.online[k] {
+				how := exitText(u, reason)
+				if how != "" {
+					how = " (" + how + ")"
+				}
+				r.out = append(r.out, fmt.Sprintf("%s exited%s, restarting\n", id, how))
+				w.crashed[k] = true
+			}
+			w.slowSaid[k] = false
+		}
+		w.online[k] = false
+	}
+	if len(unconfirmed) > 0 && s.asked.events {
+		r.out = append(r.out, w.verdicts(s, unconfirmed)...)
+		if s.eventsErr != nil {
+			r.fail.kind = failJournalOff
+		}
+		var still []int
+		for _, k := range unconfirmed {
+			if w.probe && w.verdictOf[k] != invocationKey(s.units[k]) {
+				still = append(still, k)
+			}
+		}
+		unconfirmed = still
+	}
+	if len(unconfirmed) > 0 {
+		// Ask for the verdicts since the oldest unconfirmed run came online.
+		since := s.units[unconfirmed[0]].ActiveEnter
+		for _, k := range unconfirmed {
+			if s.units[k].ActiveEnter.Before(since) {
+				since = s.units[k].ActiveEnter
+			}
+		}
+		r.next.events, r.next.since = true, since
+	}
+	r.done = true
+	for k := range s.units {
+		r.done = r.done && w.online[k] && (!w.probe || w.verdictOf[k] == invocationKey(s.units[k]))
+	}
+	return r
+}
+
+// verdicts prints and records the verdicts found for unconfirmed
+// instances. Without a journal there is nothing to wait for: the wait goes
+// on without the probe.
+func (w *waiter) verdicts(s snapshot, unconfirmed []int) []string {
+	var out []string
+	if s.eventsErr != nil {
+		w.probe = false
+		for _, k := range unconfirmed {
+			w.verdictOf[k] = invocationKey(s.units[k])
+		}
+		return nil
+	}
+	for _, k := range unconfirmed {
+		u, id := s.units[k], units.InstanceID(w.p.Name, w.ids[k])
+		v, ev := reuseportVerdict(u, id, s.events)
+		switch v {
+		case verdictConfirmed:
+			out = append(out, fmt.Sprintf("%s confirmed (reusePort)\n", id))
+		case verdictNoListener:
+			out = append(out, fmt.Sprintf("%s not confirmed: %s\n", id, ev.Message))
+		default:
+			continue // missing: the errored mark ends the wait
+		}
+		w.verdictOf[k] = invocationKey(u)
+	}
+	return out
+}
+
+// stepBack is step for one restarted instance.
+func (w *waiter) stepBack(s snapshot) stepResult {
+	var r stepResult
+	u := s.units[0]
+	id := units.InstanceID(w.p.Name, w.ids[0])
+	state, reason := projectInstanceState(u, w.p.MaxRestarts)
+	newRun := invocationKey(u) != invocationKey(w.before) || w.before.MainPID == 0
+	switch {
+	case state == StateWaiting || state == StateErrored || state == StateStopped:
+		return w.failed(failure{kind: failNotBack, unit: u, reason: reason})
+	case !w.online[0] && newRun && up(u):
+		w.online[0] = true
+		r.out = append(r.out, "online")
+	}
+	if !w.online[0] {
+		return r
+	}
+	if !w.listening {
+		if !s.asked.listen {
+			r.next.listen = true
+			return r
+		}
+		switch {
+		case s.listenErr != nil:
+			w.listening = true
+			r.out = append(r.out, fmt.Sprintf(", listening unknown (%v)", s.listenErr))
+		case s.listen:
+			w.listening = true
+			r.out = append(r.out, ", listening")
+		default:
+			r.next.listen = true
+			return r
+		}
+	}
+	if w.probe && w.verdictOf[0] != invocationKey(u) {
+		if !s.asked.events {
+			r.next = needs{events: true, since: u.ActiveEnter}
+			return r
+		}
+		v, ev := reuseportVerdict(u, id, s.events)
+		switch {
+		case s.eventsErr != nil:
+			w.verdictOf[0] = invocationKey(u)
+			r.out = append(r.out, fmt.Sprintf(", not confirmed (cannot read the journal: %v)", s.eventsErr))
+		case v == verdictConfirmed:
+			w.verdictOf[0] = invocationKey(u)
+			r.out = append(r.out, ", confirmed")
+		case v == verdictNoListener:
+			w.verdictOf[0] = invocationKey(u)
+			r.out = append(r.out, fmt.Sprintf(", not confirmed (%s)", ev.Message))
+		default:
+			r.next = needs{events: true, since: u.ActiveEnter}
+			return r
+		}
+	}
+	w.lineOpen = false
+	r.out = append(r.out, fmt.Sprintf(" (%s)\n", seconds(s.now.Sub(w.started))))
+	r.done = true
+	return r
+}
+
+// failed ends the wait; an unfinished progress line is closed first.
+func (w *waiter) failed(f failure) stepResult {
+	return stepResult{fail: f, out: w.closeLine()}
+}
+
+// closeLine finishes an open untilBack line with "failed".
+func (w *waiter) closeLine() []string {
+	if w.mode != untilBack || !w.lineOpen {
+		return nil
+	}
+	w.lineOpen = false
+	if w.online[0] {
+		return []string{", failed\n"}
+	}
+	return []string{"failed\n"}
+}
+
+// waitingFor says, for a timeout, what an untilBack wait was still
+// waiting for.
+func (w *waiter) waitingFor() string {
+	switch {
+	case !w.online[0]:
+		return "to come online"
+	case !w.listening:
+		return fmt.Sprintf("to listen on port %d", w.p.InstancePort(w.ids[0]))
+	}
+	return fmt.Sprintf("for the reusePort probe to confirm it (`journalctl -u %s` shows the probe)", units.Probe(w.p.Name, w.ids[0]))
+}
+
+// listened tells, for the timeout's message, which instances were seen
+// listening in their current run.
+func (w *waiter) listened(last []UnitStatus) []bool {
+	out := make([]bool, len(last))
+	for k, u := range last {
+		out[k] = up(u) && w.listenOf[k] == invocationKey(u)
+	}
+	return out
+}
+
+// judged tells, for the timeout's message, which instances the probe has
+// given a verdict on in their current run.
+func (w *waiter) judged(last []UnitStatus) []bool {
+	out := make([]bool, len(last))
+	for k, u := range last {
+		out[k] = !w.probe || w.verdictOf[k] == invocationKey(u)
+	}
+	return out
+}
+
+// exitText explains how an instance's last run ended: the reason (Result)
+// and, when known, the exit status or signal.
+func exitText(u UnitStatus, reason string) string {
+	var detail string
+	switch u.ExecMainCode {
+	case 1: // CLD_EXITED
+		detail = fmt.Sprintf("exit status %d", u.ExecMainStatus)
+	case 2, 3: // CLD_KILLED, CLD_DUMPED
+		detail = "signal " + signalName(u.ExecMainStatus)
+	}
+	switch {
+	case reason == "" && detail == "":
+		return ""
+	case reason == "":
+		return detail
+	case detail == "" || (reason == "exit-code" && u.ExecMainCode != 1):
+		return reason
+	}
+	return reason + ", " + detail
+}
+
+// signalName names a signal number, "SIGKILL"; a number it does not know
+// stays a number.
+func signalName(n int32) string {
+	if s := unix.SignalName(syscall.Signal(n)); s != "" {
+		return s
+	}
+	return fmt.Sprint(n)
+}
+
+// seconds renders a duration as "1.2s".
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+func joinIDs(p *config.Project, ids []int) string {
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = units.InstanceID(p.Name, id)
+	}
+	return strings.Join(names, ", ")
+}

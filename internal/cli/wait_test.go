@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/journal"
+)
+
+// The wait's step function, one table per mode: each row is one snapshot
+// of the world and what the step must make of it.
+type stepCase struct {
+	name string
+	snap snapshot
+	out  string
+	done bool
+	fail failKind
+	next needs
+}
+
+var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func running(inv string, pid uint32, since time.Time) UnitStatus {
+	return UnitStatus{ActiveState: "active", SubState: "running", MainPID: pid, InvocationID: inv, ActiveEnter: since}
+}
+
+func confirmedEv(inst, inv string) journal.Event {
+	return journal.Event{Kind: journal.ReuseportConfirmed, Instance: inst, Invocation: inv, Time: t0.Add(2 * time.Second)}
+}
+
+func runSteps(t *testing.T, w *waiter, cases []stepCase) {
+	t.Helper()
+	for _, c := range cases {
+		r := w.step(c.snap)
+		if got := strings.Join(r.out, ""); got != c.out || r.done != c.done || r.fail.kind != c.fail || r.next != c.next {
+			t.Fatalf("%s: out %q done %v fail %v next %+v\nwant out %q done %v fail %v next %+v",
+				c.name, got, r.done, r.fail.kind, r.next, c.out, c.done, c.fail, c.next)
+		}
+	}
+}
+
+func TestStepUntilOnlineCluster(t *testing.T) {
+	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
+	w := newWaiter(untilOnline, p, []int{0}, t0)
+	crashed := UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+	runSteps(t, w, []stepCase{
+		{name: "starting", snap: snapshot{now: t0, units: []UnitStatus{{ActiveState: "activating", SubState: "start"}}}},
+		{name: "crash", snap: snapshot{now: t0, units: []UnitStatus{crashed}}, out: "api-0 exited (exit-code, exit status 1), restarting\n"},
+		{name: "crash again: said once per loop", snap: snapshot{now: t0, units: []UnitStatus{crashed}}},
+		{name: "up: asks whether it listens", snap: snapshot{now: t0.Add(500 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)}},
+			next: needs{listen: true}},
+		{name: "not listening yet", snap: snapshot{now: t0.Add(600 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, next: needs{listen: true}},
+		{name: "past min_uptime, still not listening: said once", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, out: "api-0 running (pid 7), not listening on port 3000 yet\n", next: needs{listen: true}},
+		{name: "said once", snap: snapshot{now: t0.Add(1200 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, next: needs{listen: true}},
+		{name: "listening: online, asks for verdicts", snap: snapshot{now: t0.Add(1300 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+			asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}},
+			out: "api-0 online (pid 7)\n", next: needs{events: true, since: t0}},
+		{name: "no verdict yet", snap: snapshot{now: t0.Add(2 * time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: needs{events: true, since: t0}},
+			next: needs{events: true, since: t0}},
+		{name: "a verdict on another run does not count", snap: snapshot{now: t0.Add(2 * time.Second), units: []UnitStatus{running("a", 7, t0)},
+			events: []journal.Event{confirmedEv("api-0", "b")}, asked: needs{events: true, since: t0}}, next: needs{events: true, since: t0}},
+		{name: "confirmed", snap: snapshot{now: t0.Add(3 * time.Second), units: []UnitStatus{running("a", 7, t0)},
+			events: []journal.Event{confirmedEv("api-0", "a")}, asked: needs{events: true, since: t0}},
+			out: "api-0 confirmed (reusePort)\n", done: true},
+	})
+}
+
+func TestStepUntilOnlineFailures(t *testing.T) {
+	p := &config.Project{Name: "api", Mode: config.Fork, Instances: 2, MinUptime: 0, MaxRestarts: 3}
+	cases := []struct {
+		name string
+		snap snapshot
+		fail failKind
+	}{
+		{"the project became errored", snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), running("b", 8, t0)}, errored: "reuseport_missing"}, failProject},
+		{"an instance failed", snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), {ActiveState: "failed", Result: "exit-code"}}}, failInstance},
+		{"an instance stopped", snapshot{now: t0, units: []UnitStatus{{ActiveState: "inactive", LoadState: "loaded"}, running("b", 8, t0)}}, failInstance},
+	}
+	for _, c := range cases {
+		r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(c.snap)
+		if r.fail.kind != c.fail || r.done {
+			t.Errorf("%s: %+v", c.name, r)
+		}
+	}
+	// Fork mode is done when all listen; no verdicts asked for. An
+	// instance whose sockets cannot be read counts once it has run for
+	// min_uptime_ms (0 here).
+	both := snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), running("b", 8, t0)}, asked: needs{listen: true},
+		listens: []bool{true, false}, listenErrs: []error{nil, errors.New("no /proc")}}
+	r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(both)
+	if !r.done || r.next.events || strings.Join(r.out, "") != "api-0 online (pid 7)\napi-1 online (pid 8)\n" {
+		t.Errorf("fork: %+v", r)
+	}
+	both.listenErrs[1] = nil
+	if r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(both); r.done || !r.next.listen {
+		t.Errorf("fork, one not listening: %+v", r)
+	}
+	// Without a journal, the wait goes on without the probe.
+	pc := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1}
+	w := newWaiter(untilOnline, pc, []int{0}, t0)
+	r = w.step(snapshot{now: t0, units: []UnitStatus{running("a", 7, t0)}, asked: needs{events: true, listen: true},
+		listens: []bool{true}, listenErrs: []error{nil}, eventsErr: errors.New("no journalctl")})
+	if r.fail.kind != failJournalOff || !r.done {
+		t.Errorf("journal off: %+v", r)
+	}
+}
+
+func TestStepUntilBack(t *testing.T) {
+	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 2, MinUptime: time.Second, MaxRestarts: 16}
+	w := newWaiter(untilBack, p, []int{1}, t0)
+	w.before, w.checkListen, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true, true
+	listen := needs{listen: true}
+	events := needs{events: true, since: t0}
+	runSteps(t, w, []stepCase{
+		{name: "the old run still up", snap: snapshot{now: t0, units: []UnitStatus{running("old", 5, t0.Add(-time.Hour))}}},
+		{name: "new run: online, asks whether it listens (no min_uptime wait)", snap: snapshot{now: t0.Add(100 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}},
+			out: "online", next: listen},
+		{name: "not listening yet", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}, asked: listen},
+			next: listen},
+		{name: "listening: asks for the verdict", snap: snapshot{now: t0.Add(1200 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}, asked: listen, listen: true},
+			out: ", listening", next: events},
+		{name: "confirmed", snap: snapshot{now: t0.Add(1500 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}, asked: events,
+			events: []journal.Event{confirmedEv("api-1", "new")}}, out: ", confirmed (1.5s)\n", done: true},
+	})
+
+	w = newWaiter(untilBack, p, []int{1}, t0)
+	w.before, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true
+	r := w.step(snapshot{now: t0, units: []UnitStatus{{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}}})
+	if r.fail.kind != failNotBack || strings.Join(r.out, "") != "failed\n" {
+		t.Errorf("crash after restart: %+v", r)
+	}
+	if got := w.waitingFor(); got != "to come online" {
+		t.Errorf("waitingFor %q", got)
+	}
+}

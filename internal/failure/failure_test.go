@@ -1,0 +1,146 @@
+package failure
+
+import (
+	"flag"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/journal"
+)
+
+var update = flag.Bool("update", false, "rewrite the README's failure-mode table from the table")
+
+const (
+	readme      = "../../README.md"
+	readmeBegin = "<!-- BEGIN failure modes: made from package failure by `go test ./internal/failure -update`; do not edit -->"
+	readmeEnd   = "<!-- END failure modes -->"
+)
+
+// The README's troubleshooting section is the table.
+func TestReadmeIsTheTable(t *testing.T) {
+	if !testutil.ManSection(t, readme, readmeBegin, readmeEnd, Markdown(), *update) {
+		t.Errorf("the failure-mode table in %s is not what package failure makes; run `go test ./internal/failure -update`", readme)
+	}
+}
+
+// Every mode is a reason bm2 records, once, and every reason bm2 records
+// that is not a plain crash has a mode.
+func TestEveryReasonHasAMode(t *testing.T) {
+	plain := map[journal.Reason]bool{journal.ReasonExited: true, journal.ReasonKilled: true, journal.ReasonCoreDumped: true,
+		journal.ReasonTimeout: true, journal.ReasonOOM: true, journal.ReasonWatchdog: true}
+	known := map[journal.Reason]bool{}
+	for _, r := range journal.Reasons() {
+		known[r] = true
+		if _, ok := Lookup(r); !ok && !plain[r] {
+			t.Errorf("reason %s has no failure mode", r)
+		}
+	}
+	seen := map[journal.Reason]bool{}
+	for _, m := range modes {
+		if !known[m.Reason] {
+			t.Errorf("mode %s is not in journal.Reasons()", m.Reason)
+		}
+		if seen[m.Reason] {
+			t.Errorf("mode %s twice", m.Reason)
+		}
+		seen[m.Reason] = true
+		if m.Case == "" || m.Message == "" || m.Fix == "" || m.Man == "" {
+			t.Errorf("mode %s lacks a case, message, fix or man page: %+v", m.Reason, m)
+		}
+	}
+}
+
+// Every filled message and fix has no placeholder left, and every fix
+// says what to type.
+func TestWordingIsComplete(t *testing.T) {
+	left := regexp.MustCompile(`\{[a-z]+\}`)
+	for _, m := range modes {
+		for _, rt := range []string{"node", "bun"} {
+			f := m.Example
+			f.Runtime = rt
+			e, ok := Explain(m.Reason, f)
+			if !ok {
+				t.Fatalf("%s: no explanation", m.Reason)
+			}
+			for _, s := range []string{e.Message, e.Fix} {
+				if left.MatchString(s) {
+					t.Errorf("%s (%s): placeholder left in %q", m.Reason, rt, s)
+				}
+			}
+			if !strings.Contains(e.Fix, "`") {
+				t.Errorf("%s (%s): the fix names nothing to type: %q", m.Reason, rt, e.Fix)
+			}
+		}
+	}
+}
+
+// Under Bun, a port bound alone names both causes and both fixes: the
+// kernel cannot tell Bun's node:http from a Bun.serve without reusePort.
+func TestReuseportMissingWordedByRuntime(t *testing.T) {
+	f := Facts{Project: "expbun", Instance: "expbun-1", Port: 3400}
+	node, _ := Explain(journal.ReasonReuseportMissing, f)
+	f.Runtime = "bun"
+	bun, _ := Explain(journal.ReasonReuseportMissing, f)
+	for _, want := range []string{"expbun-1 holds port 3400 alone", "node:http", "Bun.serve"} {
+		if !strings.Contains(bun.Message, want) {
+			t.Errorf("Bun message lacks %q: %s", want, bun.Message)
+		}
+	}
+	for _, want := range []string{"Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })", `exec_mode = "fork"`, "`bm2 start expbun`"} {
+		if !strings.Contains(bun.Fix, want) {
+			t.Errorf("Bun fix lacks %q: %s", want, bun.Fix)
+		}
+	}
+	if strings.Contains(node.Message, "Bun") || !strings.Contains(node.Fix, "server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })") {
+		t.Errorf("Node wording: %s / %s", node.Message, node.Fix)
+	}
+	f.Again = "`bm2 serve`"
+	if e, _ := Explain(journal.ReasonReuseportMissing, f); !strings.HasSuffix(e.Fix, "then `bm2 serve`") {
+		t.Errorf("the fix does not end with the command to try again: %s", e.Fix)
+	}
+	if _, ok := Explain(journal.ReasonExited, f); ok {
+		t.Error("a plain exit has a mode")
+	}
+}
+
+// What comes from an app's process (its command name) cannot break the
+// line it is printed on.
+func TestCleanStripsControlCharacters(t *testing.T) {
+	e, _ := Explain(journal.ReasonPortInUse, Facts{Project: "api", Port: 80, Detail: "ev\x1b[2Jil\nfake (pid 1)"})
+	if strings.ContainsAny(e.Message, "\x1b\n") || !strings.Contains(e.Message, `ev\x1b[2Jil\nfake (pid 1)`) {
+		t.Errorf("message %q", e.Message)
+	}
+	if n := len(Clean(strings.Repeat("x", 1000))); n > 210 {
+		t.Errorf("Clean kept %d bytes", n)
+	}
+}
+
+// Every man page section a mode points to exists.
+func TestManSectionsExist(t *testing.T) {
+	pages := map[string]string{"bm2(1)": "../../packaging/man/bm2.1", "bm2.toml(5)": "../../packaging/man/bm2.toml.5"}
+	for _, m := range modes {
+		page, sec, ok := strings.Cut(m.Man, " ")
+		file := pages[page]
+		if !ok || file == "" {
+			t.Errorf("%s: man reference %q", m.Reason, m.Man)
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "\n.SH "+sec+"\n") && !strings.Contains(string(data), "\n.SH \""+sec+"\"\n") {
+			t.Errorf("%s: %s has no section %s", m.Reason, file, sec)
+		}
+	}
+}
+
+func TestCleanMessageKeepsAWholeMessage(t *testing.T) {
+	long := strings.Repeat("word ", 100)
+	if got := CleanMessage(long + "\n"); got != long+`\n` {
+		t.Errorf("CleanMessage cut or kept a newline: %d bytes", len(got))
+	}
+}

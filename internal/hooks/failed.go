@@ -1,0 +1,77 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// Failed is `bm2-probe failed <project>-<i>`, the instance's OnFailure=
+// unit: the instance has given up and waits for a person. It records why,
+// once per failure, unless the whole project was stopped on purpose or the
+// instance itself was marked errored (the mark already says why). A refusal's reason is the one the
+// exit hook found and wrote to the crash log moments before (both run as
+// root; the log is root's).
+func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes journal.CrashLog, events journal.Sink) error {
+	project, index, ok := units.ParseInstance(id)
+	if !ok {
+		return fmt.Errorf("%q is not an instance name like api-0", id)
+	}
+	if _, errored, _ := st.Errored(project); errored {
+		return nil
+	}
+	if _, marked, _ := st.InstanceErrored(id); marked {
+		return nil // the exit hook has said why (port_in_use)
+	}
+	f, err := sd.Unit(ctx, units.Instance(project, index))
+	if err != nil {
+		return err
+	}
+	// A stop that had to end in SIGKILL (the app outlived stop_timeout_ms)
+	// fails the unit too. If a start or restart job is bringing it back
+	// (`bm2 restart`, `reload`), or it was stopped on purpose and never
+	// restarted, it did not give up: the exit hook has recorded the kill.
+	if !f.Gone() || (f.Result == "timeout" && f.NRestarts == 0) {
+		return nil
+	}
+	reason := journal.ReasonBudget
+	msg := fmt.Sprintf("%s gave up after %d restarts (restart budget exhausted); its neighbours keep serving; `bm2 start %s` tries again",
+		id, f.NRestarts, id)
+	if index == units.Surge {
+		msg = fmt.Sprintf("%s, the surge instance of a reload, gave up after %d restarts (restart budget exhausted); the instances keep serving; `bm2 reload %s` tries again",
+			id, f.NRestarts, project)
+	}
+	if f.ExecMainCode == cldExited && f.ExecMainStatus == ExitRefused {
+		reason = journal.ReasonRejected
+		if last, ok := crashes.Last(project, id); ok && last.Reason.Refusal() {
+			reason = last.Reason
+		}
+		systemctl := "systemctl"
+		if os.Geteuid() != 0 {
+			systemctl = "systemctl --user" // the user's own manager runs this hook
+		}
+		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `%s status %s` shows the message",
+			id, reason, id, systemctl, units.Instance(project, index))
+	}
+	if r := journal.SpawnReason(int(f.ExecMainStatus)); f.ExecMainCode == cldExited && r != "" {
+		reason = r
+		e, _ := failure.Explain(r, failure.Facts{Project: project, Instance: id, Detail: spawnDetail(r, f)})
+		msg = e.Message + "; " + e.Fix
+	}
+	c := journal.Crash{Time: now, Reason: reason, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
+	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(f.GID))
+	err2 := events.Emit(journal.Event{
+		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: reason, Message: msg,
+		Restarts: fmt.Sprint(f.NRestarts), ServiceResult: f.Result, Invocation: f.InvocationID,
+	})
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}

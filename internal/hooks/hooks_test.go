@@ -1,0 +1,573 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/journal"
+	"golang.org/x/sys/unix"
+)
+
+type sink struct{ got []journal.Event }
+
+func (s *sink) Emit(e journal.Event) error { s.got = append(s.got, e); return nil }
+
+func runEnv(t *testing.T, dir, version string) (RunEnv, *strings.Builder, *[]string, *[]string) {
+	var stderr strings.Builder
+	var execd, environ []string
+	env := RunEnv{
+		Getenv:  func(k string) string { return "" },
+		Stderr:  &stderr,
+		Dirs:    []string{filepath.Join(dir, "none"), dir},
+		Version: func(ctx context.Context, p string) (string, error) { return version + "\n", nil },
+		Exec: func(argv0 string, argv, env []string) error {
+			execd = append([]string{argv0}, argv...)
+			environ = env
+			return nil
+		},
+		Environ: func() []string { return []string{"BM2_APP_PORT=3000", "NODE_ENV=production"} },
+		Getwd:   func() (string, error) { return dir, nil },
+		UID:     os.Getuid(),
+	}
+	return env, &stderr, &execd, &environ
+}
+
+func exe(t *testing.T, dir, name string) string {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunAcceptsAndExecs(t *testing.T) {
+	dir := t.TempDir()
+	node := exe(t, dir, "node")
+	env, stderr, execd, environ := runEnv(t, dir, "v24.0.0")
+	os.WriteFile(filepath.Join(dir, ".env"), []byte("NODE_ENV=staging\nSECRET='s e'\nBM2_APP_PORT=1\n"), 0o600)
+	if err := Run(context.Background(), []string{"node", "--env-file", filepath.Join(dir, ".env"), "--", "node", "server.js"}, env); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(*execd, " ") != node+" node server.js" {
+		t.Errorf("exec %v", *execd)
+	}
+	// env_file over [env], bm2's own untouchable.
+	if got := strings.Join(*environ, " "); got != "BM2_APP_PORT=3000 NODE_ENV=staging SECRET=s e" {
+		t.Errorf("environment %q", got)
+	}
+	if !strings.Contains(stderr.String(), "env_file sets BM2_APP_PORT, which is bm2's own: ignored") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+func TestRunRefuses(t *testing.T) {
+	dir := t.TempDir()
+	node := exe(t, dir, "node")
+	env, stderr, execd, _ := runEnv(t, dir, "v20.20.2")
+	err := Run(context.Background(), []string{"node", "--", node, "server.js"}, env)
+	var ref *RefusedError
+	if !errors.As(err, &ref) {
+		t.Fatalf("Run = %v", err)
+	}
+	want := "runtime " + node + " is Node.js v20.20.2, below the floor 24.0.0"
+	if !strings.Contains(stderr.String(), want) || len(*execd) != 0 {
+		t.Errorf("stderr %q (want %q), exec %v", stderr.String(), want, *execd)
+	}
+	env, stderr, _, _ = runEnv(t, dir, "1.4.4")
+	if err := Run(context.Background(), []string{"bun", "--", "bun", "i.ts"}, env); !errors.As(err, &ref) || !strings.Contains(stderr.String(), "runtime bun not found in") {
+		t.Errorf("missing: %v %q", err, stderr.String())
+	}
+	// env_file that is a symlink: refused, nothing of its target read.
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("STOLEN=1\n"), 0o600)
+	os.Symlink(secret, filepath.Join(dir, ".env"))
+	env, stderr, _, _ = runEnv(t, dir, "v24.1.0")
+	err = Run(context.Background(), []string{"node", "--env-file", filepath.Join(dir, ".env"), "--", node, "s.js"}, env)
+	if !errors.As(err, &ref) || !strings.Contains(stderr.String(), "symbolic link") {
+		t.Errorf("symlinked env_file: %v %q", err, stderr.String())
+	}
+}
+
+func TestRunCachesVersion(t *testing.T) {
+	dir := t.TempDir()
+	node := exe(t, dir, "node")
+	cacheDir := t.TempDir()
+	env, _, execd, _ := runEnv(t, dir, "v24.1.0")
+	env.Getenv = func(k string) string {
+		if k == "RUNTIME_DIRECTORY" {
+			return cacheDir
+		}
+		return ""
+	}
+	asked := 0
+	env.Version = func(ctx context.Context, p string) (string, error) { asked++; return "v24.1.0\n", nil }
+	for i := 0; i < 3; i++ {
+		if err := Run(context.Background(), []string{"node", "--", node, "s.js"}, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if asked != 1 || len(*execd) == 0 {
+		t.Errorf("asked the version %d times over 3 starts, want 1", asked)
+	}
+	// A different binary at the same path is asked again.
+	time.Sleep(10 * time.Millisecond)
+	os.WriteFile(node, []byte("#!/bin/sh\n# new\n"), 0o755)
+	Run(context.Background(), []string{"node", "--", node, "s.js"}, env)
+	if asked != 2 {
+		t.Errorf("a replaced binary was not asked again (asked %d)", asked)
+	}
+}
+
+// A runtime that does not answer --version is a failure systemd retries,
+// not a refusal for good.
+func TestRunVersionFailureIsRetried(t *testing.T) {
+	dir := t.TempDir()
+	exe(t, dir, "bun")
+	env, _, execd, _ := runEnv(t, dir, "")
+	env.Version = func(ctx context.Context, p string) (string, error) { return "", errors.New("no answer within 5s") }
+	err := Run(context.Background(), []string{"bun", "--", "bun", "i.ts"}, env)
+	var ref *RefusedError
+	if err == nil || errors.As(err, &ref) || len(*execd) != 0 {
+		t.Errorf("Run = %v (refused: %v)", err, errors.As(err, &ref))
+	}
+}
+
+type fakeSD map[string]sysd.Status
+
+func (f fakeSD) Unit(ctx context.Context, name string) (sysd.Status, error) {
+	s, ok := f[name]
+	if !ok {
+		return sysd.NotFound(name), nil
+	}
+	return s, nil
+}
+
+// ResetFailed records the reset in the map itself.
+func (f fakeSD) ResetFailed(ctx context.Context, unit string) error {
+	f["reset "+unit] = sysd.Status{}
+	return nil
+}
+
+// A clean stop gives the next start a fresh budget; a crash never resets
+// (systemd would forget it and not restart).
+func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
+	c := journal.CrashLog{Dir: t.TempDir()}
+	for _, tc := range []struct {
+		st    sysd.Status
+		reset bool
+	}{
+		{sysd.Status{Result: "success", ExecMainCode: cldKilled, ExecMainStatus: 15}, true},
+		{sysd.Status{Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1}, false},
+		{sysd.Status{Result: "timeout", ExecMainCode: cldKilled, ExecMainStatus: 9}, false},
+	} {
+		sd := fakeSD{"bm2@api-0.service": tc.st}
+		if err := Exited(context.Background(), "api-0", sd, time.Now(), c, &sink{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, reset := sd["reset bm2@api-0.service"]; reset != tc.reset {
+			t.Errorf("%+v: reset %v, want %v", tc.st, reset, tc.reset)
+		}
+	}
+}
+
+func TestExitedRecordsCrashes(t *testing.T) {
+	c := journal.CrashLog{Dir: t.TempDir()}
+	ev := &sink{}
+	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
+	noRefusal := func(context.Context, sysd.Status) (journal.Reason, string) {
+		t.Fatal("asked to verify a refusal")
+		return "", ""
+	}
+	cases := []struct {
+		st   sysd.Status
+		want string
+	}{
+		{sysd.Status{Result: "success", ExecMainCode: cldExited}, ""},
+		{sysd.Status{Result: "success", ExecMainCode: cldKilled, ExecMainStatus: 15}, ""},
+		{sysd.Status{Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1}, "reason=exited code=1"},
+		{sysd.Status{Result: "signal", ExecMainCode: cldKilled, ExecMainStatus: 9}, "reason=killed signal=SIGKILL"},
+		{sysd.Status{Result: "core-dump", ExecMainCode: cldDumped, ExecMainStatus: 11}, "reason=core_dumped signal=SIGSEGV"},
+		{sysd.Status{Result: "oom-kill", ExecMainCode: cldKilled, ExecMainStatus: 9}, "reason=oom_killed signal=SIGKILL"},
+	}
+	for _, tc := range cases {
+		sd := fakeSD{"bm2@api-0.service": tc.st}
+		if err := Exited(context.Background(), "api-0", sd, at, c, ev, noRefusal); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(c.Path("api", "api-0"))
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var want []string
+	for _, tc := range cases {
+		if tc.want != "" {
+			want = append(want, "2026-11-30T04:00:00.000Z "+tc.want)
+		}
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("crash.log:\n%s\nwant:\n%s", data, strings.Join(want, "\n"))
+	}
+	if len(ev.got) != len(want) || ev.got[0].Kind != journal.InstanceCrashed || ev.got[0].Reason != journal.ReasonExited || ev.got[1].Signal != "SIGKILL" {
+		t.Errorf("events %+v", ev.got)
+	}
+}
+
+// Exit status 78 is a refusal only when the root side finds something to
+// refuse; then it says runtime_rejected with the reason it found itself.
+func TestExitedRefusal(t *testing.T) {
+	c := journal.CrashLog{Dir: t.TempDir()}
+	ev := &sink{}
+	sd := fakeSD{"bm2@api-1.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78}}
+	verdict := journal.ReasonRuntimeBelowFloor
+	verify := func(context.Context, sysd.Status) (journal.Reason, string) {
+		return verdict, "runtime x is Bun 1.3.14, below the floor 1.4.0"
+	}
+	if err := Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.RuntimeRejected || ev.got[0].Reason != journal.ReasonRuntimeBelowFloor {
+		t.Fatalf("%+v", ev.got)
+	}
+	if last, _ := c.Last("api", "api-1"); last.Reason != journal.ReasonRuntimeBelowFloor {
+		t.Fatalf("crash.log %+v", last)
+	}
+	verdict = journal.ReasonExited // the app exited 78 itself
+	Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify)
+	if ev.got[1].Kind != journal.InstanceCrashed || ev.got[1].Reason != journal.ReasonExited {
+		t.Fatalf("%+v", ev.got[1])
+	}
+}
+
+// The root side checks the env_file itself, as the user, and the
+// runtime only through the confined asker: the hook never executes the
+// runtime (a script here that leaves a marker when run).
+func TestVerifyRefusal(t *testing.T) {
+	dir, err := os.MkdirTemp("", "bm2-verify-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bun := filepath.Join(dir, "bun")
+	marker := filepath.Join(dir, "ran")
+	os.WriteFile(bun, []byte("#!/bin/sh\ntouch "+marker+"\necho 1.4.4\n"), 0o755)
+	me := uint32(os.Getuid())
+	st := sysd.Status{UID: me, GID: uint32(os.Getgid()), WorkingDirectory: dir,
+		ExecStart: []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", bun, "i.ts"}}
+	answer, answerErr := "1.3.14\n", error(nil)
+	var asked []string
+	confined := func(ctx context.Context, s sysd.Status, path string) (string, error) {
+		if s.UID != st.UID {
+			t.Errorf("asked for uid %d", s.UID)
+		}
+		asked = append(asked, path)
+		return answer, answerErr
+	}
+	verify := VerifyRefusalWith(confined)
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
+		t.Fatalf("%s %s", r, msg)
+	}
+	answer = "1.4.4\n"
+	if r, _ := verify(context.Background(), st); r != journal.ReasonExited {
+		t.Fatalf("nothing to refuse, got %s", r)
+	}
+	// The sandbox could not be asked: unconfirmed, never a run of our own.
+	answerErr = errors.New("systemd-run: not found")
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") || !strings.Contains(msg, "systemd-run: not found") {
+		t.Fatalf("unconfirmed: %s %s", r, msg)
+	}
+	answerErr = &jsruntime.NotRunError{Why: "no"}
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") {
+		t.Fatalf("not run: %s %s", r, msg)
+	}
+	answerErr = nil
+	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--env-file", filepath.Join(dir, ".env"), "--", bun, "i.ts"}
+	if r, msg := verify(context.Background(), st); r != journal.ReasonEnvFile || !strings.Contains(msg, "does not exist") {
+		t.Fatalf("%s %s", r, msg)
+	}
+	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", filepath.Join(dir, "gone"), "i.ts"}
+	if r, _ := verify(context.Background(), st); r != journal.ReasonRuntimeMissing {
+		t.Fatalf("%s", r)
+	}
+	if len(asked) != 4 || asked[0] != bun {
+		t.Errorf("confined asks: %q", asked)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the hook executed the runtime itself")
+	}
+}
+
+// The real confined asker reads the instance's unit files and hands
+// their sandbox to systemd-run; without a unit file it runs nothing.
+func TestConfinedVersionNeedsUnitFiles(t *testing.T) {
+	if _, err := ConfinedVersion(context.Background(), sysd.Status{}, "/bin/true"); err == nil {
+		t.Error("ran without the instance's unit files")
+	}
+	if _, err := ConfinedVersion(context.Background(), sysd.Status{FragmentPath: filepath.Join(t.TempDir(), "gone.service")}, "/bin/true"); err == nil {
+		t.Error("ran without the instance's unit files")
+	}
+}
+
+func TestFailed(t *testing.T) {
+	dir := t.TempDir()
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	sd := fakeSD{
+		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
+		"bm2@api-2.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
+		"bm2@api-3.service": {ActiveState: "failed", Result: "timeout", NRestarts: 5},
+		// Stopped on purpose, by SIGKILL after stop_timeout_ms.
+		"bm2@api-5.service": {ActiveState: "failed", Result: "timeout"},
+		// Its stop timed out inside a restart job, which starts it again.
+		"bm2@api-4.service": {ActiveState: "failed", Result: "timeout", JobPending: true},
+	}
+	for _, id := range []string{"api-4", "api-5"} {
+		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev); err != nil || len(ev.got) != 0 {
+			t.Fatalf("%s recorded as given up: %v %+v", id, err, ev.got)
+		}
+	}
+	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonBudget || ev.got[0].Restarts != "3" {
+		t.Errorf("events %+v", ev.got)
+	}
+	data, _ := os.ReadFile(c.Path("api", "api-1"))
+	if !strings.Contains(string(data), "reason=restart_budget_exhausted") {
+		t.Errorf("crash.log %q", data)
+	}
+	// A refusal: the reason the exit hook wrote to the crash log.
+	c.Append("api", "api-2", journal.Crash{Time: time.Now(), Reason: journal.ReasonRuntimeMissing})
+	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev)
+	if ev.got[1].Reason != journal.ReasonRuntimeMissing {
+		t.Errorf("refusal recorded as %q", ev.got[1].Reason)
+	}
+	// A project stopped on purpose already says why: nothing more.
+	st.SetErrored("api", "reuseport_missing")
+	Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev)
+	if len(ev.got) != 2 {
+		t.Errorf("errored project got more events: %+v", ev.got[2:])
+	}
+}
+
+// systemd's own "cannot start" statuses get a reason of their own, from
+// the exit hook and from the failure hook alike.
+func TestSpawnFailures(t *testing.T) {
+	dir := t.TempDir()
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	sd := fakeSD{
+		"bm2@api-0.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 200, WorkingDirectory: "/srv/gone"},
+		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 217, User: "deploy"},
+	}
+	noVerify := func(context.Context, sysd.Status) (journal.Reason, string) { t.Fatal("verified"); return "", "" }
+	for id, want := range map[string]string{"api-0": "working directory /srv/gone does not exist", "api-1": "user deploy does not exist"} {
+		ev.got = nil
+		if err := Exited(context.Background(), id, sd, time.Now(), c, ev, noVerify); err != nil {
+			t.Fatal(err)
+		}
+		if len(ev.got) != 1 || !strings.Contains(ev.got[0].Message, want) || ev.got[0].Detail == "" {
+			t.Errorf("%s exit: %+v", id, ev.got)
+		}
+		ev.got = nil
+		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev); err != nil {
+			t.Fatal(err)
+		}
+		reason := map[string]journal.Reason{"api-0": journal.ReasonCwdMissing, "api-1": journal.ReasonUserMissing}[id]
+		if len(ev.got) != 1 || ev.got[0].Reason != reason || !strings.Contains(ev.got[0].Message, want) || !strings.Contains(ev.got[0].Message, "`bm2 start api`") {
+			t.Errorf("%s failure: %+v", id, ev.got)
+		}
+		if last, ok := c.Last("api", id); !ok || last.Reason != reason {
+			t.Errorf("%s crash.log last %+v", id, last)
+		}
+	}
+}
+
+// A failed instance whose port another user's process holds is errored
+// as port_in_use, once, naming the holder: that instance only, under the
+// runtime state directory (a reboot looks again), never the project or
+// its neighbours (a squatter must not stop a project). Its own user's
+// listeners (a sibling), a clean stop and a refusal are none of that.
+func TestPortBlocked(t *testing.T) {
+	dir := t.TempDir()
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, journal.CrashLog{Dir: dir}, &sink{}
+	env := []string{"BM2_APP_PORT=3100"}
+	sd := fakeSD{
+		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
+		"bm2@api-1.service": {ActiveState: "deactivating", Result: "success", UID: 61000, Environment: env},
+		"bm2@api-2.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78, UID: 61000, Environment: env},
+		"bm2@api-3.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 16, ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
+	}
+	var asked []uint32
+	holder := func(port int, uid uint32) (string, bool) {
+		asked = append(asked, uid)
+		return "python3\x1b[2J (pid 812), uid 65534 (nobody)", port == 3100 && uid != 65534
+	}
+	for _, id := range []string{"api-1", "api-2"} {
+		if err := PortBlocked(context.Background(), id, sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 0 {
+			t.Fatalf("%s: %v %+v", id, err, ev.got)
+		}
+	}
+	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != 61000 {
+		t.Errorf("holder asked for %v", asked)
+	}
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonPortInUse || ev.got[0].Port != 3100 ||
+		ev.got[0].Instance != "api-0" || !strings.Contains(ev.got[0].Message, "port 3100 is held by python3\\x1b[2J (pid 812), uid 65534 (nobody), not by api") ||
+		!strings.Contains(ev.got[0].Message, "bm2 keeps api-0 from starting again") {
+		t.Errorf("events %+v", ev.got)
+	}
+	if reason, ok, _ := st.Errored("api"); ok {
+		t.Errorf("the project is errored (%s): a squatter on one port stops every instance", reason)
+	}
+	m, ok, err := st.InstanceErrored("api-0")
+	if err != nil || !ok || m.Reason != "port_in_use" || m.Detail != "python3\\x1b[2J (pid 812), uid 65534 (nobody)" {
+		t.Errorf("instance mark %+v %v %v", m, ok, err)
+	}
+	if !strings.HasPrefix(st.InstanceErroredPath("api-0"), st.Run+"/") {
+		t.Errorf("mark %s outlives a reboot", st.InstanceErroredPath("api-0"))
+	}
+	for _, n := range []string{"api-1", "api-2"} {
+		if _, ok, _ := st.InstanceErrored(n); ok {
+			t.Errorf("neighbour %s is errored", n)
+		}
+	}
+	// Once: the same instance's next failure finds it errored.
+	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 1 {
+		t.Errorf("second time: %v %d events", err, len(ev.got))
+	}
+	// A neighbour that fails on the same squatted port gets its own mark.
+	if err := PortBlocked(context.Background(), "api-3", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 2 || ev.got[1].Instance != "api-3" {
+		t.Errorf("api-3: %v %+v", err, ev.got)
+	}
+	// The failure hook of a marked instance adds nothing: the mark says why.
+	ev.got = nil
+	if err := Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev); err != nil || len(ev.got) != 0 {
+		t.Errorf("Failed of a marked instance: %v %+v", err, ev.got)
+	}
+}
+
+// Only a foreign listener that keeps the app from its wildcard bind, and
+// only while none of the app's own sockets listens, is taken for the
+// cause of an exit (port_in_use): any user may listen on [::1]:PORT
+// beside an app on 0.0.0.0, and must not be able to make it errored.
+func TestBlocking(t *testing.T) {
+	v4 := sockdiag.Listener{Family: unix.AF_INET, Addr: netip.MustParseAddr("0.0.0.0"), UID: 1002}
+	lo6 := sockdiag.Listener{Family: unix.AF_INET6, Addr: netip.MustParseAddr("::1"), UID: 1002}
+	any6 := sockdiag.Listener{Family: unix.AF_INET6, Addr: netip.MustParseAddr("::"), UID: 1002}
+	lo4 := sockdiag.Listener{Family: unix.AF_INET, Addr: netip.MustParseAddr("127.0.0.1"), UID: 1002}
+	own := sockdiag.Listener{Family: unix.AF_INET6, Addr: netip.MustParseAddr("::"), UID: 1001}
+	for _, c := range []struct {
+		name string
+		ls   []sockdiag.Listener
+		want bool
+	}{
+		{"none", nil, false},
+		{"IPv4 wildcard", []sockdiag.Listener{v4}, true},
+		{"IPv4 loopback", []sockdiag.Listener{lo4}, true},
+		{"IPv6 wildcard", []sockdiag.Listener{any6}, true},
+		{"IPv6 loopback only", []sockdiag.Listener{lo6}, false},
+		{"the app's own instances listen", []sockdiag.Listener{v4, own}, false},
+	} {
+		if _, got := Blocking(c.ls, 1001); got != c.want {
+			t.Errorf("%s: Blocking = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// An app that runs as root gets no runtime someone else can replace: the
+// wrapper refuses it without running it (not even --version), and the
+// exit hook confirms that refusal without running it either.
+func TestRootRefusesReplaceableRuntime(t *testing.T) {
+	testutil.Root(t)
+	dir, err := os.MkdirTemp("", "bm2-rootrt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	node := filepath.Join(dir, "node")
+	marker := filepath.Join(dir, "ran")
+	os.WriteFile(node, []byte("#!/bin/sh\ntouch "+marker+"\necho v24.1.0\n"), 0o755)
+	os.Chown(node, 65534, 65534)
+
+	env, stderr, execd, _ := runEnv(t, dir, "v24.1.0")
+	env.UID = 0
+	asked := false
+	env.Version = func(ctx context.Context, p string) (string, error) { asked = true; return "v24.1.0\n", nil }
+	env.Replaceable = jsruntime.Replaceable
+	err = Run(context.Background(), []string{"node", "--", node, "server.js"}, env)
+	var ref *RefusedError
+	if !errors.As(err, &ref) || asked || len(*execd) != 0 || !strings.Contains(stderr.String(), "bm2 runs no such binary as root") {
+		t.Fatalf("Run as root = %v, asked %v, exec %v, stderr %q", err, asked, *execd, stderr.String())
+	}
+	// As another user the same runtime runs.
+	env.UID = 1000
+	if err := Run(context.Background(), []string{"node", "--", node, "server.js"}, env); err != nil || len(*execd) == 0 {
+		t.Fatalf("Run as a user = %v, exec %v", err, *execd)
+	}
+
+	st := sysd.Status{UID: 0, GID: 0, User: "root", WorkingDirectory: dir,
+		ExecStart: []string{"/usr/lib/bm2/bm2-probe", "run", "node", "--", node, "server.js"}}
+	verify := VerifyRefusalWith(func(ctx context.Context, s sysd.Status, path string) (string, error) {
+		t.Errorf("asked %s as root", path)
+		return "v24.1.0\n", nil
+	})
+	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeMissing || !strings.Contains(msg, "bm2 runs no such binary as root") {
+		t.Errorf("verify = %s %s", r, msg)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the runtime ran")
+	}
+}
+
+// The port fence fails closed: an instance its root fence step marked
+// errored (port_fence_failed) is refused by the run wrapper, which never
+// execs the app, and the exit hook takes the mark for the cause; an
+// unmarked neighbour starts.
+func TestRunRefusesAMarkedInstance(t *testing.T) {
+	dir := t.TempDir()
+	node := exe(t, dir, "node")
+	run := filepath.Join(dir, "run", "bm2")
+	sdir := state.Dir{Path: run, Run: run}
+	if _, err := sdir.SetInstanceErrored("api-0", state.Mark{Reason: "port_fence_failed", Detail: "attach bind4: no memory"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		inst    string
+		refused bool
+	}{{"api-0", true}, {"api-1", false}} {
+		env, stderr, execd, _ := runEnv(t, dir, "v24.1.0")
+		env.Getenv = func(k string) string {
+			if k == "RUNTIME_DIRECTORY" {
+				return filepath.Join(run, c.inst)
+			}
+			return ""
+		}
+		err := Run(context.Background(), []string{"node", "--", node, "s.js"}, env)
+		var refused *RefusedError
+		if got := errors.As(err, &refused); got != c.refused || (len(*execd) > 0) == c.refused {
+			t.Fatalf("%s: err %v, exec'd %q, stderr %q", c.inst, err, *execd, stderr.String())
+		}
+		if c.refused && !strings.Contains(stderr.String(), "api-0 is marked errored (port_fence_failed: attach bind4: no memory)") {
+			t.Errorf("stderr %q", stderr.String())
+		}
+	}
+	verify := MarkedOr(sdir, "api-0", func(context.Context, sysd.Status) (journal.Reason, string) { return journal.ReasonExited, "asked" })
+	if r, msg := verify(context.Background(), sysd.Status{}); r != journal.ReasonFenceFailed || !r.Refusal() || !strings.Contains(msg, "no memory") {
+		t.Errorf("marked: %s %q", r, msg)
+	}
+	if r, _ := MarkedOr(sdir, "api-1", func(context.Context, sysd.Status) (journal.Reason, string) { return journal.ReasonExited, "asked" })(context.Background(), sysd.Status{}); r != journal.ReasonExited {
+		t.Errorf("unmarked: %s", r)
+	}
+}

@@ -1,0 +1,872 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+)
+
+// Source is what an ecosystem file or a dump holds, as data.
+type Source struct {
+	File string    // absolute path of the ecosystem file or dump
+	Dump bool      // a dump.pm2 written by pm2 save (Apps are its processes)
+	Apps []*Object // the apps (a dump: one entry per process)
+	// Keys are the ecosystem file's top-level keys other than apps
+	// (deploy, static, ...).
+	Keys []string
+	// Owner is the uid of the file's owner as it was read (from the file
+	// descriptor the data came from), and OwnerKnown says it was: the
+	// file speaks for that user only (package trust).
+	Owner      int
+	OwnerKnown bool
+	// Speaker is who the file speaks for (trust.File.Speaker): 0 for
+	// root's, a uid when only that user could have written it,
+	// trust.Nobody (-1) when more than one user could; Why says why for
+	// Nobody. Set with Owner.
+	Speaker int
+	Why     string
+}
+
+// Options are the choices of the command line and the facts of the host
+// that an import depends on.
+type Options struct {
+	Env  string   // --env NAME: env_NAME over env
+	Only []string // --only: import these apps (by PM2 name) only
+	Port int      // --port: the port, over what the file says (one app only)
+	Fork bool     // --mode fork
+	Out  string   // --out DIR: write DIR/<name>.toml instead of <cwd>/bm2.toml
+
+	NumCPU int // for instances = -N
+	// Owner names the owner of a directory when it is a user other than
+	// root ("" otherwise, or when the directory does not exist): an app
+	// whose cwd is a user's runs as that user, as it did under PM2.
+	Owner func(dir string) string
+	// Runtime says what is wrong with the runtime a project would run
+	// (kind, and runtime_path or "" for the one systemd finds), "" when it
+	// is usable. nil: not checked.
+	Runtime func(kind config.Runtime, runtimePath string) string
+}
+
+// Project is one imported app.
+type Project struct {
+	App     string // the app's name in PM2
+	Name    string // the project's name
+	Cwd     string
+	File    string // where its bm2.toml goes
+	Data    []byte // the bm2.toml
+	Secrets bool   // it has [env]: written readable by its owner only
+	User    string // user =, "" for an account of its own
+	Summary string // `4 x cluster on port 3000, runtime node`
+	Notes   []string
+	// Dropped are the variables of a dump's environment that were not the
+	// app's own (see OwnEnv), by name.
+	Dropped []string
+}
+
+// Refusal is an app that was not imported, and why.
+type Refusal struct {
+	App    string // its name, or "app 2" for one without
+	Reason string
+}
+
+func (r Refusal) String() string { return r.App + ": " + r.Reason }
+
+// Result is an import's outcome. Notes are about the file as a whole.
+type Result struct {
+	Projects []Project
+	Refused  []Refusal
+	Notes    []string
+}
+
+// Map imports every app of src (or those in opts.Only). It never fails
+// as a whole: what cannot be imported is refused app by app.
+func Map(src Source, opts Options) Result {
+	var res Result
+	base := path.Base(src.File)
+	apps := src.Apps
+	if src.Dump {
+		var notes []string
+		apps, notes = DumpApps(src.Apps)
+		res.Notes = append(res.Notes, notes...)
+	}
+	for _, k := range src.Keys {
+		switch k {
+		case "deploy":
+			res.Notes = append(res.Notes, base+": deploy ignored: bm2 does not deploy; after a deploy, `bm2 reload <name>` restarts a project without dropping a request")
+		case "static":
+			res.Notes = append(res.Notes, base+": static ignored: bm2 does not serve static files; a gateway (nginx, Caddy) does that better")
+		default:
+			res.Notes = append(res.Notes, fmt.Sprintf("%s: top-level key %q ignored", base, k))
+		}
+	}
+	// Apps that share a cwd cannot all have its bm2.toml: each gets
+	// bm2.<name>.toml. Decided on every app of the file, not only those
+	// imported, so that --only changes no file name.
+	perDir := map[string]int{}
+	for _, a := range apps {
+		perDir[appCwd(src, a)]++
+	}
+	seen := map[string]string{}
+	for i, a := range apps {
+		label := fmt.Sprintf("app %d of %s", i+1, base)
+		if n, ok := a.Get("name"); ok {
+			if s, ok := n.(string); ok && s != "" {
+				label = s
+			}
+		}
+		if len(opts.Only) > 0 && !slices.Contains(opts.Only, label) {
+			continue
+		}
+		m := &mapper{src: src, opts: opts, app: a, label: label, shared: perDir[appCwd(src, a)] > 1}
+		p, err := m.run()
+		if err != nil {
+			res.Refused = append(res.Refused, Refusal{App: label, Reason: err.Error()})
+			continue
+		}
+		if prev, dup := seen[p.Name]; dup {
+			res.Refused = append(res.Refused, Refusal{App: label, Reason: fmt.Sprintf("its project name %q is taken by app %q: rename one of them", p.Name, prev)})
+			continue
+		}
+		seen[p.Name] = label
+		res.Projects = append(res.Projects, *p)
+	}
+	for _, name := range opts.Only {
+		found := false
+		for i, a := range apps {
+			n, _ := a.Get("name")
+			if s, _ := n.(string); s == name || fmt.Sprintf("app %d of %s", i+1, base) == name {
+				found = true
+			}
+		}
+		if !found {
+			res.Refused = append(res.Refused, Refusal{App: name, Reason: fmt.Sprintf("no app of that name in %s (it has %s)", base, appNames(apps))})
+		}
+	}
+	return res
+}
+
+func appNames(apps []*Object) string {
+	var names []string
+	for _, a := range apps {
+		if n, ok := a.Get("name"); ok {
+			if s, ok := n.(string); ok {
+				names = append(names, strconv.Quote(s))
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "no named app"
+	}
+	return strings.Join(names, ", ")
+}
+
+// appCwd is an app's directory: cwd, relative to the ecosystem file's
+// directory, or that directory.
+func appCwd(src Source, a *Object) string {
+	dir := path.Dir(src.File)
+	if v, ok := a.Get("cwd"); ok {
+		if s, ok := v.(string); ok && s != "" {
+			if path.IsAbs(s) {
+				return path.Clean(s)
+			}
+			return path.Join(dir, s)
+		}
+	}
+	return dir
+}
+
+// mapper imports one app.
+type mapper struct {
+	src    Source
+	opts   Options
+	app    *Object
+	label  string
+	shared bool // another app of the file has the same cwd
+	notes  []string
+	p      config.Project
+}
+
+type refusal struct{ msg string }
+
+func (r refusal) Error() string { return r.msg }
+
+func (m *mapper) refuse(format string, args ...any) error {
+	return refusal{fmt.Sprintf(format, args...)}
+}
+
+func (m *mapper) note(format string, args ...any) {
+	m.notes = append(m.notes, m.p.Name+": "+fmt.Sprintf(format, args...))
+}
+
+// str reads a string key; numbers are taken as their text.
+func (m *mapper) str(key string) (string, bool, error) {
+	v, ok := m.app.Get(key)
+	if !ok || v == nil {
+		return "", false, nil
+	}
+	switch v := v.(type) {
+	case string:
+		return v, true, nil
+	case json.Number:
+		return jsNumber(v), true, nil
+	}
+	return "", false, m.refuse("%s must be a string, got %s", key, describe(v))
+}
+
+// value returns the value of a key or of its first alias set.
+func (m *mapper) value(key string) (any, string, bool) {
+	r, _ := ruleFor0(key)
+	for _, k := range append([]string{key}, r.Aliases...) {
+		if v, ok := m.app.Get(k); ok && v != nil {
+			return v, k, true
+		}
+	}
+	return nil, "", false
+}
+
+func (m *mapper) run() (*Project, error) {
+	if err := m.name(); err != nil {
+		return nil, err
+	}
+	m.p.Cwd = appCwd(m.src, m.app)
+	for _, step := range []func() error{m.script, m.runtime, m.args, m.instances, m.timing, m.memory, m.user} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	env, err := m.env()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.port(env); err != nil {
+		return nil, err
+	}
+	m.p.Env = nil
+	for _, k := range sortedKeys(env) {
+		m.p.Env = append(m.p.Env, config.EnvVar{Name: k, Value: env[k]})
+	}
+	m.others()
+	return m.render()
+}
+
+var invalidNameRE = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+func (m *mapper) name() error {
+	raw, ok, err := m.str("name")
+	if err != nil {
+		return err
+	}
+	if !ok || raw == "" {
+		return m.refuse("no name: add name: \"...\" to the app (bm2 names the project after it)")
+	}
+	n := invalidNameRE.ReplaceAllString(strings.ToLower(raw), "-")
+	n = strings.TrimLeft(n, "-_")
+	n = strings.TrimRight(n, "-")
+	if len(n) > 64 {
+		n = strings.TrimRight(n[:64], "-")
+	}
+	if n == "" {
+		return m.refuse("its name %q has none of a-z 0-9: rename the app", raw)
+	}
+	m.p.Name = n
+	if n != raw {
+		m.note("named %q (bm2 names are a-z 0-9 - _): the PM2 app was %q", n, raw)
+	}
+	return nil
+}
+
+// jsExt are the scripts bm2 runs with node or bun.
+var jsExt = []string{".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx"}
+
+func (m *mapper) script() error {
+	key := "script"
+	if _, k, ok := m.value("script"); ok {
+		key = k // or its alias, exec
+	}
+	if m.app.Has("pm_exec_path") {
+		key = "pm_exec_path" // a dump
+	}
+	s, ok, err := m.str(key)
+	if err != nil {
+		return err
+	}
+	if !ok || s == "" {
+		return m.refuse("no script: add script: \"index.js\" (the file node runs)")
+	}
+	ext := strings.ToLower(path.Ext(s))
+	switch {
+	case s == "serve":
+		return m.refuse("script \"serve\" is PM2's static file server: bm2 runs apps; a gateway (nginx, Caddy) serves files")
+	case ext != "" && !slices.Contains(jsExt, ext):
+		return m.refuse("script %q is not JavaScript or TypeScript (%s): bm2 runs Node.js and Bun apps only", s, ext)
+	case !strings.Contains(s, "/") && !slices.Contains(jsExt, ext):
+		return m.refuse("script %q is a command, not a JavaScript file: bm2 runs node or bun on a file; set script to the file it starts (for npm or yarn, the one package.json's \"scripts\" names)", s)
+	}
+	if path.IsAbs(s) {
+		if rel, ok := strings.CutPrefix(path.Clean(s), m.p.Cwd+"/"); ok {
+			s = rel
+		} else {
+			s = path.Clean(s)
+		}
+	} else {
+		s = path.Clean(s)
+	}
+	m.p.Script = s
+	return nil
+}
+
+func (m *mapper) runtime() error {
+	v, key, ok := m.value("exec_interpreter")
+	interp := ""
+	if ok {
+		s, isStr := v.(string)
+		if !isStr {
+			return m.refuse("%s must be a string, got %s", key, describe(v))
+		}
+		interp = s
+	}
+	switch base := path.Base(interp); {
+	case interp == "":
+		m.p.Runtime = config.RuntimeFor(m.p.Script)
+	case interp == "none":
+		return m.refuse("%s \"none\" runs the script as a program: bm2 runs Node.js and Bun apps only", key)
+	case base == "node" || base == "nodejs":
+		m.p.Runtime = config.Node
+	case base == "bun":
+		m.p.Runtime = config.Bun
+	default:
+		return m.refuse("%s %q: bm2 runs Node.js (node) and Bun (bun) only", key, interp)
+	}
+	if path.IsAbs(interp) {
+		m.p.RuntimePath = path.Clean(interp)
+	}
+	if m.opts.Runtime != nil {
+		if problem := m.opts.Runtime(m.p.Runtime, m.p.RuntimePath); problem != "" {
+			return m.refuse("runtime %s", problem)
+		}
+	}
+	if v, key, ok := m.value("node_args"); ok {
+		args, err := m.words(key, v)
+		if err != nil {
+			return err
+		}
+		m.p.RuntimeArgs = args
+	}
+	return nil
+}
+
+func (m *mapper) args() error {
+	if v, ok := m.app.Get("args"); ok && v != nil {
+		args, err := m.words("args", v)
+		if err != nil {
+			return err
+		}
+		m.p.Args = args
+	}
+	return nil
+}
+
+// argRE is how PM2 splits a string where it takes an array (lib/tools/Config.js).
+var argRE = regexp.MustCompile(`[^\s"'=]+="[^"]*"|[^\s"'=]+='[^']*'|"([^"]*)"|'([^']*)'|\S+`)
+
+// SplitArgs splits a string of arguments as PM2 does: on white space,
+// with "..." and '...' kept together (and their quotes dropped when they
+// make up the whole argument).
+func SplitArgs(s string) []string {
+	var out []string
+	for _, w := range argRE.FindAllString(s, -1) {
+		if len(w) >= 2 && (w[0] == '"' && w[len(w)-1] == '"' || w[0] == '\'' && w[len(w)-1] == '\'') {
+			w = w[1 : len(w)-1]
+		}
+		if strings.TrimSpace(w) != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (m *mapper) words(key string, v any) ([]string, error) {
+	switch v := v.(type) {
+	case string:
+		return SplitArgs(v), nil
+	case []any:
+		var out []string
+		for i, e := range v {
+			s, ok := jsString(e)
+			if !ok {
+				return nil, m.refuse("%s[%d] is null", key, i)
+			}
+			if _, isObj := e.(*Object); isObj {
+				return nil, m.refuse("%s[%d] must be a string, got an object", key, i)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	return nil, m.refuse("%s must be a string or an array of strings, got %s", key, describe(v))
+}
+
+func (m *mapper) instances() error {
+	n := 1
+	v, ok := m.app.Get("instances")
+	if c, isDump := m.app.Get(dumpCount); isDump {
+		v, ok = c, true
+	}
+	if ok && v != nil {
+		switch x := v.(type) {
+		case json.Number:
+			i, err := strconv.Atoi(string(x))
+			if err != nil {
+				return m.refuse("instances must be a whole number or \"max\", got %s", describe(v))
+			}
+			n = i
+		case string:
+			if x == "max" {
+				n = 0
+				break
+			}
+			i, err := strconv.Atoi(strings.TrimSpace(x))
+			if err != nil {
+				return m.refuse("instances must be a number or \"max\", got %q", x)
+			}
+			n = i
+		default:
+			return m.refuse("instances must be a number or \"max\", got %s", describe(v))
+		}
+	}
+	switch {
+	case n == 0:
+		m.p.MaxInstance = true
+		m.p.Instances = max(1, m.opts.NumCPU)
+	case n < 0:
+		m.p.Instances = max(1, m.opts.NumCPU+n)
+		m.note("instances %d (every CPU but %d) is %d on this host, which has %d CPUs: bm2 takes a number or \"max\"", n, -n, m.p.Instances, m.opts.NumCPU)
+	case n > 1024:
+		return m.refuse("instances %d: bm2 runs at most 1024", n)
+	default:
+		m.p.Instances = n
+	}
+	// exec_mode, or PM2's default: cluster for node or bun apps with
+	// instances set, fork otherwise.
+	mode, _, err := m.str("exec_mode")
+	if err != nil {
+		return err
+	}
+	switch mode {
+	case "cluster", "cluster_mode":
+		m.p.Mode = config.Cluster
+	case "fork", "fork_mode":
+		m.p.Mode = config.Fork
+	case "":
+		m.p.Mode = config.Fork
+		if ok && v != nil {
+			m.p.Mode = config.Cluster
+		}
+	default:
+		return m.refuse("exec_mode %q: PM2 knows cluster and fork", mode)
+	}
+	return nil
+}
+
+func (m *mapper) timing() error {
+	m.p.RestartDelay = config.DefaultRestartDelay
+	m.p.MaxRestarts = config.DefaultMaxRestarts
+	m.p.MinUptime = config.DefaultMinUptime
+	m.p.StopTimeout = config.DefaultStopTimeout
+	ms := func(key string, lo, hi int64, dst *time.Duration) error {
+		v, ok := m.app.Get(key)
+		if !ok || v == nil {
+			return nil
+		}
+		d, err := duration(v)
+		if err != nil {
+			return m.refuse("%s: %v", key, err)
+		}
+		if d < lo || d > hi {
+			return m.refuse("%s %d ms: bm2 takes %d to %d", key, d, lo, hi)
+		}
+		*dst = time.Duration(d) * time.Millisecond
+		return nil
+	}
+	if err := ms("restart_delay", 0, 3600000, &m.p.RestartDelay); err != nil {
+		return err
+	}
+	if err := ms("min_uptime", 0, 3600000, &m.p.MinUptime); err != nil {
+		return err
+	}
+	if err := ms("kill_timeout", 1, 3600000, &m.p.StopTimeout); err != nil {
+		return err
+	}
+	if v, ok := m.app.Get("max_restarts"); ok && v != nil {
+		n, isNum := v.(json.Number)
+		i, err := strconv.Atoi(string(n))
+		if !isNum || err != nil || i < 0 || i > 10000 {
+			return m.refuse("max_restarts must be a whole number from 0 to 10000, got %s", describe(v))
+		}
+		m.p.MaxRestarts = i
+	}
+	return nil
+}
+
+var durationRE = regexp.MustCompile(`^([0-9]+)(ms|s|m|h)?$`)
+
+// duration reads PM2's time values: a number of milliseconds, or a string
+// like "10s", "1m", "1h" (or "500" ms).
+func duration(v any) (int64, error) {
+	var s string
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil || f < 0 || f != math.Trunc(f) {
+			return 0, fmt.Errorf("must be a whole number of milliseconds, got %s", describe(v))
+		}
+		return int64(f), nil
+	case string:
+		s = strings.TrimSpace(x)
+	default:
+		return 0, fmt.Errorf("must be milliseconds or a time like \"10s\", got %s", describe(v))
+	}
+	mm := durationRE.FindStringSubmatch(s)
+	if mm == nil {
+		return 0, fmt.Errorf("must be milliseconds or a time like \"10s\", \"1m\", \"1h\", got %q", s)
+	}
+	n, err := strconv.ParseInt(mm[1], 10, 64)
+	if err != nil || n > 1<<40 {
+		return 0, fmt.Errorf("%q is too long", s)
+	}
+	switch mm[2] {
+	case "s":
+		n *= 1000
+	case "m":
+		n *= 60000
+	case "h":
+		n *= 3600000
+	}
+	return n, nil
+}
+
+var memRE = regexp.MustCompile(`^([0-9]+)\s*([KMG])?B?$`)
+
+func (m *mapper) memory() error {
+	v, ok := m.app.Get("max_memory_restart")
+	if !ok || v == nil {
+		return nil
+	}
+	var bytes uint64
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil || f < 1 || f != math.Trunc(f) || f > 1<<60 {
+			return m.refuse("max_memory_restart must be bytes or a size like \"300M\", got %s", describe(v))
+		}
+		bytes = uint64(f)
+	case string:
+		mm := memRE.FindStringSubmatch(strings.ToUpper(strings.TrimSpace(x)))
+		if mm == nil {
+			return m.refuse("max_memory_restart must be a size like \"300M\" or \"1G\", got %q", x)
+		}
+		n, err := strconv.ParseUint(mm[1], 10, 64)
+		if err != nil || n == 0 || n > 1<<40 {
+			return m.refuse("max_memory_restart %q is out of range", x)
+		}
+		bytes = n << map[string]uint{"": 0, "K": 10, "M": 20, "G": 30}[mm[2]]
+	default:
+		return m.refuse("max_memory_restart must be a size like \"300M\", got %s", describe(v))
+	}
+	size := strconv.FormatUint(bytes, 10)
+	for _, u := range []struct {
+		suffix string
+		shift  uint
+	}{{"G", 30}, {"M", 20}, {"K", 10}} {
+		if bytes%(1<<u.shift) == 0 {
+			size = strconv.FormatUint(bytes>>u.shift, 10) + u.suffix
+			break
+		}
+	}
+	m.p.Resources.MemoryMax = size
+	m.note("max_memory_restart is memory_max = %q: the kernel enforces it now, and an instance that goes over is killed (OOM) and restarted; PM2 restarted it gracefully after checking every 30 s", size)
+	return nil
+}
+
+func (m *mapper) user() error {
+	if v, key, ok := m.value("uid"); ok {
+		s, isStr := jsString(v)
+		if !isStr {
+			return m.refuse("%s is null", key)
+		}
+		m.p.User = s
+	}
+	if v, ok := m.app.Get("gid"); ok && v != nil {
+		s, _ := jsString(v)
+		m.p.Group = s
+	}
+	if m.p.User == "" && m.opts.Owner != nil {
+		if owner := m.opts.Owner(m.p.Cwd); owner != "" {
+			m.p.User = owner
+			m.note("runs as %s, the owner of %s, so that it reads its files as under PM2 (remove user to give it an account of its own, bm2-%s)", owner, m.p.Cwd, m.p.Name)
+		}
+	}
+	return nil
+}
+
+// env is the app's environment as PM2 would give it: env, then env_NAME
+// over it (--env NAME); values as JavaScript's String() makes them. A
+// dump's env is what DumpApps kept of it.
+func (m *mapper) env() (map[string]string, error) {
+	env := map[string]string{}
+	merge := func(key string) error {
+		v, ok := m.app.Get(key)
+		if !ok || v == nil {
+			return nil
+		}
+		o, isObj := v.(*Object)
+		if !isObj {
+			return m.refuse("%s must be an object of variables, got %s", key, describe(v))
+		}
+		for _, k := range o.Keys {
+			if s, ok := jsString(o.Values[k]); ok {
+				env[k] = s
+			} else {
+				delete(env, k)
+			}
+		}
+		return nil
+	}
+	if err := merge("env"); err != nil {
+		return nil, err
+	}
+	var unused []string
+	for _, k := range m.app.Keys {
+		if name, ok := strings.CutPrefix(k, "env_"); ok && !m.src.Dump && name != m.opts.Env {
+			unused = append(unused, k)
+		}
+	}
+	if m.opts.Env != "" && !m.src.Dump {
+		if !m.app.Has("env_" + m.opts.Env) {
+			m.note("has no env_%s: imported with env alone", m.opts.Env)
+		}
+		if err := merge("env_" + m.opts.Env); err != nil {
+			return nil, err
+		}
+	}
+	if len(unused) > 0 {
+		m.note("%s not used (pass --env NAME to import env_NAME over env)", strings.Join(unused, ", "))
+	}
+	for _, k := range sortedKeys(env) {
+		switch {
+		case strings.HasPrefix(k, "BM2_"):
+			m.note("env.%s dropped: BM2_* variables are bm2's own", k)
+			delete(env, k)
+		case !envNameRE.MatchString(k):
+			m.note("env.%s dropped: not a name systemd can pass to the app", k)
+			delete(env, k)
+		}
+	}
+	return env, nil
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// portVars are the variables PM2 apps read their port from, in the order
+// they are looked at.
+var portVars = []string{"PORT", "NODE_PORT"}
+
+// port answers the port question (see the package doc) and the modes
+// that follow from it.
+func (m *mapper) port(env map[string]string) error {
+	if v, ok := m.app.Get("port"); ok && v != nil {
+		if s, ok := jsString(v); ok {
+			env["PORT"] = s // PM2: app.env.PORT = app.port
+		}
+	}
+	type found struct{ name, value string }
+	var have []found
+	for _, name := range portVars {
+		if v, ok := env[name]; ok {
+			have = append(have, found{name, v})
+		}
+	}
+	for _, f := range have {
+		m.p.PortEnv = append(m.p.PortEnv, f.name)
+	}
+	if m.opts.Port != 0 {
+		m.p.Port = m.opts.Port
+		for _, f := range have {
+			if f.value != strconv.Itoa(m.opts.Port) {
+				m.note("env.%s was %q: it is the port %d now (--port)", f.name, f.value, m.opts.Port)
+			}
+		}
+		if len(have) == 0 {
+			m.p.PortEnv = []string{"PORT"}
+		}
+	} else {
+		if len(have) == 0 {
+			return m.refuse("no port: bm2 needs the port the app listens on, and %s sets neither env.PORT nor env.NODE_PORT for it: add env: { PORT: 3000 } to the app (and listen on process.env.PORT), or pass --port 3000 --only %s",
+				path.Base(m.src.File), m.label)
+		}
+		for _, f := range have[1:] {
+			if f.value != have[0].value {
+				return m.refuse("env.%s is %q and env.%s is %q: which port does it listen on? Pass --port N --only %s",
+					have[0].name, have[0].value, f.name, f.value, m.label)
+			}
+		}
+		n, err := strconv.Atoi(have[0].value)
+		if err != nil || n < 1 || n > 65535 {
+			return m.refuse("env.%s is %q, not a TCP port (1-65535): bm2 runs TCP services; pass --port N --only %s if it has one", have[0].name, have[0].value, m.label)
+		}
+		m.p.Port = n
+	}
+	for _, name := range m.p.PortEnv {
+		delete(env, name) // port_env sets them; [env] would override it
+	}
+
+	// increment_var: PM2 gives instance i the variable's value + i. For
+	// the port variable, that is fork mode.
+	if v, ok := m.app.Get("increment_var"); ok && v != nil {
+		s, _ := jsString(v)
+		switch {
+		case slices.Contains(m.p.PortEnv, s):
+			if m.p.Mode == config.Cluster && m.p.Instances > 1 {
+				m.note("increment_var %s gives each instance a port of its own: that is bm2's fork mode (instance i gets %d+i)", s, m.p.Port)
+			}
+			m.p.Mode = config.Fork
+		default:
+			m.note("increment_var %s ignored: bm2 has no counter variable; read BM2_APP_INSTANCE (0 to %d) instead", s, m.p.Instances-1)
+		}
+	}
+	if m.opts.Fork && m.p.Mode == config.Cluster {
+		m.p.Mode = config.Fork
+		if m.p.Instances > 1 {
+			m.note("fork mode (--mode fork): instance i listens on %d+i, so a gateway in front must spread requests over %s (`bm2 check` shows the range)",
+				m.p.Port, m.rangeText())
+		} else {
+			m.note("fork mode (--mode fork): one instance on port %d, no reusePort needed", m.p.Port)
+		}
+	} else if m.p.Mode == config.Fork && m.p.Instances > 1 && !m.app.Has("increment_var") {
+		m.note("fork mode with %d instances: instance i listens on %d+i (%s; PM2 gave every one the same port): a gateway in front must spread requests over them",
+			m.p.Instances, m.p.Port, m.rangeText())
+	}
+	if m.p.Mode == config.Cluster {
+		m.note("cluster mode: every instance listens on port %d itself (there is no node:cluster master), so the app must listen with reusePort: true (Node.js >= 24: server.listen({ port: process.env.PORT, reusePort: true })); the first `bm2 serve` checks it and stops the project if not. No code change: import with --mode fork (ports %d~%d)",
+			m.p.Port, m.p.Port, m.p.Port+m.p.Instances-1)
+	}
+	lo, hi := m.p.Port, m.p.Port
+	if m.p.Mode == config.Fork {
+		hi = m.p.Port + m.p.Instances - 1
+	}
+	if hi > 65535 {
+		return m.refuse("fork mode needs ports %d~%d, past 65535: pass --port with a lower port", lo, hi)
+	}
+	if lo < 1024 {
+		m.note("port %d is privileged: bm2 gives the instances CAP_NET_BIND_SERVICE and no other capability (bm2.toml(5)); or put a gateway (nginx, Caddy) on %d and import with --port 3000", lo, lo)
+	}
+	return nil
+}
+
+func (m *mapper) rangeText() string {
+	return fmt.Sprintf("%d~%d", m.p.Port, m.p.Port+m.p.Instances-1)
+}
+
+// others notes every key that is not mapped, in the table's order, and
+// every key PM2 does not know.
+func (m *mapper) others() {
+	for _, r := range rules {
+		for _, k := range append([]string{r.Key}, r.Aliases...) {
+			v, ok := m.app.Get(k)
+			if !ok || r.Key == "env_*" {
+				continue
+			}
+			switch {
+			case r.Key == "instance_var":
+				if s, _ := jsString(v); s != "" {
+					m.note("instance_var %s: bm2 sets BM2_APP_INSTANCE (0 to %d), not %s: read that instead", s, m.p.Instances-1, s)
+				}
+			case !r.Mapped():
+				if s := r.Note(m.p.Name, v); s != "" {
+					m.notes = append(m.notes, s)
+				}
+			}
+		}
+	}
+	for _, k := range m.app.Keys {
+		if _, ok := ruleFor(k); !ok {
+			m.note("unknown PM2 key %q ignored", k)
+		}
+	}
+}
+
+func (m *mapper) render() (*Project, error) {
+	p := m.p
+	p.Notify.Level = config.DefaultNotifyLevel
+	p.Sandbox.Mode = config.Strict
+	file := path.Join(p.Cwd, "bm2.toml")
+	if m.shared {
+		file = path.Join(p.Cwd, "bm2."+p.Name+".toml")
+	}
+	if m.opts.Out != "" {
+		file = path.Join(m.opts.Out, p.Name+".toml")
+	}
+	p.File = file
+	pub, priv := config.Marshal(&p)
+	var b strings.Builder
+	what := fmt.Sprintf("app %q of %q", m.label, m.src.File)
+	b.WriteString("# Imported by `bm2 import` from " + what + ".\n")
+	b.WriteString("# Check it with `bm2 check`, start it with `sudo bm2 serve`; see bm2.toml(5).\n")
+	for _, n := range m.notes {
+		b.WriteString("#   " + strings.NewReplacer("\n", " ", "\r", " ").Replace(n) + "\n")
+	}
+	b.WriteString(strings.TrimPrefix(string(pub), config.MarshalHeader))
+	if priv != nil {
+		b.WriteString(strings.TrimPrefix(string(priv), config.PrivateHeader))
+	}
+	data := []byte(b.String())
+	// What was written must be a project bm2 takes, and the same one.
+	q, err := config.Parse(file, data, config.Options{NumCPU: m.opts.NumCPU, AnyName: true})
+	if err != nil {
+		return nil, m.refuse("%v", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if !config.Equal(&p, q) {
+		return nil, fmt.Errorf("internal error: %s does not read back as the imported project; please report this", file)
+	}
+	return &Project{
+		App: m.label, Name: p.Name, Cwd: p.Cwd, File: file, Data: data,
+		Secrets: len(p.Env) > 0, User: p.User,
+		Summary: fmt.Sprintf("%d x %s on port %s, runtime %s", p.Instances, p.Mode, portRange(&p), p.Runtime),
+		Notes:   m.notes,
+		Dropped: m.dropped(),
+	}, nil
+}
+
+func (m *mapper) dropped() []string {
+	if v, ok := m.app.Get(dumpDropped); ok {
+		if list, ok := v.([]string); ok {
+			return list
+		}
+	}
+	return nil
+}
+
+func portRange(p *config.Project) string {
+	if r := p.Ports(); r.Lo != r.Hi {
+		return r.String()
+	}
+	return strconv.Itoa(p.Port)
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

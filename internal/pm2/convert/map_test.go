@@ -1,0 +1,284 @@
+package convert
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/internal/config"
+)
+
+// schemaKeys is every key of PM2 7.0.4's lib/API/schema.json (env_* for
+// ^env_\S*$), with their aliases.
+var schemaKeys = strings.Fields(`script exec name name_prefix filter_env namespace install_url cwd args
+exec_interpreter interpreter node_args interpreter_args interpreterArgs out_file out output out_log
+error_file error err err_file err_log log_file log disable_logs log_type log_date_format time env
+env_* max_memory_restart pid_file pid restart_delay exp_backoff_restart_delay source_map_support
+disable_source_map_support wait_ready instances kill_timeout shutdown_with_message listen_timeout
+cron_restart cron merge_logs combine_logs vizion autostart autorestart stop_exit_codes watch_delay
+watch ignore_watch watch_options min_uptime max_restarts execute_command exec_mode force
+append_env_to_name post_update trace disable_trace v8 event_loop_inspector deep_monitoring
+increment_var instance_var pmx automation treekill port username uid user gid windowsHide
+kill_retry_time write io`)
+
+func TestEverySchemaKeyHasARule(t *testing.T) {
+	for _, k := range schemaKeys {
+		if _, ok := ruleFor(k); !ok {
+			t.Errorf("PM2 key %q has no rule", k)
+		}
+	}
+	n := 0
+	for _, r := range rules {
+		n += 1 + len(r.Aliases)
+	}
+	if n != len(schemaKeys) {
+		t.Errorf("%d keys and aliases in the rules, %d in PM2's schema", n, len(schemaKeys))
+	}
+}
+
+// app decodes one app from JSON.
+func app(t *testing.T, js string) *Object {
+	t.Helper()
+	v, err := DecodeJSON([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(*Object)
+}
+
+func importOne(t *testing.T, js string, opts Options) Result {
+	t.Helper()
+	if opts.NumCPU == 0 {
+		opts.NumCPU = 4
+	}
+	return Map(Source{File: "/srv/app/ecosystem.config.js", Apps: []*Object{app(t, js)}}, opts)
+}
+
+// Every key that is not mapped gets its one-line note when it is set (and
+// a boolean one only when true), naming the key and the app.
+func TestEveryIgnoredKeyNotes(t *testing.T) {
+	for _, r := range rules {
+		if r.Mapped() || r.Key == "username" || r.Key == "windowsHide" {
+			continue
+		}
+		for _, k := range append([]string{r.Key}, r.Aliases...) {
+			val := `true`
+			if r.Key == "autostart" || r.Key == "autorestart" || r.Key == "treekill" {
+				val = `false`
+			}
+			res := importOne(t, `{"name":"a","script":"a.js","env":{"PORT":3000},"`+k+`":`+val+`}`, Options{})
+			if len(res.Projects) != 1 {
+				t.Fatalf("%s: %+v", k, res)
+			}
+			notes := strings.Join(res.Projects[0].Notes, "\n")
+			if !strings.Contains(notes, "a: "+r.Key) || strings.Count(notes, r.Key) == 0 {
+				t.Errorf("%s: true gives no note on %s:\n%s", k, r.Key, notes)
+			}
+			if strings.Contains(string(res.Projects[0].Data), "\n"+k+" =") {
+				t.Errorf("%s made it into bm2.toml", k)
+			}
+		}
+	}
+	// Off means nothing to say.
+	for _, k := range []string{"watch", "wait_ready", "time", "force", "trace"} {
+		res := importOne(t, `{"name":"a","script":"a.js","env":{"PORT":3000},"`+k+`":false}`, Options{})
+		for _, n := range res.Projects[0].Notes {
+			if strings.Contains(n, k) {
+				t.Errorf("%s false: %s", k, n)
+			}
+		}
+	}
+	res := importOne(t, `{"name":"a","script":"a.js","env":{"PORT":3000},"made_up":1}`, Options{})
+	if !strings.Contains(strings.Join(res.Projects[0].Notes, "\n"), `unknown PM2 key "made_up"`) {
+		t.Errorf("unknown key: %v", res.Projects[0].Notes)
+	}
+}
+
+// Each mapped key, by what it becomes.
+func TestMappings(t *testing.T) {
+	cases := []struct {
+		name, app string
+		opts      Options
+		toml      []string // lines bm2.toml must have
+		notes     []string // texts the notes must have
+		refused   string   // the refusal, when refused
+	}{
+		{name: "minimal", app: `{"name":"api","script":"./index.js","env":{"PORT":3000}}`,
+			toml: []string{`name = "api"`, `script = "index.js"`, `cwd = "/srv/app"`, `runtime = "node"`, `instances = 1`, `port = 3000`, `exec_mode = "fork"`, `port_env = ["PORT"]`}},
+		{name: "name lowercased", app: `{"name":"My API","script":"a.js","port":3000}`,
+			toml: []string{`name = "my-api"`}, notes: []string{`named "my-api"`}},
+		{name: "exec alias", app: `{"name":"a","exec":"a.js","port":3000}`, toml: []string{`script = "a.js"`}},
+		{name: "script absolute in cwd", app: `{"name":"a","script":"/srv/x/dist/a.js","cwd":"/srv/x","port":3000}`,
+			toml: []string{`script = "dist/a.js"`, `cwd = "/srv/x"`}},
+		{name: "cwd relative to the file", app: `{"name":"a","script":"a.js","cwd":"packages/api","port":3000}`,
+			toml: []string{`cwd = "/srv/app/packages/api"`}},
+		{name: "args string", app: `{"name":"a","script":"a.js","port":3000,"args":"--x=\"1 2\" 'y z' w"}`,
+			toml: []string{`args = ["--x=\"1 2\"", "y z", "w"]`}},
+		{name: "args array", app: `{"name":"a","script":"a.js","port":3000,"args":["-p", 8]}`, toml: []string{`args = ["-p", "8"]`}},
+		{name: "interpreter bun", app: `{"name":"a","script":"a.js","port":3000,"interpreter":"bun"}`, toml: []string{`runtime = "bun"`}},
+		{name: "interpreter path", app: `{"name":"a","script":"a.js","port":3000,"exec_interpreter":"/home/al/.nvm/versions/node/v24.1.0/bin/node"}`,
+			toml: []string{`runtime = "node"`, `runtime_path = "/home/al/.nvm/versions/node/v24.1.0/bin/node"`}},
+		{name: "interpreter python", app: `{"name":"a","script":"a.js","port":3000,"interpreter":"python3"}`, refused: `interpreter "python3": bm2 runs Node.js (node) and Bun (bun) only`},
+		{name: "interpreter_args", app: `{"name":"a","script":"a.js","port":3000,"interpreter_args":"--inspect --trace-warnings"}`,
+			toml: []string{`runtime_args = ["--inspect", "--trace-warnings"]`}},
+		{name: "node_args array", app: `{"name":"a","script":"a.js","port":3000,"node_args":["--smol"]}`, toml: []string{`runtime_args = ["--smol"]`}},
+		{name: "instances N", app: `{"name":"a","script":"a.js","port":3000,"instances":3}`, toml: []string{`instances = 3`, `exec_mode = "cluster"`}, notes: []string{"reusePort: true", "--mode fork"}},
+		{name: "instances string", app: `{"name":"a","script":"a.js","port":3000,"instances":"2","exec_mode":"fork"}`, toml: []string{`instances = 2`, `exec_mode = "fork"`}, notes: []string{"3000+i"}},
+		{name: "instances max", app: `{"name":"a","script":"a.js","port":3000,"instances":"max"}`, toml: []string{`instances = "max"`}},
+		{name: "instances 0", app: `{"name":"a","script":"a.js","port":3000,"instances":0}`, toml: []string{`instances = "max"`}},
+		{name: "instances -1", app: `{"name":"a","script":"a.js","port":3000,"instances":-1}`, toml: []string{`instances = 3`}, notes: []string{"every CPU but 1"}},
+		{name: "instances bad", app: `{"name":"a","script":"a.js","port":3000,"instances":"many"}`, refused: `instances must be a number or "max"`},
+		{name: "cluster_mode", app: `{"name":"a","script":"a.js","port":3000,"exec_mode":"cluster_mode"}`, toml: []string{`exec_mode = "cluster"`}},
+		{name: "fork_mode", app: `{"name":"a","script":"a.js","port":3000,"exec_mode":"fork_mode","instances":1}`, toml: []string{`exec_mode = "fork"`}},
+		{name: "--mode fork", app: `{"name":"a","script":"a.js","port":3000,"instances":2,"exec_mode":"cluster"}`, opts: Options{Fork: true},
+			toml: []string{`exec_mode = "fork"`}, notes: []string{"fork mode (--mode fork)"}},
+		{name: "env and env_production", app: `{"name":"a","script":"a.js","env":{"PORT":3000,"A":"1","B":true},"env_production":{"A":"2","PORT":3001}}`, opts: Options{Env: "production"},
+			toml: []string{`port = 3001`, `A = "2"`, `B = "true"`}},
+		{name: "env_staging not used", app: `{"name":"a","script":"a.js","env":{"PORT":3000},"env_staging":{"A":"1"}}`, notes: []string{"env_staging not used"}},
+		{name: "NODE_PORT", app: `{"name":"a","script":"a.js","env":{"NODE_PORT":"4000"}}`, toml: []string{`port = 4000`, `port_env = ["NODE_PORT"]`}},
+		{name: "PORT and NODE_PORT agree", app: `{"name":"a","script":"a.js","env":{"PORT":4000,"NODE_PORT":"4000"}}`, toml: []string{`port_env = ["PORT", "NODE_PORT"]`}},
+		{name: "ports disagree", app: `{"name":"a","script":"a.js","env":{"PORT":4000,"NODE_PORT":4001}}`, refused: `env.PORT is "4000" and env.NODE_PORT is "4001"`},
+		{name: "ports disagree, --port", app: `{"name":"a","script":"a.js","env":{"PORT":4000,"NODE_PORT":4001}}`, opts: Options{Port: 4000},
+			toml: []string{`port = 4000`}, notes: []string{`env.NODE_PORT was "4001"`}},
+		{name: "no port", app: `{"name":"a","script":"a.js"}`, refused: "add env: { PORT: 3000 } to the app"},
+		{name: "no port, --port", app: `{"name":"a","script":"a.js"}`, opts: Options{Port: 5000}, toml: []string{`port = 5000`, `port_env = ["PORT"]`}},
+		{name: "privileged", app: `{"name":"a","script":"a.js","port":80}`, notes: []string{"port 80 is privileged", "CAP_NET_BIND_SERVICE"}},
+		{name: "increment_var PORT", app: `{"name":"a","script":"a.js","instances":4,"increment_var":"PORT","env":{"PORT":3000}}`,
+			toml: []string{`exec_mode = "fork"`}, notes: []string{"increment_var PORT"}},
+		{name: "increment_var other", app: `{"name":"a","script":"a.js","port":3000,"increment_var":"WORKER"}`, notes: []string{"read BM2_APP_INSTANCE"}},
+		{name: "instance_var", app: `{"name":"a","script":"a.js","port":3000,"instance_var":"INSTANCE_ID"}`, notes: []string{"bm2 sets BM2_APP_INSTANCE"}},
+		{name: "timings", app: `{"name":"a","script":"a.js","port":3000,"restart_delay":250,"min_uptime":"5s","kill_timeout":8000,"max_restarts":3}`,
+			toml: []string{`restart_delay_ms = 250`, `min_uptime_ms = 5000`, `stop_timeout_ms = 8000`, `max_restarts = 3`}},
+		{name: "min_uptime minutes", app: `{"name":"a","script":"a.js","port":3000,"min_uptime":"1m"}`, toml: []string{`min_uptime_ms = 60000`}},
+		{name: "max_memory_restart", app: `{"name":"a","script":"a.js","port":3000,"max_memory_restart":"512M"}`, toml: []string{`memory_max = "512M"`}, notes: []string{"the kernel enforces it"}},
+		{name: "max_memory_restart bytes", app: `{"name":"a","script":"a.js","port":3000,"max_memory_restart":1073741824}`, toml: []string{`memory_max = "1G"`}},
+		{name: "user and gid", app: `{"name":"a","script":"a.js","port":3000,"user":"www-data","gid":"www-data"}`, toml: []string{`user = "www-data"`, `group = "www-data"`}},
+		{name: "uid number", app: `{"name":"a","script":"a.js","port":3000,"uid":1001}`, toml: []string{`user = "1001"`}},
+		{name: "owner of cwd", app: `{"name":"a","script":"a.js","port":3000,"cwd":"/home/al/app"}`, opts: Options{Owner: func(d string) string { return "al" }},
+			toml: []string{`user = "al"`}, notes: []string{"the owner of /home/al/app"}},
+		{name: "BM2_ env", app: `{"name":"a","script":"a.js","env":{"PORT":1000,"BM2_APP_PORT":"1"}}`, notes: []string{"BM2_* variables are bm2's own"}},
+		{name: "no name", app: `{"script":"a.js","port":3000}`, refused: "no name"},
+		{name: "npm", app: `{"name":"a","script":"npm","args":"start","port":3000}`, refused: `script "npm" is a command`},
+		{name: "shell script", app: `{"name":"a","script":"run.sh","port":3000}`, refused: `not JavaScript or TypeScript (.sh)`},
+		{name: "interpreter none", app: `{"name":"a","script":"./srv","interpreter":"none","port":3000}`, refused: `"none" runs the script as a program`},
+		{name: "serve", app: `{"name":"a","script":"serve","port":3000}`, refused: "static file server"},
+		{name: "extensionless script path", app: `{"name":"a","script":"./bin/www","port":3000}`, toml: []string{`script = "bin/www"`}},
+		{name: "runtime below floor", app: `{"name":"a","script":"a.js","port":3000}`,
+			opts: Options{Runtime: func(config.Runtime, string) string { return "/usr/bin/node is Node.js v20.1.0, below the floor 24.0.0" }}, refused: "below the floor"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := importOne(t, c.app, c.opts)
+			if c.refused != "" {
+				if len(res.Refused) != 1 || !strings.Contains(res.Refused[0].Reason, c.refused) {
+					t.Fatalf("refused %v, want %q", res.Refused, c.refused)
+				}
+				return
+			}
+			if len(res.Projects) != 1 {
+				t.Fatalf("not imported: %v", res.Refused)
+			}
+			p := res.Projects[0]
+			lines := strings.Split(string(p.Data), "\n")
+			for _, want := range c.toml {
+				found := false
+				for _, l := range lines {
+					found = found || l == want
+				}
+				if !found {
+					t.Errorf("no line %s in:\n%s", want, p.Data)
+				}
+			}
+			notes := strings.Join(p.Notes, "\n")
+			for _, want := range c.notes {
+				if !strings.Contains(notes, want) {
+					t.Errorf("no note %q in:\n%s", want, notes)
+				}
+			}
+		})
+	}
+}
+
+func TestOwnEnv(t *testing.T) {
+	proc := app(t, `{"name":"web","instance_var":"NODE_APP_INSTANCE",
+	 "env":{"HOME":"/root","SSH_AUTH_SOCK":"/tmp/a","NODE_ENV":"production","NUM":7,"PM2_USAGE":"CLI","PM2_JSON_PROCESSING":"true",
+	        "PORT":3000,"GREETING":"hi","web":"{}","API_KEY":"k","unique_id":"u","NODE_APP_INSTANCE":0},
+	 "env_production":{"NODE_ENV":"production","API_KEY":"k"}}`)
+	own, dropped, ok := OwnEnv(proc)
+	if !ok {
+		t.Error("marker not found")
+	}
+	if got := strings.Join(own.Keys, " "); got != "NODE_ENV NUM PORT GREETING API_KEY" {
+		t.Errorf("kept %s", got)
+	}
+	if got := strings.Join(dropped, " "); got != "HOME SSH_AUTH_SOCK" {
+		t.Errorf("dropped %s", got)
+	}
+	// Without the mark (pm2 start app.js): only what PM2 shows the app set.
+	proc = app(t, `{"name":"x","env":{"HOME":"/root","PORT":3000,"A":"1"}}`)
+	own, dropped, ok = OwnEnv(proc)
+	if ok || strings.Join(own.Keys, " ") != "PORT" || strings.Join(dropped, " ") != "A HOME" {
+		t.Errorf("unmarked: kept %v dropped %v ok %v", own.Keys, dropped, ok)
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	for in, want := range map[string]string{
+		`a b  c`:            "a|b|c",
+		`--x="1 2" 'y z'`:   `--x="1 2"|y z`,
+		`"quoted" 'single'`: "quoted|single",
+		``:                  "",
+	} {
+		if got := strings.Join(SplitArgs(in), "|"); got != want {
+			t.Errorf("SplitArgs(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Apps that share a directory get bm2.<name>.toml; --out gets <name>.toml.
+func TestFileNames(t *testing.T) {
+	src := Source{File: "/srv/app/ecosystem.config.js", Apps: []*Object{
+		app(t, `{"name":"a","script":"a.js","port":3000}`),
+		app(t, `{"name":"b","script":"b.js","port":3001}`),
+		app(t, `{"name":"c","script":"c.js","port":3002,"cwd":"c"}`),
+	}}
+	res := Map(src, Options{NumCPU: 2})
+	var files []string
+	for _, p := range res.Projects {
+		files = append(files, p.File)
+	}
+	if got := strings.Join(files, " "); got != "/srv/app/bm2.a.toml /srv/app/bm2.b.toml /srv/app/c/bm2.toml" {
+		t.Errorf("files %s", got)
+	}
+	// --only changes no name.
+	res = Map(src, Options{NumCPU: 2, Only: []string{"a", "zz"}})
+	if len(res.Projects) != 1 || res.Projects[0].File != "/srv/app/bm2.a.toml" || len(res.Refused) != 1 || !strings.Contains(res.Refused[0].Reason, "no app of that name") {
+		t.Errorf("--only: %+v", res)
+	}
+	res = Map(src, Options{NumCPU: 2, Out: "/tmp/out"})
+	if res.Projects[2].File != "/tmp/out/c.toml" {
+		t.Errorf("--out: %s", res.Projects[2].File)
+	}
+}
+
+func TestYAML(t *testing.T) {
+	v, err := DecodeYAML([]byte("defaults: &d\n  script: a.js\napps:\n  - <<: *d\n    name: x\n    port: 3000\n    env: {A: 1.5, B: null, C: yes}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := FromValue("/srv/e.yaml", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Map(src, Options{NumCPU: 2})
+	if len(res.Projects) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	for _, want := range []string{`script = "a.js"`, `A = "1.5"`, `C = "yes"`} {
+		if !strings.Contains(string(res.Projects[0].Data), want) {
+			t.Errorf("no %s:\n%s", want, res.Projects[0].Data)
+		}
+	}
+	if _, err := DecodeYAML([]byte("a: &a [*a, *a]\n")); err == nil {
+		t.Log("recursive alias accepted") // yaml.v3 refuses it itself
+	}
+}

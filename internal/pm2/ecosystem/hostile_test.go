@@ -1,0 +1,234 @@
+package ecosystem
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/pm2/convert"
+	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/internal/trust"
+)
+
+// hostile is an ecosystem file that tries what an ecosystem file must not
+// get to do when root runs bm2 import, and reports, in its apps' env, how
+// each try went.
+const hostile = `const fs = require("node:fs");
+const r = {};
+const tryIt = (k, f) => { try { f(); r[k] = "ok"; } catch (e) { r[k] = e.code || String(e); } };
+tryIt("WRITE", () => fs.writeFileSync(%q, "written"));
+tryIt("WRITE_ROOT", () => fs.writeFileSync("/root/bm2-import-marker", "written"));
+tryIt("SPAWN", () => require("node:child_process").execSync("touch %s"));
+tryIt("ROOT", () => fs.readdirSync("/root"));
+r.UID = String(process.getuid());
+r.GID = String(process.getgid());
+r.HAS_SSH = String("SSH_AUTH_SOCK" in process.env);
+r.STDIN = (() => { try { return String(fs.readFileSync(0).length); } catch (e) { return e.code; } })();
+module.exports = { apps: [{ name: "hostile", script: "x.js", env: { PORT: 3000, ...r } }] };
+`
+
+// requireRoot skips a test that needs root: it checks that bm2 import,
+// run as root, evaluates an ecosystem file as its owner.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	testutil.Root(t)
+}
+
+// tempUser creates a system user for one test and removes it after.
+func tempUser(t *testing.T) *user.User {
+	name := fmt.Sprintf("bm2imp%d", os.Getpid()%100000)
+	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+		t.Fatalf("useradd: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func envOf(t *testing.T, src convert.Source) map[string]string {
+	t.Helper()
+	if len(src.Apps) != 1 {
+		t.Fatalf("%d apps", len(src.Apps))
+	}
+	v, _ := src.Apps[0].Get("env")
+	o, ok := v.(*convert.Object)
+	if !ok {
+		t.Fatalf("env is %T", v)
+	}
+	out := map[string]string{}
+	for _, k := range o.Keys {
+		out[k] = fmt.Sprint(o.Values[k])
+	}
+	return out
+}
+
+// As root, a hostile ecosystem file runs as its owner, in Node's
+// permission model: it cannot write a file (not even where its owner
+// may), start a process or read /root, and it sees none of root's
+// environment and no standard input.
+func TestHostileFileRunsAsItsOwner(t *testing.T) {
+	requireRoot(t)
+	dirs := nodeDirs(t)
+	u := tempUser(t)
+	dir, err := os.MkdirTemp("", "bm2-hostile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	var uid, gid int
+	fmt.Sscan(u.Uid, &uid)
+	fmt.Sscan(u.Gid, &gid)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	marker, spawned := filepath.Join(dir, "written"), filepath.Join(dir, "spawned")
+	file := filepath.Join(dir, "ecosystem.config.js")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(hostile, marker, spawned)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(file, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSH_AUTH_SOCK", "/tmp/root-agent.sock")
+	src, ev, err := Load(context.Background(), file, Options{Dirs: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.As != u.Username {
+		t.Errorf("evaluated as %q, want the file's owner %q", ev.As, u.Username)
+	}
+	env := envOf(t, src)
+	want := map[string]string{
+		"UID": u.Uid, "GID": u.Gid, "WRITE": "ERR_ACCESS_DENIED", "WRITE_ROOT": "ERR_ACCESS_DENIED",
+		"SPAWN": "ERR_ACCESS_DENIED", "ROOT": "EACCES", "HAS_SSH": "false", "STDIN": "0",
+	}
+	for k, w := range want {
+		if env[k] != w {
+			t.Errorf("%s = %q, want %q (all: %v)", k, env[k], w, env)
+		}
+	}
+	for _, f := range []string{marker, spawned, "/root/bm2-import-marker"} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Errorf("%s exists: the ecosystem file wrote it", f)
+			os.Remove(f)
+		}
+	}
+}
+
+// A file root owns is evaluated as nobody, never as root.
+func TestRootsFileRunsAsNobody(t *testing.T) {
+	requireRoot(t)
+	dirs := nodeDirs(t)
+	dir := publicTempDir(t)
+	file := filepath.Join(dir, "ecosystem.config.js")
+	os.WriteFile(file, []byte(`module.exports = { apps: [{ name: "a", script: "a.js", env: { PORT: 1, UID: String(process.getuid()) } }] };`), 0o644)
+	src, ev, err := Load(context.Background(), file, Options{Dirs: dirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := envOf(t, src)["UID"]; got != "65534" {
+		t.Errorf("evaluated as uid %s (%s), want nobody (65534)", got, ev.As)
+	}
+}
+
+// Errors name the file and say what went wrong; a file that never
+// finishes is stopped at the deadline.
+func TestLoadErrors(t *testing.T) {
+	dirs := nodeDirs(t)
+	dir := publicTempDir(t)
+	cases := []struct{ name, text, want string }{
+		{"syntax.config.js", "module.exports = {", "SyntaxError"},
+		{"throws.config.js", `throw new Error("no database")`, "no database"},
+		{"spawns.config.js", `require("node:child_process").execSync("id"); module.exports = {}`, "does not allow"},
+		{"loop.config.js", `while (true) {}`, "no result within 1s"},
+		{"nothing.config.js", `module.exports = undefined`, "not its apps"},
+		{"pending.config.js", `module.exports = new Promise(() => setInterval(() => {}, 1000))`, "no result within 1s"},
+		{"bad.yaml", "apps: [\n  - name: x\n", "not YAML"},
+		{"notes.txt", "hello", "not an ecosystem file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			file := filepath.Join(dir, c.name)
+			os.WriteFile(file, []byte(c.text), 0o644)
+			start := time.Now()
+			_, _, err := Load(context.Background(), file, Options{Dirs: dirs, Timeout: time.Second})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), file) {
+				t.Errorf("error %v, want one naming %s and saying %q", err, file, c.want)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("took %v", time.Since(start))
+			}
+		})
+	}
+}
+
+// Without a Node.js 24, a JavaScript file is not evaluated, and the error
+// says which node was found.
+func TestLoadNeedsNode24(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ecosystem.config.js")
+	os.WriteFile(file, []byte(`module.exports = {}`), 0o644)
+	_, _, err := Load(context.Background(), file, Options{Dirs: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), "needs Node.js 24") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// publicTempDir is a temporary directory every user can enter (the file's
+// owner, or nobody, evaluates in it).
+func publicTempDir(t *testing.T) string {
+	dir := t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o755)
+	return dir
+}
+
+// A file no single user could have written (here: its group may write
+// it) is evaluated as nobody, never as its owner; and what is evaluated
+// is the bytes that were read and judged, not the file read again.
+func TestSharedFileRunsAsNobodyFromTheBytesRead(t *testing.T) {
+	requireRoot(t)
+	dirs := nodeDirs(t)
+	dir := publicTempDir(t)
+	const alice = 42001
+	if err := os.Chown(dir, alice, alice); err != nil {
+		t.Fatal(err)
+	}
+	text := `module.exports = { apps: [{ name: "a", script: "a.js", env: { PORT: 1, UID: String(process.getuid()), FROM: "read" } }] };`
+	file := filepath.Join(dir, "ecosystem.config.js")
+	for _, mode := range []os.FileMode{0o644, 0o664} {
+		os.WriteFile(file, []byte(text), mode)
+		os.Chown(file, alice, 4242) // a group that is not alice's own
+		os.Chmod(file, mode)
+		read := func(path string) (trust.File, error) {
+			f, err := trust.Read(path, trust.System())
+			// The file changes once it was read: what runs must not.
+			os.WriteFile(file, []byte(strings.Replace(text, `"read"`, `"swapped"`, 1)), mode)
+			return f, err
+		}
+		src, ev, err := Load(context.Background(), file, Options{Dirs: dirs, Read: read})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := envOf(t, src)
+		want := "42001"
+		if mode&0o020 != 0 {
+			want = "65534"
+		}
+		if env["UID"] != want || env["FROM"] != "read" {
+			t.Errorf("mode %o: evaluated as uid %s (%s) from %q, want uid %s from the bytes read", mode, env["UID"], ev.As, env["FROM"], want)
+		}
+	}
+}

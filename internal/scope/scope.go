@@ -1,0 +1,190 @@
+package scope
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
+)
+
+// Kind is system or user.
+type Kind string
+
+const (
+	System Kind = "system" // root, the system manager
+	User   Kind = "user"   // a normal user's own systemd --user
+)
+
+// Env names the environment variable systemd sets for generators
+// (systemd.generator(7), since systemd 251): "system" or "user".
+const Env = "SYSTEMD_SCOPE"
+
+// Layout is where one scope keeps everything.
+type Layout struct {
+	Kind Kind
+	UID  int    // 0 in system scope
+	Name string // the user's name ("root" in system scope)
+	Home string // the user's home ("" in system scope)
+
+	SearchPath []string // where project files are found, highest priority first
+	ConfigDir  string   // where bm2 serve registers project files
+	StateDir   string   // errored marks, reload locks
+	LockFile   string   // held while the registered projects change
+	// RuntimeDir is the user's $XDG_RUNTIME_DIR (/run/user/UID); "" in
+	// system scope.
+	RuntimeDir string
+	// GeneratorDir is the normal output directory of the scope's generators.
+	GeneratorDir string
+	// WantedBy is the target whose .wants directory enables projects.
+	WantedBy string
+	// CrashLogs is where crash logs are written.
+	CrashLogs journal.CrashLog
+}
+
+// SystemLockFile is the system scope's registry lock.
+const SystemLockFile = "/run/bm2/registry.lock"
+
+// SystemLayout is system scope.
+func SystemLayout() Layout {
+	return Layout{
+		Kind: System, UID: 0, Name: "root",
+		SearchPath:   append([]string(nil), config.DefaultSearchPath...),
+		ConfigDir:    config.DefaultSearchPath[0],
+		StateDir:     state.DefaultDir,
+		LockFile:     SystemLockFile,
+		GeneratorDir: "/run/systemd/generator",
+		WantedBy:     "multi-user.target",
+		CrashLogs:    journal.CrashLog{Dir: journal.DefaultLogDir},
+	}
+}
+
+// Dir is bm2's directory in a home: ~/.bm2.
+const Dir = ".bm2"
+
+// UserLayout is user scope for one user.
+func UserLayout(uid int, name, home string) Layout {
+	base := filepath.Join(home, Dir)
+	run := "/run/user/" + strconv.Itoa(uid)
+	return Layout{
+		Kind: User, UID: uid, Name: name, Home: home,
+		SearchPath:   []string{filepath.Join(base, "projects")},
+		ConfigDir:    filepath.Join(base, "projects"),
+		StateDir:     filepath.Join(base, "state"),
+		LockFile:     filepath.Join(base, "state", "registry.lock"),
+		RuntimeDir:   run,
+		GeneratorDir: filepath.Join(run, "systemd", "generator"),
+		WantedBy:     "default.target",
+		CrashLogs:    journal.CrashLog{Dir: base, Sub: "logs"},
+	}
+}
+
+// ForUID is the layout of the process with that effective UID: system
+// scope for root, otherwise that user's (from the password database: the
+// probe runs with an empty environment, and $HOME is not to be believed
+// by a process that may be something else's).
+func ForUID(uid int) (Layout, error) {
+	if uid == 0 {
+		return SystemLayout(), nil
+	}
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil && uid == os.Geteuid() && filepath.IsAbs(os.Getenv("HOME")) && os.Getenv("USER") != "" {
+		// A user the static bm2-probe cannot look up (LDAP, SSSD: it
+		// reads /etc/passwd only), run by their own manager, which sets
+		// HOME and USER: nothing is at stake in trusting the user about
+		// themselves.
+		u, err = &user.User{Uid: strconv.Itoa(uid), Username: os.Getenv("USER"), HomeDir: os.Getenv("HOME")}, nil
+	}
+	if err != nil {
+		return Layout{}, fmt.Errorf("user scope: uid %d has no entry in the password database: %w", uid, err)
+	}
+	if u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) || u.HomeDir == "/" || u.HomeDir == "/nonexistent" {
+		return Layout{}, fmt.Errorf("user scope: %s (uid %d) has no home directory (%q): bm2 keeps a user's projects under ~/%s", u.Username, uid, u.HomeDir, Dir)
+	}
+	return UserLayout(uid, u.Username, filepath.Clean(u.HomeDir)), nil
+}
+
+// Self is the calling process's layout (see [ForUID]).
+func Self() (Layout, error) { return ForUID(os.Geteuid()) }
+
+// IsUser tells whether this is user scope.
+func (l Layout) IsUser() bool { return l.Kind == User }
+
+// Systemctl is the systemctl command line prefix of the scope, for hints:
+// "systemctl" or "systemctl --user".
+func (l Layout) Systemctl() string {
+	if l.IsUser() {
+		return "systemctl --user"
+	}
+	return "systemctl"
+}
+
+// Describe names the scope for output: "system scope" or
+// "user scope (alice)".
+func (l Layout) Describe() string {
+	if l.IsUser() {
+		return "user scope (" + l.Name + ")"
+	}
+	return "system scope"
+}
+
+// Short is a path for messages, with the home written as "~".
+func (l Layout) Short(p string) string {
+	if l.Home != "" && (p == l.Home || strings.HasPrefix(p, l.Home+"/")) {
+		return "~" + strings.TrimPrefix(p, l.Home)
+	}
+	return p
+}
+
+// PrivateSocket is the manager's private D-Bus socket: systemd's own,
+// which needs no bus daemon (and so no dbus-user-session package in user
+// scope).
+func (l Layout) PrivateSocket() string {
+	if l.IsUser() {
+		return filepath.Join(l.RuntimeDir, "systemd", "private")
+	}
+	return "/run/systemd/private"
+}
+
+// State is the scope's state directory, with its part that lasts one
+// boot: /run/bm2, or the user's $XDG_RUNTIME_DIR/bm2.
+func (l Layout) State() state.Dir { return state.Dir{Path: l.StateDir, Run: l.RunStateDir()} }
+
+// RunStateDir is where the scope keeps state that must not outlive a
+// boot (an instance's errored mark).
+func (l Layout) RunStateDir() string {
+	if l.IsUser() {
+		return filepath.Join(l.RuntimeDir, "bm2")
+	}
+	return state.DefaultRunDir
+}
+
+// UnprivilegedPortStart is the lowest port a normal user may bind
+// (net.ipv4.ip_unprivileged_port_start; 1024 when it cannot be read).
+func UnprivilegedPortStart() int {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+	if err != nil {
+		return 1024
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n < 0 {
+		return 1024
+	}
+	return n
+}
+
+// LingerFile is logind's mark that a user's manager outlives their
+// sessions (loginctl enable-linger).
+func LingerFile(name string) string { return filepath.Join("/var/lib/systemd/linger", name) }
+
+// Lingering tells whether the user's manager runs without a session: from
+// boot, and after the last logout.
+func (l Layout) Lingering() bool {
+	_, err := os.Stat(LingerFile(l.Name))
+	return err == nil
+}
