@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/sysd"
 )
 
@@ -86,16 +87,16 @@ func TestExitCode(t *testing.T) {
 	}{
 		{nil, ExitOK},
 		{errors.New("boom"), ExitFailure},
-		{usageErr("x", "bad"), ExitUsage},
+		{control.UsageErr("x", "bad"), ExitUsage},
 		{config.Errors{{File: "f", Msg: "m", Err: config.ErrValue}}, ExitInvalid},
 		{fmt.Errorf("wrapped: %w", config.Errors{{File: "f", Msg: "m", Err: config.ErrValue}}), ExitInvalid},
 		{conflict, ExitInvalid},
-		{fail(ExitNoProject, "h", errors.New("no such project")), ExitNoProject},
+		{control.Fail(ExitNoProject, "h", errors.New("no such project")), ExitNoProject},
 		{sysd.Unreachable(errors.New("dial")), ExitNoSystemd},
 		{fmt.Errorf("start: %w", sysd.Unreachable(errors.New("dial"))), ExitNoSystemd},
-		{withHint(sysd.Unreachable(errors.New("dial")), "hint only"), ExitNoSystemd},
-		{withHint(errors.New("x"), "hint only"), ExitFailure},
-		{fail(ExitFailure, "outer", sysd.Unreachable(errors.New("dial"))), ExitFailure},
+		{control.WithHint(sysd.Unreachable(errors.New("dial")), "hint only"), ExitNoSystemd},
+		{control.WithHint(errors.New("x"), "hint only"), ExitFailure},
+		{control.Fail(ExitFailure, "outer", sysd.Unreachable(errors.New("dial"))), ExitFailure},
 		{context.Canceled, ExitFailure},
 	} {
 		if got := ExitCode(tc.err); got != tc.code {

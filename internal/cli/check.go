@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	fmode "github.com/bm2dev/bm2/internal/failure"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
@@ -29,17 +30,17 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	var problems []string
 	w := a.Out
 
-	fmt.Fprintf(w, "config ok: %s\n", a.summary(p))
+	fmt.Fprintf(w, "config ok: %s\n", a.Summary(p))
 	// What root would refuse to do on this file's word (package trust).
-	v := a.verdict(ctx, p, origin, trustFile)
+	v := a.Verdict(ctx, p, origin, trustFile)
 	for _, r := range v.Refused {
 		fmt.Fprintf(w, "refused: %s\n", r)
 		problems = append(problems, r.Error())
 	}
-	orderOnly := !trustFile && !a.user() && origin.UID != 0
+	orderOnly := !trustFile && !a.IsUser() && origin.UID != 0
 	switch {
 	case p.Notify.Webhook != "":
-		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level, webhookNote(p.Notify))
+		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level, control.WebhookNote(p.Notify))
 	case p.PrivateUnread:
 		fmt.Fprintf(w, "notify: unknown (%s is readable by root only)\n", config.PrivatePath(p.File))
 	default:
@@ -69,7 +70,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	for port := r.Lo; port <= r.Hi; port++ {
 		ports = append(ports, port)
 	}
-	id, err := a.projectIdentity(ctx, p, true)
+	id, err := a.ProjectIdentity(ctx, p, true)
 	var states []reuseport.PortState
 	if err == nil {
 		states, err = a.CheckPorts(ctx, id, ports)
@@ -106,10 +107,10 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 			if own[ports[i]] {
 				continue
 			}
-			if who, ok := a.portHolder(ports[i], id); ok {
+			if who, ok := a.HolderOf(ports[i], id); ok {
 				e, _ := fmode.Explain(journal.ReasonPortInUse, fmode.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
 				fmt.Fprintf(w, "port %d: %s\n", ports[i], e.Message)
-				problems = append(problems, problemText(e))
+				problems = append(problems, control.ProblemText(e))
 				continue
 			}
 			problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
@@ -123,7 +124,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	// else: what it would run as is refused).
 	var rc jsruntime.Result
 	if v.OK() {
-		rc = a.checkRuntime(ctx, p)
+		rc = a.CheckRuntime(ctx, p)
 	}
 	switch {
 	case !v.OK():
@@ -135,29 +136,29 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	default:
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
 		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
-			problems = append(problems, problemText(e))
+			problems = append(problems, control.ProblemText(e))
 		} else {
 			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
 		}
 	}
 
 	// What else keeps an instance from starting, as its user sees it.
-	for _, e := range a.preflightAll(ctx, p) {
+	for _, e := range a.PreflightAll(ctx, p) {
 		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
-		problems = append(problems, problemText(e))
+		problems = append(problems, control.ProblemText(e))
 	}
 
-	entries, _ := a.registry()
-	if err := a.checkOwner(p, entries, false); err != nil {
+	entries, _ := a.Registry()
+	if err := a.CheckOwner(p, entries, false); err != nil {
 		fmt.Fprintln(w, err.Error())
-		problems = append(problems, err.Error()+" ("+ownHint(err)+")")
+		problems = append(problems, err.Error()+" ("+control.OwnHint(err)+")")
 	}
-	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
+	if err := config.CheckConflict(p, control.Held(entries, p.Name)); err != nil {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
 			e, _ := fmode.Explain(journal.ReasonPortConflict, fmode.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
-			problems = append(problems, problemText(e))
+			problems = append(problems, control.ProblemText(e))
 		} else {
 			problems = append(problems, err.Error())
 		}
@@ -168,7 +169,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		if len(problems) > 1 {
 			noun = "problems"
 		}
-		return fail(ExitInvalid, "fix them and run `bm2 check` again",
+		return control.Fail(ExitInvalid, "fix them and run `bm2 check` again",
 			fmt.Errorf("check found %d %s in %s:\n  %s", len(problems), noun, label, strings.Join(problems, "\n  ")))
 	}
 	return nil
@@ -178,7 +179,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 // file name to show and who speaks for the file.
 func (a *App) checkTarget(args []string) (*config.Project, string, trust.Origin, error) {
 	if len(args) == 0 {
-		return a.projectOrigin(ProjectFileName, false, true)
+		return a.projectOrigin(control.ProjectFileName, false, true)
 	}
 	return a.projectOrigin(args[0], true, true)
 }
@@ -201,16 +202,16 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 	st, err := os.Stat(arg)
 	switch {
 	case err == nil && st.IsDir():
-		return a.checkDirFile(filepath.Join(arg, ProjectFileName))
-	case err == nil && filepath.Base(arg) == ProjectFileName && !a.onSearchPath(arg):
+		return a.checkDirFile(filepath.Join(arg, control.ProjectFileName))
+	case err == nil && filepath.Base(arg) == control.ProjectFileName && !a.onSearchPath(arg):
 		return a.checkDirFile(arg)
 	case err == nil:
 		f, rerr := a.ReadFile(arg)
-		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != a.layout().UID
+		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != a.ScopeLayout().UID
 		if rerr != nil {
 			return nil, "", trust.Origin{}, fmt.Errorf("read project file: %w", rerr)
 		}
-		opts := a.configOptions()
+		opts := a.ConfigOptions()
 		opts.Foreign = foreign
 		p, perr := config.Parse(arg, f.Data, opts)
 		if p != nil && f.Speaker() != 0 {
@@ -219,15 +220,15 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 			p.Source = f.Path
 		}
 		return p, arg, trust.OriginOf(arg, f), perr
-	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != ProjectFileName:
-		e, ferr := a.findProject(arg)
+	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != control.ProjectFileName:
+		e, ferr := a.FindProject(arg)
 		if ferr != nil {
-			return nil, "", trust.Origin{}, fail(ExitNoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+			return nil, "", trust.Origin{}, control.Fail(ExitNoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 				fmt.Errorf("no file, dir or registered project named %s", arg))
 		}
 		root := trust.Origin{File: e.Path}
 		if !refused {
-			p, uerr := usable(e)
+			p, uerr := control.Usable(e)
 			return p, e.Path, root, uerr
 		}
 		if e.Project == nil {
@@ -239,7 +240,7 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 	case errors.Is(err, fs.ErrNotExist) && !named:
 		return a.checkDirFile(arg)
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", trust.Origin{}, fail(ExitInvalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+		return nil, "", trust.Origin{}, control.Fail(ExitInvalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 			fmt.Errorf("%s does not exist", arg))
 	default:
 		return nil, "", trust.Origin{}, fmt.Errorf("read %s: %w", arg, err)
@@ -251,7 +252,7 @@ func (a *App) checkDirFile(file string) (*config.Project, string, trust.Origin, 
 	if err != nil {
 		return nil, file, trust.Origin{}, fmt.Errorf("resolve %s: %w", file, err)
 	}
-	p, o, err := a.dirProject(file, abs)
+	p, o, err := a.DirProject(file, abs)
 	return p, file, o, err
 }
 
@@ -262,7 +263,7 @@ func (a *App) onSearchPath(file string) bool {
 	if err != nil {
 		return false
 	}
-	for _, d := range a.searchPath() {
+	for _, d := range a.SearchPath() {
 		if ad, err := filepath.Abs(d); err == nil && ad == dir {
 			return true
 		}
@@ -276,7 +277,7 @@ func (a *App) onSearchPath(file string) bool {
 // be the project's own.
 func (a *App) ownPorts(ctx context.Context, name string) map[int]bool {
 	own := map[int]bool{}
-	e, err := a.findProject(name)
+	e, err := a.FindProject(name)
 	if err != nil || e.Project == nil {
 		return own
 	}
@@ -343,7 +344,7 @@ func portLines(ports []int, states []reuseport.PortState) []string {
 
 // usableErr is usable's error for an entry without a project; never nil.
 func usableErr(e entry) error {
-	if _, err := usable(e); err != nil {
+	if _, err := control.Usable(e); err != nil {
 		return err
 	}
 	return fmt.Errorf("project %s: %s has no project", e.Name, e.Path)

@@ -351,7 +351,7 @@ func TestImportRuntimeReplaceable(t *testing.T) {
 	os.Chmod(pwn, 0o755)
 	te.replaceable = map[string]string{pwn: "alice (uid 1000)"}
 	a := te.app()
-	a.Env = a.Env.withDefaults()
+	a.Env = a.Env.WithDefaults()
 	if problem := a.importRuntime(context.Background(), config.Node, pwn, 1000); problem != "" {
 		t.Errorf("importRuntime = %q", problem)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
 	"github.com/spf13/pflag"
 )
@@ -27,8 +27,6 @@ type command struct {
 	setup func(fs *pflag.FlagSet) runner
 }
 
-const defaultTimeout = 60 * time.Second
-
 // commands is the command table, in the order --help lists it.
 func commands() []*command {
 	return []*command{
@@ -42,11 +40,11 @@ func commands() []*command {
 		{
 			name: "serve", maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				var f serveFlags
-				fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "how long to wait for every instance to come online and be confirmed")
-				fs.BoolVar(&f.trustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account, group or sandbox")
-				fs.BoolVar(&f.replace, "replace", false, "take over a project name registered from another file or cwd")
-				return func(ctx context.Context, a *App, args []string) error { return a.serve(ctx, args, f) }
+				var f control.ServeFlags
+				fs.DurationVar(&f.Timeout, "timeout", control.DefaultTimeout, "how long to wait for every instance to come online and be confirmed")
+				fs.BoolVar(&f.TrustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account, group or sandbox")
+				fs.BoolVar(&f.Replace, "replace", false, "take over a project name registered from another file or cwd")
+				return func(ctx context.Context, a *App, args []string) error { return a.Serve(ctx, args, f) }
 			},
 		},
 		{
@@ -61,9 +59,9 @@ func commands() []*command {
 				fs.BoolVar(&f.force, "force", false, "replace a bm2.toml that differs from the import")
 				fs.IntVar(&f.port, "port", 0, "the app's port `N`, when the file has none or another (one app: with --only)")
 				fs.StringVar(&f.mode, "mode", "", "fork: instance i on port+i, no reusePort needed (`MODE`)")
-				fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "with --serve: how long to wait for each project's instances")
-				fs.BoolVar(&f.trustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account or group")
-				fs.BoolVar(&f.replace, "replace", false, "with --serve: take over a project name registered from another file or cwd")
+				fs.DurationVar(&f.Timeout, "timeout", control.DefaultTimeout, "with --serve: how long to wait for each project's instances")
+				fs.BoolVar(&f.TrustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account or group")
+				fs.BoolVar(&f.Replace, "replace", false, "with --serve: take over a project name registered from another file or cwd")
 				return func(ctx context.Context, a *App, args []string) error { return a.importCmd(ctx, args, f) }
 			},
 		},
@@ -77,9 +75,9 @@ func commands() []*command {
 		{
 			name: "start", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
+				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the instances to come online")
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.control(ctx, "start", args[0], *timeout)
+					return a.Control(ctx, "start", args[0], *timeout)
 				}
 			},
 		},
@@ -87,24 +85,24 @@ func commands() []*command {
 			name: "stop", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.control(ctx, "stop", args[0], 0)
+					return a.Control(ctx, "stop", args[0], 0)
 				}
 			},
 		},
 		{
 			name: "restart", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for the instances to come online")
+				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the instances to come online")
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.control(ctx, "restart", args[0], *timeout)
+					return a.Control(ctx, "restart", args[0], *timeout)
 				}
 			},
 		},
 		{
 			name: "reload", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				timeout := fs.Duration("timeout", defaultTimeout, "how long to wait for each instance to come back")
-				return func(ctx context.Context, a *App, args []string) error { return a.reload(ctx, args[0], *timeout) }
+				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for each instance to come back")
+				return func(ctx context.Context, a *App, args []string) error { return a.Reload(ctx, args[0], *timeout) }
 			},
 		},
 		{
@@ -152,13 +150,13 @@ func commands() []*command {
 		{
 			name: "startup", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.startup(ctx) }
+				return func(ctx context.Context, a *App, args []string) error { return a.Startup(ctx) }
 			},
 		},
 		{
 			name: "delete", aliases: []string{"rm"}, minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.delete(ctx, args[0]) }
+				return func(ctx context.Context, a *App, args []string) error { return a.Delete(ctx, args[0]) }
 			},
 		},
 		{
@@ -166,7 +164,7 @@ func commands() []*command {
 			setup: func(fs *pflag.FlagSet) runner {
 				dry := fs.Bool("dry-run", false, "say what would change, change nothing")
 				from01 := fs.Bool("from-0.1", false, "also keep a bm2 0.1 host's projects as they ran: user = \"bm2\", [sandbox] mode = \"compat\" (the package passes it when it upgrades from 0.1)")
-				return func(ctx context.Context, a *App, args []string) error { return a.migrate(ctx, *dry, *from01) }
+				return func(ctx context.Context, a *App, args []string) error { return a.Migrate(ctx, *dry, *from01) }
 			},
 		},
 		{
@@ -178,7 +176,7 @@ func commands() []*command {
 		{
 			name: "version", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.version() }
+				return func(ctx context.Context, a *App, args []string) error { return a.Version() }
 			},
 		},
 		{
@@ -191,7 +189,7 @@ func commands() []*command {
 					}
 					c := lookup(args[0])
 					if c == nil {
-						return usageErr("", "unknown command %q", args[0])
+						return control.UsageErr("", "unknown command %q", args[0])
 					}
 					a.commandHelp(a.Out, c, newFlagSet(c))
 					return nil
@@ -226,17 +224,17 @@ func newFlagSet(c *command) *pflag.FlagSet {
 func (a *App) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		a.mainHelp(a.Err)
-		return usageErr("", "no command given")
+		return control.UsageErr("", "no command given")
 	}
 	switch args[0] {
 	case "-h", "--help":
 		a.mainHelp(a.Out)
 		return nil
 	case "-V", "--version":
-		return a.version()
+		return a.Version()
 	}
 	if strings.HasPrefix(args[0], "-") {
-		return usageErr("", "unknown flag %q before the command", args[0])
+		return control.UsageErr("", "unknown flag %q before the command", args[0])
 	}
 	if args[0] == completeCommand {
 		// Hidden, for the completion scripts; its words are not its flags.
@@ -244,7 +242,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 	}
 	c := lookup(args[0])
 	if c == nil {
-		return usageErr("", "unknown command %q", args[0])
+		return control.UsageErr("", "unknown command %q", args[0])
 	}
 	fs := newFlagSet(c)
 	run := c.setup(fs)
@@ -254,7 +252,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 			a.commandHelp(a.Out, c, fs)
 			return nil
 		}
-		return usageErr(c.name, "%s: %v", c.name, err)
+		return control.UsageErr(c.name, "%s: %v", c.name, err)
 	}
 	if h, _ := fs.GetBool("help"); h {
 		a.commandHelp(a.Out, c, fs)
@@ -263,9 +261,9 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 	rest := fs.Args()
 	switch {
 	case len(rest) < c.minArgs:
-		return usageErr(c.name, "%s: missing argument: usage: bm2 %s %s", c.name, c.name, help(c.name).usage)
+		return control.UsageErr(c.name, "%s: missing argument: usage: bm2 %s %s", c.name, c.name, help(c.name).usage)
 	case c.maxArgs >= 0 && len(rest) > c.maxArgs:
-		return usageErr(c.name, "%s: too many arguments (%s): usage: bm2 %s %s",
+		return control.UsageErr(c.name, "%s: too many arguments (%s): usage: bm2 %s %s",
 			c.name, strings.Join(rest[c.maxArgs:], " "), c.name, strings.TrimSpace(help(c.name).usage))
 	}
 	return run(ctx, a, rest)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/units"
 	"github.com/spf13/pflag"
@@ -50,7 +51,7 @@ func (a *App) completion(shell string) error {
 		}
 		names = append(names, s.name)
 	}
-	return usageErr("completion", "completion: unknown shell %q: bm2 has completion for %s", shell, joinWords(names))
+	return control.UsageErr("completion", "completion: unknown shell %q: bm2 has completion for %s", shell, control.JoinWords(names))
 }
 
 // complete is `bm2 __complete -- WORD...`. It never fails: a shell must
@@ -76,8 +77,8 @@ func (a *App) candidates(words []string) []string {
 	// completed.
 	kept := make([]string, 0, len(words))
 	for _, w := range words[:len(words)-1] {
-		if w == flagUser || w == flagSystem {
-			if l, err := chooseScope(map[string]scope.Kind{flagUser: scope.User, flagSystem: scope.System}[w]); err == nil {
+		if w == control.FlagUser || w == control.FlagSystem {
+			if l, err := control.ChooseScope(map[string]scope.Kind{control.FlagUser: scope.User, control.FlagSystem: scope.System}[w]); err == nil {
 				a.Layout = &l
 			}
 			continue
@@ -126,7 +127,7 @@ func (a *App) candidates(words []string) []string {
 				names = append(names, "--"+f.Name)
 			}
 		})
-		names = append(names, flagSystem, flagUser)
+		names = append(names, control.FlagSystem, control.FlagUser)
 		return withPrefix(cur, names)
 	}
 	slots := usageSlots(help(c.name).usage)
@@ -237,7 +238,7 @@ func (a *App) fill(s slot, cur string) []string {
 // projectNames are the registered projects, as `bm2 list` reads them
 // from the search path (no systemd needed).
 func (a *App) projectNames() []string {
-	entries, _ := a.registry()
+	entries, _ := a.Registry()
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.Name)
@@ -247,7 +248,7 @@ func (a *App) projectNames() []string {
 
 // instanceNames are <name>-<i> for every instance of every valid project.
 func (a *App) instanceNames() []string {
-	entries, _ := a.registry()
+	entries, _ := a.Registry()
 	var out []string
 	for _, e := range entries {
 		if e.Project == nil {

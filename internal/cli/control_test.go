@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/state"
 )
 
@@ -264,7 +265,7 @@ func TestInstanceMark(t *testing.T) {
 	te := served(t)
 	te.mustRun(ExitOK, "stop", "api-1")
 	st := state.Dir{Path: te.paths.StateDir}
-	if _, err := st.SetInstanceErrored("api-1", state.Mark{Reason: "port_in_use", Detail: "python3 (pid 812), uid 65534 (nobody)"}); err != nil {
+	if _, err := st.SetInstanceErrored("api-1", state.Mark{Reason: "port_in_use", Detail: "python3 (pid 812), uid 65534 (control.Nobody)"}); err != nil {
 		t.Fatal(err)
 	}
 	// systemd does not start it (its ConditionPathExists=).
@@ -279,11 +280,11 @@ func TestInstanceMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		want := StateOnline
+		want := control.StateOnline
 		if r.Unit == "bm2@api-1.service" {
-			want = StateErrored
+			want = control.StateErrored
 		}
-		if r.State != want || (want == StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (nobody)")) {
+		if r.State != want || (want == control.StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (control.Nobody)")) {
 			t.Errorf("%s: %s %q %q, want %s", r.Unit, r.State, r.Reason, r.Holder, want)
 		}
 	}
@@ -294,7 +295,7 @@ func TestInstanceMark(t *testing.T) {
 	te.mustRun(ExitOK, "status", "api")
 	out := te.stdout.String()
 	if strings.Contains(out, "  errored: ") ||
-		!strings.Contains(out, "  api-1: port_in_use: port 3000 is held by python3 (pid 812), uid 65534 (nobody), not by api") ||
+		!strings.Contains(out, "  api-1: port_in_use: port 3000 is held by python3 (pid 812), uid 65534 (control.Nobody), not by api") ||
 		!strings.Contains(out, "`bm2 start api-1`") {
 		t.Errorf("status:\n%s", out)
 	}

@@ -44,7 +44,7 @@
 // that are waited for (start, stop, restart in "replace" mode), reset-failed,
 // and unit properties (InvocationID included: it names one run of an
 // instance). Instance states are systemd's own, translated by
-// [InstanceState] (active/running is online, activating/auto-restart is
+// [control.InstanceState] (active/running is online, activating/auto-restart is
 // waiting restart, failed is errored with the service's Result as reason,
 // start-limit-hit reading restart_budget_exhausted). The one state systemd
 // cannot hold, a project bm2 stopped on purpose, is the errored mark of

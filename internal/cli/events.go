@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -24,7 +25,7 @@ func parseLines(cmd, s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, usageErr(cmd, "%s: -n %q: want a number of lines, or all", cmd, s)
+		return 0, control.UsageErr(cmd, "%s: -n %q: want a number of lines, or all", cmd, s)
 	}
 	if n == 0 {
 		n = -1 // journalctl -n 0: none of the old ones
@@ -104,7 +105,7 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	enc.SetEscapeHTML(false)
 	count := 0
 	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
-		ev, ok := a.decode(e)
+		ev, ok := a.Decode(e)
 		if !ok {
 			return nil
 		}
@@ -139,16 +140,16 @@ const timeLayout = "2006-01-02 15:04:05"
 // instances. Events outlive projects, so an unregistered name is fine as
 // long as it could be a project's.
 func (a *App) eventsFilter(arg string) (project, instance string, err error) {
-	if e, err := a.findProject(arg); err == nil {
+	if e, err := a.FindProject(arg); err == nil {
 		return e.Name, "", nil
 	}
 	if name, i, ok := units.ParseInstance(arg); ok {
-		if _, err := a.findProject(name); err == nil {
+		if _, err := a.FindProject(name); err == nil {
 			return name, units.InstanceID(name, i), nil
 		}
 	}
 	if !projectNameRE.MatchString(arg) || len(arg) > 64 {
-		return "", "", usageErr("events", "events: %q is not a project name ([a-z0-9][a-z0-9_-]*)", arg)
+		return "", "", control.UsageErr("events", "events: %q is not a project name ([a-z0-9][a-z0-9_-]*)", arg)
 	}
 	return arg, "", nil
 }
@@ -162,13 +163,13 @@ func (a *App) journalDone(ctx context.Context, err error, follow bool, count int
 	}
 	if errors.Is(err, journal.ErrRestricted) {
 		if count == 0 {
-			return fail(ExitFailure, journal.RestrictedHint, fmt.Errorf("no %s: %w", what, err))
+			return control.Fail(ExitFailure, journal.RestrictedHint, fmt.Errorf("no %s: %w", what, err))
 		}
 		fmt.Fprintf(a.Err, "bm2: warning: %v, so some entries may be missing; %s\n", err, journal.RestrictedHint)
 		return nil
 	}
 	if errors.Is(err, journal.ErrUserVolatile) {
-		return fail(ExitFailure, journal.UserVolatileHint, fmt.Errorf("no %s: %w", what, err))
+		return control.Fail(ExitFailure, journal.UserVolatileHint, fmt.Errorf("no %s: %w", what, err))
 	}
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/scope"
@@ -81,7 +82,7 @@ func (f *fakeSystemd) unit(name string) *UnitStatus {
 	u, ok := f.units[name]
 	if !ok {
 		u = &UnitStatus{Name: name, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
-			MemoryCurrent: Unknown, CPUUsageNSec: Unknown}
+			MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}
 		f.units[name] = u
 	}
 	return u
@@ -122,7 +123,7 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 		}
 		if p.Mode == config.Cluster {
 			n := units.Instance(p.Name, units.Surge)
-			loaded[n] = true // wanted by nobody
+			loaded[n] = true // wanted by control.Nobody
 			f.env[n] = []string{"BM2_EXEC_MODE=cluster", fmt.Sprintf("BM2_APP_PORT=%d", p.Port), "BM2_APP_SURGE=1"}
 		}
 	}
@@ -187,7 +188,7 @@ func (f *fakeSystemd) stopInstance(name string) {
 		return
 	}
 	u.ActiveState, u.SubState, u.MainPID = "inactive", "dead", 0
-	u.MemoryCurrent, u.CPUUsageNSec = Unknown, Unknown
+	u.MemoryCurrent, u.CPUUsageNSec = control.Unknown, control.Unknown
 }
 
 func (f *fakeSystemd) job(verb, name string) error {
@@ -263,7 +264,7 @@ func (f *fakeSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, 
 			out[i] = *u
 		} else {
 			out[i] = UnitStatus{Name: n, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
-				MemoryCurrent: Unknown, CPUUsageNSec: Unknown}
+				MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}
 		}
 	}
 	return out, nil
@@ -306,10 +307,10 @@ type testEnv struct {
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
 	layout     *scope.Layout    // nil: system scope
-	sysPath    []string         // user scope: where system projects are
-	minPort    *int             // user scope: net.ipv4.ip_unprivileged_port_start
+	sysPath    []string         // IsUser scope: where system projects are
+	minPort    *int             // IsUser scope: net.ipv4.ip_unprivileged_port_start
 	fenceErr   error            // why the host cannot fence ports; nil: it can
-	fenced     map[string]error // control group -> nil: fenced; absent: not fenced
+	fenced     map[string]error // Control group -> nil: fenced; absent: not fenced
 	// speaker is who the files bm2 reads outside the config dir speak
 	// for (trust.File.Speaker): 0, root, by default; reads counts the
 	// reads of each path.
@@ -525,7 +526,7 @@ func (te *testEnv) app() *App {
 	if te.layout != nil {
 		sys = *te.layout
 	}
-	return &App{
+	return &App{control.Client{
 		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
 		Env: Env{
 			Layout:           &sys,
@@ -576,7 +577,7 @@ func (te *testEnv) app() *App {
 				te.versionMu.Lock()
 				te.versionLog = append(te.versionLog, fmt.Sprintf("%d %s", id.UID, path))
 				te.versionMu.Unlock()
-				return askVersionAs(ctx, id, path)
+				return control.AskVersionAs(ctx, id, path)
 			},
 			ConfinedVersion: func(ctx context.Context, p *config.Project, path string) (string, error) {
 				te.confinedLog = append(te.confinedLog, p.Name+" "+path)
@@ -621,7 +622,7 @@ func (te *testEnv) app() *App {
 				return f, err
 			},
 		},
-	}
+	}}
 }
 
 // run runs bm2 with args and returns the exit code; output is in

@@ -12,16 +12,6 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// fenceAttached is Env.FenceAttached's default: whether a bm2 port fence
-// is attached to the unit's cgroup v2 cgroup (root only).
-func fenceAttached(controlGroup string) (bool, error) {
-	dir, err := portfence.ControlGroupDir(controlGroup)
-	if err != nil {
-		return false, err
-	}
-	return portfence.Attached(dir)
-}
-
 // fenceAllowed says what an instance of p may bind, for the fence line:
 // "port 3000", "port 3000+i", with "and 9229, 9100" for extra_ports.
 func fenceAllowed(p *config.Project) string {
@@ -44,7 +34,7 @@ func fenceAllowed(p *config.Project) string {
 // ports, and if not, why. statuses are the instances' units (status,
 // which checks the running ones' cgroups when it may), nil for check.
 func (a *App) fenceLine(p *config.Project, statuses []UnitStatus) string {
-	if a.user() {
+	if a.IsUser() {
 		return "ports: not fenced (" + portfence.UserScopeReason + "): an instance can bind any free port of 1024 or more"
 	}
 	if err := a.FenceSupport(); err != nil {

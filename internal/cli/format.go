@@ -4,43 +4,27 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/control"
 )
 
-// formatUptime renders a duration the way bm2 list shows uptime: the two
-// largest units, e.g. "45s", "3m12s", "2h5m", "3d4h".
-func formatUptime(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	s := int64(d / time.Second)
-	switch {
-	case s < 60:
-		return fmt.Sprintf("%ds", s)
-	case s < 3600:
-		return fmt.Sprintf("%dm%ds", s/60, s%60)
-	case s < 86400:
-		return fmt.Sprintf("%dh%dm", s/3600, s%3600/60)
-	}
-	return fmt.Sprintf("%dd%dh", s/86400, s%86400/3600)
-}
-
 // formatCPU renders cumulative CPU time: "0.4s", "1.3s", then like uptime
-// from a minute on. Unknown is "-".
+// from a minute on. control.Unknown is "-".
 func formatCPU(nsec uint64) string {
-	if nsec == Unknown {
+	if nsec == control.Unknown {
 		return "-"
 	}
 	d := time.Duration(nsec)
 	if d < time.Minute {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
-	return formatUptime(d)
+	return control.FormatUptime(d)
 }
 
 // formatMem renders bytes with binary units, as systemctl does: "512B",
-// "41.2M", "1.5G". Unknown is "-".
+// "41.2M", "1.5G". control.Unknown is "-".
 func formatMem(b uint64) string {
-	if b == Unknown {
+	if b == control.Unknown {
 		return "-"
 	}
 	if b < 1024 {
@@ -62,11 +46,4 @@ func sortUnits(us []UnitStatus) {
 
 func sortEntries(es []entry) {
 	sort.SliceStable(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
 )
 
@@ -26,7 +27,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 		known = known || k == kind
 	}
 	if !known {
-		return usageErr("gateway", "gateway: unknown gateway %q: want nginx or caddy", args[0])
+		return control.UsageErr("gateway", "gateway: unknown gateway %q: want nginx or caddy", args[0])
 	}
 	projects, err := a.gatewayProjects(args[1:])
 	if err != nil {
@@ -36,9 +37,9 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 	if err != nil {
 		var pe *gateway.ProjectError
 		if errors.As(err, &pe) {
-			return fail(ExitInvalid, "fix the project file, or leave the project out", fmt.Errorf("gateway %s: %w", kind, err))
+			return control.Fail(ExitInvalid, "fix the project file, or leave the project out", fmt.Errorf("gateway %s: %w", kind, err))
 		}
-		return usageErr("gateway", "gateway %s: %v", kind, err)
+		return control.UsageErr("gateway", "gateway %s: %v", kind, err)
 	}
 	if out == "" {
 		if _, err := a.Out.Write(data); err != nil {
@@ -66,7 +67,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 	if kind == gateway.KindCaddy {
 		apply = "caddy reload (or systemctl reload caddy)"
 	}
-	fmt.Fprintf(a.Out, "wrote %s (%s for %s); apply it: %s\n", out, kind, joinWords(names), apply)
+	fmt.Fprintf(a.Out, "wrote %s (%s for %s); apply it: %s\n", out, kind, control.JoinWords(names), apply)
 	return nil
 }
 
@@ -75,10 +76,10 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 // bm2.toml), a project file, or the name of a registered project.
 func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 	if len(args) == 0 {
-		entries, _ := a.registry()
+		entries, _ := a.Registry()
 		if len(entries) == 0 {
-			return nil, fail(ExitNoProject, "`bm2 serve` in a project dir registers one; or name a project file: bm2 gateway nginx /srv/api/bm2.toml",
-				fmt.Errorf("gateway: no registered projects (nothing in %s)", strings.Join(a.searchPath(), ":")))
+			return nil, control.Fail(ExitNoProject, "`bm2 serve` in a project dir registers one; or name a project file: bm2 gateway nginx /srv/api/bm2.toml",
+				fmt.Errorf("gateway: no registered projects (nothing in %s)", strings.Join(a.SearchPath(), ":")))
 		}
 		var out []*config.Project
 		var bad []string
@@ -92,8 +93,8 @@ func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 		if len(bad) > 0 {
 			// A gateway without one of the projects would drop its
 			// traffic: print nothing rather than that.
-			return nil, fail(ExitInvalid, "fix them (`bm2 check NAME`), or name the projects to put behind the gateway",
-				fmt.Errorf("gateway: %s cannot be served:\n  %s", plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
+			return nil, control.Fail(ExitInvalid, "fix them (`bm2 check NAME`), or name the projects to put behind the gateway",
+				fmt.Errorf("gateway: %s cannot be served:\n  %s", control.Plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
 		}
 		return out, nil
 	}
@@ -108,7 +109,7 @@ func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 			from = arg
 		}
 		if prev, ok := seen[p.Name]; ok {
-			return nil, usageErr("gateway", "gateway: project %s given twice (%s and %s)", p.Name, prev, from)
+			return nil, control.UsageErr("gateway", "gateway: project %s given twice (%s and %s)", p.Name, prev, from)
 		}
 		seen[p.Name] = from
 		out = append(out, p)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -75,7 +76,7 @@ func kindList() string {
 	for _, k := range journal.Kinds() {
 		ks = append(ks, string(k))
 	}
-	return joinWords(ks)
+	return control.JoinWords(ks)
 }
 
 // help returns a command's section; a command without one is a bug.

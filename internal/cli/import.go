@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
@@ -27,11 +27,10 @@ type importFlags struct {
 	port           int
 	dryRun, serve  bool
 	force          bool
-	timeout        time.Duration
-	// trustFile: the operator read the file; its apps may run as anyone.
-	trustFile bool
-	// replace: with serve, take names registered from another source.
-	replace bool
+	// ServeFlags: the timeout with --serve; TrustFile, the operator read
+	// the file and its apps may run as anyone; Replace, with --serve,
+	// take names registered from another source.
+	control.ServeFlags
 }
 
 // ecosystemNames are the files bm2 import looks for without FILE, in
@@ -43,11 +42,11 @@ var ecosystemNames = []string{"ecosystem.config.js", "ecosystem.config.cjs", "ec
 func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error {
 	switch {
 	case f.mode != "" && f.mode != "fork" && f.mode != "cluster":
-		return usageErr("import", "import: --mode takes fork (or cluster, the default for PM2 cluster apps), got %q", f.mode)
+		return control.UsageErr("import", "import: --mode takes fork (or cluster, the default for PM2 cluster apps), got %q", f.mode)
 	case f.serve && f.dryRun:
-		return usageErr("import", "import: --dry-run changes nothing, so it cannot --serve")
+		return control.UsageErr("import", "import: --dry-run changes nothing, so it cannot --serve")
 	case f.port < 0 || f.port > 65535:
-		return usageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
+		return control.UsageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
 	}
 	var only []string
 	for _, o := range f.only {
@@ -61,10 +60,10 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	src, ev, err := ecosystem.Load(ctx, file, ecosystem.Options{Dirs: a.importNodeDirs(), Read: a.ReadFile})
 	if err != nil {
-		return fail(ExitInvalid, "", err)
+		return control.Fail(ExitInvalid, "", err)
 	}
 	if src.Dump && f.env != "" {
-		return usageErr("import", "import: --env: a dump holds the environment PM2 ran each app with; --env is for ecosystem files")
+		return control.UsageErr("import", "import: --env: a dump holds the environment PM2 ran each app with; --env is for ecosystem files")
 	}
 	if ev != nil {
 		fmt.Fprintf(a.Out, "read %s: evaluated by %s %s as %s\n", file, ev.Node, ev.Version, ev.As)
@@ -78,7 +77,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	// than one user could have written speaks for no one. Its owner
 	// decides whose the written bm2.toml is.
 	if !src.OwnerKnown {
-		return fail(ExitInvalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
+		return control.Fail(ExitInvalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
 	}
 	sourceOwner, speaker := -1, -1
 	if os.Geteuid() == 0 {
@@ -107,7 +106,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 			}
 		}
 		if n > 1 {
-			return usageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
+			return control.UsageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
 		}
 	}
 	res := convert.Map(src, opts)
@@ -122,7 +121,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		// trust): the file speaks for its owner only.
 		q, err := config.Parse(p.File, p.Data, config.Options{NumCPU: a.NumCPU, AnyName: true})
 		if err == nil {
-			if v := a.verdict(ctx, q, origin, f.trustFile); !v.OK() {
+			if v := a.Verdict(ctx, q, origin, f.TrustFile); !v.OK() {
 				err = v.Refused
 			}
 		}
@@ -191,12 +190,12 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		if len(serveFiles) > 0 || (f.dryRun && len(res.Projects) > 0) {
 			hint = "the other apps were imported; " + hint
 		}
-		return fail(ExitFailure, hint,
+		return control.Fail(ExitFailure, hint,
 			fmt.Errorf("%d of %d apps of %s not imported or not served", countApps(problems), total, file))
 	}
 	if !f.dryRun && !f.serve && len(res.Projects) > 0 {
 		serve := "sudo bm2 serve"
-		if a.user() {
+		if a.IsUser() {
 			serve = "bm2 serve"
 		}
 		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
@@ -254,12 +253,12 @@ func findEcosystem(args []string) (string, error) {
 	switch len(found) {
 	case 0:
 		wd, _ := os.Getwd()
-		return "", fail(ExitUsage, "name the file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote",
+		return "", control.Fail(ExitUsage, "name the file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote",
 			fmt.Errorf("no ecosystem file in %s (looked for %s)", wd, strings.Join(ecosystemNames, ", ")))
 	case 1:
 		return found[0], nil
 	}
-	return "", fail(ExitUsage, "name the one to import", fmt.Errorf("more than one ecosystem file here: %s", strings.Join(found, ", ")))
+	return "", control.Fail(ExitUsage, "name the one to import", fmt.Errorf("more than one ecosystem file here: %s", strings.Join(found, ", ")))
 }
 
 // importNodeDirs is where bm2 import looks for the node that evaluates a
@@ -282,7 +281,7 @@ func (a *App) dirOwner(dir string) string {
 
 // importRuntime checks the runtime an imported project would run, as
 // bm2 check does: systemd's search path, or runtime_path; its --version
-// is asked as the user the file the app comes from speaks for (nobody
+// is asked as the user the file the app comes from speaks for (control.Nobody
 // for root's, or for a file no single user could have written), never
 // as root, and never as whoever owns the binary (a link
 // swapped after a look at it would run someone's program as them); run by
@@ -292,7 +291,7 @@ func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePat
 	if runtimePath != "" {
 		command = runtimePath
 	}
-	id := nobody
+	id := control.Nobody
 	if owner > 0 {
 		if u, err := user.LookupId(strconv.Itoa(owner)); err == nil {
 			if gid, err := strconv.Atoi(u.Gid); err == nil {
@@ -321,13 +320,13 @@ func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePat
 // on disk is its owner's, who could change it after the write, so it is
 // never read again.
 func (a *App) serveImported(ctx context.Context, ip convert.Project, origin trust.Origin, f importFlags) error {
-	p, err := a.parseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.layout().UID)
+	p, err := a.ParseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.ScopeLayout().UID)
 	if err != nil {
 		return err
 	}
 	p.Source = filepath.Clean(ip.File)
-	if err := a.vouch(ctx, p, origin, f.trustFile); err != nil {
+	if err := a.Vouch(ctx, p, origin, f.TrustFile); err != nil {
 		return err
 	}
-	return a.serveProject(ctx, p, ip.File, serveFlags{timeout: f.timeout, trustFile: f.trustFile, replace: f.replace})
+	return a.ServeProject(ctx, p, ip.File, f.ServeFlags)
 }

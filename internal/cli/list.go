@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -44,11 +45,11 @@ const maxReason = 40
 
 // list is `bm2 list [name...]`.
 func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
-	entries, found := a.registry()
+	entries, found := a.Registry()
 	if len(names) > 0 {
 		var picked []entry
 		for _, n := range names {
-			e, err := a.findProject(n)
+			e, err := a.FindProject(n)
 			if err != nil {
 				return err
 			}
@@ -71,7 +72,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 	}
 	rows, warnings := a.rows(ctx, entries, sd)
 	for i := range rows {
-		rows[i].Scope = string(a.layout().Kind)
+		rows[i].Scope = string(a.ScopeLayout().Kind)
 	}
 
 	if asJSON {
@@ -96,15 +97,15 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		}
 	}
 	if len(entries) == 0 && len(names) == 0 {
-		where := strings.Join(a.searchPath(), ":")
-		if a.user() {
-			where = a.layout().Short(where) + " (" + a.layout().Describe() + ")"
+		where := strings.Join(a.SearchPath(), ":")
+		if a.IsUser() {
+			where = a.ScopeLayout().Short(where) + " (" + a.ScopeLayout().Describe() + ")"
 		}
 		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n", where)
 	}
-	if a.user() && len(names) == 0 {
-		if n := a.systemProjects(); n > 0 {
-			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.layout().Describe(), n)
+	if a.IsUser() && len(names) == 0 {
+		if n := a.SystemProjects(); n > 0 {
+			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.ScopeLayout().Describe(), n)
 		}
 	}
 	return nil
@@ -125,7 +126,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 	for _, e := range entries {
 		pr := project{e: e}
 		if p := e.Project; e.Err == nil && p != nil && sd != nil {
-			names := instanceNames(p)
+			names := control.InstanceNames(p)
 			var err error
 			pr.statuses, err = sd.Units(ctx, names)
 			if err != nil {
@@ -134,7 +135,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 			}
 			if p.Mode == config.Cluster && err == nil {
 				// Loaded, not Units: asking for it would load it.
-				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && surgeActive(l[0]) {
+				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && control.SurgeActive(l[0]) {
 					if st, err := sd.Units(ctx, []string{l[0].Name}); err == nil {
 						pr.surge = &st[0]
 						if s := st[0].ActiveEnter; !s.IsZero() && (since.IsZero() || s.Before(since)) {
@@ -145,7 +146,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 			}
 			running := false
 			for _, u := range pr.statuses {
-				if st, _ := InstanceState(u); st == StateOnline && !u.ActiveEnter.IsZero() {
+				if st, _ := control.InstanceState(u); st == control.StateOnline && !u.ActiveEnter.IsZero() {
 					running = true
 					if since.IsZero() || u.ActiveEnter.Before(since) {
 						since = u.ActiveEnter
@@ -162,14 +163,14 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 	journalOK := len(probed) > 0
 	if journalOK {
 		var err error
-		events, err = a.projectEvents(ctx, probed, reuseportKinds, since)
+		events, err = a.ProjectEvents(ctx, probed, control.ReuseportKinds, since)
 		journalOK = err == nil
 	}
 
 	for _, pr := range projects {
 		e := pr.e
 		if e.Err != nil || e.Project == nil {
-			r := row{Project: e.Name, State: StateInvalid, Reason: invalidReason(e)}
+			r := row{Project: e.Name, State: control.StateInvalid, Reason: invalidReason(e)}
 			if p := e.Project; p != nil {
 				r.Mode, r.Port = string(p.Mode), p.Port
 			}
@@ -179,11 +180,11 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 		}
 		p := e.Project
 		statuses := pr.statuses
-		mark, errored, err := a.erroredMark(p.Name)
+		mark, errored, err := a.ErroredMark(p.Name)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: read errored state: %v", p.Name, err))
 		}
-		ids := allInstances(p)
+		ids := control.AllInstances(p)
 		if pr.surge != nil {
 			ids = append(ids, units.Surge)
 			statuses = append(statuses, *pr.surge)
@@ -191,7 +192,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 		for k, i := range ids {
 			r := row{
 				Project: p.Name, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
-				State: StateUnknown, Port: p.InstancePort(i),
+				State: control.StateUnknown, Port: p.InstancePort(i),
 			}
 			if i == units.Surge {
 				r.Surge = true
@@ -201,50 +202,50 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 			}
 			if statuses != nil {
 				u := statuses[k]
-				r.State, r.Reason = projectInstanceState(u, p.MaxRestarts)
+				r.State, r.Reason = control.ProjectInstanceState(u, p.MaxRestarts)
 				if r.Surge && r.Reason == "" {
 					r.Reason = "surge of a reload"
 				}
 				r.PID = u.MainPID
 				r.Restarts = u.NRestarts
-				if r.State == StateOnline && !u.ActiveEnter.IsZero() {
+				if r.State == control.StateOnline && !u.ActiveEnter.IsZero() {
 					r.UptimeMS = a.Now().Sub(u.ActiveEnter).Milliseconds()
 					if r.UptimeMS < 0 {
 						r.UptimeMS = 0
 					}
 				}
-				if u.MemoryCurrent != Unknown {
+				if u.MemoryCurrent != control.Unknown {
 					m := u.MemoryCurrent
 					r.MemoryBytes = &m
 				}
-				if u.CPUUsageNSec != Unknown {
+				if u.CPUUsageNSec != control.Unknown {
 					c := u.CPUUsageNSec / 1e6
 					r.CPUMS = &c
 				}
-				if p.Mode == config.Cluster && r.State == StateOnline && journalOK {
-					v, _ := reuseportVerdict(u, units.InstanceID(p.Name, i), events)
+				if p.Mode == config.Cluster && r.State == control.StateOnline && journalOK {
+					v, _ := control.ReuseportVerdict(u, units.InstanceID(p.Name, i), events)
 					if v == "" {
-						v = verdictPending
+						v = control.VerdictPending
 					}
 					r.Reuseport = &v
 				}
 			}
 			if !errored {
 				if statuses != nil {
-					if m, ok := a.markOf(p, i, statuses[k]); ok {
-						r.State, r.Reason, r.Holder = StateErrored, m.Reason, m.Detail
+					if m, ok := a.MarkOf(p, i, statuses[k]); ok {
+						r.State, r.Reason, r.Holder = control.StateErrored, m.Reason, m.Detail
 					}
-				} else if m, ok := a.instanceMark(units.InstanceID(p.Name, i)); ok {
-					r.State, r.Reason, r.Holder = StateErrored, m.Reason, m.Detail
+				} else if m, ok := a.InstanceMark(units.InstanceID(p.Name, i)); ok {
+					r.State, r.Reason, r.Holder = control.StateErrored, m.Reason, m.Detail
 				}
 			}
 			if errored {
-				r.State, r.Reason = StateErrored, mark
+				r.State, r.Reason = control.StateErrored, mark
 				if r.Reason == "" {
 					r.Reason = "errored"
 				}
 				if mark == string(journal.ReasonReuseportMissing) || mark == string(journal.ReasonLoopbackOnly) {
-					v := verdictMissing
+					v := control.VerdictMissing
 					r.Reuseport = &v
 				}
 			}
@@ -278,8 +279,8 @@ func (r row) cells() cells {
 	if r.Port != 0 {
 		c.port = strconv.Itoa(r.Port)
 	}
-	if r.State == StateOnline && r.UptimeMS > 0 {
-		c.uptime = formatUptime(msDuration(r.UptimeMS))
+	if r.State == control.StateOnline && r.UptimeMS > 0 {
+		c.uptime = control.FormatUptime(control.MsDuration(r.UptimeMS))
 	}
 	if r.MemoryBytes != nil {
 		c.mem = formatMem(*r.MemoryBytes)
@@ -337,7 +338,7 @@ func invalidReason(e entry) string {
 	case errors.As(e.Err, &one):
 		es = config.Errors{one}
 	default:
-		return strings.TrimPrefix(oneLine(e.Err), e.Path+": ")
+		return strings.TrimPrefix(control.OneLine(e.Err), e.Path+": ")
 	}
 	parts := make([]string, len(es))
 	for i, ce := range es {
@@ -352,12 +353,4 @@ func invalidReason(e entry) string {
 		parts[i] = b.String()
 	}
 	return strings.Join(parts, "; ")
-}
-
-// oneLine renders an error on one line.
-func oneLine(err error) string {
-	if err == nil {
-		return ""
-	}
-	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }

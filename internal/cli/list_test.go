@@ -6,55 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 )
-
-func TestInstanceState(t *testing.T) {
-	for _, tc := range []struct {
-		active, sub, load, result string
-		state, reason             string
-	}{
-		{"active", "running", "loaded", "success", StateOnline, ""},
-		{"reloading", "reload", "loaded", "success", StateOnline, ""},
-		{"activating", "start", "loaded", "success", StateLaunching, ""},
-		{"activating", "start-pre", "loaded", "success", StateLaunching, ""},
-		{"activating", "auto-restart", "loaded", "exit-code", StateWaiting, "exit-code"},
-		{"activating", "auto-restart", "loaded", "signal", StateWaiting, "signal"},
-		{"deactivating", "stop-sigterm", "loaded", "success", StateStopping, ""},
-		{"failed", "failed", "loaded", "start-limit-hit", StateErrored, string(journal.ReasonBudget)},
-		{"failed", "failed", "loaded", "exit-code", StateErrored, "exit-code"},
-		{"failed", "failed", "loaded", "signal", StateErrored, "signal"},
-		{"failed", "failed", "loaded", "core-dump", StateErrored, "core-dump"},
-		{"failed", "failed", "loaded", "timeout", StateErrored, "timeout"},
-		{"failed", "failed", "loaded", "", StateErrored, "failed"},
-		{"inactive", "dead", "loaded", "success", StateStopped, ""},
-		{"inactive", "dead", "not-found", "", StateStopped, ReasonNotLoaded},
-		{"", "", "", "", StateUnknown, ""},
-	} {
-		st, reason := InstanceState(UnitStatus{ActiveState: tc.active, SubState: tc.sub, LoadState: tc.load, Result: tc.result})
-		if st != tc.state || reason != tc.reason {
-			t.Errorf("%s/%s (%s, %s) = %q %q, want %q %q", tc.active, tc.sub, tc.load, tc.result, st, reason, tc.state, tc.reason)
-		}
-	}
-}
-
-func TestBudgetExhaustedOnSystemd252(t *testing.T) {
-	// systemd 252 reports the last crash's result, not start-limit-hit,
-	// when automatic restarts use up the start limit.
-	u := UnitStatus{ActiveState: "failed", SubState: "failed", LoadState: "loaded", Result: "exit-code", NRestarts: 17}
-	if st, r := projectInstanceState(u, 16); st != StateErrored || r != string(journal.ReasonBudget) {
-		t.Fatalf("%s %s", st, r)
-	}
-	u.NRestarts = 3
-	if st, r := projectInstanceState(u, 16); st != StateErrored || r != "exit-code" {
-		t.Fatalf("%s %s", st, r)
-	}
-	u.ActiveState, u.SubState, u.NRestarts = "activating", "auto-restart", 40
-	if st, r := projectInstanceState(u, 16); st != StateWaiting || r != "exit-code" {
-		t.Fatalf("%s %s", st, r)
-	}
-}
 
 // listEnv registers projects and gives their units every state there is.
 func listEnv(t *testing.T) *testEnv {
@@ -70,12 +25,12 @@ func listEnv(t *testing.T) *testEnv {
 	}
 	te.sd.set(running("bm2@api-0.service", 1234, 3*time.Minute+12*time.Second, 43201331, 1_300_000_000, 0))
 	te.sd.set(UnitStatus{Name: "bm2@api-1.service", ActiveState: "activating", SubState: "start", MainPID: 1240, MemoryCurrent: 1 << 20, CPUUsageNSec: 10_000_000})
-	te.sd.set(UnitStatus{Name: "bm2@api-2.service", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", NRestarts: 3, MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
-	te.sd.set(UnitStatus{Name: "bm2@api-3.service", ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", NRestarts: 16, MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
-	te.sd.set(UnitStatus{Name: "bm2@web-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
-	te.sd.set(UnitStatus{Name: "bm2@web-1.service", ActiveState: "failed", SubState: "failed", Result: "signal", NRestarts: 1, MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@api-2.service", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", NRestarts: 3, MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@api-3.service", ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", NRestarts: 16, MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@web-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@web-1.service", ActiveState: "failed", SubState: "failed", Result: "signal", NRestarts: 1, MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
 	te.sd.set(running("bm2@web-2.service", 77, 26*time.Hour+5*time.Minute, 2<<30, 90*1e9, 2))
-	te.sd.set(UnitStatus{Name: "bm2@zeta-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: Unknown, CPUUsageNSec: Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@zeta-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
 	if _, err := (state.Dir{Path: te.paths.StateDir}).SetErrored("zeta", "reuseport_missing"); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -20,16 +21,16 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 	if err != nil {
 		return err
 	}
-	e, idx, err := a.resolveUnit(arg)
+	e, idx, err := a.ResolveUnit(arg)
 	if err != nil {
 		return err
 	}
-	p, err := usable(e)
+	p, err := control.Usable(e)
 	if err != nil {
 		return err
 	}
 	q := journal.Query{Lines: n, Follow: follow, Since: since}
-	ids := allInstances(p)
+	ids := control.AllInstances(p)
 	if p.Mode == config.Cluster {
 		ids = append(ids, units.Surge) // what it served during reloads
 	}
@@ -68,9 +69,9 @@ func (a *App) logs(ctx context.Context, arg string, follow bool, lines, since st
 		}
 		return nil
 	})
-	raw := a.journalctlUnit(units.Instance(p.Name, ids[0]))
+	raw := a.JournalctlUnit(units.Instance(p.Name, ids[0]))
 	if len(ids) > 1 {
-		raw = a.journalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
+		raw = a.JournalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
 	}
 	return a.journalDone(ctx, err, follow, count, "log lines of "+label, raw)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
@@ -57,18 +58,6 @@ func TestMigrateLoopbackWebhook(t *testing.T) {
 	}
 }
 
-func TestLoopbackURL(t *testing.T) {
-	for u, want := range map[string]bool{
-		"http://127.0.0.1:9000/hook": true, "http://127.9.9.9/": true, "http://[::1]:80/": true, "http://localhost/x": true,
-		"http://LOCALHOST./x": true, "http://api.localhost/": true, "http://[::ffff:127.0.0.1]/": true,
-		"https://hooks.example.com/x": false, "http://10.0.0.1/": false, "http://169.254.169.254/": false, "::": false,
-	} {
-		if got := loopbackURL(u); got != want {
-			t.Errorf("loopbackURL(%q) = %v", u, got)
-		}
-	}
-}
-
 // notify.allow_local speaks only from root's files: a bm2.toml a user
 // owns that sets it is refused by check (and serve, which reads it the
 // same way), naming the file, line and key; the same file of root's
@@ -104,7 +93,7 @@ func TestWebhookNote(t *testing.T) {
 		{"https://hooks.example.com/x", false, ""},
 		{"http://10.1.2.3/x", false, ""},
 	} {
-		if got := webhookNote(config.Notify{Webhook: c.url, AllowLocal: c.allow}); got != c.want {
+		if got := control.WebhookNote(config.Notify{Webhook: c.url, AllowLocal: c.allow}); got != c.want {
 			t.Errorf("%s (allow_local %v): %q, want %q", c.url, c.allow, got, c.want)
 		}
 	}

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/journal"
@@ -111,12 +108,12 @@ func TestCheckFindsWhatCannotStart(t *testing.T) {
 	dir = filepath.Dir(te.write("srv/api/bm2.toml", fmt.Sprintf("name = \"api\"\nscript = \"server.js\"\nruntime = \"node\"\nport = %d\nexec_mode = \"fork\"\n", port)))
 	a := te.app()
 	a.PortHolder = func(p int, uid uint32) (string, bool) {
-		return "python3 (pid 812), uid 65534 (nobody)", p == port && uid == uint32(identity.Self().UID)
+		return "python3 (pid 812), uid 65534 (control.Nobody)", p == port && uid == uint32(identity.Self().UID)
 	}
 	if code := a.Main(context.Background(), []string{"check", dir}); code != ExitInvalid {
 		t.Fatalf("exit %d", code)
 	}
-	want := fmt.Sprintf("port_in_use: port %d is held by python3 (pid 812), uid 65534 (nobody), not by api: its instances cannot listen there", port)
+	want := fmt.Sprintf("port_in_use: port %d is held by python3 (pid 812), uid 65534 (control.Nobody), not by api: its instances cannot listen there", port)
 	if got := te.stdout.String() + te.stderr.String(); !strings.Contains(got, want) || !strings.Contains(got, "fix: stop that program, or give api another `port =` in bm2.toml; then `bm2 check`") {
 		t.Errorf("check output lacks %q:\n%s", want, got)
 	}
@@ -195,41 +192,6 @@ func TestCheckWordsRuntimeAndConflict(t *testing.T) {
 	}
 }
 
-// As root the check runs as the project's user; whoever cannot take that
-// identity learns only what is missing.
-func TestAccessAs(t *testing.T) {
-	// Not t.TempDir: its parent is 0700, which no other user may enter.
-	dir, err := os.MkdirTemp("", "bm2-access-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	secret := filepath.Join(dir, "secret.js")
-	if err := os.WriteFile(secret, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	other := identity.Identity{UID: 65534, GID: 65534}
-	if identity.Self().UID == 65534 {
-		other.UID = 65533
-	}
-	if err := accessAs(other, filepath.Join(dir, "gone.js"), false); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("missing file: %v", err)
-	}
-	err = accessAs(other, secret, false)
-	if identity.Self().UID == 0 && !errors.Is(err, fs.ErrPermission) {
-		t.Errorf("another user's 0600 file, as root checking as %v: %v", other, err)
-	}
-	if identity.Self().UID != 0 && err != nil {
-		t.Errorf("checked without root: %v, want nothing known", err)
-	}
-	if err := accessAs(identity.Self(), dir, true); err != nil {
-		t.Errorf("own dir: %v", err)
-	}
-}
-
 // A broken project file names file, line and key (package config), and
 // its hint is the table's.
 func TestBrokenFileHint(t *testing.T) {
@@ -240,24 +202,5 @@ func TestBrokenFileHint(t *testing.T) {
 	if !strings.Contains(got, filepath.Join(dir, "bm2.toml")+":3: instances: ") ||
 		!strings.HasSuffix(got, "bm2: config_invalid: fix: fix the key named there (bm2.toml(5) describes each one), then `bm2 check` (see bm2.toml(5) KEYS)\n") {
 		t.Errorf("stderr:\n%s", got)
-	}
-}
-
-// A FIFO in the script's place does not keep the check waiting for a
-// writer.
-func TestAccessAsFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "server.js")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatalf("mkfifo: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- accessAs(identity.Self(), fifo, false) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("accessAs(FIFO) = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("accessAs blocks on a FIFO")
 	}
 }

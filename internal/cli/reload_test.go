@@ -12,7 +12,7 @@ import (
 
 // reloadEnv is served() with a clock that moves a second at every start
 // of an instance, so that every run of an instance (and its probe's
-// verdict) has its own time, as on a real host.
+// Verdict) has its own time, as on a real host.
 func reloadEnv(t *testing.T, toml string) *testEnv {
 	te := newTestEnv(t)
 	te.sd.onStart = func(unit string) {
@@ -134,7 +134,7 @@ func TestReloadSurgeFails(t *testing.T) {
 // no command retires its surge.
 func TestReloadLock(t *testing.T) {
 	te := reloadEnv(t, seedAPI)
-	l, _, err := te.app().tryLockProject("api")
+	l, _, err := te.app().TryLockProject("api")
 	if err != nil || l == nil {
 		t.Fatal(l, err)
 	}
@@ -147,7 +147,7 @@ func TestReloadLock(t *testing.T) {
 	if u, _ := te.sd.Units(t.Context(), []string{"bm2@api-surge.service"}); u[0].ActiveState != "active" {
 		t.Fatalf("the surge of a running reload was retired: %+v", u[0])
 	}
-	l.unlock()
+	l.Unlock()
 	te.mustRun(ExitOK, "start", "api")
 	if u, _ := te.sd.Units(t.Context(), []string{"bm2@api-surge.service"}); u[0].ActiveState != "inactive" {
 		t.Fatalf("surge %+v", u[0])

@@ -8,25 +8,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/journal"
 )
 
 func TestTakeScope(t *testing.T) {
-	rest, k, err := takeScope([]string{"--user", "list", "--json"})
+	rest, k, err := control.TakeScope([]string{"--user", "list", "--json"})
 	if err != nil || k != scope.User || strings.Join(rest, " ") != "list --json" {
 		t.Errorf("--user list --json: %v %q %v", rest, k, err)
 	}
-	rest, k, err = takeScope([]string{"list", "--system"})
+	rest, k, err = control.TakeScope([]string{"list", "--system"})
 	if err != nil || k != scope.System || strings.Join(rest, " ") != "list" {
 		t.Errorf("list --system: %v %q %v", rest, k, err)
 	}
 	// After "--", flags are arguments.
-	rest, k, _ = takeScope([]string{"logs", "--", "--user"})
+	rest, k, _ = control.TakeScope([]string{"logs", "--", "--user"})
 	if k != "" || strings.Join(rest, " ") != "logs -- --user" {
 		t.Errorf("after --: %v %q", rest, k)
 	}
-	if _, _, err := takeScope([]string{"--user", "list", "--system"}); err == nil || ExitCode(err) != ExitUsage {
+	if _, _, err := control.TakeScope([]string{"--user", "list", "--system"}); err == nil || ExitCode(err) != ExitUsage {
 		t.Errorf("--user with --system: %v", err)
 	}
 }

@@ -282,7 +282,7 @@ func TestServeRefusals(t *testing.T) {
 
 // An app that crashes right after it starts is never online, although
 // systemd says active/running whenever bm2 happens to look.
-// serve waits until every instance listens on its port (not for
+// Serve waits until every instance listens on its port (not for
 // min_uptime_ms: a crash after that is the restart budget's business).
 func TestServeWaitsUntilListening(t *testing.T) {
 	te := newTestEnv(t)
@@ -352,26 +352,6 @@ func TestServeWaitsForConfirmation(t *testing.T) {
 	te2.mustRun(ExitOK, "serve", dir)
 	if out := te2.stdout.String(); strings.Contains(out, "confirmed") || !strings.Contains(out, "\nweb online: 2 x fork on port 4000~4001") {
 		t.Fatalf("stdout:\n%s", out)
-	}
-}
-
-// The probe stopping a project while its start job waits cancels that job;
-// that is the errored project's story, not a failure of its own.
-func TestStartErrCanceledByProbe(t *testing.T) {
-	te := newTestEnv(t)
-	a := te.app()
-	canceled := errors.New("start bm2-api.target: job canceled")
-	if err := a.startErr("api", canceled); err == nil {
-		t.Fatal("a canceled start of a project that is not errored was ignored")
-	}
-	if _, err := a.state().SetErrored("api", "reuseport_missing"); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.startErr("api", canceled); err != nil {
-		t.Fatalf("startErr = %v for an errored project", err)
-	}
-	if err := a.startErr("web", canceled); err == nil {
-		t.Fatal("another project's errored mark hid the error")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,13 +11,14 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
 )
 
 // status is `bm2 status <name>`.
 func (a *App) status(ctx context.Context, name string) error {
-	e, err := a.findProject(name)
+	e, err := a.FindProject(name)
 	if err != nil {
 		return err
 	}
@@ -28,17 +28,17 @@ func (a *App) status(ctx context.Context, name string) error {
 	esc := termtext.Escape
 	fmt.Fprintf(w, "%s: %s\n", esc(e.Name), esc(e.Path))
 	if e.Err != nil {
-		fmt.Fprintf(w, "  invalid: %s\n", esc(oneLine(e.Err)))
-		_, err := usable(e)
+		fmt.Fprintf(w, "  invalid: %s\n", esc(control.OneLine(e.Err)))
+		_, err := control.Usable(e)
 		return err
 	}
 	p := e.Project
 	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
-		strconv.Itoa(p.Instances), p.Mode, portText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
+		strconv.Itoa(p.Instances), p.Mode, control.PortText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
-	if reason, errored, _ := a.erroredMark(p.Name); errored {
+	if reason, errored, _ := a.ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
-		if e, _, ok := a.explainErrored(ctx, p, reason, "start"); ok {
+		if e, _, ok := a.ExplainErrored(ctx, p, reason, "start"); ok {
 			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
 		}
 	}
@@ -49,7 +49,7 @@ func (a *App) status(ctx context.Context, name string) error {
 		sd = nil
 	} else {
 		defer sd.Close()
-		if u, left := a.leftSurge(ctx, sd, p); left {
+		if u, left := a.LeftSurge(ctx, sd, p); left {
 			fmt.Fprintf(w, "  %s runs (pid %d), left by a reload that did not finish: it serves beside the instances; "+
 				"the next bm2 start, restart, reload or serve of %s retires it once the instances are online\n",
 				units.InstanceID(p.Name, units.Surge), u.MainPID, p.Name)
@@ -57,14 +57,14 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
 		analyze := "systemd-analyze"
-		if a.user() {
+		if a.IsUser() {
 			analyze += " --user"
 		}
 		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, analyze, units.Instance(p.Name, 0))
 	}
 	var fenced []UnitStatus
 	if sd != nil {
-		fenced, _ = sd.Units(ctx, instanceNames(p))
+		fenced, _ = sd.Units(ctx, control.InstanceNames(p))
 	}
 	fmt.Fprintf(w, "  %s\n", a.fenceLine(p, fenced))
 	if needs := p.Needs(); len(needs) > 0 {
@@ -83,29 +83,29 @@ func (a *App) status(ctx context.Context, name string) error {
 		return fmt.Errorf("write status: %w", err)
 	}
 	if sd != nil {
-		if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
+		if statuses, err := sd.Units(ctx, control.InstanceNames(p)); err == nil {
 			for _, line := range a.staleLines(p, statuses) {
 				fmt.Fprintln(w, line)
 			}
 			// Why an instance gave up, and what to do.
 			for i, u := range statuses {
-				st, reason := a.instanceState(p, i, u)
-				if st != StateErrored {
+				st, reason := a.InstanceStateOf(p, i, u)
+				if st != control.StateErrored {
 					continue
 				}
-				if e, ok := a.explainInstance(ctx, p, i, u, reason, againText(p, "start")); ok {
+				if e, ok := a.ExplainInstance(ctx, p, i, u, reason, control.AgainText(p, "start")); ok {
 					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 				}
 			}
 		}
 	}
 	// What keeps the next start from working.
-	found, _ := a.preflightDefinite(ctx, p, "")
+	found, _ := a.PreflightDefinite(ctx, p, "")
 	for _, e := range found {
 		e.Fix = strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`")
 		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 	}
-	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.systemctl(), units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.Systemctl(), units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
@@ -130,7 +130,7 @@ func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
 	}
 	parts := make([]string, len(needs))
 	for i, n := range needs {
-		state := StateUnknown
+		state := control.StateUnknown
 		if len(statuses) == len(needs) {
 			u := statuses[i]
 			switch {
@@ -147,8 +147,8 @@ func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
 
 // userText names who a project runs as.
 func (a *App) userText(p *config.Project) string {
-	if a.user() {
-		return a.layout().Name + " (user scope: every project runs as you)"
+	if a.IsUser() {
+		return a.ScopeLayout().Name + " (user scope: every project runs as you)"
 	}
 	if p.OwnAccount() {
 		return p.Account() + " (its own account)"
@@ -183,7 +183,7 @@ func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 	var out []string
 	if len(reload) > 0 {
 		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
-			strings.Join(reload, ", "), a.systemctl(), p.Name))
+			strings.Join(reload, ", "), a.Systemctl(), p.Name))
 	}
 	if len(restart) > 0 {
 		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",
@@ -215,12 +215,4 @@ func newestInput(p *config.Project, u UnitStatus) (string, time.Time) {
 		}
 	}
 	return filepath.Clean(which), newest
-}
-
-var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+ \S+)`)
-
-// securityScore asks systemd-analyze security for a unit's exposure, e.g.
-// "1.2 OK".
-func securityScore(ctx context.Context, unit string) (string, error) {
-	return securityScoreArgs(ctx, unit)
 }

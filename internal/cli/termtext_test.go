@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -134,7 +135,7 @@ func TestEventsEscapeControls(t *testing.T) {
 func TestListStatusEscapeControls(t *testing.T) {
 	te := newTestEnv(t)
 	te.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\nport = 3000\n")
-	mark := te.app().state().ErroredPath("api")
+	mark := (state.Dir{Path: te.paths.StateDir}).ErroredPath("api")
 	os.MkdirAll(filepath.Dir(mark), 0o755)
 	os.WriteFile(mark, []byte("x\x1b[2J\ty\u009b\n"), 0o644)
 	for _, cmd := range [][]string{{"list"}, {"status", "api"}} {

@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // LegacyUser is the account bm2 0.1 ran every project as.
 const LegacyUser = "bm2"
 
-// migrate is `bm2 migrate`: [env] and the webhook of every project file in
+// Migrate is `bm2 migrate`: [env] and the webhook of every project file in
 // the config dir that every user can read move to the private part. With
 // from01 (`--from-0.1`, what the package runs once when it upgrades a bm2
 // 0.1 host, so that its projects keep serving exactly as they did), every
@@ -32,28 +32,28 @@ const LegacyUser = "bm2"
 // rewritten canonically; the original is kept, root's alone, in
 // <state dir>/migrated-0.1/. A file with nothing to change is left alone,
 // so running it again changes nothing.
-func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
-	if a.user() {
-		return fail(ExitUsage, "run it as root: sudo bm2 migrate",
+func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
+	if c.IsUser() {
+		return Fail(ExitUsage, "run it as root: sudo bm2 migrate",
 			errors.New("migrate moves the secrets of system projects (/etc/bm2); user scope keeps them in ~/.bm2/projects/private from the start"))
 	}
 	if !dryRun {
 		// Held to the end: every file is rewritten from what was read.
-		unlock, err := a.lockRegistry(ctx, defaultTimeout)
+		unlock, err := c.lockRegistry(ctx, DefaultTimeout)
 		if err != nil {
 			return err
 		}
 		defer unlock()
 	}
-	entries, _ := a.registry()
+	entries, _ := c.Registry()
 	changed := 0
 	var errs []error
 	for _, e := range entries {
-		if filepath.Dir(e.Path) != filepath.Clean(a.Paths.ConfigDir) {
+		if filepath.Dir(e.Path) != filepath.Clean(c.Paths.ConfigDir) {
 			continue // not bm2's to rewrite (shipped by a package, or in /run)
 		}
 		if e.Project == nil {
-			fmt.Fprintf(a.Err, "bm2: warning: %s is invalid, so it was not migrated: %s\n", e.Path, oneLine(e.Err))
+			fmt.Fprintf(c.Err, "bm2: warning: %s is invalid, so it was not migrated: %s\n", e.Path, OneLine(e.Err))
 			continue
 		}
 		p := *e.Project
@@ -71,8 +71,8 @@ func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
 			// it: a project that already posts there keeps doing so, when
 			// root wrote it. One registered from a user's file (its
 			// source) does not get the key on that user's word.
-			if who := a.sourceNotRoots(p.Source); who != "" {
-				fmt.Fprintf(a.Err, "bm2: %s: not given [notify] allow_local: it was registered from %s, %s; "+
+			if who := c.sourceNotRoots(p.Source); who != "" {
+				fmt.Fprintf(c.Err, "bm2: %s: not given [notify] allow_local: it was registered from %s, %s; "+
 					"its loopback webhook stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)\n",
 					p.File, p.Source, who)
 			} else {
@@ -87,24 +87,24 @@ func (a *App) migrate(ctx context.Context, dryRun, from01 bool) error {
 			continue
 		}
 		changed++
-		backup := filepath.Join(a.Paths.StateDir, "migrated-0.1", filepath.Base(p.File))
+		backup := filepath.Join(c.Paths.StateDir, "migrated-0.1", filepath.Base(p.File))
 		if dryRun {
-			fmt.Fprintf(a.Out, "would migrate %s: %s\n", p.File, joinWords(did))
+			fmt.Fprintf(c.Out, "would migrate %s: %s\n", p.File, JoinWords(did))
 			continue
 		}
-		if err := a.migrateOne(&p, e.Path, backup); err != nil {
+		if err := c.migrateOne(&p, e.Path, backup); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(a.Out, "migrated %s: %s; the original is in %s\n", p.File, joinWords(did), backup)
+		fmt.Fprintf(c.Out, "migrated %s: %s; the original is in %s\n", p.File, JoinWords(did), backup)
 	}
 	if changed == 0 {
-		fmt.Fprintf(a.Out, "nothing to migrate in %s\n", a.Paths.ConfigDir)
+		fmt.Fprintf(c.Out, "nothing to migrate in %s\n", c.Paths.ConfigDir)
 	}
-	return a.rootHint(errors.Join(errs...))
+	return c.rootHint(errors.Join(errs...))
 }
 
-func (a *App) migrateOne(p *config.Project, file, backup string) error {
+func (c *Client) migrateOne(p *config.Project, file, backup string) error {
 	orig, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (a *App) migrateOne(p *config.Project, file, backup string) error {
 	if err := atomicfile.Write(backup, orig, 0o600); err != nil {
 		return err
 	}
-	reg, err := a.registration(p)
+	reg, err := c.registration(p)
 	if err != nil {
 		return err
 	}
@@ -142,10 +142,10 @@ func loopbackURL(s string) bool {
 	return err == nil && ip.Unmap().IsLoopback()
 }
 
-// webhookNote is what bm2 check adds to the webhook it shows: whether
+// WebhookNote is what bm2 check adds to the webhook it shows: whether
 // bm2-notify will connect to it, when its host says so without DNS (a
 // literal address, localhost).
-func webhookNote(n config.Notify) string {
+func WebhookNote(n config.Notify) string {
 	u, err := url.Parse(n.Webhook)
 	if err != nil {
 		return ""
@@ -167,7 +167,7 @@ func webhookNote(n config.Notify) string {
 	return ""
 }
 
-func joinWords(ws []string) string {
+func JoinWords(ws []string) string {
 	switch len(ws) {
 	case 0:
 		return ""
@@ -184,11 +184,11 @@ func joinWords(ws []string) string {
 // sourceNotRoots says why a project's source file is not root's word
 // ("which alice could have written"), or "" when it is root's or when
 // the project has no source (root wrote it into the config dir).
-func (a *App) sourceNotRoots(source string) string {
+func (c *Client) sourceNotRoots(source string) string {
 	if source == "" {
 		return ""
 	}
-	f, err := a.ReadFile(source)
+	f, err := c.ReadFile(source)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("which cannot be read (%v)", err)

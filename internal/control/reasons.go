@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -24,9 +24,9 @@ import (
 // instance's last run ended, from its crash.log, and, before anything
 // starts, from what the project's user can see (preflight).
 
-// againText is the command that tries again after a fix, as the failure
+// AgainText is the command that tries again after a fix, as the failure
 // table's {again}.
-func againText(p *config.Project, verb string) string {
+func AgainText(p *config.Project, verb string) string {
 	return "`" + againCommand(p, verb) + "`"
 }
 
@@ -35,18 +35,18 @@ func hintOf(e fmode.Explained) string {
 	return e.FixLine()
 }
 
-// explainErrored words the errored mark of p: its reason's mode, filled in
+// ExplainErrored words the errored mark of p: its reason's mode, filled in
 // from the event that set it (the instance, the listener's address, the
 // holder of the port). inst is the instance that event names, -1 if none.
-func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb string) (e fmode.Explained, inst int, ok bool) {
+func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, verb string) (e fmode.Explained, inst int, ok bool) {
 	reason := journal.Reason(mark)
-	facts := fmode.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: againText(p, verb)}
+	facts := fmode.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: AgainText(p, verb)}
 	kind := journal.ReuseportMissing
 	if reason == journal.ReasonPortInUse {
 		kind = journal.InstanceErrored
 	}
 	inst = -1
-	ev, found := a.lastEvent(ctx, p.Name, kind)
+	ev, found := c.lastEvent(ctx, p.Name, kind)
 	if found && ev.Reason == reason {
 		facts.Instance = ev.Instance
 		if ev.Port != 0 {
@@ -70,17 +70,17 @@ func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb 
 	return e, inst, true
 }
 
-// explainInstance words how instance i of p failed (u: its last state),
+// ExplainInstance words how instance i of p failed (u: its last state),
 // when that is one of the failure modes: a refusal (the exit hook's
 // runtime_rejected event says which), systemd's own cannot-start statuses,
 // a crash loop (with the last crash.log line, or the missing script or
 // directory that caused it).
 //
 // again is the command that tries again, as the fix ends.
-func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, again string) (fmode.Explained, bool) {
+func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, again string) (fmode.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
 	facts := fmode.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
-	if m, ok := a.markOf(p, i, u); ok && m.Reason == string(journal.ReasonPortInUse) {
+	if m, ok := c.MarkOf(p, i, u); ok && m.Reason == string(journal.ReasonPortInUse) {
 		// The exit hook's mark names who holds the port.
 		facts.Detail = m.Detail
 		if facts.Detail == "" {
@@ -98,7 +98,7 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 	case exited && u.ExecMainStatus == 78:
 		r := journal.ReasonRejected
 		facts.Detail = "the cause is not known to bm2"
-		if ev, ok := a.lastEvent(ctx, p.Name, journal.RuntimeRejected); ok && ev.Instance == id && ev.Reason.Refusal() {
+		if ev, ok := c.lastEvent(ctx, p.Name, journal.RuntimeRejected); ok && ev.Instance == id && ev.Reason.Refusal() {
 			r = ev.Reason
 			_, what, _ := strings.Cut(ev.Message, " not started: ")
 			what, _, _ = strings.Cut(what, " (install ") // the fix says it
@@ -114,7 +114,7 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 		return fmode.Explain(r, facts)
 	case reason == string(journal.ReasonBudget):
 		// A crash loop: what made it, when bm2 can tell, else the last crash.
-		found, _ := a.preflightDefinite(ctx, p, id)
+		found, _ := c.PreflightDefinite(ctx, p, id)
 		for _, pe := range found {
 			if pe.Reason == journal.ReasonScriptMissing || pe.Reason == journal.ReasonCwdMissing || pe.Reason == journal.ReasonEnvFile {
 				pe.Fix = strings.Replace(pe.Fix, "`bm2 start "+p.Name+"`", again, 1)
@@ -122,9 +122,9 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 			}
 		}
 		facts.Detail = "none (" + exitText(u, reason) + ")"
-		lines := a.crashLogs().LastLines(p.Name, id, 4)
+		lines := c.crashLogs().LastLines(p.Name, id, 4)
 		for k := len(lines) - 1; k >= 0; k-- {
-			if c, ok := journal.ParseCrashLine(lines[k]); ok && c.Reason != journal.ReasonBudget {
+			if cl, ok := journal.ParseCrashLine(lines[k]); ok && cl.Reason != journal.ReasonBudget {
 				facts.Detail = lines[k]
 				break
 			}
@@ -135,14 +135,14 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 }
 
 // crashLogs is where the scope's crash logs are (Paths.LogDir in tests).
-func (a *App) crashLogs() journal.CrashLog {
-	if a.Paths.LogDir != "" {
-		return journal.CrashLog{Dir: a.Paths.LogDir}
+func (c *Client) crashLogs() journal.CrashLog {
+	if c.Paths.LogDir != "" {
+		return journal.CrashLog{Dir: c.Paths.LogDir}
 	}
-	return a.layout().CrashLogs
+	return c.ScopeLayout().CrashLogs
 }
 
-// preflightDefinite finds the failure modes of p that can be known before it
+// PreflightDefinite finds the failure modes of p that can be known before it
 // starts, as its user sees things: a user that does not exist, a working
 // directory, script or env_file that is missing or that user cannot use.
 // (The runtime, the ports and conflicts are checked where they were
@@ -152,7 +152,7 @@ func (a *App) crashLogs() journal.CrashLog {
 //
 // inst is the instance the words name ("" for the first); they end with
 // `bm2 serve` without one, `bm2 start <project>` with one.
-func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst string) (found []fmode.Explained, definite []bool) {
+func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst string) (found []fmode.Explained, definite []bool) {
 	again := "`bm2 serve`"
 	if inst != "" {
 		again = ""
@@ -169,23 +169,23 @@ func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst str
 	var id identity.Identity
 	if !p.OwnAccount() {
 		var err error
-		id, err = a.LookupUser(ctx, p.User, p.Group)
+		id, err = c.LookupUser(ctx, p.User, p.Group)
 		if err != nil && p.Group != "" {
 			// The user may be there and the group not: not user_missing.
-			id, err = a.LookupUser(ctx, p.User, "")
+			id, err = c.LookupUser(ctx, p.User, "")
 		}
 		if err != nil {
 			add(journal.ReasonUserMissing, p.User, true)
 			return found, definite
 		}
 	} else {
-		id, _ = a.projectIdentity(ctx, p, false)
+		id, _ = c.ProjectIdentity(ctx, p, false)
 	}
 	who := id.Name
 	if who == "" {
 		who = id.String()
 	}
-	access := a.Access
+	access := c.Access
 	if access == nil {
 		access = accessAs
 	}
@@ -250,13 +250,13 @@ func accessAs(id identity.Identity, path string, dir bool) error {
 }
 
 // preflightErr is serve's refusal of the definite preflight failures.
-func (a *App) preflightErr(ctx context.Context, p *config.Project) error {
-	found, definite := a.preflightDefinite(ctx, p, "")
+func (c *Client) preflightErr(ctx context.Context, p *config.Project) error {
+	found, definite := c.PreflightDefinite(ctx, p, "")
 	var msgs []string
 	var first *fmode.Explained
 	for k, e := range found {
 		if !definite[k] {
-			fmt.Fprintf(a.Err, "bm2: warning: %s: %s\nbm2: %s\n", e.Reason, e.Message, hintOf(e))
+			fmt.Fprintf(c.Err, "bm2: warning: %s: %s\nbm2: %s\n", e.Reason, e.Message, hintOf(e))
 			continue
 		}
 		msgs = append(msgs, string(e.Reason)+": "+e.Message)
@@ -267,27 +267,27 @@ func (a *App) preflightErr(ctx context.Context, p *config.Project) error {
 	if first == nil {
 		return nil
 	}
-	return fail(ExitInvalid, hintOf(*first), errors.New(strings.Join(msgs, "\n")))
+	return Fail(ExitInvalid, hintOf(*first), errors.New(strings.Join(msgs, "\n")))
 }
 
-// preflightAll is every preflight failure of p, worded for bm2 check.
-func (a *App) preflightAll(ctx context.Context, p *config.Project) []fmode.Explained {
-	found, _ := a.preflightDefinite(ctx, p, "")
+// PreflightAll is every preflight failure of p, worded for bm2 check.
+func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []fmode.Explained {
+	found, _ := c.PreflightDefinite(ctx, p, "")
 	for k := range found {
 		found[k].Fix = strings.ReplaceAll(found[k].Fix, "then `bm2 serve`", "then `bm2 check`")
 	}
 	return found
 }
 
-// problemText is one of bm2 check's problems: reason, message and fix.
-func problemText(e fmode.Explained) string {
+// ProblemText is one of bm2 check's problems: reason, message and fix.
+func ProblemText(e fmode.Explained) string {
 	return fmt.Sprintf("%s: %s; fix: %s", e.Reason, e.Message, e.Fix)
 }
 
-// portHolder names a listener on port that belongs to another user than
+// HolderOf names a listener on port that belongs to another user than
 // id (PortHolder; hooks.ForeignHolder by default). id's UID unknown: none.
-func (a *App) portHolder(port int, id identity.Identity) (string, bool) {
-	holder := a.PortHolder
+func (c *Client) HolderOf(port int, id identity.Identity) (string, bool) {
+	holder := c.PortHolder
 	if holder == nil {
 		holder = hooks.ForeignHolder
 	}
@@ -297,22 +297,22 @@ func (a *App) portHolder(port int, id identity.Identity) (string, bool) {
 	return holder(port, uint32(id.UID))
 }
 
-// markOf is the errored mark of instance i of p (port_in_use, set by the
+// MarkOf is the errored mark of instance i of p (port_in_use, set by the
 // exit hook), when the instance is down: a mark stops only the next start,
 // so a run that is up is not what it speaks of.
-func (a *App) markOf(p *config.Project, i int, u UnitStatus) (state.Mark, bool) {
+func (c *Client) MarkOf(p *config.Project, i int, u UnitStatus) (state.Mark, bool) {
 	switch st, _ := InstanceState(u); st {
 	case StateOnline, StateLaunching, StateStopping:
 		return state.Mark{}, false
 	}
-	return a.instanceMark(units.InstanceID(p.Name, i))
+	return c.InstanceMark(units.InstanceID(p.Name, i))
 }
 
-// instanceState is projectInstanceState with the instance's own errored
+// InstanceStateOf is ProjectInstanceState with the instance's own errored
 // mark: a marked instance that is down is errored, for the mark's reason.
-func (a *App) instanceState(p *config.Project, i int, u UnitStatus) (st, reason string) {
-	st, reason = projectInstanceState(u, p.MaxRestarts)
-	if m, ok := a.markOf(p, i, u); ok {
+func (c *Client) InstanceStateOf(p *config.Project, i int, u UnitStatus) (st, reason string) {
+	st, reason = ProjectInstanceState(u, p.MaxRestarts)
+	if m, ok := c.MarkOf(p, i, u); ok {
 		return StateErrored, m.Reason
 	}
 	return st, reason

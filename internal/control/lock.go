@@ -1,4 +1,4 @@
-package cli
+package control
 
 // The registry lock.
 //
@@ -47,14 +47,14 @@ const lockPoll = 20 * time.Millisecond
 // command holds it (saying once on stderr that it waits, and for which
 // PID), until ctx ends or timeout (when positive) passes. The returned
 // function releases it; calling it more than once is harmless.
-func (a *App) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
-	if err := a.ensureUserDirs(); err != nil {
+func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
+	if err := c.ensureUserDirs(); err != nil {
 		return nil, err
 	}
-	path := a.Paths.LockFile
+	path := c.Paths.LockFile
 	fd, err := openLockFile(path)
 	if err != nil {
-		return nil, a.rootHint(fmt.Errorf("lock the registered projects: %w", err))
+		return nil, c.rootHint(fmt.Errorf("lock the registered projects: %w", err))
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -83,7 +83,7 @@ func (a *App) lockRegistry(ctx context.Context, timeout time.Duration) (unlock f
 			if pid := lockHolder(fd); pid > 0 {
 				holder = fmt.Sprintf(" (pid %d)", pid)
 			}
-			fmt.Fprintf(a.Err, "bm2: waiting for another bm2 command that changes the registered projects%s\n", holder)
+			fmt.Fprintf(c.Err, "bm2: waiting for another bm2 command that changes the registered projects%s\n", holder)
 		}
 		t := time.NewTimer(lockPoll)
 		select {
@@ -113,10 +113,10 @@ func (a *App) lockRegistry(ctx context.Context, timeout time.Duration) (unlock f
 func lockWaitErr(cause error, holder string, waited time.Duration) error {
 	what := "another bm2 command that changes the registered projects" + holder
 	if errors.Is(cause, context.DeadlineExceeded) {
-		return fail(ExitFailure, "nothing was changed; run the command again once the other one has finished",
+		return Fail(ExitFailure, "nothing was changed; run the command again once the other one has finished",
 			fmt.Errorf("gave up after %s waiting for %s: %w", waited.Round(time.Millisecond), what, cause))
 	}
-	return withHint(fmt.Errorf("interrupted while waiting for %s: %w", what, cause),
+	return WithHint(fmt.Errorf("interrupted while waiting for %s: %w", what, cause),
 		"nothing was changed; run the command again to finish")
 }
 

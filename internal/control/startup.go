@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -16,17 +16,17 @@ import (
 // own request to linger.
 var PolkitDaemon = "/usr/lib/polkit-1/polkitd"
 
-// startup is `bm2 startup`: make the projects start at boot. System
+// Startup is `bm2 startup`: make the projects start at boot. System
 // projects do already (their targets are wanted by multi-user.target); a
-// user's need their manager to run without a session: lingering.
-func (a *App) startup(ctx context.Context) error {
-	l := a.layout()
+// IsUser's need their manager to run without a session: lingering.
+func (c *Client) Startup(ctx context.Context) error {
+	l := c.ScopeLayout()
 	if !l.IsUser() {
-		fmt.Fprintln(a.Out, "system scope: every registered project starts at boot already (its target is wanted by multi-user.target); nothing to do")
+		fmt.Fprintln(c.Out, "system scope: every registered project starts at boot already (its target is wanted by multi-user.target); nothing to do")
 		return nil
 	}
 	if l.Lingering() {
-		fmt.Fprintf(a.Out, "lingering is on for %s already: your projects start at boot and keep running after you log out\n", l.Name)
+		fmt.Fprintf(c.Out, "lingering is on for %s already: your projects start at boot and keep running after you log out\n", l.Name)
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -37,7 +37,7 @@ func (a *App) startup(ctx context.Context) error {
 	cmd.Stdin = nil
 	out, err := cmd.CombinedOutput()
 	if err == nil && l.Lingering() {
-		fmt.Fprintf(a.Out, "lingering is on for %s: your projects now start at boot and keep running after you log out (loginctl disable-linger undoes it)\n", l.Name)
+		fmt.Fprintf(c.Out, "lingering is on for %s: your projects now start at boot and keep running after you log out (loginctl disable-linger undoes it)\n", l.Name)
 		return nil
 	}
 	why := strings.TrimSpace(string(out))
@@ -52,5 +52,5 @@ func (a *App) startup(ctx context.Context) error {
 	if _, serr := os.Stat(PolkitDaemon); serr != nil {
 		hint = fmt.Sprintf("logind lets a user enable lingering only through polkit, and polkitd is not installed (sudo apt-get install polkitd); or ask an administrator to run `sudo loginctl enable-linger %s`", l.Name)
 	}
-	return fail(ExitFailure, hint, fmt.Errorf("could not enable lingering for %s: %s", l.Name, why))
+	return Fail(ExitFailure, hint, fmt.Errorf("could not enable lingering for %s: %s", l.Name, why))
 }

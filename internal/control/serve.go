@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"bytes"
@@ -19,18 +19,18 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// serveFlags are bm2 serve's flags.
-type serveFlags struct {
-	timeout time.Duration
-	// trustFile: the operator read the file and vouches for it; it may
+// ServeFlags are bm2 serve's flags.
+type ServeFlags struct {
+	Timeout time.Duration
+	// TrustFile: the operator read the file and vouches for it; it may
 	// ask root for anything, as root's own files may.
-	trustFile bool
-	// replace: take a name registered from another source.
-	replace bool
+	TrustFile bool
+	// Replace: take a name registered from another source.
+	Replace bool
 }
 
-// serve is `bm2 serve [dir]`.
-func (a *App) serve(ctx context.Context, args []string, f serveFlags) error {
+// Serve is `bm2 serve [dir]`.
+func (c *Client) Serve(ctx context.Context, args []string, f ServeFlags) error {
 	dir := "."
 	if len(args) > 0 {
 		dir = args[0]
@@ -45,40 +45,40 @@ func (a *App) serve(ctx context.Context, args []string, f serveFlags) error {
 		// bm2.<name>.toml for apps that share a directory).
 		file, absDir = dir, filepath.Dir(absDir)
 	} else if err != nil || !st.IsDir() {
-		return usageErr("serve", "%s is not a directory: bm2 serve takes the project dir that holds %s (or a project file)", dir, ProjectFileName)
+		return UsageErr("serve", "%s is not a directory: bm2 serve takes the project dir that holds %s (or a project file)", dir, ProjectFileName)
 	}
 
 	// 1. Everything that can be refused is refused before anything changes.
-	p, origin, err := a.dirProject(file, absDir)
+	p, origin, err := c.DirProject(file, absDir)
 	if err != nil {
 		return err
 	}
-	if err := a.vouch(ctx, p, origin, f.trustFile); err != nil {
+	if err := c.Vouch(ctx, p, origin, f.TrustFile); err != nil {
 		return err
 	}
-	return a.serveProject(ctx, p, dir, f)
+	return c.ServeProject(ctx, p, dir, f)
 }
 
-// serveProject registers and starts a project that was read and vouched
+// ServeProject registers and starts a project that was read and vouched
 // for (serve, import --serve): from memory, never from a file read again.
 // dir is how the project's directory was named, for hints.
-func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f serveFlags) error {
-	timeout := f.timeout
-	if err := a.preflightErr(ctx, p); err != nil {
+func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string, f ServeFlags) error {
+	timeout := f.Timeout
+	if err := c.preflightErr(ctx, p); err != nil {
 		return err
 	}
-	rc := a.checkRuntime(ctx, p)
+	rc := c.CheckRuntime(ctx, p)
 	if !rc.OK() {
 		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
-			return fail(ExitInvalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
+			return Fail(ExitInvalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
 		}
-		return fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
+		return Fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
 	}
 	if p.RuntimePath == "" {
 		p.RuntimePath = rc.Path
 	}
 
-	if err := a.checkRegistrable(p); err != nil {
+	if err := c.checkRegistrable(p); err != nil {
 		return err
 	}
 
@@ -89,37 +89,37 @@ func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f
 	// before its instances are started and waited for: that may take as
 	// long as --timeout, it changes no file, and systemd orders the jobs
 	// of concurrent commands itself.
-	unlock, err := a.lockRegistry(ctx, timeout)
+	unlock, err := c.lockRegistry(ctx, timeout)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	entries, _ := a.registry()
-	if err := a.checkOwner(p, entries, f.replace); err != nil {
+	entries, _ := c.Registry()
+	if err := c.CheckOwner(p, entries, f.Replace); err != nil {
 		return err
 	}
-	if err := config.CheckConflict(p, held(entries, p.Name)); err != nil {
+	if err := config.CheckConflict(p, Held(entries, p.Name)); err != nil {
 		return conflictErr(err)
 	}
-	if err := a.checkSystemConflict(p); err != nil {
+	if err := c.checkSystemConflict(p); err != nil {
 		return err
 	}
-	reg, err := a.registration(p)
+	reg, err := c.registration(p)
 	if err != nil {
 		return err
 	}
 	changed := reg.changed
 
 	// 2. systemd must be there before anything is written.
-	sd, err := a.Connect(ctx)
+	sd, err := c.Connect(ctx)
 	if err != nil {
-		return fail(ExitNoSystemd, fmt.Sprintf("nothing was written; bm2 serve needs a running systemd (check the project with `bm2 check %s` meanwhile)", dir), err)
+		return Fail(ExitNoSystemd, fmt.Sprintf("nothing was written; bm2 serve needs a running systemd (check the project with `bm2 check %s` meanwhile)", dir), err)
 	}
 	defer sd.Close()
 
 	target := units.Target(p.Name)
-	names := instanceNames(p)
-	before, err := a.unitsBefore(ctx, sd, target, names)
+	names := InstanceNames(p)
+	before, err := c.unitsBefore(ctx, sd, target, names)
 	if err != nil {
 		return err
 	}
@@ -140,26 +140,26 @@ func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f
 	// 3. Register.
 	if changed {
 		if err := reg.write(); err != nil {
-			return a.rootHint(err)
+			return c.rootHint(err)
 		}
 		verb := "registered"
 		if reg.existed {
 			verb = "updated"
 		}
-		if a.user() {
-			fmt.Fprintf(a.Out, "%s %s for %s: %s\n", verb, p.File, a.layout().Describe(), a.summary(p))
+		if c.IsUser() {
+			fmt.Fprintf(c.Out, "%s %s for %s: %s\n", verb, p.File, c.ScopeLayout().Describe(), c.Summary(p))
 		} else {
-			fmt.Fprintf(a.Out, "%s %s: %s\n", verb, p.File, a.summary(p))
+			fmt.Fprintf(c.Out, "%s %s: %s\n", verb, p.File, c.Summary(p))
 		}
 		if reg.private != nil {
 			who := "root"
-			if a.user() {
+			if c.IsUser() {
 				who = "you"
 			}
-			fmt.Fprintf(a.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), who)
+			fmt.Fprintf(c.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), who)
 		}
 	} else {
-		fmt.Fprintf(a.Out, "%s is up to date: %s\n", p.File, a.summary(p))
+		fmt.Fprintf(c.Out, "%s is up to date: %s\n", p.File, c.Summary(p))
 	}
 
 	// 4. Let systemd see it, and make sure the generator took it: a
@@ -175,21 +175,21 @@ func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f
 			return err
 		}
 		if ts[0].LoadState != "loaded" {
-			return a.skipped(ctx, sd, p, reg)
+			return c.skipped(ctx, sd, p, reg)
 		}
 	}
-	if a.user() {
+	if c.IsUser() {
 		// The user's manager started before bm2 was installed has not
 		// started the notification path unit paths.target wants now.
 		if err := sd.Start(ctx, "bm2-notify.path"); err != nil {
-			fmt.Fprintf(a.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
+			fmt.Fprintf(c.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
 		}
 	}
-	wasErrored, err := a.clearErrored(p.Name)
+	wasErrored, err := c.clearErrored(p.Name)
 	if err != nil {
 		return err
 	}
-	if err := a.clearInstanceMarks(p, nil); err != nil {
+	if err := c.clearInstanceMarks(p, nil); err != nil {
 		return err
 	}
 	unlock()
@@ -200,7 +200,7 @@ func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f
 			return err
 		}
 	}
-	if err := a.stopStray(ctx, sd, p); err != nil {
+	if err := c.stopStray(ctx, sd, p); err != nil {
 		return err
 	}
 	switch {
@@ -208,47 +208,47 @@ func (a *App) serveProject(ctx context.Context, p *config.Project, dir string, f
 		// A running project takes its new settings as `bm2 reload` does:
 		// one instance at a time, each back before the next, so the port
 		// never goes dark. Instances the new file adds start afterwards.
-		fmt.Fprintf(a.Out, "rolling restart of %s, one instance at a time\n", p.Name)
-		lock, lerr := a.lockProject(p.Name)
+		fmt.Fprintf(c.Out, "rolling restart of %s, one instance at a time\n", p.Name)
+		lock, lerr := c.lockProject(p.Name)
 		if lerr != nil {
 			return lerr
 		}
 		var ids []int
-		for _, i := range allInstances(p) {
+		for _, i := range AllInstances(p) {
 			if online[units.Instance(p.Name, i)] {
 				ids = append(ids, i)
 			}
 		}
-		rerr := a.roll(ctx, sd, p, ids, timeout)
-		lock.unlock()
+		rerr := c.roll(ctx, sd, p, ids, timeout)
+		lock.Unlock()
 		if rerr != nil {
 			return rerr
 		}
 		err = sd.Start(ctx, target)
 	case (changed || stale) && wasRunning:
-		fmt.Fprintf(a.Out, "restarting %s\n", target)
+		fmt.Fprintf(c.Out, "restarting %s\n", target)
 		err = sd.Restart(ctx, target)
 	case allOnline && !wasErrored:
 		// Already running as registered: nothing to do.
 	default:
-		if err := a.stopIdleProbes(ctx, sd, p, allInstances(p)); err != nil {
+		if err := c.stopIdleProbes(ctx, sd, p, AllInstances(p)); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "starting %s\n", target)
+		fmt.Fprintf(c.Out, "starting %s\n", target)
 		err = sd.Start(ctx, target)
 	}
-	if err := a.startErr(p.Name, err); err != nil {
+	if err := c.startErr(p.Name, err); err != nil {
 		return err
 	}
-	if err := a.waitOnline(ctx, sd, p, allInstances(p), timeout, "serve"); err != nil {
+	if err := c.waitOnline(ctx, sd, p, AllInstances(p), timeout, "serve"); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
-	if err := a.retireSurge(ctx, sd, p); err != nil {
+	fmt.Fprintf(c.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
+	if err := c.retireSurge(ctx, sd, p); err != nil {
 		return err
 	}
-	if a.user() {
-		fmt.Fprintln(a.Out, a.lingerNote())
+	if c.IsUser() {
+		fmt.Fprintln(c.Out, c.lingerNote())
 	}
 	return nil
 }
@@ -260,7 +260,7 @@ func conflictErr(err error) error {
 	if errors.As(err, &ce) {
 		hint = fmt.Sprintf("choose another port in bm2.toml, or unregister %s (%s) with `bm2 delete %s`", ce.Holder, ce.HolderFile, ce.Holder)
 	}
-	return fail(ExitInvalid, hint, err)
+	return Fail(ExitInvalid, hint, err)
 }
 
 // skipped is serve's error when systemd has no target for p after the
@@ -270,15 +270,15 @@ func conflictErr(err error) error {
 // reloaded again, so that a failed serve leaves the registry as it found
 // it. The error is the generator's reason when bm2 can tell it (the same
 // port conflict a serve run after the other file was written reports).
-func (a *App) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *registration) error {
+func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *registration) error {
 	var reason error
-	_, l := a.registry()
+	_, l := c.Registry()
 	if e, ok := l.Find(p.Name); ok && e.Err != nil && filepath.Clean(e.Path) == filepath.Clean(p.File) {
 		reason = e.Err
 	}
 	if reg.changed {
 		// Taken back even when the command was interrupted meanwhile.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
 		defer cancel()
 		err := reg.undo()
 		if err == nil {
@@ -292,18 +292,18 @@ func (a *App) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *r
 			return fmt.Errorf("systemd has no units for %s after daemon-reload (%s), and taking back %s failed: %w", p.Name, why, p.File, err)
 		}
 		if reg.existed {
-			fmt.Fprintf(a.Out, "put the previous %s back: systemd did not take the new one\n", p.File)
+			fmt.Fprintf(c.Out, "put the previous %s back: systemd did not take the new one\n", p.File)
 		} else {
-			fmt.Fprintf(a.Out, "removed %s again: systemd did not take it\n", p.File)
+			fmt.Fprintf(c.Out, "removed %s again: systemd did not take it\n", p.File)
 		}
 	}
 	if errors.Is(reason, config.ErrConflict) {
 		return conflictErr(reason)
 	}
 	if reason != nil {
-		return fail(ExitCode(reason), "`bm2 check "+p.File+"` shows the problem", reason)
+		return Fail(ExitCode(reason), "`bm2 check "+p.File+"` shows the problem", reason)
 	}
-	return fail(ExitFailure, "`journalctl -b -t bm2` shows why bm2-generator skipped it",
+	return Fail(ExitFailure, "`journalctl -b -t bm2` shows why bm2-generator skipped it",
 		fmt.Errorf("systemd has no units for %s after daemon-reload: bm2-generator skipped %s", p.Name, p.File))
 }
 
@@ -321,7 +321,7 @@ func readyWord(p *config.Project) string {
 // project systemd has no target for are only asked about when systemd has
 // them loaded anyway: asking loads the bare template, and systemd logs
 // that it has no ExecStart= into the instance's log.
-func (a *App) unitsBefore(ctx context.Context, sd Systemd, target string, names []string) ([]UnitStatus, error) {
+func (c *Client) unitsBefore(ctx context.Context, sd Systemd, target string, names []string) ([]UnitStatus, error) {
 	ts, err := sd.Units(ctx, []string{target})
 	if err != nil {
 		return nil, err
@@ -356,10 +356,10 @@ func (a *App) unitsBefore(ctx context.Context, sd Systemd, target string, names 
 // summaryTail is the end of serve's final line.
 func summaryTail(p *config.Project) string {
 	return fmt.Sprintf("%s x %s on port %s, runtime %s (%s); `bm2 list` shows it, `bm2 logs %s` its output",
-		fmt.Sprint(p.Instances), p.Mode, portText(p), p.Runtime, p.RuntimeCommand(), p.Name)
+		fmt.Sprint(p.Instances), p.Mode, PortText(p), p.Runtime, p.RuntimeCommand(), p.Name)
 }
 
-func portText(p *config.Project) string {
+func PortText(p *config.Project) string {
 	r := p.Ports()
 	if r.Lo == r.Hi {
 		return fmt.Sprint(r.Lo)
@@ -370,26 +370,26 @@ func portText(p *config.Project) string {
 // checkRegistrable makes sure the file serve writes is the one systemd
 // will read: the config dir is on the search path and no file of the same
 // name comes before it.
-func (a *App) checkRegistrable(p *config.Project) error {
-	sp := a.searchPath()
+func (c *Client) checkRegistrable(p *config.Project) error {
+	sp := c.SearchPath()
 	idx := -1
 	for i, d := range sp {
-		if filepath.Clean(d) == filepath.Clean(a.Paths.ConfigDir) {
+		if filepath.Clean(d) == filepath.Clean(c.Paths.ConfigDir) {
 			idx = i
 			break
 		}
 	}
 	if idx < 0 {
-		return fail(ExitFailure, "unset $"+config.SearchPathEnv+", or include "+a.Paths.ConfigDir+" in it",
+		return Fail(ExitFailure, "unset $"+config.SearchPathEnv+", or include "+c.Paths.ConfigDir+" in it",
 			fmt.Errorf("%s is not on the project search path (%s), so the generator would never read %s",
-				a.Paths.ConfigDir, strings.Join(sp, ":"), p.File))
+				c.Paths.ConfigDir, strings.Join(sp, ":"), p.File))
 	}
 	for _, d := range sp[:idx] {
 		f := filepath.Join(d, p.Name+".toml")
 		if _, err := os.Lstat(f); err == nil {
-			return fail(ExitFailure, fmt.Sprintf("remove %s first, or manage project %s through it", f, p.Name),
+			return Fail(ExitFailure, fmt.Sprintf("remove %s first, or manage project %s through it", f, p.Name),
 				fmt.Errorf("project %s is defined by %s, which comes before %s on the search path and would hide %s",
-					p.Name, f, a.Paths.ConfigDir, p.File))
+					p.Name, f, c.Paths.ConfigDir, p.File))
 		}
 	}
 	return nil
@@ -398,7 +398,7 @@ func (a *App) checkRegistrable(p *config.Project) error {
 // stopStray stops instances a project no longer has (instances was
 // lowered), and their reusePort probes: systemd keeps them running after
 // the reload otherwise.
-func (a *App) stopStray(ctx context.Context, sd Systemd, p *config.Project) error {
+func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) error {
 	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
 	if err != nil {
 		return err
@@ -412,13 +412,13 @@ func (a *App) stopStray(ctx context.Context, sd Systemd, p *config.Project) erro
 			if err := sd.Stop(ctx, u.Name); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.Out, "stopped %s: no longer part of %s\n", units.InstanceID(name, i), p.Name)
+			fmt.Fprintf(c.Out, "stopped %s: no longer part of %s\n", units.InstanceID(name, i), p.Name)
 		}
 		if err := sd.ResetFailed(ctx, u.Name); err != nil {
 			return err
 		}
 	}
-	probes, err := a.loadedProbes(ctx, sd, p.Name, -1)
+	probes, err := c.loadedProbes(ctx, sd, p.Name, -1)
 	if err != nil {
 		return err
 	}
@@ -432,7 +432,7 @@ func (a *App) stopStray(ctx context.Context, sd Systemd, p *config.Project) erro
 	return nil
 }
 
-func instanceNames(p *config.Project) []string {
+func InstanceNames(p *config.Project) []string {
 	names := make([]string, p.Instances)
 	for i := range names {
 		names[i] = units.Instance(p.Name, i)
@@ -440,7 +440,7 @@ func instanceNames(p *config.Project) []string {
 	return names
 }
 
-func allInstances(p *config.Project) []int {
+func AllInstances(p *config.Project) []int {
 	ids := make([]int, p.Instances)
 	for i := range ids {
 		ids[i] = i
@@ -464,16 +464,16 @@ type registration struct {
 // registration works out what to write for p and whether anything
 // changes. A hand-written file that means the same is left alone, unless
 // it holds secrets every user may read: those move to the private part.
-func (a *App) registration(p *config.Project) (*registration, error) {
+func (c *Client) registration(p *config.Project) (*registration, error) {
 	r := &registration{p: p}
 	r.public, r.private = config.Marshal(p)
 	src := config.Source{Path: p.File, Data: r.public, PrivatePath: config.PrivatePath(p.File), PrivateData: r.private}
-	if q, err := config.ParseSource(src, a.configOptions()); err != nil || !config.Equal(p, q) {
+	if q, err := config.ParseSource(src, c.ConfigOptions()); err != nil || !config.Equal(p, q) {
 		return nil, fmt.Errorf("internal error: the registered files would not read back as the project (%v); please report this", err)
 	}
 	old, err := os.ReadFile(p.File)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, a.rootHint(fmt.Errorf("read %s: %w", p.File, err))
+		return nil, c.rootHint(fmt.Errorf("read %s: %w", p.File, err))
 	}
 	r.existed = err == nil
 	if r.existed {
@@ -484,12 +484,12 @@ func (a *App) registration(p *config.Project) (*registration, error) {
 	}
 	r.oldPrivate, err = os.ReadFile(src.PrivatePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, a.rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
+		return nil, c.rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
 	}
 	r.changed = !bytes.Equal(old, r.public) || !bytes.Equal(r.oldPrivate, r.private)
 	if r.changed && r.existed {
 		oldSrc := config.Source{Path: p.File, Data: old, PrivatePath: src.PrivatePath, PrivateData: r.oldPrivate}
-		if q, err := config.ParseSource(oldSrc, a.configOptions()); err == nil && !q.SecretsInFile {
+		if q, err := config.ParseSource(oldSrc, c.ConfigOptions()); err == nil && !q.SecretsInFile {
 			if q.Source == "" {
 				// Registered before bm2 recorded the source, from where
 				// this one comes (checkOwner): not a change to restart for.
@@ -582,30 +582,30 @@ func privateWhat(p *config.Project) string {
 }
 
 // rootHint adds "run it as root" to permission errors.
-func (a *App) rootHint(err error) error {
-	if errors.Is(err, fs.ErrPermission) && a.user() {
-		return withHint(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
+func (c *Client) rootHint(err error) error {
+	if errors.Is(err, fs.ErrPermission) && c.IsUser() {
+		return WithHint(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
 	}
 	if errors.Is(err, fs.ErrPermission) {
-		return withHint(err, "this needs root: run the command again with sudo")
+		return WithHint(err, "this needs root: run the command again with sudo")
 	}
 	return err
 }
 
 // clearErrored removes a project's errored mark, saying so, and reports
 // whether there was one.
-func (a *App) clearErrored(name string) (bool, error) {
-	reason, errored, err := a.erroredMark(name)
+func (c *Client) clearErrored(name string) (bool, error) {
+	reason, errored, err := c.ErroredMark(name)
 	if err != nil {
 		return false, fmt.Errorf("read errored state of %s: %w", name, err)
 	}
 	if !errored {
 		return false, nil
 	}
-	if err := a.state().ClearErrored(name); err != nil {
-		return false, a.rootHint(err)
+	if err := c.state().ClearErrored(name); err != nil {
+		return false, c.rootHint(err)
 	}
-	fmt.Fprintf(a.Out, "cleared errored state of %s (was: %s)\n", name, reason)
+	fmt.Fprintf(c.Out, "cleared errored state of %s (was: %s)\n", name, reason)
 	return true, nil
 }
 
@@ -613,11 +613,11 @@ func (a *App) clearErrored(name string) (bool, error) {
 // the project while its start job still waits (it replaces that job), the
 // job ends "canceled"; the project is then errored, and waitOnline explains
 // why better than "job canceled" would.
-func (a *App) startErr(project string, err error) error {
+func (c *Client) startErr(project string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, errored, _ := a.erroredMark(project); errored {
+	if _, errored, _ := c.ErroredMark(project); errored {
 		return nil
 	}
 	return err

@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -20,16 +20,16 @@ const ProjectFileName = "bm2.toml"
 // entry is one project found along the search path.
 type entry = config.Entry
 
-// registry reads every registered project, in name order, as the
+// Registry reads every registered project, in name order, as the
 // generator sees them (config.Load: the name that sorts first keeps a
 // contested port range).
-func (a *App) registry() ([]entry, config.Loaded) {
-	l := config.Load(a.searchPath(), a.configOptions())
+func (c *Client) Registry() ([]entry, config.Loaded) {
+	l := config.Load(c.SearchPath(), c.ConfigOptions())
 	return l.Entries, l
 }
 
-// held returns the valid registered projects other than the one named.
-func held(entries []entry, except string) []*config.Project {
+// Held returns the valid registered projects other than the one named.
+func Held(entries []entry, except string) []*config.Project {
 	var out []*config.Project
 	for _, e := range entries {
 		if e.Project != nil && e.Name != except {
@@ -39,32 +39,32 @@ func held(entries []entry, except string) []*config.Project {
 	return out
 }
 
-// findProject returns the registered project of that name; a missing one
+// FindProject returns the registered project of that name; a missing one
 // is an ExitNoProject error.
-func (a *App) findProject(name string) (entry, error) {
-	entries, _ := a.registry()
+func (c *Client) FindProject(name string) (entry, error) {
+	entries, _ := c.Registry()
 	for _, e := range entries {
 		if e.Name == name {
 			return e, nil
 		}
 	}
 	hint := "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
-	where := strings.Join(a.searchPath(), ":")
-	if a.user() {
-		where = a.layout().Short(where) + ", your projects (user scope)"
-		if _, ok := config.DiscoverOne(a.systemSearchPath(), name); ok {
+	where := strings.Join(c.SearchPath(), ":")
+	if c.IsUser() {
+		where = c.ScopeLayout().Short(where) + ", your projects (user scope)"
+		if _, ok := config.DiscoverOne(c.systemSearchPath(), name); ok {
 			hint = fmt.Sprintf("%s is a system project: add --system (`bm2 --system status %s`; changing it needs sudo)", name, name)
 		}
 	}
-	return entry{}, fail(ExitNoProject, hint,
+	return entry{}, Fail(ExitNoProject, hint,
 		fmt.Errorf("no such project: %s (nothing named %s.toml in %s)", name, name, where))
 }
 
-// resolveUnit turns "api" or "api-2" into the project and either its
+// ResolveUnit turns "api" or "api-2" into the project and either its
 // target (index -1) or one instance; "api-surge" is units.Surge, which
 // only logs and events take (refuseSurge).
-func (a *App) resolveUnit(arg string) (entry, int, error) {
-	e, err := a.findProject(arg)
+func (c *Client) ResolveUnit(arg string) (entry, int, error) {
+	e, err := c.FindProject(arg)
 	if err == nil {
 		return e, -1, nil
 	}
@@ -72,47 +72,47 @@ func (a *App) resolveUnit(arg string) (entry, int, error) {
 	if !ok {
 		return entry{}, 0, err
 	}
-	pe, perr := a.findProject(name)
+	pe, perr := c.FindProject(name)
 	if perr != nil {
 		return entry{}, 0, err
 	}
 	if i == units.Surge && (pe.Project == nil || pe.Project.Mode != config.Cluster) {
-		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, max(pe.Project.Instances, 1)-1),
+		return entry{}, 0, Fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, max(pe.Project.Instances, 1)-1),
 			fmt.Errorf("no such instance: %s (only cluster-mode projects have a surge instance)", arg))
 	}
 	if pe.Project != nil && i >= pe.Project.Instances {
-		return entry{}, 0, fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, pe.Project.Instances-1),
+		return entry{}, 0, Fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, pe.Project.Instances-1),
 			fmt.Errorf("no such instance: %s (project %s has %d)", arg, name, pe.Project.Instances))
 	}
 	return pe, i, nil
 }
 
-// usable returns the project of an entry, or the reason it has no units.
-func usable(e entry) (*config.Project, error) {
+// Usable returns the project of an entry, or the reason it has no units.
+func Usable(e entry) (*config.Project, error) {
 	if e.Err != nil {
-		return nil, fail(ExitInvalid, fmt.Sprintf("fix %s and run `bm2 check %s`; bm2 list shows why it is invalid", e.Path, e.Path),
+		return nil, Fail(ExitInvalid, fmt.Sprintf("fix %s and run `bm2 check %s`; bm2 list shows why it is invalid", e.Path, e.Path),
 			fmt.Errorf("project %s is invalid, so systemd has no units for it: %w", e.Name, e.Err))
 	}
 	return e.Project, nil
 }
 
-// dirProject reads a project dir's bm2.toml the way bm2 serve registers
+// DirProject reads a project dir's bm2.toml the way bm2 serve registers
 // it: "name" is required, "cwd" defaults to the (absolute) dir, and the
 // result is registered as <ConfigDir>/<name>.toml. The file is read once
 // (trust.Read), and the project's Source is its real path. Errors name
 // file as given, with its own line numbers. The origin says who speaks
 // for the file (vouch).
-func (a *App) dirProject(file, absDir string) (*config.Project, trust.Origin, error) {
-	f, err := a.ReadFile(file)
+func (c *Client) DirProject(file, absDir string) (*config.Project, trust.Origin, error) {
+	f, err := c.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, trust.Origin{}, fail(ExitInvalid,
+		return nil, trust.Origin{}, Fail(ExitInvalid,
 			fmt.Sprintf("write a %s in the project dir (see bm2.toml(5)), or name the project dir: bm2 serve /srv/api", ProjectFileName),
 			fmt.Errorf("no project file %s", file))
 	}
 	if err != nil {
 		return nil, trust.Origin{}, fmt.Errorf("read project file: %w", err)
 	}
-	p, err := a.parseDirProject(file, f.Data, absDir, err == nil && f.Speaker() != 0 && f.Speaker() != a.layout().UID)
+	p, err := c.ParseDirProject(file, f.Data, absDir, err == nil && f.Speaker() != 0 && f.Speaker() != c.ScopeLayout().UID)
 	if err != nil {
 		return nil, trust.Origin{}, err
 	}
@@ -124,10 +124,10 @@ func (a *App) dirProject(file, absDir string) (*config.Project, trust.Origin, er
 	return p, trust.OriginOf(named, f), nil
 }
 
-// parseDirProject parses a project dir's file from memory (see
-// dirProject).
-func (a *App) parseDirProject(file string, data []byte, absDir string, foreign bool) (*config.Project, error) {
-	opts := a.projectDirOptions(absDir)
+// ParseDirProject parses a project dir's file from memory (see
+// DirProject).
+func (c *Client) ParseDirProject(file string, data []byte, absDir string, foreign bool) (*config.Project, error) {
+	opts := c.projectDirOptions(absDir)
 	opts.Foreign = foreign
 	p, err := config.Parse(file, data, opts)
 	if err != nil {
@@ -136,28 +136,28 @@ func (a *App) parseDirProject(file string, data []byte, absDir string, foreign b
 			for _, e := range es {
 				if e.Key == "name" && errors.Is(e, config.ErrMissing) {
 					e.Msg = fmt.Sprintf("required: the project's name, e.g. name = %q (bm2 serve registers it as %s/<name>.toml)",
-						suggestName(absDir), a.Paths.ConfigDir)
+						suggestName(absDir), c.Paths.ConfigDir)
 				}
 			}
 		}
 		return nil, err
 	}
-	p.File = filepath.Join(a.Paths.ConfigDir, p.Name+".toml")
+	p.File = filepath.Join(c.Paths.ConfigDir, p.Name+".toml")
 	return p, nil
 }
 
 // policy is trust's policy with this host's accounts and systemd: a
 // unit's state is asked of systemd, connected on first use.
-func (a *App) policy(ctx context.Context) (trust.Policy, func()) {
+func (c *Client) policy(ctx context.Context) (trust.Policy, func()) {
 	var sd Systemd
 	var cerr error
 	connected := false
-	pol := trust.Policy{Accounts: a.Accounts, UnitState: func(u string) (string, error) {
+	pol := trust.Policy{Accounts: c.Accounts, UnitState: func(u string) (string, error) {
 		if !connected {
 			// The connection lives as long as the context it was made
 			// with: the command's.
 			connected = true
-			sd, cerr = a.Connect(ctx)
+			sd, cerr = c.Connect(ctx)
 		}
 		if cerr != nil {
 			return "", fmt.Errorf("systemd is not reachable: %w", cerr)
@@ -178,33 +178,33 @@ func (a *App) policy(ctx context.Context) (trust.Policy, func()) {
 	}
 }
 
-// verdict applies the policy (package trust) to a project whose file
+// Verdict applies the policy (package trust) to a project whose file
 // speaks for o.UID; trusted is --trust-file, the operator's word. In user
 // scope every project runs as the user, under their own manager: there
 // is nothing to ask root for.
-func (a *App) verdict(ctx context.Context, p *config.Project, o trust.Origin, trusted bool) trust.Verdict {
-	if trusted || a.user() || o.UID == 0 {
+func (c *Client) Verdict(ctx context.Context, p *config.Project, o trust.Origin, trusted bool) trust.Verdict {
+	if trusted || c.IsUser() || o.UID == 0 {
 		return trust.Verdict{}
 	}
-	pol, done := a.policy(ctx)
+	pol, done := c.policy(ctx)
 	defer done()
 	return pol.Check(p, o)
 }
 
-// vouch is verdict for a command that acts on the project: a refusal is
+// Vouch is verdict for a command that acts on the project: a refusal is
 // an error naming every key refused and its fix; what passes is made
 // what root grants (wants and requires become ordering only, said on
 // out).
-func (a *App) vouch(ctx context.Context, p *config.Project, o trust.Origin, trusted bool) error {
-	v := a.verdict(ctx, p, o, trusted)
+func (c *Client) Vouch(ctx context.Context, p *config.Project, o trust.Origin, trusted bool) error {
+	v := c.Verdict(ctx, p, o, trusted)
 	if !v.OK() {
 		return refusedErr(v.Refused)
 	}
-	if trusted || a.user() || o.UID == 0 {
+	if trusted || c.IsUser() || o.UID == 0 {
 		return nil
 	}
 	if len(p.Wants)+len(p.Requires) > 0 {
-		fmt.Fprintf(a.Out, "%s: wants and requires order %s after %s only: a file root did not write starts no unit\n",
+		fmt.Fprintf(c.Out, "%s: wants and requires order %s after %s only: a file root did not write starts no unit\n",
 			o.File, p.Name, strings.Join(v.After, ", "))
 	}
 	trust.Apply(p, v)
@@ -218,30 +218,30 @@ func refusedErr(rs trust.Refusals) error {
 	if len(rs) > 1 {
 		noun = "things"
 	}
-	return fail(ExitInvalid, "change the file as said, or, as root having read it, run the command again with --trust-file",
+	return Fail(ExitInvalid, "change the file as said, or, as root having read it, run the command again with --trust-file",
 		fmt.Errorf("refused %d %s that a file root did not write asks root for (a file speaks only for its owner):\n  %s",
 			len(rs), noun, strings.ReplaceAll(rs.Error(), "\n", "\n  ")))
 }
 
 // runsAs names the account and group the project's instances run as.
-func (a *App) runsAs(p *config.Project) string {
-	if a.user() {
-		who := a.layout().UID
-		if u, err := a.Accounts.UserID(who); err == nil {
-			if g, err := a.Accounts.GroupID(u.GID); err == nil {
+func (c *Client) runsAs(p *config.Project) string {
+	if c.IsUser() {
+		who := c.ScopeLayout().UID
+		if u, err := c.Accounts.UserID(who); err == nil {
+			if g, err := c.Accounts.GroupID(u.GID); err == nil {
 				return u.Name + ":" + g.Name
 			}
 			return u.Name
 		}
 		return fmt.Sprintf("uid %d", who)
 	}
-	return trust.RunsAs(p, a.Accounts)
+	return trust.RunsAs(p, c.Accounts)
 }
 
-// summary is a project's summary line with who it runs as:
+// Summary is a project's summary line with who it runs as:
 // `project "api", 4 x cluster on port 3000, runtime bun, as alice:alice`.
-func (a *App) summary(p *config.Project) string {
-	return p.Summary() + ", as " + a.runsAs(p)
+func (c *Client) Summary(p *config.Project) string {
+	return p.Summary() + ", as " + c.runsAs(p)
 }
 
 // sameSource tells whether p comes from where the registered project old
@@ -254,11 +254,11 @@ func sameSource(old, p *config.Project) bool {
 	return filepath.Dir(filepath.Clean(p.Source)) == filepath.Clean(old.Cwd)
 }
 
-// checkOwner is "one owner per name": a name registered from another
+// CheckOwner is "one owner per name": a name registered from another
 // source (another cwd or file) is not taken over without --replace. A
 // project served from its registered file itself keeps the source that
 // file records.
-func (a *App) checkOwner(p *config.Project, entries []entry, replace bool) error {
+func (c *Client) CheckOwner(p *config.Project, entries []entry, replace bool) error {
 	if replace || p.Source == "" {
 		return nil
 	}
@@ -286,7 +286,7 @@ func (a *App) checkOwner(p *config.Project, entries []entry, replace bool) error
 		default:
 			from = fmt.Sprintf("from cwd %s in %s", e.Project.Cwd, e.Path)
 		}
-		return fail(ExitInvalid,
+		return Fail(ExitInvalid,
 			fmt.Sprintf("choose another name in %s; or, to move %s here (its account, state and private part go with the name), run bm2 serve --replace", p.Source, p.Name),
 			fmt.Errorf("project %s is registered %s, not from %s: a name has one owner", p.Name, from, p.Source))
 	}
@@ -315,6 +315,6 @@ func suggestName(dir string) string {
 // refuseSurge is the error for a command that does not manage the surge
 // instance by itself.
 func refuseSurge(name, arg string) error {
-	return fail(ExitNoProject, fmt.Sprintf("`bm2 reload %s` starts and retires it; `bm2 logs %s` shows its output", name, arg),
+	return Fail(ExitNoProject, fmt.Sprintf("`bm2 reload %s` starts and retires it; `bm2 logs %s` shows its output", name, arg),
 		fmt.Errorf("%s is the surge instance of %s's reloads, not an instance to manage by itself", arg, name))
 }

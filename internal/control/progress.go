@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -21,17 +21,17 @@ const journalLines = 5
 // and whatever the last step asked for (the probe's verdicts from the
 // journal, the instance's sockets from /proc), prints what the step says
 // and explains a failure with the instance's last log lines.
-func (a *App) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Duration, verb string) error {
+func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Duration, verb string) error {
 	if timeout <= 0 {
-		timeout = defaultTimeout
+		timeout = DefaultTimeout
 	}
-	wctx, cancel := a.Clock.WithTimeout(ctx, timeout)
+	wctx, cancel := c.Clock.WithTimeout(ctx, timeout)
 	defer cancel()
 	names := make([]string, len(w.ids))
 	for k, i := range w.ids {
 		names[k] = units.Instance(w.p.Name, i)
 	}
-	tick, stop := a.Clock.Tick(a.PollInterval)
+	tick, stop := c.Clock.Tick(c.PollInterval)
 	defer stop()
 	var ask needs
 	var last []UnitStatus
@@ -43,37 +43,37 @@ func (a *App) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Dura
 		}
 		if err == nil {
 			last = statuses
-			s := snapshot{now: a.Now(), units: statuses, asked: ask}
-			if reason, errored, _ := a.erroredMark(w.p.Name); errored {
+			s := snapshot{now: c.Now(), units: statuses, asked: ask}
+			if reason, errored, _ := c.ErroredMark(w.p.Name); errored {
 				s.errored = reason
 			}
 			if ask.events {
-				s.events, s.eventsErr = a.projectEvents(wctx, []string{w.p.Name}, reuseportKinds, ask.since)
+				s.events, s.eventsErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
 			}
 			if ask.listen && w.mode == untilBack {
-				s.listen, s.listenErr = a.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
+				s.listen, s.listenErr = c.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
 			} else if ask.listen {
 				s.listens, s.listenErrs = make([]bool, len(statuses)), make([]error, len(statuses))
 				for k, u := range statuses {
 					if w.needsListen(k, u) {
-						s.listens[k], s.listenErrs[k] = a.Listening(wctx, u, w.p.InstancePort(w.ids[k]))
+						s.listens[k], s.listenErrs[k] = c.Listening(wctx, u, w.p.InstancePort(w.ids[k]))
 					}
 				}
 			}
 			if wctx.Err() == nil {
 				r := w.step(s)
 				for _, o := range r.out {
-					fmt.Fprint(a.Out, o)
+					fmt.Fprint(c.Out, o)
 				}
 				switch r.fail.kind {
 				case failNone:
 				case failJournalOff:
 					if !warned {
-						fmt.Fprintf(a.Err, "bm2: warning: cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them\n", s.eventsErr)
+						fmt.Fprintf(c.Err, "bm2: warning: cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them\n", s.eventsErr)
 						warned = true
 					}
 				default:
-					return a.explain(ctx, sd, w, r.fail, verb)
+					return c.explain(ctx, sd, w, r.fail, verb)
 				}
 				if r.done {
 					return nil
@@ -90,46 +90,46 @@ func (a *App) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Dura
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return a.explainTimeout(ctx, w, last, timeout, verb)
+			return c.explainTimeout(ctx, w, last, timeout, verb)
 		case <-tick:
 		}
 	}
 }
 
 // explain turns a failed step into the error the user reads.
-func (a *App) explain(ctx context.Context, sd Systemd, w *waiter, f failure, verb string) error {
+func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, verb string) error {
 	switch f.kind {
 	case failProject:
-		return a.projectErrored(ctx, sd, w.p, w.ids[0], f.reason, verb)
+		return c.projectErrored(ctx, sd, w.p, w.ids[0], f.reason, verb)
 	case failNotBack:
 		how := exitText(f.unit, f.reason)
 		if how == "" {
-			how, _ = projectInstanceState(f.unit, w.p.MaxRestarts)
+			how, _ = ProjectInstanceState(f.unit, w.p.MaxRestarts)
 		}
 		id := units.InstanceID(w.p.Name, w.ids[0])
 		what := "did not come back after its restart"
 		if w.ids[0] == units.Surge {
 			what = "(the surge, with the new version) did not come up"
 		}
-		tail := a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))
-		if e, ok := a.explainInstance(ctx, w.p, w.ids[0], f.unit, f.reason, "`bm2 reload "+w.p.Name+"`"); ok {
+		tail := c.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))
+		if e, ok := c.ExplainInstance(ctx, w.p, w.ids[0], f.unit, f.reason, "`bm2 reload "+w.p.Name+"`"); ok {
 			how = string(e.Reason) + ": " + e.Message
 			tail += "\n" + hintOf(e)
 		}
 		return &notBackError{err: fmt.Errorf("instance %s %s: %s%s", id, what, how, tail), id: id}
 	}
-	return a.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
+	return c.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
 }
 
-func (a *App) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
+func (c *Client) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
 	if w.mode == untilBack {
 		for _, o := range w.closeLine() {
-			fmt.Fprint(a.Out, o)
+			fmt.Fprint(c.Out, o)
 		}
 		id := units.InstanceID(w.p.Name, w.ids[0])
-		return &notBackError{err: fmt.Errorf("timed out after %s waiting for %s %s%s", timeout, id, w.waitingFor(), a.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
+		return &notBackError{err: fmt.Errorf("timed out after %s waiting for %s %s%s", timeout, id, w.waitingFor(), c.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
 	}
-	return a.timedOut(ctx, w.p, w.ids, last, w.listened(last), w.judged(last), timeout, verb)
+	return c.timedOut(ctx, w.p, w.ids, last, w.listened(last), w.judged(last), timeout, verb)
 }
 
 // waitOnline watches instances ids of p until every one is online, printing
@@ -142,42 +142,42 @@ func (a *App) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, 
 // that fails or stops, or a project that becomes errored (the reusePort
 // probe stopped it) ends the wait with an error naming the instance, its
 // result and its last log lines; so does the timeout.
-func (a *App) waitOnline(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration, verb string) error {
-	return a.wait(ctx, sd, newWaiter(untilOnline, p, ids, a.Now()), timeout, verb)
+func (c *Client) waitOnline(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration, verb string) error {
+	return c.wait(ctx, sd, newWaiter(untilOnline, p, ids, c.Now()), timeout, verb)
 }
 
 // reloadInstance restarts instance i and waits until it is back: online,
 // listening again if it listened before, and (cluster mode) confirmed. It
 // prints one line: "api-0 restarting… online, listening, confirmed (1.2s)".
-func (a *App) reloadInstance(ctx context.Context, sd Systemd, p *config.Project, i int, timeout time.Duration) error {
+func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Project, i int, timeout time.Duration) error {
 	unit := units.Instance(p.Name, i)
 	before, err := sd.Units(ctx, []string{unit})
 	if err != nil {
 		return err
 	}
-	w := newWaiter(untilBack, p, []int{i}, a.Now())
+	w := newWaiter(untilBack, p, []int{i}, c.Now())
 	w.before = before[0]
 	// An instance that listened on its port must listen again before the
 	// next one goes: a bind test cannot tell, as the port group
 	// stays joinable while the other instances listen. (One that did not,
 	// or whose sockets cannot be read, is not waited for: it may not be a
 	// network service, or listen through a process bm2 cannot see.)
-	wasListening, lerr := a.Listening(ctx, before[0], p.InstancePort(i))
+	wasListening, lerr := c.Listening(ctx, before[0], p.InstancePort(i))
 	w.checkListen = lerr == nil && wasListening
 	w.listening = !w.checkListen
-	return a.restartAndWait(ctx, sd, w, "restarting", timeout)
+	return c.restartAndWait(ctx, sd, w, "restarting", timeout)
 }
 
 // restartAndWait restarts the one instance of an untilBack waiter (a fresh
 // budget first) and waits until it is back, on one progress line that
 // starts "<id> <doing>… ".
-func (a *App) restartAndWait(ctx context.Context, sd Systemd, w *waiter, doing string, timeout time.Duration) error {
+func (c *Client) restartAndWait(ctx context.Context, sd Systemd, w *waiter, doing string, timeout time.Duration) error {
 	unit := units.Instance(w.p.Name, w.ids[0])
-	fmt.Fprintf(a.Out, "%s %s… ", units.InstanceID(w.p.Name, w.ids[0]), doing)
+	fmt.Fprintf(c.Out, "%s %s… ", units.InstanceID(w.p.Name, w.ids[0]), doing)
 	w.lineOpen = true
 	defer func() {
 		for _, o := range w.closeLine() {
-			fmt.Fprint(a.Out, o)
+			fmt.Fprint(c.Out, o)
 		}
 	}()
 	if err := sd.ResetFailed(ctx, unit); err != nil {
@@ -186,11 +186,11 @@ func (a *App) restartAndWait(ctx context.Context, sd Systemd, w *waiter, doing s
 	if err := sd.Restart(ctx, unit); err != nil {
 		return err
 	}
-	return a.wait(ctx, sd, w, timeout, "reload")
+	return c.wait(ctx, sd, w, timeout, "reload")
 }
 
 // notBackError is a restarted instance that did not come back: the
-// reload stops there.
+// Reload stops there.
 type notBackError struct {
 	err error
 	id  string // the instance, "api-1"
@@ -202,25 +202,25 @@ func (e *notBackError) Unwrap() error { return e.err }
 // instanceFailed builds the error for an instance that will not come
 // online: which one, why (systemd's Result and the exit status), and the
 // last lines it logged.
-func (a *App) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u UnitStatus, reason, verb string) error {
-	if mark, errored, _ := a.erroredMark(p.Name); errored {
-		return a.projectErrored(ctx, sd, p, i, mark, verb)
+func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u UnitStatus, reason, verb string) error {
+	if mark, errored, _ := c.ErroredMark(p.Name); errored {
+		return c.projectErrored(ctx, sd, p, i, mark, verb)
 	}
 	id := units.InstanceID(p.Name, i)
 	var b strings.Builder
-	st, _ := a.instanceState(p, i, u)
+	st, _ := c.InstanceStateOf(p, i, u)
 	fmt.Fprintf(&b, "instance %s %s", id, st)
-	e, known := a.explainInstance(ctx, p, i, u, reason, againText(p, verb))
+	e, known := c.ExplainInstance(ctx, p, i, u, reason, AgainText(p, verb))
 	if known {
 		fmt.Fprintf(&b, ": %s: %s", e.Reason, e.Message)
 	} else if r := exitText(u, reason); r != "" {
 		fmt.Fprintf(&b, ": %s", r)
 	}
-	b.WriteString(a.logTail(ctx, units.Instance(p.Name, i)))
+	b.WriteString(c.logTail(ctx, units.Instance(p.Name, i)))
 	if known {
-		return fail(ExitFailure, hintOf(e), errors.New(b.String()))
+		return Fail(ExitFailure, hintOf(e), errors.New(b.String()))
 	}
-	return fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 status %s` shows every instance", againCommand(p, verb), p.Name),
+	return Fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 status %s` shows every instance", againCommand(p, verb), p.Name),
 		errors.New(b.String()))
 }
 
@@ -234,13 +234,13 @@ func againCommand(p *config.Project, verb string) string {
 // projectErrored builds the error for a project bm2 stopped on purpose
 // while a command waited for it: the reason, what the probe saw, the
 // app's last lines and what to do.
-func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project, i int, mark, verb string) error {
+func (c *Client) projectErrored(ctx context.Context, sd Systemd, p *config.Project, i int, mark, verb string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is errored: %s", p.Name, mark)
-	e, inst, known := a.explainErrored(ctx, p, mark, verb)
+	e, inst, known := c.ExplainErrored(ctx, p, mark, verb)
 	if !known {
-		b.WriteString(a.logTail(ctx, units.Instance(p.Name, i)))
-		return fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 events %s` shows what happened", againCommand(p, verb), p.Name),
+		b.WriteString(c.logTail(ctx, units.Instance(p.Name, i)))
+		return Fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 events %s` shows what happened", againCommand(p, verb), p.Name),
 			errors.New(b.String()))
 	}
 	fmt.Fprintf(&b, ": %s", e.Message)
@@ -254,7 +254,7 @@ func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project,
 		if i < 0 || i >= p.Instances {
 			i = 0 // the surge: look at the instances
 		}
-		if statuses, err := sd.Units(ctx, instanceNames(p)); err == nil {
+		if statuses, err := sd.Units(ctx, InstanceNames(p)); err == nil {
 			for k, u := range statuses {
 				if u.NRestarts < statuses[i].NRestarts {
 					i = k
@@ -265,18 +265,18 @@ func (a *App) projectErrored(ctx context.Context, sd Systemd, p *config.Project,
 	if i < 0 || i >= p.Instances {
 		i = 0
 	}
-	b.WriteString(a.logTail(ctx, units.Instance(p.Name, i)))
-	return fail(ExitFailure, hintOf(e), errors.New(b.String()))
+	b.WriteString(c.logTail(ctx, units.Instance(p.Name, i)))
+	return Fail(ExitFailure, hintOf(e), errors.New(b.String()))
 }
 
 // timedOut builds the error for instances that did not come online (or
 // were not confirmed) in time.
-func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last []UnitStatus, listened, judged []bool, timeout time.Duration, verb string) error {
+func (c *Client) timedOut(ctx context.Context, p *config.Project, ids []int, last []UnitStatus, listened, judged []bool, timeout time.Duration, verb string) error {
 	var pending, unconfirmed []string
 	first, firstUnconfirmed := -1, -1
-	now := a.Now()
+	now := c.Now()
 	for k, u := range last {
-		st, reason := projectInstanceState(u, p.MaxRestarts)
+		st, reason := ProjectInstanceState(u, p.MaxRestarts)
 		id := units.InstanceID(p.Name, ids[k])
 		switch {
 		case listened[k] && judged[k]:
@@ -289,7 +289,7 @@ func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last [
 			continue
 		case up(u):
 			pending = append(pending, fmt.Sprintf("%s has run for %s but does not listen on port %d (it must listen on $BM2_APP_PORT)", id,
-				formatUptime(now.Sub(u.ActiveEnter)), p.InstancePort(ids[k])))
+				FormatUptime(now.Sub(u.ActiveEnter)), p.InstancePort(ids[k])))
 		default:
 			s := fmt.Sprintf("%s is %s", id, st)
 			if r := exitText(u, reason); r != "" {
@@ -309,7 +309,7 @@ func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last [
 			verb = "are"
 		}
 		pending = append(pending, fmt.Sprintf("%s %s online but not confirmed (no reuseport_confirmed event yet; `%s` shows the probe)",
-			strings.Join(unconfirmed, ", "), verb, a.journalctlUnit("'bm2-probe@"+p.Name+"-*'")))
+			strings.Join(unconfirmed, ", "), verb, c.JournalctlUnit("'bm2-probe@"+p.Name+"-*'")))
 		if first < 0 {
 			first = firstUnconfirmed
 		}
@@ -319,16 +319,16 @@ func (a *App) timedOut(ctx context.Context, p *config.Project, ids []int, last [
 		msg += ": " + strings.Join(pending, ", ")
 	}
 	if first >= 0 {
-		msg += a.logTail(ctx, units.Instance(p.Name, ids[first]))
+		msg += c.logTail(ctx, units.Instance(p.Name, ids[first]))
 	}
-	return fail(ExitFailure,
+	return Fail(ExitFailure,
 		fmt.Sprintf("a slow app may need a longer --timeout; `bm2 status %s` and `bm2 logs %s` show what it does", p.Name, p.Name),
 		errors.New(msg))
 }
 
 // logTail is "\nlast lines of UNIT's log:\n  ..." or "" when there are none.
-func (a *App) logTail(ctx context.Context, unit string) string {
-	lines, err := a.Journal(ctx, unit, journalLines)
+func (c *Client) logTail(ctx context.Context, unit string) string {
+	lines, err := c.Journal(ctx, unit, journalLines)
 	if err != nil {
 		return fmt.Sprintf("\n(no log lines: %v)", err)
 	}
@@ -336,7 +336,7 @@ func (a *App) logTail(ctx context.Context, unit string) string {
 		return fmt.Sprintf("\n(%s has logged nothing)", unit)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", a.journalctlUnit(unit), journalLines)
+	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", c.JournalctlUnit(unit), journalLines)
 	for _, l := range lines {
 		b.WriteString("\n  ")
 		b.WriteString(termtext.Escape(l)) // the app's

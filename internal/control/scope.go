@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -20,13 +20,13 @@ import (
 // Scope flags, accepted before or after the command (bm2 --user list,
 // bm2 list --user).
 const (
-	flagUser   = "--user"
-	flagSystem = "--system"
+	FlagUser   = "--user"
+	FlagSystem = "--system"
 )
 
-// takeScope removes the scope flags from a command line (up to a "--")
+// TakeScope removes the scope flags from a command line (up to a "--")
 // and says which was given: "", "user" or "system".
-func takeScope(args []string) (rest []string, choice scope.Kind, err error) {
+func TakeScope(args []string) (rest []string, choice scope.Kind, err error) {
 	rest = make([]string, 0, len(args))
 	for i, a := range args {
 		if a == "--" {
@@ -34,13 +34,13 @@ func takeScope(args []string) (rest []string, choice scope.Kind, err error) {
 			break
 		}
 		switch a {
-		case flagUser, flagSystem:
+		case FlagUser, FlagSystem:
 			k := scope.User
-			if a == flagSystem {
+			if a == FlagSystem {
 				k = scope.System
 			}
 			if choice != "" && choice != k {
-				return nil, "", usageErr("", "--user and --system exclude each other")
+				return nil, "", UsageErr("", "--user and --system exclude each other")
 			}
 			choice = k
 		default:
@@ -50,78 +50,78 @@ func takeScope(args []string) (rest []string, choice scope.Kind, err error) {
 	return rest, choice, nil
 }
 
-// chooseScope is the layout a command runs in: the flag's, else system
+// ChooseScope is the layout a command runs in: the flag's, else system
 // scope as root and the caller's own user scope for anyone else.
-func chooseScope(choice scope.Kind) (scope.Layout, error) {
+func ChooseScope(choice scope.Kind) (scope.Layout, error) {
 	root := os.Geteuid() == 0
 	switch {
 	case choice == scope.System:
 		return scope.SystemLayout(), nil
 	case choice == scope.User && root:
-		return scope.Layout{}, fail(ExitUsage, "run bm2 as the user whose projects these are (for example `sudo -iu alice bm2 list`), or without --user for system scope",
+		return scope.Layout{}, Fail(ExitUsage, "run bm2 as the user whose projects these are (for example `sudo -iu alice bm2 list`), or without --user for system scope",
 			fmt.Errorf("--user: root's projects are system projects (/etc/bm2); root has no user scope"))
 	case root:
 		return scope.SystemLayout(), nil
 	}
 	l, err := scope.Self()
 	if err != nil && choice == "" {
-		// An account without a home (nobody, a service account) has no
+		// An account without a home (Nobody, a service account) has no
 		// projects of its own: it reads the system's, as before user
 		// scope existed.
 		return scope.SystemLayout(), nil
 	}
 	if err != nil {
-		return scope.Layout{}, fail(ExitFailure, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
+		return scope.Layout{}, Fail(ExitFailure, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
 	}
 	return l, nil
 }
 
-// user tells whether the command runs in user scope.
-func (a *App) user() bool { return a.Layout != nil && a.Layout.IsUser() }
+// IsUser tells whether the command runs in user scope.
+func (c *Client) IsUser() bool { return c.Layout != nil && c.Layout.IsUser() }
 
-// layout is the command's scope (system scope when none was chosen).
-func (a *App) layout() scope.Layout {
-	if a.Layout == nil {
+// ScopeLayout is the command's scope (system scope when none was chosen).
+func (c *Client) ScopeLayout() scope.Layout {
+	if c.Layout == nil {
 		return scope.SystemLayout()
 	}
-	return *a.Layout
+	return *c.Layout
 }
 
-// configOptions are the parse options of the scope.
-func (a *App) configOptions() config.Options {
-	o := config.Options{NumCPU: a.NumCPU}
-	if a.user() {
+// ConfigOptions are the parse options of the scope.
+func (c *Client) ConfigOptions() config.Options {
+	o := config.Options{NumCPU: c.NumCPU}
+	if c.IsUser() {
 		min := scope.UnprivilegedPortStart()
-		if a.MinPort != nil {
-			min = *a.MinPort
+		if c.MinPort != nil {
+			min = *c.MinPort
 		}
-		o.User = &config.UserScope{Name: a.Layout.Name, MinPort: min}
+		o.User = &config.UserScope{Name: c.Layout.Name, MinPort: min}
 	}
 	return o
 }
 
 // projectDirOptions are the parse options of a project dir's bm2.toml.
-func (a *App) projectDirOptions(dir string) config.Options {
-	o := a.configOptions()
+func (c *Client) projectDirOptions(dir string) config.Options {
+	o := c.ConfigOptions()
 	o.Cwd, o.AnyName = dir, true
 	return o
 }
 
 // uidString is the scope's UID in decimal, for journal matches.
-func (a *App) uidString() string { return strconv.Itoa(a.layout().UID) }
+func (c *Client) uidString() string { return strconv.Itoa(c.ScopeLayout().UID) }
 
-// decode reads one of bm2's events back from an entry, believing only
+// Decode reads one of bm2's events back from an entry, believing only
 // the scope's own writers (journal.TrustedFrom).
-func (a *App) decode(e journal.Entry) (journal.Event, bool) {
-	return journal.DecodeFrom(e, a.uidString())
+func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
+	return journal.DecodeFrom(e, c.uidString())
 }
 
-// systemctl is the scope's systemctl, for hints.
-func (a *App) systemctl() string { return a.layout().Systemctl() }
+// Systemctl is the scope's systemctl, for hints.
+func (c *Client) Systemctl() string { return c.ScopeLayout().Systemctl() }
 
-// journalctlUnit is the scope's journalctl for one unit, for hints.
-func (a *App) journalctlUnit(unit string) string {
-	if a.user() {
+// JournalctlUnit is the scope's journalctl for one unit, for hints.
+func (c *Client) JournalctlUnit(unit string) string {
+	if c.IsUser() {
 		return "journalctl --user-unit " + unit
 	}
 	return "journalctl -u " + unit
@@ -172,25 +172,25 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 	}
 }
 
-// userManagerHint is what to do when the user's own manager cannot be
+// UserManagerHint is what to do when the user's own manager cannot be
 // reached (user scope).
-func (a *App) userManagerHint() string {
-	l := a.layout()
+func (c *Client) UserManagerHint() string {
+	l := c.ScopeLayout()
 	return fmt.Sprintf("your user manager (user@%d.service) runs while you are logged in (ssh, console), or always with lingering on: `bm2 startup`; "+
 		"with su or sudo -u, log in with `su -l %s` or `machinectl shell %s@` instead, so that logind starts it", l.UID, l.Name, l.Name)
 }
 
-// systemProjects counts the system scope's project files a user can see.
-func (a *App) systemProjects() int {
-	found := config.Discover(a.systemSearchPath())
+// SystemProjects counts the system scope's project files a user can see.
+func (c *Client) SystemProjects() int {
+	found := config.Discover(c.systemSearchPath())
 	return len(found.Sources)
 }
 
 // systemSearchPath is where system projects are (Env.SystemSearchPath in
 // tests).
-func (a *App) systemSearchPath() []string {
-	if a.SystemSearchPath != nil {
-		return a.SystemSearchPath
+func (c *Client) systemSearchPath() []string {
+	if c.SystemSearchPath != nil {
+		return c.SystemSearchPath
 	}
 	return config.DefaultSearchPath
 }
@@ -215,11 +215,11 @@ func securityScoreArgs(ctx context.Context, unit string, extra ...string) (strin
 // checkSystemConflict refuses, in user scope, a project whose port range
 // overlaps a system project's (the ones in /etc/bm2 a user can read): the
 // ports are the host's, whichever manager runs the app.
-func (a *App) checkSystemConflict(p *config.Project) error {
-	if !a.user() {
+func (c *Client) checkSystemConflict(p *config.Project) error {
+	if !c.IsUser() {
 		return nil
 	}
-	l := config.Load(a.systemSearchPath(), config.Options{NumCPU: a.NumCPU})
+	l := config.Load(c.systemSearchPath(), config.Options{NumCPU: c.NumCPU})
 	for _, e := range l.Entries {
 		h := e.Project
 		if h == nil {
@@ -230,15 +230,15 @@ func (a *App) checkSystemConflict(p *config.Project) error {
 		if !ok {
 			continue
 		}
-		return fail(ExitInvalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", p.File, h.Name),
+		return Fail(ExitInvalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", p.File, h.Name),
 			fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
 	}
 	return nil
 }
 
 // lingerNote says whether the user's projects outlive their sessions.
-func (a *App) lingerNote() string {
-	l := a.layout()
+func (c *Client) lingerNote() string {
+	l := c.ScopeLayout()
 	if l.Lingering() {
 		return "lingering is on for " + l.Name + ": your projects keep running after you log out, and start at boot"
 	}
@@ -246,14 +246,14 @@ func (a *App) lingerNote() string {
 }
 
 // ensureUserDirs makes ~/.bm2 and its directories, the user's alone.
-func (a *App) ensureUserDirs() error {
-	if !a.user() {
+func (c *Client) ensureUserDirs() error {
+	if !c.IsUser() {
 		return nil
 	}
-	l := a.layout()
-	for _, d := range []string{filepath.Join(l.Home, scope.Dir), a.Paths.ConfigDir, a.Paths.StateDir} {
+	l := c.ScopeLayout()
+	for _, d := range []string{filepath.Join(l.Home, scope.Dir), c.Paths.ConfigDir, c.Paths.StateDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return a.rootHint(fmt.Errorf("create %s: %w", d, err))
+			return c.rootHint(fmt.Errorf("create %s: %w", d, err))
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -98,12 +98,12 @@ func InstanceState(u UnitStatus) (state, reason string) {
 	return u.ActiveState, u.SubState
 }
 
-// projectInstanceState is InstanceState for an instance of a project
+// ProjectInstanceState is InstanceState for an instance of a project
 // with a restart budget of maxRestarts: an instance that failed after
 // using up its budget is restart_budget_exhausted even when systemd (252,
 // for automatic restarts) reports the result of the last crash rather
 // than start-limit-hit.
-func projectInstanceState(u UnitStatus, maxRestarts int) (state, reason string) {
+func ProjectInstanceState(u UnitStatus, maxRestarts int) (state, reason string) {
 	state, reason = InstanceState(u)
 	if state == StateErrored && reason != string(journal.ReasonBudget) && reason != string(journal.ReasonRejected) &&
 		u.NRestarts > 0 && int64(u.NRestarts) >= int64(maxRestarts) {

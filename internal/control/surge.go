@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -32,31 +32,31 @@ import (
 // lock (flock(2), released by the kernel however the process ends), so
 // that no other command retires a surge a reload still needs.
 
-// projectLock is the flock of one project's reload.
-type projectLock struct{ f *os.File }
+// ProjectLock is the flock of one project's reload.
+type ProjectLock struct{ f *os.File }
 
-func (l *projectLock) unlock() {
+func (l *ProjectLock) Unlock() {
 	if l != nil && l.f != nil {
 		l.f.Close() // releases the flock
 	}
 }
 
 // lockPath is the lock file of a project's reloads.
-func (a *App) lockPath(name string) string {
-	return filepath.Join(a.Paths.StateDir, "reload", name+".lock")
+func (c *Client) lockPath(name string) string {
+	return filepath.Join(c.Paths.StateDir, "reload", name+".lock")
 }
 
-// tryLockProject takes the project's reload lock without waiting. held is
+// TryLockProject takes the project's reload lock without waiting. held is
 // false (and the lock nil) when another command has it; holder is then
 // the pid it wrote, when known.
-func (a *App) tryLockProject(name string) (l *projectLock, holder int, err error) {
-	path := a.lockPath(name)
+func (c *Client) TryLockProject(name string) (l *ProjectLock, holder int, err error) {
+	path := c.lockPath(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, 0, a.rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
+		return nil, 0, c.rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
-		return nil, 0, a.rootHint(fmt.Errorf("open %s: %w", path, err))
+		return nil, 0, c.rootHint(fmt.Errorf("open %s: %w", path, err))
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		data, _ := os.ReadFile(path)
@@ -70,12 +70,12 @@ func (a *App) tryLockProject(name string) (l *projectLock, holder int, err error
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	return &projectLock{f: f}, 0, nil
+	return &ProjectLock{f: f}, 0, nil
 }
 
 // lockProject takes the reload lock or says who has it.
-func (a *App) lockProject(name string) (*projectLock, error) {
-	l, holder, err := a.tryLockProject(name)
+func (c *Client) lockProject(name string) (*ProjectLock, error) {
+	l, holder, err := c.TryLockProject(name)
 	if err != nil || l != nil {
 		return l, err
 	}
@@ -83,31 +83,31 @@ func (a *App) lockProject(name string) (*projectLock, error) {
 	if holder > 0 {
 		who += fmt.Sprintf(" (pid %d)", holder)
 	}
-	return nil, fail(ExitFailure, "wait for it to finish, then try again",
+	return nil, Fail(ExitFailure, "wait for it to finish, then try again",
 		fmt.Errorf("%s is reloading %s", who, name))
 }
 
-// surgeActive tells whether the surge unit has a run or a job.
-func surgeActive(u UnitStatus) bool {
+// SurgeActive tells whether the surge unit has a run or a job.
+func SurgeActive(u UnitStatus) bool {
 	return u.LoadState == "loaded" && u.ActiveState != "inactive" && u.ActiveState != "failed" || u.JobPending
 }
 
-// leftSurge reports a surge that runs while no reload holds the project's
+// LeftSurge reports a surge that runs while no reload holds the project's
 // lock (so one that a reload left behind); it changes nothing.
-func (a *App) leftSurge(ctx context.Context, sd Systemd, p *config.Project) (UnitStatus, bool) {
+func (c *Client) LeftSurge(ctx context.Context, sd Systemd, p *config.Project) (UnitStatus, bool) {
 	if p.Mode != config.Cluster {
 		return UnitStatus{}, false
 	}
 	loaded, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)})
-	if err != nil || len(loaded) == 0 || !surgeActive(loaded[0]) {
+	if err != nil || len(loaded) == 0 || !SurgeActive(loaded[0]) {
 		return UnitStatus{}, false
 	}
 	st, err := sd.Units(ctx, []string{loaded[0].Name})
 	if err != nil {
 		return UnitStatus{}, false
 	}
-	if l, holder, err := a.tryLockProject(p.Name); err == nil && l != nil {
-		l.unlock()
+	if l, holder, err := c.TryLockProject(p.Name); err == nil && l != nil {
+		l.Unlock()
 	} else if err == nil || holder > 0 {
 		return UnitStatus{}, false // a reload runs: the surge is its business
 	}
@@ -115,11 +115,11 @@ func (a *App) leftSurge(ctx context.Context, sd Systemd, p *config.Project) (Uni
 }
 
 // retireSurge stops a surge left running by an interrupted or failed
-// reload, unless a reload still holds the project's lock. start, restart
+// Reload, unless a reload still holds the project's lock. start, restart
 // and serve call it once the instances are online (never before: a surge
 // may be the only listener of a one-instance project whose instance does
 // not come back).
-func (a *App) retireSurge(ctx context.Context, sd Systemd, p *config.Project) error {
+func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project) error {
 	surge := units.Instance(p.Name, units.Surge)
 	loaded, err := sd.Loaded(ctx, []string{surge})
 	if err != nil || len(loaded) == 0 {
@@ -129,42 +129,42 @@ func (a *App) retireSurge(ctx context.Context, sd Systemd, p *config.Project) er
 	if u.ActiveState == "failed" {
 		return sd.ResetFailed(ctx, surge)
 	}
-	if !surgeActive(u) {
+	if !SurgeActive(u) {
 		return nil
 	}
-	l, _, err := a.tryLockProject(p.Name)
+	l, _, err := c.TryLockProject(p.Name)
 	if err != nil || l == nil {
 		return err // a reload runs: the surge is its business
 	}
-	defer l.unlock()
+	defer l.Unlock()
 	if err := sd.Stop(ctx, surge); err != nil {
 		return err
 	}
 	if err := sd.ResetFailed(ctx, surge); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Out, "retired %s, left running by an interrupted bm2 reload\n", units.InstanceID(p.Name, units.Surge))
+	fmt.Fprintf(c.Out, "retired %s, left running by an interrupted bm2 reload\n", units.InstanceID(p.Name, units.Surge))
 	return nil
 }
 
 // roll restarts instances ids of p one at a time, each back before the
 // next; in cluster mode the surge serves beside them meanwhile. It is the
 // rolling restart of `bm2 reload` and of `bm2 serve` with a changed file.
-func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration) error {
+func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration) error {
 	surgeUp := false
-	if ok, why, err := a.surgeFits(ctx, sd, p, ids); err != nil {
+	if ok, why, err := c.surgeFits(ctx, sd, p, ids); err != nil {
 		return err
 	} else if ok {
-		if err := a.startSurge(ctx, sd, p, timeout); err != nil {
+		if err := c.startSurge(ctx, sd, p, timeout); err != nil {
 			if ctx.Err() != nil {
-				fmt.Fprintf(a.Err, "bm2: interrupted while %s started; no instance was touched, and the next bm2 start, restart, reload or serve of %s retires it\n",
+				fmt.Fprintf(c.Err, "bm2: interrupted while %s started; no instance was touched, and the next bm2 start, restart, reload or serve of %s retires it\n",
 					units.InstanceID(p.Name, units.Surge), p.Name)
 			}
 			return err
 		}
 		surgeUp = true
 	} else if why != "" {
-		fmt.Fprintf(a.Err, "bm2: warning: no surge instance for this reload: %s; each instance's port has one listener fewer while it restarts\n", why)
+		fmt.Fprintf(c.Err, "bm2: warning: no surge instance for this reload: %s; each instance's port has one listener fewer while it restarts\n", why)
 	}
 	target := units.Target(p.Name)
 	for k, i := range ids {
@@ -172,7 +172,7 @@ func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int
 		if ts, err := sd.Units(ctx, []string{target}); err == nil && ts[0].ActiveState != "active" {
 			return fmt.Errorf("reload stopped: %s was stopped meanwhile (%s)", p.Name, ts[0].ActiveState)
 		}
-		if err := a.reloadInstance(ctx, sd, p, i, timeout); err != nil {
+		if err := c.reloadInstance(ctx, sd, p, i, timeout); err != nil {
 			left := ids[k+1:]
 			var nb *notBackError
 			switch {
@@ -181,7 +181,7 @@ func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int
 				if surgeUp {
 					msg += fmt.Sprintf(": %s keeps serving; the next bm2 command on %s retires it", units.InstanceID(p.Name, units.Surge), p.Name)
 				}
-				fmt.Fprintf(a.Err, "bm2: %s\n", msg)
+				fmt.Fprintf(c.Err, "bm2: %s\n", msg)
 				return err
 			case !errors.As(err, &nb):
 				return err // systemd refused, or the probe stopped the project
@@ -209,7 +209,7 @@ func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int
 		if err := sd.ResetFailed(ctx, surge); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "%s retired\n", units.InstanceID(p.Name, units.Surge))
+		fmt.Fprintf(c.Out, "%s retired\n", units.InstanceID(p.Name, units.Surge))
 	}
 	return nil
 }
@@ -219,7 +219,7 @@ func (a *App) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int
 // instance listens on the same port in cluster mode (after a switch from
 // fork mode, an old instance holds the port alone, and the surge could not
 // join it). why says why not, "" for fork mode.
-func (a *App) surgeFits(ctx context.Context, sd Systemd, p *config.Project, ids []int) (bool, string, error) {
+func (c *Client) surgeFits(ctx context.Context, sd Systemd, p *config.Project, ids []int) (bool, string, error) {
 	if p.Mode != config.Cluster {
 		return false, "", nil
 	}
@@ -233,7 +233,7 @@ func (a *App) surgeFits(ctx context.Context, sd Systemd, p *config.Project, ids 
 			return false, "", err
 		}
 		if st[0].LoadState != "loaded" || st[0].Env("BM2_APP_SURGE") != "1" {
-			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), a.systemctl()), nil
+			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), c.Systemctl()), nil
 		}
 	}
 	names := make([]string, len(ids))
@@ -265,21 +265,21 @@ func mustIndex(unit string) int {
 // startSurge starts the surge with the new version and waits until it
 // listens and is confirmed. If it does not come up, it is stopped again
 // and no instance has been touched.
-func (a *App) startSurge(ctx context.Context, sd Systemd, p *config.Project, timeout time.Duration) error {
+func (c *Client) startSurge(ctx context.Context, sd Systemd, p *config.Project, timeout time.Duration) error {
 	surge := units.Instance(p.Name, units.Surge)
 	before, err := sd.Units(ctx, []string{surge})
 	if err != nil {
 		return err
 	}
 	if before[0].LoadState != "loaded" {
-		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run %s daemon-reload)", surge, a.systemctl())
+		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run %s daemon-reload)", surge, c.Systemctl())
 	}
-	w := newWaiter(untilBack, p, []int{units.Surge}, a.Now())
+	w := newWaiter(untilBack, p, []int{units.Surge}, c.Now())
 	w.before = before[0]
 	w.checkListen = true
 	// Restart, not start: a surge left by an interrupted reload runs the
-	// version before, and must run the new one.
-	err = a.restartAndWait(ctx, sd, w, "starting", timeout)
+	// Version before, and must run the new one.
+	err = c.restartAndWait(ctx, sd, w, "starting", timeout)
 	if err == nil {
 		return nil
 	}

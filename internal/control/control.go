@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -12,20 +12,20 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// control is `bm2 start|stop|restart <name | name-i>`.
-func (a *App) control(ctx context.Context, verb, arg string, timeout time.Duration) error {
-	e, idx, err := a.resolveUnit(arg)
+// Control is `bm2 start|stop|restart <name | name-i>`.
+func (c *Client) Control(ctx context.Context, verb, arg string, timeout time.Duration) error {
+	e, idx, err := c.ResolveUnit(arg)
 	if err != nil {
 		return err
 	}
 	if idx == units.Surge {
 		return refuseSurge(e.Name, arg)
 	}
-	p, err := usable(e)
+	p, err := Usable(e)
 	if err != nil {
 		return err
 	}
-	unit, ids, label := units.Target(p.Name), allInstances(p), p.Name
+	unit, ids, label := units.Target(p.Name), AllInstances(p), p.Name
 	if idx >= 0 {
 		unit, ids, label = units.Instance(p.Name, idx), []int{idx}, units.InstanceID(p.Name, idx)
 	}
@@ -34,7 +34,7 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 		names[k] = units.Instance(p.Name, i)
 	}
 
-	sd, err := a.Connect(ctx)
+	sd, err := c.Connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -42,10 +42,10 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 
 	switch verb {
 	case "start":
-		if _, err := a.clearErrored(p.Name); err != nil {
+		if _, err := c.clearErrored(p.Name); err != nil {
 			return err
 		}
-		if err := a.clearInstanceMarks(p, markIDs(idx)); err != nil {
+		if err := c.clearInstanceMarks(p, markIDs(idx)); err != nil {
 			return err
 		}
 		for _, n := range names {
@@ -53,29 +53,29 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 				return err
 			}
 		}
-		if err := a.stopIdleProbes(ctx, sd, p, ids); err != nil {
+		if err := c.stopIdleProbes(ctx, sd, p, ids); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "starting %s\n", unit)
-		if err := a.startErr(p.Name, sd.Start(ctx, unit)); err != nil {
+		fmt.Fprintf(c.Out, "starting %s\n", unit)
+		if err := c.startErr(p.Name, sd.Start(ctx, unit)); err != nil {
 			return err
 		}
-		if err := a.waitOnline(ctx, sd, p, ids, timeout, "start"); err != nil {
+		if err := c.waitOnline(ctx, sd, p, ids, timeout, "start"); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "%s %s\n", label, readyWord(p))
-		if err := a.retireSurge(ctx, sd, p); err != nil {
+		fmt.Fprintf(c.Out, "%s %s\n", label, readyWord(p))
+		if err := c.retireSurge(ctx, sd, p); err != nil {
 			return err
 		}
 
 	case "restart":
-		if reason, errored, _ := a.erroredMark(p.Name); errored {
-			return fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
+		if reason, errored, _ := c.ErroredMark(p.Name); errored {
+			return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
 				fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
 		}
 		// An instance errored on its own (port_in_use) is restarted on
 		// purpose: its mark goes.
-		if err := a.clearInstanceMarks(p, markIDs(idx)); err != nil {
+		if err := c.clearInstanceMarks(p, markIDs(idx)); err != nil {
 			return err
 		}
 		for _, n := range names {
@@ -83,21 +83,21 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 				return err
 			}
 		}
-		fmt.Fprintf(a.Out, "restarting %s\n", unit)
+		fmt.Fprintf(c.Out, "restarting %s\n", unit)
 		if err := sd.Restart(ctx, unit); err != nil {
 			return err
 		}
-		if err := a.waitOnline(ctx, sd, p, ids, timeout, "restart"); err != nil {
+		if err := c.waitOnline(ctx, sd, p, ids, timeout, "restart"); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "%s %s\n", label, readyWord(p))
-		if err := a.retireSurge(ctx, sd, p); err != nil {
+		fmt.Fprintf(c.Out, "%s %s\n", label, readyWord(p))
+		if err := c.retireSurge(ctx, sd, p); err != nil {
 			return err
 		}
 
 	case "stop":
 		// The reusePort probes first, so that none reacts to the stop.
-		probes, err := a.loadedProbes(ctx, sd, p.Name, idx)
+		probes, err := c.loadedProbes(ctx, sd, p.Name, idx)
 		if err != nil {
 			return err
 		}
@@ -124,53 +124,53 @@ func (a *App) control(ctx context.Context, verb, arg string, timeout time.Durati
 				}
 			}
 		}
-		fmt.Fprintf(a.Out, "%s stopped (%s)\n", label, plural(len(ids), "instance", "instances"))
+		fmt.Fprintf(c.Out, "%s stopped (%s)\n", label, Plural(len(ids), "instance", "instances"))
 	default:
 		return fmt.Errorf("internal error: unknown verb %q", verb)
 	}
 	return nil
 }
 
-// delete is `bm2 delete <name>`.
-func (a *App) delete(ctx context.Context, name string) error {
+// Delete is `bm2 delete <name>`.
+func (c *Client) Delete(ctx context.Context, name string) error {
 	// Held to the end: from the registry read, through the stops, to the
-	// reload that makes systemd forget the project, no other command may
+	// Reload that makes systemd forget the project, no other command may
 	// register a project of this name (or the one this file hid) in
 	// between.
-	unlock, err := a.lockRegistry(ctx, defaultTimeout)
+	unlock, err := c.lockRegistry(ctx, DefaultTimeout)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	regFile := filepath.Join(a.Paths.ConfigDir, name+".toml")
-	found := config.Discover(a.searchPath())
+	regFile := filepath.Join(c.Paths.ConfigDir, name+".toml")
+	found := config.Discover(c.SearchPath())
 	for _, m := range found.Masked {
 		if config.Stem(m) == name {
-			return fail(ExitFailure, fmt.Sprintf("remove %s by hand if you want the project it hides back", m),
+			return Fail(ExitFailure, fmt.Sprintf("remove %s by hand if you want the project it hides back", m),
 				fmt.Errorf("%s masks project %s (an empty file or a link to /dev/null); bm2 delete leaves masks alone", m, name))
 		}
 	}
-	e, err := a.findProject(name)
+	e, err := c.FindProject(name)
 	if err != nil {
 		return err
 	}
 	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
-		return fail(ExitFailure,
-			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, a.systemctl()),
+		return Fail(ExitFailure,
+			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.Systemctl()),
 			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
 	}
 
-	sd, err := a.Connect(ctx)
+	sd, err := c.Connect(ctx)
 	if err != nil {
-		return fail(ExitNoSystemd, "nothing was changed; without systemd, removing "+regFile+" by hand is enough", err)
+		return Fail(ExitNoSystemd, "nothing was changed; without systemd, removing "+regFile+" by hand is enough", err)
 	}
 	defer sd.Close()
 
-	instances, err := a.projectUnits(ctx, sd, name, e.Project)
+	instances, err := c.projectUnits(ctx, sd, name, e.Project)
 	if err != nil {
 		return err
 	}
-	probes, err := a.loadedProbes(ctx, sd, name, -1)
+	probes, err := c.loadedProbes(ctx, sd, name, -1)
 	if err != nil {
 		return err
 	}
@@ -208,18 +208,18 @@ func (a *App) delete(ctx context.Context, name string) error {
 		}
 	}
 	if err := atomicfile.Remove(regFile); err != nil {
-		return a.rootHint(fmt.Errorf("remove %s: %w", regFile, err))
+		return c.rootHint(fmt.Errorf("remove %s: %w", regFile, err))
 	}
 	if err := atomicfile.Remove(config.PrivatePath(regFile)); err != nil {
-		return a.rootHint(fmt.Errorf("remove %s: %w", config.PrivatePath(regFile), err))
+		return c.rootHint(fmt.Errorf("remove %s: %w", config.PrivatePath(regFile), err))
 	}
-	if err := a.state().ClearErrored(name); err != nil {
-		return a.rootHint(err)
+	if err := c.state().ClearErrored(name); err != nil {
+		return c.rootHint(err)
 	}
-	marked, _ := a.state().ErroredInstances(name)
+	marked, _ := c.state().ErroredInstances(name)
 	for _, n := range marked {
-		if err := a.state().ClearInstanceErrored(n); err != nil {
-			return a.rootHint(err)
+		if err := c.state().ClearInstanceErrored(n); err != nil {
+			return c.rootHint(err)
 		}
 	}
 	if err := sd.Reload(ctx); err != nil {
@@ -244,10 +244,10 @@ func (a *App) delete(ctx context.Context, name string) error {
 			n++
 		}
 	}
-	fmt.Fprintf(a.Out, "deleted %s: stopped %s, removed %s\n", name, plural(n, "instance", "instances"), regFile)
+	fmt.Fprintf(c.Out, "deleted %s: stopped %s, removed %s\n", name, Plural(n, "instance", "instances"), regFile)
 	for _, s := range found.Shadow {
 		if config.Stem(s) == name {
-			fmt.Fprintf(a.Out, "note: %s now defines project %s (it was hidden by %s)\n", s, name, regFile)
+			fmt.Fprintf(c.Out, "note: %s now defines project %s (it was hidden by %s)\n", s, name, regFile)
 			break
 		}
 	}
@@ -257,11 +257,11 @@ func (a *App) delete(ctx context.Context, name string) error {
 // projectUnits lists a project's instance units: those its file declares
 // and any other instance systemd has loaded (its file may be invalid, or
 // instances may have been lowered).
-func (a *App) projectUnits(ctx context.Context, sd Systemd, name string, p *config.Project) ([]string, error) {
+func (c *Client) projectUnits(ctx context.Context, sd Systemd, name string, p *config.Project) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	if p != nil {
-		for _, n := range instanceNames(p) {
+		for _, n := range InstanceNames(p) {
 			seen[n] = true
 			out = append(out, n)
 		}
@@ -281,7 +281,7 @@ func (a *App) projectUnits(ctx context.Context, sd Systemd, name string, p *conf
 
 // loadedProbes lists the reusePort probe units systemd has loaded for a
 // project (idx < 0) or one of its instances.
-func (a *App) loadedProbes(ctx context.Context, sd Systemd, name string, idx int) ([]string, error) {
+func (c *Client) loadedProbes(ctx context.Context, sd Systemd, name string, idx int) ([]string, error) {
 	loaded, err := sd.Loaded(ctx, []string{units.ProbePattern(name)})
 	if err != nil {
 		return nil, err
@@ -301,8 +301,8 @@ func (a *App) loadedProbes(ctx context.Context, sd Systemd, name string, idx int
 // ending: a start enqueued now would merge into its job (a oneshot being
 // started is not started again), and the new run would go unprobed,
 // never confirmed. Stopped first, the start's Wants= brings a fresh one.
-func (a *App) stopIdleProbes(ctx context.Context, sd Systemd, p *config.Project, ids []int) error {
-	probes, err := a.loadedProbes(ctx, sd, p.Name, -1)
+func (c *Client) stopIdleProbes(ctx context.Context, sd Systemd, p *config.Project, ids []int) error {
+	probes, err := c.loadedProbes(ctx, sd, p.Name, -1)
 	if err != nil || len(probes) == 0 {
 		return err
 	}
@@ -350,8 +350,8 @@ func instanceOf(unit string) string {
 // the module version or VCS revision from the build info is used.
 var buildVersion string
 
-// version is `bm2 version`.
-func (a *App) version() error {
+// Version is `bm2 version`.
+func (c *Client) Version() error {
 	v, goVersion := buildVersion, ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
@@ -383,14 +383,14 @@ func (a *App) version() error {
 		v = "devel"
 	}
 	if goVersion != "" {
-		fmt.Fprintf(a.Out, "bm2 %s (%s)\n", v, goVersion)
+		fmt.Fprintf(c.Out, "bm2 %s (%s)\n", v, goVersion)
 	} else {
-		fmt.Fprintf(a.Out, "bm2 %s\n", v)
+		fmt.Fprintf(c.Out, "bm2 %s\n", v)
 	}
 	return nil
 }
 
-func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+func MsDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // markIDs is which instance marks a command on instance idx (-1: the
 // whole project) clears: that instance's, or every marked one (nil).

@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// reload is `bm2 reload <name | name-i>`: a rolling restart. Instances are
+// Reload is `bm2 reload <name | name-i>`: a rolling restart. Instances are
 // restarted one at a time, and the next one only when the previous one is
 // back: running, listening on its port again (when its previous run did),
 // and in cluster mode confirmed by the reusePort probe. In cluster mode the
@@ -21,40 +21,40 @@ import (
 // (which bm2 installs) no request fails. In fork mode each instance owns
 // its port, which is dark while it restarts: a gateway in front retries
 // another instance. The first instance that does not come back stops the
-// reload; the ones not reached yet still run the previous version.
-func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) error {
-	e, idx, err := a.resolveUnit(arg)
+// Reload; the ones not reached yet still run the previous version.
+func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) error {
+	e, idx, err := c.ResolveUnit(arg)
 	if err != nil {
 		return err
 	}
 	if idx == units.Surge {
 		return refuseSurge(e.Name, arg)
 	}
-	p, err := usable(e)
+	p, err := Usable(e)
 	if err != nil {
 		return err
 	}
-	ids := allInstances(p)
+	ids := AllInstances(p)
 	if idx >= 0 {
 		ids = []int{idx}
 	}
-	sd, err := a.Connect(ctx)
+	sd, err := c.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer sd.Close()
 
-	if reason, errored, _ := a.erroredMark(p.Name); errored {
-		return fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
+	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+		return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
 	}
-	lock, err := a.lockProject(p.Name)
+	lock, err := c.lockProject(p.Name)
 	if err != nil {
 		return err
 	}
-	defer lock.unlock()
+	defer lock.Unlock()
 	target := units.Target(p.Name)
-	statuses, err := sd.Units(ctx, append([]string{target}, instanceNames(p)...))
+	statuses, err := sd.Units(ctx, append([]string{target}, InstanceNames(p)...))
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) err
 		}
 	}
 	if running == 0 && idx < 0 {
-		return fail(ExitFailure, fmt.Sprintf("`bm2 start %s` starts it", p.Name),
+		return Fail(ExitFailure, fmt.Sprintf("`bm2 start %s` starts it", p.Name),
 			fmt.Errorf("project %s is not running: there is nothing to reload", p.Name))
 	}
 	if stale {
@@ -78,7 +78,7 @@ func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) err
 		if err := sd.Reload(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Out, "reloaded systemd: %s changed since it was read\n", e.Path)
+		fmt.Fprintf(c.Out, "reloaded systemd: %s changed since it was read\n", e.Path)
 	}
 
 	how := "one instance at a time"
@@ -91,21 +91,21 @@ func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) err
 			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
 		}
 	}
-	fmt.Fprintf(a.Out, "reloading %s: %s x %s on port %s, %s\n", p.Name, fmt.Sprint(p.Instances), p.Mode, portText(p), how)
+	fmt.Fprintf(c.Out, "reloading %s: %s x %s on port %s, %s\n", p.Name, fmt.Sprint(p.Instances), p.Mode, PortText(p), how)
 	if p.Mode == config.Fork {
-		fmt.Fprintf(a.Err, "bm2: note: in fork mode each instance owns its port, which has no listener while it restarts; "+
+		fmt.Fprintf(c.Err, "bm2: note: in fork mode each instance owns its port, which has no listener while it restarts; "+
 			"put a gateway in front that retries another instance (`bm2 gateway`)\n")
 	}
-	start := a.Now()
-	if err := a.roll(ctx, sd, p, ids, timeout); err != nil {
+	start := c.Now()
+	if err := c.roll(ctx, sd, p, ids, timeout); err != nil {
 		var nb *notBackError
 		if !errors.As(err, &nb) {
 			return err // systemd refused, the probe stopped the project, or interrupted
 		}
-		return fail(ExitFailure, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output", arg, nb.id), err)
+		return Fail(ExitFailure, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output", arg, nb.id), err)
 	}
 	if idx < 0 {
-		if err := a.stopStray(ctx, sd, p); err != nil {
+		if err := c.stopStray(ctx, sd, p); err != nil {
 			return err
 		}
 	}
@@ -113,7 +113,7 @@ func (a *App) reload(ctx context.Context, arg string, timeout time.Duration) err
 	if idx >= 0 {
 		label = units.InstanceID(p.Name, idx)
 	}
-	fmt.Fprintf(a.Out, "%s reloaded: %s in %s, %s\n", label, plural(len(ids), "instance", "instances"),
-		seconds(a.Now().Sub(start)), readyWord(p))
+	fmt.Fprintf(c.Out, "%s reloaded: %s in %s, %s\n", label, Plural(len(ids), "instance", "instances"),
+		seconds(c.Now().Sub(start)), readyWord(p))
 	return nil
 }

@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"context"
@@ -17,38 +17,38 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// nobody is the identity of a project's own account before systemd has
+// Nobody is the identity of a project's own account before systemd has
 // allocated it: a fresh dynamic user owns no socket and no file, and sees
 // what any unprivileged user sees.
-var nobody = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
+var Nobody = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
 
-// projectIdentity is who a project's instances run as, for what bm2 checks
+// ProjectIdentity is who a project's instances run as, for what bm2 checks
 // on their behalf (ports, the runtime): user =, looked up in the user
 // database; or the project's own account: the UID systemd reports for its
 // running instances (when askSystemd), else the static account of that
-// name when one exists, else a user that owns nothing (nobody).
-func (a *App) projectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
+// name when one exists, else a user that owns nothing (Nobody).
+func (c *Client) ProjectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
 	if !p.OwnAccount() {
-		return a.LookupUser(ctx, p.User, p.Group)
+		return c.LookupUser(ctx, p.User, p.Group)
 	}
 	if askSystemd {
-		if id, ok := a.runningIdentity(ctx, p); ok {
+		if id, ok := c.runningIdentity(ctx, p); ok {
 			return id, nil
 		}
 	}
-	if id, err := a.LookupUser(ctx, p.Account(), p.Group); err == nil {
+	if id, err := c.LookupUser(ctx, p.Account(), p.Group); err == nil {
 		return id, nil
 	}
-	id := nobody
-	id.Name = p.Account() + " (not allocated yet: checked as nobody)"
+	id := Nobody
+	id.Name = p.Account() + " (not allocated yet: checked as Nobody)"
 	return id, nil
 }
 
 // runningIdentity asks systemd for the UID and GID of a running instance.
-func (a *App) runningIdentity(ctx context.Context, p *config.Project) (identity.Identity, bool) {
+func (c *Client) runningIdentity(ctx context.Context, p *config.Project) (identity.Identity, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	sd, err := a.Connect(ctx)
+	sd, err := c.Connect(ctx)
 	if err != nil {
 		return identity.Identity{}, false
 	}
@@ -71,37 +71,37 @@ func (a *App) runningIdentity(ctx context.Context, p *config.Project) (identity.
 	return identity.Identity{}, false
 }
 
-// checkRuntime finds p's runtime, asks its version (as the project's
-// user, never as root) and compares it with the floor. Run by root, a
+// CheckRuntime finds p's runtime, asks its version (as the project's
+// IsUser, never as root) and compares it with the floor. Run by root, a
 // runtime that someone other than root can replace (the app's user, the
 // app itself in compat mode) is asked only inside the project's sandbox,
 // as its account, in a transient unit (package confine); and never when
 // the project runs as root: it is refused then, as the run wrapper
 // refuses it at start.
-func (a *App) checkRuntime(ctx context.Context, p *config.Project) jsruntime.Result {
-	id, err := a.projectIdentity(ctx, p, false)
+func (c *Client) CheckRuntime(ctx context.Context, p *config.Project) jsruntime.Result {
+	id, err := c.ProjectIdentity(ctx, p, false)
 	if err != nil {
-		id = nobody
+		id = Nobody
 	}
 	ask := func(ctx context.Context, path string) (string, error) {
-		if identity.Self().UID != 0 || a.user() {
-			return a.RuntimeVersion(ctx, id, path)
+		if identity.Self().UID != 0 || c.IsUser() {
+			return c.RuntimeVersion(ctx, id, path)
 		}
-		who, replaceable := a.Replaceable(path)
+		who, replaceable := c.Replaceable(path)
 		switch {
 		case !replaceable:
-			return a.RuntimeVersion(ctx, id, path)
+			return c.RuntimeVersion(ctx, id, path)
 		case id.UID == 0:
 			// The run wrapper refuses it at start too: a problem.
 			return "", hooks.RootRefusal(who)
 		}
-		out, err := a.ConfinedVersion(ctx, p, path)
+		out, err := c.ConfinedVersion(ctx, p, path)
 		if err != nil && !errors.Is(err, fs.ErrPermission) {
 			return "", &jsruntime.NotRunError{Why: fmt.Sprintf("%s can be replaced by %s, so bm2 asks it only in %s's sandbox, which failed (%v); the run wrapper checks it at each start, as %s", path, who, p.Name, err, id.Name)}
 		}
 		return out, err
 	}
-	return jsruntime.Check(ctx, p.Runtime, p.RuntimeCommand(), a.RuntimeDirs, ask)
+	return jsruntime.Check(ctx, p.Runtime, p.RuntimeCommand(), c.RuntimeDirs, ask)
 }
 
 // confinedVersion runs `<path> --version` as p's instance 0 would run

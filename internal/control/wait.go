@@ -1,4 +1,4 @@
-package cli
+package control
 
 import (
 	"fmt"
@@ -151,19 +151,19 @@ func (w *waiter) needsListen(k int, u UnitStatus) bool {
 // The reusePort probe's verdicts on one run of an instance.
 const (
 	verdictConfirmed  = "confirmed"   // reuseport_confirmed
-	verdictMissing    = "missing"     // reuseport_missing: the probe stopped the project
-	verdictNoListener = "no_listener" // reuseport_probe_stopped: nobody listened within 60 s
-	verdictPending    = "pending"     // online, no verdict yet
+	VerdictMissing    = "missing"     // reuseport_missing: the probe stopped the project
+	verdictNoListener = "no_listener" // reuseport_probe_stopped: Nobody listened within 60 s
+	VerdictPending    = "pending"     // online, no verdict yet
 )
 
-var reuseportKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}
+var ReuseportKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}
 
-// reuseportVerdict is the probe's latest verdict on the current run of
+// ReuseportVerdict is the probe's latest verdict on the current run of
 // instance id (unit u) among evs, and the event that gave it; "" when there
 // is none. An event belongs to the run when it records the run's
 // InvocationID, or, without one, when it was logged after the run came
 // online (the probe only judges a running instance).
-func reuseportVerdict(u UnitStatus, id string, evs []journal.Event) (string, journal.Event) {
+func ReuseportVerdict(u UnitStatus, id string, evs []journal.Event) (string, journal.Event) {
 	var v string
 	var last journal.Event
 	for _, ev := range evs {
@@ -181,7 +181,7 @@ func reuseportVerdict(u UnitStatus, id string, evs []journal.Event) (string, jou
 		case journal.ReuseportConfirmed:
 			v = verdictConfirmed
 		case journal.ReuseportMissing:
-			v = verdictMissing
+			v = VerdictMissing
 		case journal.ReuseportProbeStopped:
 			v = verdictNoListener
 		default:
@@ -204,7 +204,7 @@ func (w *waiter) step(s snapshot) stepResult {
 	var unconfirmed []int
 	for k, u := range s.units {
 		id := units.InstanceID(w.p.Name, w.ids[k])
-		st, reason := projectInstanceState(u, w.p.MaxRestarts)
+		st, reason := ProjectInstanceState(u, w.p.MaxRestarts)
 		switch st {
 		case StateOnline:
 			if !up(u) {
@@ -300,7 +300,7 @@ func (w *waiter) verdicts(s snapshot, unconfirmed []int) []string {
 	}
 	for _, k := range unconfirmed {
 		u, id := s.units[k], units.InstanceID(w.p.Name, w.ids[k])
-		v, ev := reuseportVerdict(u, id, s.events)
+		v, ev := ReuseportVerdict(u, id, s.events)
 		switch v {
 		case verdictConfirmed:
 			out = append(out, fmt.Sprintf("%s confirmed (reusePort)\n", id))
@@ -319,7 +319,7 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 	var r stepResult
 	u := s.units[0]
 	id := units.InstanceID(w.p.Name, w.ids[0])
-	state, reason := projectInstanceState(u, w.p.MaxRestarts)
+	state, reason := ProjectInstanceState(u, w.p.MaxRestarts)
 	newRun := invocationKey(u) != invocationKey(w.before) || w.before.MainPID == 0
 	switch {
 	case state == StateWaiting || state == StateErrored || state == StateStopped:
@@ -353,7 +353,7 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 			r.next = needs{events: true, since: u.ActiveEnter}
 			return r
 		}
-		v, ev := reuseportVerdict(u, id, s.events)
+		v, ev := ReuseportVerdict(u, id, s.events)
 		switch {
 		case s.eventsErr != nil:
 			w.verdictOf[0] = invocationKey(u)

@@ -1,0 +1,477 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	fmode "github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/portfence"
+	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/trust"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// Exit codes of the bm2 command, documented in bm2(1).
+const (
+	ExitOK        = 0 // success
+	ExitFailure   = 1 // the command failed (an instance did not come online, systemd refused, ...)
+	ExitUsage     = 2 // bad command line
+	ExitInvalid   = 3 // invalid project file, or bm2 check found a problem
+	ExitNoProject = 4 // no such project
+	ExitNoSystemd = 5 // systemd is not reachable
+)
+
+// Stdio is where a command reads and writes. cmd/bm2 passes the process's
+// standard streams; tests pass buffers.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Paths are the directories bm2 writes to.
+type Paths struct {
+	ConfigDir string // where bm2 serve registers projects: /etc/bm2
+	StateDir  string // errored marks and other state: /var/lib/bm2
+	// RunStateDir holds what lasts one boot: an instance's errored mark
+	// (/run/bm2). "" with StateDir set means StateDir/run (tests).
+	RunStateDir string
+	// LockFile is held while a command changes the registered projects
+	// (see lockRegistry): /run/bm2/registry.lock.
+	LockFile string
+	// LogDir holds the crash logs: /var/log/bm2.
+	LogDir string
+}
+
+// DefaultPaths are the system-scope directories.
+func DefaultPaths() Paths {
+	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir, RunStateDir: state.DefaultRunDir, LockFile: DefaultLockFile}
+}
+
+// Env is everything a command needs from the host. The zero value of every
+// field means "the real thing"; tests replace fields one by one.
+type Env struct {
+	// Layout is the scope (system or user, package scope); nil means
+	// the one the command line and the caller choose (chooseScope).
+	Layout *scope.Layout
+	// MinPort replaces net.ipv4.ip_unprivileged_port_start in user scope
+	// (tests).
+	MinPort *int
+	// SystemSearchPath replaces where user scope looks for system projects
+	// (config.DefaultSearchPath; tests).
+	SystemSearchPath []string
+	Paths            Paths
+	Getenv           func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
+	NumCPU           int                 // resolves instances = "max"
+	Now              func() time.Time
+
+	// Connect reaches systemd; ConnectSystemd by default.
+	Connect func(ctx context.Context) (Systemd, error)
+	// Journal returns the last n lines a unit logged: by default what its
+	// processes wrote (journalctl _SYSTEMD_UNIT=UNIT), or when that is
+	// nothing, journalctl -u UNIT -n N -o cat --no-pager.
+	Journal func(ctx context.Context, unit string, n int) ([]string, error)
+	// CheckPorts probes ports as the given user would see them
+	// (reuseport.CheckPortsAs by default: as root it takes the user's
+	// identity; anyone else can check only as themselves).
+	CheckPorts func(ctx context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error)
+	// LookupUser resolves a project's user (identity.Lookup by default).
+	LookupUser func(ctx context.Context, name, group string) (identity.Identity, error)
+	// RuntimeDirs is where bare runtime names are looked up
+	// (jsruntime.SearchPath by default).
+	RuntimeDirs []string
+	// RuntimeVersion runs `<path> --version` as id (with a 5 s timeout by
+	// default; as root, never as root but as the project's user).
+	RuntimeVersion func(ctx context.Context, id identity.Identity, path string) (string, error)
+	// Replaceable tells whether someone other than root can replace a
+	// runtime binary (jsruntime.Replaceable by default).
+	Replaceable func(path string) (who string, ok bool)
+	// ConfinedVersion asks a runtime someone else can replace for its
+	// Version inside the project's sandbox, as its account (a transient
+	// unit, package confine, by default).
+	ConfinedVersion func(ctx context.Context, p *config.Project, path string) (string, error)
+	// ReadJournal runs a journal query and calls each for every entry, as
+	// it arrives (journal.Read: journalctl -o json by default). bm2 logs,
+	// bm2 events and the wait for reusePort verdicts read the journal
+	// through it.
+	ReadJournal func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error
+	// Security returns the exposure score systemd-analyze security gives a
+	// unit (systemd-analyze by default).
+	Security func(ctx context.Context, unit string) (string, error)
+	// Listening tells whether a unit's processes hold a listening TCP
+	// socket on port (listensOn, from /proc, by default).
+	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
+	// Access tells whether id can open path (dir: enter it), for the
+	// checks before start (accessAs by default: as id when root, else
+	// only whether it exists).
+	Access func(id identity.Identity, path string, dir bool) error
+	// PortHolder names the holder of a TCP listener on port owned by
+	// another user than uid (hooks.ForeignHolder by default: sock_diag,
+	// and /proc for its name and pid).
+	PortHolder func(port int, uid uint32) (string, bool)
+	// Accounts is the user and group database (trust.System by
+	// default): who a file speaks for, and what it may ask.
+	Accounts trust.Accounts
+	// ReadFile reads a project file root acts on, once, and says who
+	// could have written it (trust.Read with Accounts by default).
+	ReadFile func(path string) (trust.File, error)
+	// PollInterval is how often serve and start look at instance states.
+	PollInterval time.Duration
+	// Clock is the time the waits of serve, start, restart and reload
+	// run on, their --timeout included (the real one by default). Tests
+	// give one whose time moves only as a wait polls, so that a deadline
+	// means "so many polls", however busy the host is.
+	Clock Clock
+	// FenceSupport is nil when this host can fence an instance's ports,
+	// else why not (portfence.HostSupport by default).
+	FenceSupport func() error
+	// FenceAttached tells whether the port fence is attached to a unit's
+	// Control group (portfence.Attached by default; root only, an
+	// fs.ErrPermission error for anyone else).
+	FenceAttached func(controlGroup string) (bool, error)
+}
+
+// Clock is what a wait needs of time: a deadline and a ticker.
+type Clock interface {
+	// WithTimeout is context.WithTimeout on this clock.
+	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+	// Tick returns a channel that ticks every d, and a function that
+	// stops it.
+	Tick(d time.Duration) (<-chan time.Time, func())
+}
+
+// Client is how the bm2 command acts on the host: its streams, where
+// progress and warnings go, and the [Env] it reaches the host through.
+// package cli parses the command line and renders; everything that reads
+// or changes systemd, the journal or bm2's files is a method of Client.
+type Client struct {
+	Stdio
+	Env
+}
+
+// realClock is the wall clock.
+type realClock struct{}
+
+func (realClock) WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
+
+func (realClock) Tick(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+// WithDefaults fills in every field of Env left at its zero value.
+func (e Env) WithDefaults() Env {
+	d := DefaultPaths()
+	if e.Layout != nil && e.Layout.IsUser() {
+		l := *e.Layout
+		d = Paths{ConfigDir: l.ConfigDir, StateDir: l.StateDir, RunStateDir: l.RunStateDir(), LockFile: l.LockFile}
+		e.userDefaults()
+	}
+	if e.Paths.ConfigDir == "" {
+		e.Paths.ConfigDir = d.ConfigDir
+	}
+	if e.Paths.StateDir == "" {
+		e.Paths.StateDir, e.Paths.RunStateDir = d.StateDir, d.RunStateDir
+	}
+	if e.Paths.LockFile == "" {
+		e.Paths.LockFile = d.LockFile
+	}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.NumCPU == 0 {
+		e.NumCPU = runtime.NumCPU()
+	}
+	if e.Now == nil {
+		e.Now = time.Now
+	}
+	if e.Connect == nil {
+		e.Connect = ConnectSystemd
+	}
+	if e.LookupUser == nil {
+		e.LookupUser = identity.Lookup
+	}
+	if e.Security == nil {
+		e.Security = securityScore
+	}
+	if e.Journal == nil {
+		e.Journal = journalTail
+	}
+	if e.CheckPorts == nil {
+		e.CheckPorts = func(_ context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error) {
+			return reuseport.CheckPortsAs(id, ports)
+		}
+	}
+	if e.RuntimeDirs == nil {
+		e.RuntimeDirs = jsruntime.SearchPath()
+	}
+	if e.RuntimeVersion == nil {
+		e.RuntimeVersion = AskVersionAs
+	}
+	if e.Replaceable == nil {
+		e.Replaceable = jsruntime.Replaceable
+	}
+	if e.ConfinedVersion == nil {
+		e.ConfinedVersion = confinedVersion
+	}
+	if e.ReadJournal == nil {
+		e.ReadJournal = journal.Read
+	}
+	if e.Layout != nil && e.Layout.IsUser() {
+		e.ReadJournal = scopedJournal(e.ReadJournal, strconv.Itoa(e.Layout.UID))
+	}
+	if e.Listening == nil {
+		e.Listening = listensOn
+	}
+	if e.Accounts == nil {
+		e.Accounts = trust.System()
+	}
+	if e.ReadFile == nil {
+		acc := e.Accounts
+		e.ReadFile = func(path string) (trust.File, error) { return trust.Read(path, acc) }
+	}
+	if e.PollInterval == 0 {
+		e.PollInterval = 50 * time.Millisecond
+	}
+	if e.Clock == nil {
+		e.Clock = realClock{}
+	}
+	if e.FenceSupport == nil {
+		e.FenceSupport = portfence.HostSupport
+	}
+	if e.FenceAttached == nil {
+		e.FenceAttached = fenceAttached
+	}
+	return e
+}
+
+func (c *Client) state() state.Dir {
+	return state.Dir{Path: c.Paths.StateDir, Run: c.Paths.RunStateDir}
+}
+
+// InstanceMark reads the errored mark of one instance ("api-1"). A mark
+// that exists but cannot be read still means errored.
+func (c *Client) InstanceMark(instance string) (state.Mark, bool) {
+	m, ok, err := c.state().InstanceErrored(instance)
+	if err != nil {
+		if _, serr := os.Lstat(c.state().InstanceErroredPath(instance)); serr == nil {
+			return state.Mark{Reason: "unknown (run as root to read it)"}, true
+		}
+		return state.Mark{}, false
+	}
+	return m, ok
+}
+
+// clearInstanceMarks removes the errored marks of p's instances ids (all
+// of them, the surge's too, when ids is nil), saying so for each.
+func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
+	var names []string
+	if ids == nil {
+		marked, err := c.state().ErroredInstances(p.Name)
+		if err != nil {
+			return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
+		}
+		names = marked
+	} else {
+		for _, i := range ids {
+			names = append(names, units.InstanceID(p.Name, i))
+		}
+	}
+	for _, n := range names {
+		m, ok := c.InstanceMark(n)
+		if !ok {
+			continue
+		}
+		if err := c.state().ClearInstanceErrored(n); err != nil {
+			return c.rootHint(err)
+		}
+		fmt.Fprintf(c.Out, "cleared errored state of %s (was: %s)\n", n, m.Reason)
+	}
+	return nil
+}
+
+// ErroredMark reads a project's errored mark. A mark that exists but
+// cannot be read (it is root's, and the reader is not) still means errored.
+func (c *Client) ErroredMark(project string) (reason string, errored bool, err error) {
+	reason, errored, err = c.state().Errored(project)
+	if errors.Is(err, fs.ErrPermission) {
+		if _, serr := os.Lstat(c.state().ErroredPath(project)); serr == nil {
+			return "unknown (run as root to read it)", true, nil
+		}
+	}
+	return reason, errored, err
+}
+
+// SearchPath is where the scope's project files are: $BM2_CONFIG_PATH when
+// set, else the scope's own (scope.Layout.SearchPath).
+func (c *Client) SearchPath() []string {
+	if c.Getenv(config.SearchPathEnv) != "" {
+		return config.SearchPath(c.Getenv)
+	}
+	return append([]string(nil), c.ScopeLayout().SearchPath...)
+}
+
+// Run runs the bm2 command line args (without the program name) with the
+// exitError carries an exit code and a hint for the user.
+type exitError struct {
+	code int
+	err  error
+	hint string
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// WithHint attaches a hint (what to do next) to err, keeping its code.
+func WithHint(err error, hint string) error {
+	return &exitError{code: -1, err: err, hint: hint}
+}
+
+// Fail gives err an exit code and a hint.
+func Fail(code int, hint string, err error) error {
+	return &exitError{code: code, err: err, hint: hint}
+}
+
+func UsageErr(cmd, format string, args ...any) error {
+	h := "run `bm2 --help` for the list of commands"
+	if cmd != "" {
+		h = "run `bm2 " + cmd + " --help` for its usage"
+	}
+	return Fail(ExitUsage, h, fmt.Errorf(format, args...))
+}
+
+// OwnHint is the outermost hint attached to err, "" when none is.
+func OwnHint(err error) string {
+	var x *exitError
+	for e := err; errors.As(e, &x); e = x.err {
+		if x.hint != "" {
+			return x.hint
+		}
+	}
+	return ""
+}
+
+// Hint returns the outermost hint attached to err, or a generic one for
+// the error's class.
+func Hint(err error) string {
+	if h := OwnHint(err); h != "" {
+		return h
+	}
+	if sysd.IsDenied(err) {
+		return "managing system services needs root: run the command again with sudo (or drop --system to manage your own projects, in user scope)"
+	}
+	if errors.Is(err, journal.ErrUserVolatile) {
+		return journal.UserVolatileHint
+	}
+	if errors.Is(err, journal.ErrRestricted) {
+		return journal.RestrictedHint
+	}
+	if errors.Is(err, journal.ErrNoJournalctl) {
+		return "bm2 reads the journal with journalctl, from systemd; is it installed?"
+	}
+	switch ExitCode(err) {
+	case ExitNoSystemd:
+		return "bm2 needs systemd as PID 1 and its system bus (/run/dbus/system_bus_socket); is this host booted with systemd?"
+	case ExitNoProject:
+		return "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
+	case ExitInvalid:
+		var ce config.Errors
+		var e1 *config.Error
+		if errors.As(err, &ce) || errors.As(err, &e1) {
+			// A broken project file: its errors name file, line and key.
+			e, _ := fmode.Explain(journal.ReasonConfigInvalid, fmode.Facts{})
+			return string(journal.ReasonConfigInvalid) + ": " + hintOf(e)
+		}
+		return "fix the project file, then run `bm2 check` on it again"
+	}
+	if errors.Is(err, context.Canceled) {
+		return "interrupted; run the command again to finish"
+	}
+	return ""
+}
+
+// ExitCode maps an error returned by Run to the documented exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var x *exitError
+	for e := err; errors.As(e, &x); e = x.err {
+		if x.code >= 0 {
+			return x.code
+		}
+	}
+	switch {
+	case sysd.IsUnreachable(err):
+		return ExitNoSystemd
+	case errors.Is(err, config.ErrConflict):
+		return ExitInvalid
+	}
+	var ce config.Errors
+	var e1 *config.Error
+	if errors.As(err, &ce) || errors.As(err, &e1) {
+		return ExitInvalid
+	}
+	return ExitFailure
+}
+
+// journalTail returns the last n lines a unit's processes logged (the
+// app's own output, which says why it failed), or, when they logged
+// nothing, the last n lines about the unit, systemd's included
+// (journalctl -u UNIT -n N -o cat --no-pager).
+func journalTail(ctx context.Context, unit string, n int) ([]string, error) {
+	lines, err := journalctl(ctx, "_SYSTEMD_UNIT="+unit, "-n", fmt.Sprint(n))
+	if err == nil && len(lines) > 0 {
+		return lines, nil
+	}
+	return journalctl(ctx, "-u", unit, "-n", fmt.Sprint(n))
+}
+
+func journalctl(ctx context.Context, args ...string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	args = append(args, "-o", "cat", "--no-pager")
+	out, err := exec.CommandContext(ctx, "journalctl", args...).Output()
+	if err != nil {
+		return nil, fmt.Errorf("journalctl %s: %w", strings.Join(args, " "), err)
+	}
+	text := strings.TrimRight(string(out), "\n")
+	if text == "" || text == "-- No entries --" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
+}
+
+// AskVersionAs runs a runtime's --version as id: directly when that is who
+// runs bm2, as id's child process when bm2 runs as root (a runtime id can
+// replace must never run as root), and not at all otherwise.
+func AskVersionAs(ctx context.Context, id identity.Identity, path string) (string, error) {
+	self := identity.Self()
+	switch {
+	case id.UID == self.UID:
+		return jsruntime.AskVersion(ctx, path)
+	case self.UID == 0:
+		return jsruntime.AsUser(id.UID, id.GID)(ctx, path)
+	}
+	// Not root and not the project's user: our own run of it tells the
+	// Version as well, and harms Nobody but ourselves.
+	return jsruntime.AskVersion(ctx, path)
+}

@@ -1,0 +1,25 @@
+package control
+
+import (
+	"errors"
+	"testing"
+)
+
+// The probe stopping a project while its start job waits cancels that job;
+// that is the errored project's story, not a failure of its own.
+func TestStartErrCanceledByProbe(t *testing.T) {
+	a := &Client{Env: Env{Paths: Paths{StateDir: t.TempDir()}}}
+	canceled := errors.New("start bm2-api.target: job canceled")
+	if err := a.startErr("api", canceled); err == nil {
+		t.Fatal("a canceled start of a project that is not errored was ignored")
+	}
+	if _, err := a.state().SetErrored("api", "reuseport_missing"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.startErr("api", canceled); err != nil {
+		t.Fatalf("startErr = %v for an errored project", err)
+	}
+	if err := a.startErr("web", canceled); err == nil {
+		t.Fatal("another project's errored mark hid the error")
+	}
+}
