@@ -265,7 +265,7 @@ func TestInstanceMark(t *testing.T) {
 	te := served(t)
 	te.mustRun(ExitOK, "stop", "api-1")
 	st := state.Dir{Path: te.paths.StateDir}
-	if _, err := st.SetInstanceErrored("api-1", state.Mark{Reason: "port_in_use", Detail: "python3 (pid 812), uid 65534 (control.Nobody)"}); err != nil {
+	if _, err := st.SetInstanceErrored("api-1", state.Mark{Reason: "port_in_use", Detail: "python3 (pid 812), uid 65534 (nobody)"}); err != nil {
 		t.Fatal(err)
 	}
 	// systemd does not start it (its ConditionPathExists=).
@@ -284,7 +284,7 @@ func TestInstanceMark(t *testing.T) {
 		if r.Unit == "bm2@api-1.service" {
 			want = control.StateErrored
 		}
-		if r.State != want || (want == control.StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (control.Nobody)")) {
+		if r.State != want || (want == control.StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (nobody)")) {
 			t.Errorf("%s: %s %q %q, want %s", r.Unit, r.State, r.Reason, r.Holder, want)
 		}
 	}
@@ -295,7 +295,7 @@ func TestInstanceMark(t *testing.T) {
 	te.mustRun(ExitOK, "status", "api")
 	out := te.stdout.String()
 	if strings.Contains(out, "  errored: ") ||
-		!strings.Contains(out, "  api-1: port_in_use: port 3000 is held by python3 (pid 812), uid 65534 (control.Nobody), not by api") ||
+		!strings.Contains(out, "  api-1: port_in_use: port 3000 is held by python3 (pid 812), uid 65534 (nobody), not by api") ||
 		!strings.Contains(out, "`bm2 start api-1`") {
 		t.Errorf("status:\n%s", out)
 	}

@@ -123,7 +123,7 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 		}
 		if p.Mode == config.Cluster {
 			n := units.Instance(p.Name, units.Surge)
-			loaded[n] = true // wanted by control.Nobody
+			loaded[n] = true // wanted by nobody
 			f.env[n] = []string{"BM2_EXEC_MODE=cluster", fmt.Sprintf("BM2_APP_PORT=%d", p.Port), "BM2_APP_SURGE=1"}
 		}
 	}

@@ -106,7 +106,7 @@ const (
 // writeImported writes data to file unless it holds the same already;
 // a file that differs is replaced only with force. mode is the new file's
 // permission bits. When owner >= 0, the directory must belong to that
-// IsUser (or root, when owner is 0): an ecosystem file may only make bm2
+// user (or root, when owner is 0): an ecosystem file may only make bm2
 // write into its owner's directories.
 func writeImported(file string, data []byte, mode os.FileMode, force, create bool, owner int) (writeResult, []byte, error) {
 	dir, name := filepath.Dir(file), filepath.Base(file)

@@ -12,7 +12,7 @@ import (
 
 // reloadEnv is served() with a clock that moves a second at every start
 // of an instance, so that every run of an instance (and its probe's
-// Verdict) has its own time, as on a real host.
+// verdict) has its own time, as on a real host.
 func reloadEnv(t *testing.T, toml string) *testEnv {
 	te := newTestEnv(t)
 	te.sd.onStart = func(unit string) {

@@ -282,7 +282,7 @@ func TestServeRefusals(t *testing.T) {
 
 // An app that crashes right after it starts is never online, although
 // systemd says active/running whenever bm2 happens to look.
-// Serve waits until every instance listens on its port (not for
+// serve waits until every instance listens on its port (not for
 // min_uptime_ms: a crash after that is the restart budget's business).
 func TestServeWaitsUntilListening(t *testing.T) {
 	te := newTestEnv(t)

@@ -134,7 +134,7 @@ func (c *Client) Control(ctx context.Context, verb, arg string, timeout time.Dur
 // Delete is `bm2 delete <name>`.
 func (c *Client) Delete(ctx context.Context, name string) error {
 	// Held to the end: from the registry read, through the stops, to the
-	// Reload that makes systemd forget the project, no other command may
+	// reload that makes systemd forget the project, no other command may
 	// register a project of this name (or the one this file hid) in
 	// between.
 	unlock, err := c.lockRegistry(ctx, DefaultTimeout)

@@ -103,7 +103,7 @@ type Env struct {
 	// runtime binary (jsruntime.Replaceable by default).
 	Replaceable func(path string) (who string, ok bool)
 	// ConfinedVersion asks a runtime someone else can replace for its
-	// Version inside the project's sandbox, as its account (a transient
+	// version inside the project's sandbox, as its account (a transient
 	// unit, package confine, by default).
 	ConfinedVersion func(ctx context.Context, p *config.Project, path string) (string, error)
 	// ReadJournal runs a journal query and calls each for every entry, as
@@ -142,7 +142,7 @@ type Env struct {
 	// else why not (portfence.HostSupport by default).
 	FenceSupport func() error
 	// FenceAttached tells whether the port fence is attached to a unit's
-	// Control group (portfence.Attached by default; root only, an
+	// control group (portfence.Attached by default; root only, an
 	// fs.ErrPermission error for anyone else).
 	FenceAttached func(controlGroup string) (bool, error)
 }
@@ -472,6 +472,6 @@ func AskVersionAs(ctx context.Context, id identity.Identity, path string) (strin
 		return jsruntime.AsUser(id.UID, id.GID)(ctx, path)
 	}
 	// Not root and not the project's user: our own run of it tells the
-	// Version as well, and harms Nobody but ourselves.
+	// version as well, and harms nobody but ourselves.
 	return jsruntime.AskVersion(ctx, path)
 }

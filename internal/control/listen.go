@@ -17,11 +17,11 @@ import (
 // socket on port (IPv4 or IPv6, any address): one of their file
 // descriptors is a socket that sock_diag (or, without it,
 // /proc/<pid>/net/tcp{,6}) shows in state LISTEN on that port. This is how
-// Serve, start and reload know that an instance accepts connections (a
+// serve, start and reload know that an instance accepts connections (a
 // bind test cannot tell: the port group is joinable as long as any
 // instance listens). The processes are those of the unit's control group,
 // or its main process when the group cannot be read. Reading another
-// IsUser's /proc/<pid>/fd needs root.
+// user's /proc/<pid>/fd needs root.
 func listensOn(_ context.Context, u UnitStatus, port int) (bool, error) {
 	pids := u.PIDs()
 	if len(pids) == 0 {

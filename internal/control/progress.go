@@ -190,7 +190,7 @@ func (c *Client) restartAndWait(ctx context.Context, sd Systemd, w *waiter, doin
 }
 
 // notBackError is a restarted instance that did not come back: the
-// Reload stops there.
+// reload stops there.
 type notBackError struct {
 	err error
 	id  string // the instance, "api-1"

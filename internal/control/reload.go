@@ -21,7 +21,7 @@ import (
 // (which bm2 installs) no request fails. In fork mode each instance owns
 // its port, which is dark while it restarts: a gateway in front retries
 // another instance. The first instance that does not come back stops the
-// Reload; the ones not reached yet still run the previous version.
+// reload; the ones not reached yet still run the previous version.
 func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) error {
 	e, idx, err := c.ResolveUnit(arg)
 	if err != nil {

@@ -40,7 +40,7 @@ func (c *Client) ProjectIdentity(ctx context.Context, p *config.Project, askSyst
 		return id, nil
 	}
 	id := Nobody
-	id.Name = p.Account() + " (not allocated yet: checked as Nobody)"
+	id.Name = p.Account() + " (not allocated yet: checked as nobody)"
 	return id, nil
 }
 

@@ -65,7 +65,7 @@ func ChooseScope(choice scope.Kind) (scope.Layout, error) {
 	}
 	l, err := scope.Self()
 	if err != nil && choice == "" {
-		// An account without a home (Nobody, a service account) has no
+		// An account without a home (nobody, a service account) has no
 		// projects of its own: it reads the system's, as before user
 		// scope existed.
 		return scope.SystemLayout(), nil

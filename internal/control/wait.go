@@ -152,7 +152,7 @@ func (w *waiter) needsListen(k int, u UnitStatus) bool {
 const (
 	verdictConfirmed  = "confirmed"   // reuseport_confirmed
 	VerdictMissing    = "missing"     // reuseport_missing: the probe stopped the project
-	verdictNoListener = "no_listener" // reuseport_probe_stopped: Nobody listened within 60 s
+	verdictNoListener = "no_listener" // reuseport_probe_stopped: nobody listened within 60 s
 	VerdictPending    = "pending"     // online, no verdict yet
 )
 
