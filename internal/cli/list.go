@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -70,7 +69,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 			defer sd.Close()
 		}
 	}
-	rows, warnings := a.rows(ctx, entries, sd)
+	rows, warnings := listRows(a.Snapshot(ctx, entries, sd))
 	for i := range rows {
 		rows[i].Scope = string(a.ScopeLayout().Kind)
 	}
@@ -111,64 +110,13 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 	return nil
 }
 
-// rows builds the list's rows; sd is nil when systemd is not reachable.
-func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []string) {
+// listRows renders a snapshot as the list's rows, and the warnings to print
+// after them: a pure function (see [control.Snapshot]).
+func listRows(snap control.Snapshot) ([]row, []string) {
 	var rows []row
-	var warnings []string
-	type project struct {
-		e        entry
-		statuses []UnitStatus
-		surge    *UnitStatus // a running surge instance (a reload, or one interrupted)
-	}
-	var projects []project
-	var probed []string // cluster-mode projects with a running instance
-	var since time.Time // when the oldest of their running instances came online
-	for _, e := range entries {
-		pr := project{e: e}
-		if p := e.Project; e.Err == nil && p != nil && sd != nil {
-			names := control.InstanceNames(p)
-			var err error
-			pr.statuses, err = sd.Units(ctx, names)
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("%s: %v", p.Name, err))
-				pr.statuses = nil
-			}
-			if p.Mode == config.Cluster && err == nil {
-				// Loaded, not Units: asking for it would load it.
-				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && control.SurgeActive(l[0]) {
-					if st, err := sd.Units(ctx, []string{l[0].Name}); err == nil {
-						pr.surge = &st[0]
-						if s := st[0].ActiveEnter; !s.IsZero() && (since.IsZero() || s.Before(since)) {
-							since = s // its verdict too
-						}
-					}
-				}
-			}
-			running := false
-			for _, u := range pr.statuses {
-				if st, _ := control.InstanceState(u); st == control.StateOnline && !u.ActiveEnter.IsZero() {
-					running = true
-					if since.IsZero() || u.ActiveEnter.Before(since) {
-						since = u.ActiveEnter
-					}
-				}
-			}
-			if running && p.Mode == config.Cluster {
-				probed = append(probed, p.Name)
-			}
-		}
-		projects = append(projects, pr)
-	}
-	var events []journal.Event
-	journalOK := len(probed) > 0
-	if journalOK {
-		var err error
-		events, err = a.ProjectEvents(ctx, probed, control.ReuseportKinds, since)
-		journalOK = err == nil
-	}
-
-	for _, pr := range projects {
-		e := pr.e
+	warnings := snap.Warnings
+	for _, ps := range snap.Projects {
+		e := ps.Entry
 		if e.Err != nil || e.Project == nil {
 			r := row{Project: e.Name, State: control.StateInvalid, Reason: invalidReason(e)}
 			if p := e.Project; p != nil {
@@ -178,81 +126,67 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 			warnings = append(warnings, fmt.Sprintf("project %s is invalid: run `bm2 check %s` for details", e.Name, e.Path))
 			continue
 		}
-		p := e.Project
-		statuses := pr.statuses
-		mark, errored, err := a.ErroredMark(p.Name)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: read errored state: %v", p.Name, err))
-		}
-		ids := control.AllInstances(p)
-		if pr.surge != nil {
-			ids = append(ids, units.Surge)
-			statuses = append(statuses, *pr.surge)
-		}
-		for k, i := range ids {
-			r := row{
-				Project: p.Name, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
-				State: control.StateUnknown, Port: p.InstancePort(i),
-			}
-			if i == units.Surge {
-				r.Surge = true
-			} else {
-				id := i
-				r.ID = &id
-			}
-			if statuses != nil {
-				u := statuses[k]
-				r.State, r.Reason = control.ProjectInstanceState(u, p.MaxRestarts)
-				if r.Surge && r.Reason == "" {
-					r.Reason = "surge of a reload"
-				}
-				r.PID = u.MainPID
-				r.Restarts = u.NRestarts
-				if r.State == control.StateOnline && !u.ActiveEnter.IsZero() {
-					r.UptimeMS = a.Now().Sub(u.ActiveEnter).Milliseconds()
-					if r.UptimeMS < 0 {
-						r.UptimeMS = 0
-					}
-				}
-				if u.MemoryCurrent != control.Unknown {
-					m := u.MemoryCurrent
-					r.MemoryBytes = &m
-				}
-				if u.CPUUsageNSec != control.Unknown {
-					c := u.CPUUsageNSec / 1e6
-					r.CPUMS = &c
-				}
-				if p.Mode == config.Cluster && r.State == control.StateOnline && journalOK {
-					v, _ := control.ReuseportVerdict(u, units.InstanceID(p.Name, i), events)
-					if v == "" {
-						v = control.VerdictPending
-					}
-					r.Reuseport = &v
-				}
-			}
-			if !errored {
-				if statuses != nil {
-					if m, ok := a.MarkOf(p, i, statuses[k]); ok {
-						r.State, r.Reason, r.Holder = control.StateErrored, m.Reason, m.Detail
-					}
-				} else if m, ok := a.InstanceMark(units.InstanceID(p.Name, i)); ok {
-					r.State, r.Reason, r.Holder = control.StateErrored, m.Reason, m.Detail
-				}
-			}
-			if errored {
-				r.State, r.Reason = control.StateErrored, mark
-				if r.Reason == "" {
-					r.Reason = "errored"
-				}
-				if mark == string(journal.ReasonReuseportMissing) || mark == string(journal.ReasonLoopbackOnly) {
-					v := control.VerdictMissing
-					r.Reuseport = &v
-				}
-			}
-			rows = append(rows, r)
+		for k := range ps.IDs {
+			rows = append(rows, instanceRow(snap, ps, k))
 		}
 	}
 	return rows, warnings
+}
+
+// instanceRow is the row of ps's k-th instance.
+func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
+	p, i := ps.Entry.Project, ps.IDs[k]
+	r := row{
+		Project: p.Name, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
+		State: control.StateUnknown, Port: p.InstancePort(i),
+	}
+	if i == units.Surge {
+		r.Surge = true
+	} else {
+		id := i
+		r.ID = &id
+	}
+	if ps.Statuses != nil {
+		u := ps.Statuses[k]
+		r.State, r.Reason = control.ProjectInstanceState(u, p.MaxRestarts)
+		if r.Surge && r.Reason == "" {
+			r.Reason = "surge of a reload"
+		}
+		r.PID = u.MainPID
+		r.Restarts = u.NRestarts
+		if r.State == control.StateOnline && !u.ActiveEnter.IsZero() {
+			r.UptimeMS = max(snap.Now.Sub(u.ActiveEnter).Milliseconds(), 0)
+		}
+		if u.MemoryCurrent != control.Unknown {
+			m := u.MemoryCurrent
+			r.MemoryBytes = &m
+		}
+		if u.CPUUsageNSec != control.Unknown {
+			c := u.CPUUsageNSec / 1e6
+			r.CPUMS = &c
+		}
+		if p.Mode == config.Cluster && r.State == control.StateOnline && snap.EventsRead {
+			v, _ := control.ReuseportVerdict(u, units.InstanceID(p.Name, i), snap.Events)
+			if v == "" {
+				v = control.VerdictPending
+			}
+			r.Reuseport = &v
+		}
+	}
+	if m, ok := ps.Marks[k]; ok {
+		r.State, r.Reason, r.Holder = control.StateErrored, m.Reason, m.Detail
+	}
+	if ps.Errored {
+		r.State, r.Reason = control.StateErrored, ps.Mark
+		if r.Reason == "" {
+			r.Reason = "errored"
+		}
+		if ps.Mark == string(journal.ReasonReuseportMissing) || ps.Mark == string(journal.ReasonLoopbackOnly) {
+			v := control.VerdictMissing
+			r.Reuseport = &v
+		}
+	}
+	return r
 }
 
 // cells is a row as the table shows it: "-" for what is not known.

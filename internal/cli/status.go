@@ -70,7 +70,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
 	}
-	rows, warnings := a.rows(ctx, []entry{e}, sd)
+	rows, warnings := listRows(a.Snapshot(ctx, []entry{e}, sd))
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
