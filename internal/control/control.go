@@ -14,119 +14,160 @@ import (
 
 // Control is `bm2 start|stop|restart <name | name-i>`.
 func (c *Client) Control(ctx context.Context, verb, arg string, timeout time.Duration) error {
-	e, idx, err := c.ResolveUnit(arg)
+	sel, err := c.selectUnits(arg)
 	if err != nil {
 		return err
 	}
-	if idx == units.Surge {
-		return refuseSurge(e.Name, arg)
-	}
-	p, err := Usable(e)
-	if err != nil {
-		return err
-	}
-	unit, ids, label := units.Target(p.Name), AllInstances(p), p.Name
-	if idx >= 0 {
-		unit, ids, label = units.Instance(p.Name, idx), []int{idx}, units.InstanceID(p.Name, idx)
-	}
-	names := make([]string, len(ids))
-	for k, i := range ids {
-		names[k] = units.Instance(p.Name, i)
-	}
-
 	sd, err := c.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer sd.Close()
-
 	switch verb {
 	case "start":
-		if _, err := c.clearErrored(p.Name); err != nil {
-			return err
-		}
-		if err := c.clearInstanceMarks(p, markIDs(idx)); err != nil {
-			return err
-		}
-		for _, n := range names {
-			if err := sd.ResetFailed(ctx, n); err != nil {
-				return err
-			}
-		}
-		if err := c.stopIdleProbes(ctx, sd, p, ids); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.Out, "starting %s\n", unit)
-		if err := c.startErr(p.Name, sd.Start(ctx, unit)); err != nil {
-			return err
-		}
-		if err := c.waitOnline(ctx, sd, p, ids, timeout, "start"); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.Out, "%s %s\n", label, readyWord(p))
-		if err := c.retireSurge(ctx, sd, p); err != nil {
-			return err
-		}
-
+		return c.start(ctx, sd, sel, timeout)
 	case "restart":
-		if reason, errored, _ := c.ErroredMark(p.Name); errored {
-			return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
-				fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
-		}
-		// An instance errored on its own (port_in_use) is restarted on
-		// purpose: its mark goes.
-		if err := c.clearInstanceMarks(p, markIDs(idx)); err != nil {
-			return err
-		}
-		for _, n := range names {
-			if err := sd.ResetFailed(ctx, n); err != nil {
-				return err
-			}
-		}
-		fmt.Fprintf(c.Out, "restarting %s\n", unit)
-		if err := sd.Restart(ctx, unit); err != nil {
-			return err
-		}
-		if err := c.waitOnline(ctx, sd, p, ids, timeout, "restart"); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.Out, "%s %s\n", label, readyWord(p))
-		if err := c.retireSurge(ctx, sd, p); err != nil {
-			return err
-		}
-
+		return c.restart(ctx, sd, sel, timeout)
 	case "stop":
-		// The reusePort probes first, so that none reacts to the stop.
-		probes, err := c.loadedProbes(ctx, sd, p.Name, idx)
-		if err != nil {
+		if _, err := stopUnits(ctx, sd, sel.p.Name, sel.idx, sel.unit, sel.names); err != nil {
 			return err
 		}
-		for _, pr := range probes {
-			if err := sd.Stop(ctx, pr); err != nil {
-				return err
+		fmt.Fprintf(c.Out, "%s stopped (%s)\n", sel.label, Plural(len(sel.ids), "instance", "instances"))
+		return nil
+	}
+	return fmt.Errorf("internal error: unknown verb %q", verb)
+}
+
+// selection is what start, stop and restart act on: a project's target
+// and all its instances, or one instance (idx >= 0).
+type selection struct {
+	p           *config.Project
+	idx         int
+	unit, label string
+	ids         []int
+	names       []string // the instances' units
+}
+
+// selectUnits resolves `<name | name-i>` to a selection.
+func (c *Client) selectUnits(arg string) (selection, error) {
+	e, idx, err := c.ResolveUnit(arg)
+	if err != nil {
+		return selection{}, err
+	}
+	if idx == units.Surge {
+		return selection{}, refuseSurge(e.Name, arg)
+	}
+	p, err := Usable(e)
+	if err != nil {
+		return selection{}, err
+	}
+	sel := selection{p: p, idx: idx, unit: units.Target(p.Name), ids: AllInstances(p), label: p.Name}
+	if idx >= 0 {
+		sel.unit, sel.ids, sel.label = units.Instance(p.Name, idx), []int{idx}, units.InstanceID(p.Name, idx)
+	}
+	for _, i := range sel.ids {
+		sel.names = append(sel.names, units.Instance(p.Name, i))
+	}
+	return sel, nil
+}
+
+// start clears the errored marks a start is meant to clear, starts the
+// selection and waits for it.
+func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout time.Duration) error {
+	if _, err := c.clearErrored(sel.p.Name); err != nil {
+		return err
+	}
+	if err := c.clearInstanceMarks(sel.p, markIDs(sel.idx)); err != nil {
+		return err
+	}
+	if err := resetFailed(ctx, sd, sel.names...); err != nil {
+		return err
+	}
+	if err := c.stopIdleProbes(ctx, sd, sel.p, sel.ids); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "starting %s\n", sel.unit)
+	if err := c.startErr(sel.p.Name, sd.Start(ctx, sel.unit)); err != nil {
+		return err
+	}
+	return c.settle(ctx, sd, sel, timeout, "start")
+}
+
+// restart restarts the selection of a project that is not errored, and
+// waits for it.
+func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout time.Duration) error {
+	p := sel.p
+	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+		return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
+			fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
+	}
+	// An instance errored on its own (port_in_use) is restarted on
+	// purpose: its mark goes.
+	if err := c.clearInstanceMarks(p, markIDs(sel.idx)); err != nil {
+		return err
+	}
+	if err := resetFailed(ctx, sd, sel.names...); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "restarting %s\n", sel.unit)
+	if err := sd.Restart(ctx, sel.unit); err != nil {
+		return err
+	}
+	return c.settle(ctx, sd, sel, timeout, "restart")
+}
+
+// settle is how a start and a restart end: the wait for the instances,
+// their ready line, and the retirement of a surge an interrupted reload
+// left.
+func (c *Client) settle(ctx context.Context, sd Systemd, sel selection, timeout time.Duration, verb string) error {
+	if err := c.waitOnline(ctx, sd, sel.p, sel.ids, timeout, verb); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Out, "%s %s\n", sel.label, readyWord(sel.p))
+	return c.retireSurge(ctx, sd, sel.p)
+}
+
+// stopUnits stops unit (a project's target, or one instance when idx >=
+// 0) the way bm2 always stops: the reusePort probes first, so that none
+// reacts to the stop, then the unit, then any of instances still up (an
+// instance started on its own is not stopped with its target). It
+// returns the probes it stopped.
+func stopUnits(ctx context.Context, sd Systemd, name string, idx int, unit string, instances []string) ([]string, error) {
+	probes, err := loadedProbes(ctx, sd, name, idx)
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range probes {
+		if err := sd.Stop(ctx, pr); err != nil {
+			return nil, err
+		}
+	}
+	if err := sd.Stop(ctx, unit); err != nil {
+		return nil, err
+	}
+	if idx >= 0 {
+		return probes, nil
+	}
+	statuses, err := sd.Units(ctx, instances)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range statuses {
+		if !u.Down() && u.LoadState != "not-found" {
+			if err := sd.Stop(ctx, u.Name); err != nil {
+				return nil, err
 			}
 		}
-		if err := sd.Stop(ctx, unit); err != nil {
+	}
+	return probes, nil
+}
+
+// resetFailed is `systemctl reset-failed` for each unit.
+func resetFailed(ctx context.Context, sd Systemd, names ...string) error {
+	for _, n := range names {
+		if err := sd.ResetFailed(ctx, n); err != nil {
 			return err
 		}
-		// Stopping the target stops its instances (PartOf=); an instance
-		// started on its own is stopped here too.
-		if idx < 0 {
-			statuses, err := sd.Units(ctx, names)
-			if err != nil {
-				return err
-			}
-			for _, u := range statuses {
-				if u.ActiveState != "inactive" && u.ActiveState != "failed" {
-					if err := sd.Stop(ctx, u.Name); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		fmt.Fprintf(c.Out, "%s stopped (%s)\n", label, Plural(len(ids), "instance", "instances"))
-	default:
-		return fmt.Errorf("internal error: unknown verb %q", verb)
 	}
 	return nil
 }
@@ -170,42 +211,19 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	probes, err := c.loadedProbes(ctx, sd, name, -1)
-	if err != nil {
-		return err
-	}
+	// The target's instances are PartOf= it; the slice goes last, with
+	// whatever else still runs in it.
 	target, slice := units.Target(name), units.Slice(name)
-	// Probes first (they must not react to the stop), then the target
-	// (its instances are PartOf= it), any instance left, and the slice
-	// with whatever else still runs in it.
-	for _, pr := range probes {
-		if err := sd.Stop(ctx, pr); err != nil {
-			return err
-		}
-	}
-	if err := sd.Stop(ctx, target); err != nil {
-		return err
-	}
-	statuses, err := sd.Units(ctx, instances)
+	probes, err := stopUnits(ctx, sd, name, -1, target, instances)
 	if err != nil {
 		return err
-	}
-	for _, u := range statuses {
-		if u.ActiveState != "inactive" && u.ActiveState != "failed" && u.LoadState != "not-found" {
-			if err := sd.Stop(ctx, u.Name); err != nil {
-				return err
-			}
-		}
 	}
 	if err := sd.Stop(ctx, slice); err != nil {
 		return err
 	}
 	all := append(append([]string{target}, instances...), probes...)
-	all = append(all, slice)
-	for _, n := range all {
-		if err := sd.ResetFailed(ctx, n); err != nil {
-			return err
-		}
+	if err := resetFailed(ctx, sd, append(all, slice)...); err != nil {
+		return err
 	}
 	if err := atomicfile.Remove(regFile); err != nil {
 		return c.rootHint(fmt.Errorf("remove %s: %w", regFile, err))
@@ -281,7 +299,7 @@ func (c *Client) projectUnits(ctx context.Context, sd Systemd, name string, p *c
 
 // loadedProbes lists the reusePort probe units systemd has loaded for a
 // project (idx < 0) or one of its instances.
-func (c *Client) loadedProbes(ctx context.Context, sd Systemd, name string, idx int) ([]string, error) {
+func loadedProbes(ctx context.Context, sd Systemd, name string, idx int) ([]string, error) {
 	loaded, err := sd.Loaded(ctx, []string{units.ProbePattern(name)})
 	if err != nil {
 		return nil, err
@@ -302,7 +320,7 @@ func (c *Client) loadedProbes(ctx context.Context, sd Systemd, name string, idx 
 // started is not started again), and the new run would go unprobed,
 // never confirmed. Stopped first, the start's Wants= brings a fresh one.
 func (c *Client) stopIdleProbes(ctx context.Context, sd Systemd, p *config.Project, ids []int) error {
-	probes, err := c.loadedProbes(ctx, sd, p.Name, -1)
+	probes, err := loadedProbes(ctx, sd, p.Name, -1)
 	if err != nil || len(probes) == 0 {
 		return err
 	}
@@ -312,7 +330,7 @@ func (c *Client) stopIdleProbes(ctx context.Context, sd Systemd, p *config.Proje
 		return err
 	}
 	for _, u := range loaded {
-		if _, i, ok := units.ParseProbe(u.Name); ok && u.ActiveState != "inactive" && u.ActiveState != "failed" {
+		if _, i, ok := units.ParseProbe(u.Name); ok && !u.Down() {
 			active[i] = true
 		}
 	}
@@ -324,7 +342,7 @@ func (c *Client) stopIdleProbes(ctx context.Context, sd Systemd, p *config.Proje
 		if err != nil {
 			return err
 		}
-		if s := st[0].ActiveState; s == "inactive" || s == "failed" {
+		if st[0].Down() {
 			if err := sd.Stop(ctx, units.Probe(p.Name, i)); err != nil {
 				return err
 			}

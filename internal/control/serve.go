@@ -64,24 +64,9 @@ func (c *Client) Serve(ctx context.Context, args []string, f ServeFlags) error {
 // dir is how the project's directory was named, for hints.
 func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string, f ServeFlags) error {
 	timeout := f.Timeout
-	if err := c.preflightErr(ctx, p); err != nil {
+	if err := c.servable(ctx, p); err != nil {
 		return err
 	}
-	rc := c.CheckRuntime(ctx, p)
-	if !rc.OK() {
-		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
-			return Fail(ExitInvalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
-		}
-		return Fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
-	}
-	if p.RuntimePath == "" {
-		p.RuntimePath = rc.Path
-	}
-
-	if err := c.checkRegistrable(p); err != nil {
-		return err
-	}
-
 	// From the registry read to the generator's verdict on what was
 	// written, no other command changes the registered projects (see
 	// lockRegistry): two serves at once must not both pass the conflict
@@ -123,8 +108,73 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err != nil {
 		return err
 	}
+	was := observe(before)
+
+	// 3. Register, and 4. let systemd see it.
+	if err := c.register(ctx, sd, p, reg, was.stale); err != nil {
+		return err
+	}
+	if c.IsUser() {
+		// The user's manager started before bm2 was installed has not
+		// started the notification path unit paths.target wants now.
+		if err := sd.Start(ctx, "bm2-notify.path"); err != nil {
+			fmt.Fprintf(c.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
+		}
+	}
+	wasErrored, err := c.clearErrored(p.Name)
+	if err != nil {
+		return err
+	}
+	if err := c.clearInstanceMarks(p, nil); err != nil {
+		return err
+	}
+	unlock()
+
+	// 5. Start it.
+	if err := resetFailed(ctx, sd, names...); err != nil {
+		return err
+	}
+	if err := c.stopStray(ctx, sd, p); err != nil {
+		return err
+	}
+	return c.startServed(ctx, sd, p, was, changed, wasErrored, timeout)
+}
+
+// servable refuses, before anything changes, what no start could get
+// past: a missing user, directory, script or env_file, a runtime bm2
+// cannot use, a project that may not be registered. A runtime found on
+// the search path is pinned into p.
+func (c *Client) servable(ctx context.Context, p *config.Project) error {
+	if err := c.preflightErr(ctx, p); err != nil {
+		return err
+	}
+	rc := c.CheckRuntime(ctx, p)
+	if !rc.OK() {
+		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
+			return Fail(ExitInvalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
+		}
+		return Fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
+	}
+	if p.RuntimePath == "" {
+		p.RuntimePath = rc.Path
+	}
+	return c.checkRegistrable(p)
+}
+
+// unitsWere is what the target and instances of a project were before
+// serve changed anything.
+type unitsWere struct {
+	stale     bool            // systemd's units are not the files' (not loaded, or NeedDaemonReload)
+	running   bool            // the target, or some instance, ran
+	allOnline bool            // the target and every instance were online
+	online    map[string]bool // instance unit -> was online
+}
+
+// observe reads unitsWere from the target's state and its instances'
+// (before[0] is the target).
+func observe(before []UnitStatus) unitsWere {
 	stale := before[0].LoadState != "loaded"
-	wasRunning := before[0].ActiveState == "active"
+	running := before[0].ActiveState == "active"
 	allOnline := before[0].ActiveState == "active"
 	for _, u := range before {
 		stale = stale || u.NeedDaemonReload
@@ -132,12 +182,20 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	online := map[string]bool{}
 	for _, u := range before[1:] {
 		s, _ := InstanceState(u)
-		wasRunning = wasRunning || u.MainPID != 0 || s == StateOnline
+		running = running || u.MainPID != 0 || s == StateOnline
 		allOnline = allOnline && s == StateOnline
 		online[u.Name] = s == StateOnline
 	}
+	return unitsWere{stale: stale, running: running, allOnline: allOnline, online: online}
+}
 
-	// 3. Register.
+// register writes the registration when it changed and says so, then,
+// when anything changed, has systemd reload and checks that the generator
+// took the project: a project it skipped has no target, and what serve
+// wrote for it is taken back. A reload that fails leaves the registration
+// in place: it passed every check, and the next daemon-reload loads it.
+func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, reg *registration, stale bool) error {
+	changed := reg.changed
 	if changed {
 		if err := reg.write(); err != nil {
 			return c.rootHint(err)
@@ -162,15 +220,11 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		fmt.Fprintf(c.Out, "%s is up to date: %s\n", p.File, c.Summary(p))
 	}
 
-	// 4. Let systemd see it, and make sure the generator took it: a
-	// project it skipped has no target, and what serve wrote for it is
-	// taken back. A reload that fails leaves the registration in place:
-	// it passed every check, and the next daemon-reload loads it.
 	if changed || stale {
 		if err := sd.Reload(ctx); err != nil {
 			return err
 		}
-		ts, err := sd.Units(ctx, []string{target})
+		ts, err := sd.Units(ctx, []string{units.Target(p.Name)})
 		if err != nil {
 			return err
 		}
@@ -178,33 +232,19 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 			return c.skipped(ctx, sd, p, reg)
 		}
 	}
-	if c.IsUser() {
-		// The user's manager started before bm2 was installed has not
-		// started the notification path unit paths.target wants now.
-		if err := sd.Start(ctx, "bm2-notify.path"); err != nil {
-			fmt.Fprintf(c.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
-		}
-	}
-	wasErrored, err := c.clearErrored(p.Name)
-	if err != nil {
-		return err
-	}
-	if err := c.clearInstanceMarks(p, nil); err != nil {
-		return err
-	}
-	unlock()
+	return nil
+}
 
-	// 5. Start it.
-	for _, n := range names {
-		if err := sd.ResetFailed(ctx, n); err != nil {
-			return err
-		}
-	}
-	if err := c.stopStray(ctx, sd, p); err != nil {
-		return err
-	}
+// startServed brings a registered project up as its change asks: a
+// rolling restart of a running project whose units changed, a restart of
+// one that was errored, nothing for one already online as registered, a
+// start otherwise; then it waits for every instance.
+func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project, was unitsWere, changed, wasErrored bool, timeout time.Duration) error {
+	target := units.Target(p.Name)
+	stale := was.stale
+	var err error
 	switch {
-	case (changed || stale) && wasRunning && !wasErrored:
+	case (changed || stale) && was.running && !wasErrored:
 		// A running project takes its new settings as `bm2 reload` does:
 		// one instance at a time, each back before the next, so the port
 		// never goes dark. Instances the new file adds start afterwards.
@@ -215,7 +255,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		}
 		var ids []int
 		for _, i := range AllInstances(p) {
-			if online[units.Instance(p.Name, i)] {
+			if was.online[units.Instance(p.Name, i)] {
 				ids = append(ids, i)
 			}
 		}
@@ -225,10 +265,10 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 			return rerr
 		}
 		err = sd.Start(ctx, target)
-	case (changed || stale) && wasRunning:
+	case (changed || stale) && was.running:
 		fmt.Fprintf(c.Out, "restarting %s\n", target)
 		err = sd.Restart(ctx, target)
-	case allOnline && !wasErrored:
+	case was.allOnline && !wasErrored:
 		// Already running as registered: nothing to do.
 	default:
 		if err := c.stopIdleProbes(ctx, sd, p, AllInstances(p)); err != nil {
@@ -408,7 +448,7 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 		if !ok || name != p.Name || i < p.Instances {
 			continue
 		}
-		if u.ActiveState != "inactive" && u.ActiveState != "failed" {
+		if !u.Down() {
 			if err := sd.Stop(ctx, u.Name); err != nil {
 				return err
 			}
@@ -418,7 +458,7 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 			return err
 		}
 	}
-	probes, err := c.loadedProbes(ctx, sd, p.Name, -1)
+	probes, err := loadedProbes(ctx, sd, p.Name, -1)
 	if err != nil {
 		return err
 	}

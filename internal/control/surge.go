@@ -89,7 +89,7 @@ func (c *Client) lockProject(name string) (*ProjectLock, error) {
 
 // SurgeActive tells whether the surge unit has a run or a job.
 func SurgeActive(u UnitStatus) bool {
-	return u.LoadState == "loaded" && u.ActiveState != "inactive" && u.ActiveState != "failed" || u.JobPending
+	return u.LoadState == "loaded" && !u.Down() || u.JobPending
 }
 
 // LeftSurge reports a surge that runs while no reload holds the project's

@@ -61,6 +61,10 @@ func (s Status) Gone() bool {
 	return (s.ActiveState == "inactive" || s.ActiveState == "failed") && !s.JobPending
 }
 
+// Down reports whether the unit is inactive or failed, a job pending or
+// not: there is nothing of it to stop.
+func (s Status) Down() bool { return s.ActiveState == "inactive" || s.ActiveState == "failed" }
+
 // Env returns the value of one Environment= variable, or "".
 func (s Status) Env(name string) string {
 	for _, kv := range s.Environment {
