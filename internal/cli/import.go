@@ -40,19 +40,9 @@ var ecosystemNames = []string{"ecosystem.config.js", "ecosystem.config.cjs", "ec
 
 // importCmd is `bm2 import [FILE]`.
 func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error {
-	switch {
-	case f.mode != "" && f.mode != "fork" && f.mode != "cluster":
-		return control.UsageErr("import", "import: --mode takes fork (or cluster, the default for PM2 cluster apps), got %q", f.mode)
-	case f.serve && f.dryRun:
-		return control.UsageErr("import", "import: --dry-run changes nothing, so it cannot --serve")
-	case f.port < 0 || f.port > 65535:
-		return control.UsageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
-	}
-	var only []string
-	for _, o := range f.only {
-		for _, s := range strings.FieldsFunc(o, func(r rune) bool { return r == ',' || r == ' ' }) {
-			only = append(only, s)
-		}
+	only, err := importOnly(f)
+	if err != nil {
+		return err
 	}
 	file, err := findEcosystem(args)
 	if err != nil {
@@ -117,57 +107,9 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	var problems []string
 	var serveFiles []convert.Project
 	for _, p := range res.Projects {
-		// What the app asks of root, as serve will judge it (package
-		// trust): the file speaks for its owner only.
-		q, err := config.Parse(p.File, p.Data, config.Options{NumCPU: a.NumCPU, AnyName: true})
-		if err == nil {
-			if v := a.Verdict(ctx, q, origin, f.TrustFile); !v.OK() {
-				err = v.Refused
-			}
-		}
-		if err != nil {
-			why := strings.ReplaceAll(err.Error(), "\n", "; ")
-			problems = append(problems, p.Name+": "+why)
-			fmt.Fprintf(a.Err, "bm2: not imported: %s: %s\n", p.Name, why)
+		if problem := a.importOne(ctx, p, origin, f, sourceOwner); problem != "" {
+			problems = append(problems, problem)
 			continue
-		}
-		fmt.Fprintf(a.Out, "\n%s: %s -> %s\n", p.Name, p.Summary, p.File)
-		for _, n := range p.Notes {
-			fmt.Fprintf(a.Out, "  %s\n", n)
-		}
-		if len(p.Dropped) > 0 {
-			fmt.Fprintf(a.Out, "  %s: left out %d variables of PM2's environment that were not the app's own: %s\n",
-				p.Name, len(p.Dropped), strings.Join(p.Dropped, " "))
-		}
-		if f.dryRun {
-			fmt.Fprintf(a.Out, "--- %s (not written: --dry-run)\n%s", p.File, p.Data)
-			continue
-		}
-		mode := os.FileMode(0o644)
-		if p.Secrets {
-			mode = 0o600 // [env] holds what the ecosystem file held: the owner's
-		}
-		owner := sourceOwner
-		if f.out != "" {
-			owner = -1 // a directory the caller named
-		}
-		res, old, err := writeImported(p.File, p.Data, mode, f.force, f.out != "", owner)
-		switch {
-		case err != nil:
-			problems = append(problems, p.Name+": "+err.Error())
-			fmt.Fprintf(a.Err, "bm2: %s: %v\n", p.Name, err)
-			continue
-		case res == unchanged:
-			fmt.Fprintf(a.Out, "  %s is up to date\n", p.File)
-		case res == differs:
-			problems = append(problems, fmt.Sprintf("%s: %s differs from the import and was not overwritten (--force replaces it)", p.Name, p.File))
-			fmt.Fprintf(a.Out, "  %s differs from the import; not overwritten without --force:\n%s", p.File,
-				indent(lineDiff(p.File, p.File+" (imported)", old, p.Data)))
-			continue
-		case old != nil:
-			fmt.Fprintf(a.Out, "  replaced %s (--force)\n", p.File)
-		default:
-			fmt.Fprintf(a.Out, "  wrote %s\n", p.File)
 		}
 		serveFiles = append(serveFiles, p)
 	}
@@ -201,6 +143,81 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
 	}
 	return nil
+}
+
+// importOne checks one imported project as serve will judge it, prints
+// it and writes its bm2.toml (with --dry-run, only prints it). It returns
+// the problem line when the project was not imported, else "".
+func (a *App) importOne(ctx context.Context, p convert.Project, origin trust.Origin, f importFlags, sourceOwner int) string {
+	// What the app asks of root, as serve will judge it (package
+	// trust): the file speaks for its owner only.
+	q, err := config.Parse(p.File, p.Data, config.Options{NumCPU: a.NumCPU, AnyName: true})
+	if err == nil {
+		if v := a.Verdict(ctx, q, origin, f.TrustFile); !v.OK() {
+			err = v.Refused
+		}
+	}
+	if err != nil {
+		why := strings.ReplaceAll(err.Error(), "\n", "; ")
+		fmt.Fprintf(a.Err, "bm2: not imported: %s: %s\n", p.Name, why)
+		return p.Name + ": " + why
+	}
+	fmt.Fprintf(a.Out, "\n%s: %s -> %s\n", p.Name, p.Summary, p.File)
+	for _, n := range p.Notes {
+		fmt.Fprintf(a.Out, "  %s\n", n)
+	}
+	if len(p.Dropped) > 0 {
+		fmt.Fprintf(a.Out, "  %s: left out %d variables of PM2's environment that were not the app's own: %s\n",
+			p.Name, len(p.Dropped), strings.Join(p.Dropped, " "))
+	}
+	if f.dryRun {
+		fmt.Fprintf(a.Out, "--- %s (not written: --dry-run)\n%s", p.File, p.Data)
+		return ""
+	}
+	mode := os.FileMode(0o644)
+	if p.Secrets {
+		mode = 0o600 // [env] holds what the ecosystem file held: the owner's
+	}
+	owner := sourceOwner
+	if f.out != "" {
+		owner = -1 // a directory the caller named
+	}
+	wr, old, err := writeImported(p.File, p.Data, mode, f.force, f.out != "", owner)
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.Err, "bm2: %s: %v\n", p.Name, err)
+		return p.Name + ": " + err.Error()
+	case wr == unchanged:
+		fmt.Fprintf(a.Out, "  %s is up to date\n", p.File)
+	case wr == differs:
+		fmt.Fprintf(a.Out, "  %s differs from the import; not overwritten without --force:\n%s", p.File,
+			indent(lineDiff(p.File, p.File+" (imported)", old, p.Data)))
+		return fmt.Sprintf("%s: %s differs from the import and was not overwritten (--force replaces it)", p.Name, p.File)
+	case old != nil:
+		fmt.Fprintf(a.Out, "  replaced %s (--force)\n", p.File)
+	default:
+		fmt.Fprintf(a.Out, "  wrote %s\n", p.File)
+	}
+	return ""
+}
+
+// importOnly checks import's flags and returns the apps --only names.
+func importOnly(f importFlags) ([]string, error) {
+	switch {
+	case f.mode != "" && f.mode != "fork" && f.mode != "cluster":
+		return nil, control.UsageErr("import", "import: --mode takes fork (or cluster, the default for PM2 cluster apps), got %q", f.mode)
+	case f.serve && f.dryRun:
+		return nil, control.UsageErr("import", "import: --dry-run changes nothing, so it cannot --serve")
+	case f.port < 0 || f.port > 65535:
+		return nil, control.UsageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
+	}
+	var only []string
+	for _, o := range f.only {
+		for _, s := range strings.FieldsFunc(o, func(r rune) bool { return r == ',' || r == ' ' }) {
+			only = append(only, s)
+		}
+	}
+	return only, nil
 }
 
 // countApps counts the distinct apps named in problem lines ("name: ...").

@@ -30,7 +30,7 @@ func TestListRowsFromSnapshot(t *testing.T) {
 				Statuses: []control.UnitStatus{online("i0", 100), online("i1", 101)}},
 			{Entry: config.Entry{Name: "web", Project: web}, IDs: []int{0},
 				Statuses: []control.UnitStatus{{ActiveState: "failed", SubState: "failed", Result: "exit-code", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}},
-				Marks: map[int]state.Mark{0: {Reason: "port_in_use", Detail: "nginx (pid 7)"}}},
+				Marks:    map[int]state.Mark{0: {Reason: "port_in_use", Detail: "nginx (pid 7)"}}},
 			{Entry: config.Entry{Name: "box", Project: box}, IDs: []int{0}, Errored: true, Mark: string(journal.ReasonReuseportMissing)},
 			{Entry: config.Entry{Name: "bad", Path: "/etc/bm2/bad.toml", Err: errors.New("bad.toml:1: unknown key")}},
 		},
