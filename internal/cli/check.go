@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,6 +66,36 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 			p.File, config.PrivatePath(p.File)))
 	}
 
+	problems = append(problems, a.checkPorts(ctx, w, p)...)
+
+	fmt.Fprintln(w, a.fenceLine(p, nil))
+
+	problems = append(problems, a.checkRuntimeOf(ctx, w, p, v.OK())...)
+
+	// What else keeps an instance from starting, as its user sees it.
+	for _, e := range a.PreflightAll(ctx, p) {
+		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
+		problems = append(problems, control.ProblemText(e))
+	}
+
+	problems = append(problems, a.checkRegistered(w, p)...)
+
+	if len(problems) > 0 {
+		noun := "problem"
+		if len(problems) > 1 {
+			noun = "problems"
+		}
+		return control.Fail(ExitInvalid, "fix them and run `bm2 check` again",
+			fmt.Errorf("check found %d %s in %s:\n  %s", len(problems), noun, label, strings.Join(problems, "\n  ")))
+	}
+	return nil
+}
+
+// checkPorts probes p's ports as its user would see them, prints a line
+// per port and returns the problems: an exclusive listener that is not
+// one of p's instances.
+func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []string {
+	var problems []string
 	r := p.Ports()
 	ports := make([]int, 0, r.Hi-r.Lo+1)
 	for port := r.Lo; port <= r.Hi; port++ {
@@ -116,18 +147,21 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 			problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
 		}
 	}
+	return problems
+}
 
-	fmt.Fprintln(w, a.fenceLine(p, nil))
-
-	// A refused file's account, group and sandbox are not root's to
-	// give: its runtime is not run as it wrote them (nor as anything
-	// else: what it would run as is refused).
+// checkRuntimeOf finds p's runtime and asks its version, unless the
+// file was refused (ok false): a refused file's account, group and
+// sandbox are not root's to give, so its runtime is not run as it wrote
+// them (nor as anything else: what it would run as is refused).
+func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project, ok bool) []string {
+	var problems []string
 	var rc jsruntime.Result
-	if v.OK() {
+	if ok {
 		rc = a.CheckRuntime(ctx, p)
 	}
 	switch {
-	case !v.OK():
+	case !ok:
 		fmt.Fprintln(w, "runtime: version not asked: the file was refused")
 	case rc.OK() && rc.Unchecked != "":
 		fmt.Fprintf(w, "runtime: %s (version not asked: %s)\n", rc.Path, rc.Unchecked)
@@ -141,13 +175,13 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
 		}
 	}
+	return problems
+}
 
-	// What else keeps an instance from starting, as its user sees it.
-	for _, e := range a.PreflightAll(ctx, p) {
-		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
-		problems = append(problems, control.ProblemText(e))
-	}
-
+// checkRegistered says whether p could be registered beside the
+// projects already registered: its name's owner, and its port range.
+func (a *App) checkRegistered(w io.Writer, p *config.Project) []string {
+	var problems []string
 	entries, _ := a.Registry()
 	if err := a.CheckOwner(p, entries, false); err != nil {
 		fmt.Fprintln(w, err.Error())
@@ -163,16 +197,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 			problems = append(problems, err.Error())
 		}
 	}
-
-	if len(problems) > 0 {
-		noun := "problem"
-		if len(problems) > 1 {
-			noun = "problems"
-		}
-		return control.Fail(ExitInvalid, "fix them and run `bm2 check` again",
-			fmt.Errorf("check found %d %s in %s:\n  %s", len(problems), noun, label, strings.Join(problems, "\n  ")))
-	}
-	return nil
+	return problems
 }
 
 // checkTarget resolves check's argument to a validated project, the
