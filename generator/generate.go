@@ -148,8 +148,8 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		opts.Layout = scope.SystemLayout()
 	}
 	files := []File{
-		{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl())},
-		{Path: units.Target(p.Name), Data: targetUnit(p, opts.Layout.Systemctl())},
+		{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl)},
+		{Path: units.Target(p.Name), Data: targetUnit(p, opts.Layout.Systemctl)},
 		{Path: path.Join(opts.Layout.WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
 	}
 	shared := newInstanceShared(p, opts)
@@ -258,7 +258,7 @@ type instanceShared struct {
 }
 
 func newInstanceShared(p *config.Project, opts Options) *instanceShared {
-	s := &instanceShared{file: units.Specifiers(p.File), user: opts.user(), systemctl: opts.Layout.Systemctl()}
+	s := &instanceShared{file: units.Specifiers(p.File), user: opts.user(), systemctl: opts.Layout.Systemctl}
 	interval, burst := StartLimit(p)
 	s.interval, s.burst = interval, strconv.Itoa(burst)
 	s.condition = "!" + units.Specifiers(opts.Layout.State().ErroredPath(p.Name))

@@ -72,7 +72,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer) error 
 	}
 	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
 	if err != nil {
-		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, layout.Systemctl())
+		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, layout.Systemctl)
 	}
 	instances := index + 1
 	if t, err := bus.Unit(ctx, units.Target(project)); err == nil {
@@ -174,7 +174,7 @@ func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, 
 // manager's private socket as root, the user's manager's otherwise.
 func Connect(ctx context.Context, l scope.Layout) (*sysd.Conn, error) {
 	if l.IsUser() {
-		return sysd.ConnectUser(ctx, l.PrivateSocket())
+		return sysd.ConnectUser(ctx, l.PrivateSocket)
 	}
 	return sysd.ConnectPrivate(ctx)
 }

@@ -21,7 +21,6 @@ type App struct {
 type (
 	Stdio      = control.Stdio
 	Env        = control.Env
-	Paths      = control.Paths
 	Systemd    = control.Systemd
 	UnitStatus = control.UnitStatus
 )

@@ -26,7 +26,7 @@
 //
 // [Main] and [Run] are what cmd/bm2 calls; [App] holds the streams
 // ([Stdio]) and an [Env] of everything that touches the host: the config
-// and state directories ([Paths]), the environment, systemd ([Systemd],
+// and state directories (the scope's layout), the environment, systemd ([Systemd],
 // reached through [ConnectSystemd]), the journal, the port probe and the
 // runtime lookup. Every field has a production default, and tests replace
 // them one by one: nothing in the package is global or mutable.

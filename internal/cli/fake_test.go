@@ -293,7 +293,7 @@ func (f *fakeSystemd) Close() error { return nil }
 type testEnv struct {
 	t          *testing.T
 	root       string
-	paths      Paths
+	paths      testPaths
 	bin        string
 	sd         *fakeSystemd
 	noSD       bool // Connect fails
@@ -337,7 +337,7 @@ func newTestEnv(t *testing.T) *testEnv {
 	te := &testEnv{
 		t:    t,
 		root: root,
-		paths: Paths{
+		paths: testPaths{
 			ConfigDir: filepath.Join(root, "etc", "bm2"),
 			StateDir:  filepath.Join(root, "var", "lib", "bm2"),
 			LockFile:  filepath.Join(root, "run", "bm2", "registry.lock"),
@@ -521,18 +521,24 @@ func (te *testEnv) write(rel, content string) string {
 	return p
 }
 
+// testPaths are the directories of a test's scope, under its root.
+type testPaths struct {
+	ConfigDir, StateDir, RunStateDir, LockFile, LogDir string
+}
+
 func (te *testEnv) app() *App {
 	sys := scope.SystemLayout()
 	if te.layout != nil {
 		sys = *te.layout
 	}
+	sys.ConfigDir, sys.StateDir, sys.RunStateDir, sys.LockFile = te.paths.ConfigDir, te.paths.StateDir, te.paths.RunStateDir, te.paths.LockFile
+	sys.CrashLogs = journal.CrashLog{Dir: te.paths.LogDir}
 	return &App{control.Client{
 		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
 		Env: Env{
 			Layout:           &sys,
 			SystemSearchPath: te.sysPath,
 			MinPort:          te.minPort,
-			Paths:            te.paths,
 			Getenv: func(k string) string {
 				if k == config.SearchPathEnv {
 					return strings.Join(te.searchPath, ":")

@@ -183,7 +183,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	defer unlock()
-	regFile := filepath.Join(c.Paths.ConfigDir, name+".toml")
+	regFile := filepath.Join(c.Layout.ConfigDir, name+".toml")
 	found := config.Discover(c.SearchPath())
 	for _, m := range found.Masked {
 		if config.Stem(m) == name {

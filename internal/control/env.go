@@ -45,25 +45,6 @@ type Stdio struct {
 	Err io.Writer
 }
 
-// Paths are the directories bm2 writes to.
-type Paths struct {
-	ConfigDir string // where bm2 serve registers projects: /etc/bm2
-	StateDir  string // errored marks and other state: /var/lib/bm2
-	// RunStateDir holds what lasts one boot: an instance's errored mark
-	// (/run/bm2). "" with StateDir set means StateDir/run (tests).
-	RunStateDir string
-	// LockFile is held while a command changes the registered projects
-	// (see lockRegistry): /run/bm2/registry.lock.
-	LockFile string
-	// LogDir holds the crash logs: /var/log/bm2.
-	LogDir string
-}
-
-// DefaultPaths are the system-scope directories.
-func DefaultPaths() Paths {
-	return Paths{ConfigDir: config.DefaultSearchPath[0], StateDir: state.DefaultDir, RunStateDir: state.DefaultRunDir, LockFile: DefaultLockFile}
-}
-
 // Env is everything a command needs from the host. The zero value of every
 // field means "the real thing"; tests replace fields one by one.
 type Env struct {
@@ -76,7 +57,6 @@ type Env struct {
 	// SystemSearchPath replaces where user scope looks for system projects
 	// (config.DefaultSearchPath; tests).
 	SystemSearchPath []string
-	Paths            Paths
 	Getenv           func(string) string // os.Getenv; reads $BM2_CONFIG_PATH
 	NumCPU           int                 // resolves instances = "max"
 	Now              func() time.Time
@@ -179,20 +159,12 @@ func (realClock) Tick(d time.Duration) (<-chan time.Time, func()) {
 
 // WithDefaults fills in every field of Env left at its zero value.
 func (e Env) WithDefaults() Env {
-	d := DefaultPaths()
-	if e.Layout != nil && e.Layout.IsUser() {
-		l := *e.Layout
-		d = Paths{ConfigDir: l.ConfigDir, StateDir: l.StateDir, RunStateDir: l.RunStateDir(), LockFile: l.LockFile}
+	if e.Layout == nil {
+		l := scope.SystemLayout()
+		e.Layout = &l
+	}
+	if e.Layout.IsUser() {
 		e.userDefaults()
-	}
-	if e.Paths.ConfigDir == "" {
-		e.Paths.ConfigDir = d.ConfigDir
-	}
-	if e.Paths.StateDir == "" {
-		e.Paths.StateDir, e.Paths.RunStateDir = d.StateDir, d.RunStateDir
-	}
-	if e.Paths.LockFile == "" {
-		e.Paths.LockFile = d.LockFile
 	}
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
@@ -264,7 +236,7 @@ func (e Env) WithDefaults() Env {
 }
 
 func (c *Client) state() state.Dir {
-	return state.Dir{Path: c.Paths.StateDir, Run: c.Paths.RunStateDir}
+	return c.Layout.State()
 }
 
 // InstanceMark reads the errored mark of one instance ("api-1"). A mark

@@ -36,8 +36,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultLockFile is the registry lock.
-const DefaultLockFile = "/run/bm2/registry.lock"
 
 // lockPoll is how often a command waiting for the registry lock tries it
 // again.
@@ -51,7 +49,7 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 	if err := c.ensureUserDirs(); err != nil {
 		return nil, err
 	}
-	path := c.Paths.LockFile
+	path := c.Layout.LockFile
 	fd, err := openLockFile(path)
 	if err != nil {
 		return nil, c.rootHint(fmt.Errorf("lock the registered projects: %w", err))

@@ -49,7 +49,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 	changed := 0
 	var errs []error
 	for _, e := range entries {
-		if filepath.Dir(e.Path) != filepath.Clean(c.Paths.ConfigDir) {
+		if filepath.Dir(e.Path) != filepath.Clean(c.Layout.ConfigDir) {
 			continue // not bm2's to rewrite (shipped by a package, or in /run)
 		}
 		if e.Project == nil {
@@ -87,7 +87,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			continue
 		}
 		changed++
-		backup := filepath.Join(c.Paths.StateDir, "migrated-0.1", filepath.Base(p.File))
+		backup := filepath.Join(c.Layout.StateDir, "migrated-0.1", filepath.Base(p.File))
 		if dryRun {
 			fmt.Fprintf(c.Out, "would migrate %s: %s\n", p.File, JoinWords(did))
 			continue
@@ -99,7 +99,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 		fmt.Fprintf(c.Out, "migrated %s: %s; the original is in %s\n", p.File, JoinWords(did), backup)
 	}
 	if changed == 0 {
-		fmt.Fprintf(c.Out, "nothing to migrate in %s\n", c.Paths.ConfigDir)
+		fmt.Fprintf(c.Out, "nothing to migrate in %s\n", c.Layout.ConfigDir)
 	}
 	return c.rootHint(errors.Join(errs...))
 }

@@ -136,13 +136,13 @@ func (c *Client) ParseDirProject(file string, data []byte, absDir string, foreig
 			for _, e := range es {
 				if e.Key == "name" && errors.Is(e, config.ErrMissing) {
 					e.Msg = fmt.Sprintf("required: the project's name, e.g. name = %q (bm2 serve registers it as %s/<name>.toml)",
-						suggestName(absDir), c.Paths.ConfigDir)
+						suggestName(absDir), c.Layout.ConfigDir)
 				}
 			}
 		}
 		return nil, err
 	}
-	p.File = filepath.Join(c.Paths.ConfigDir, p.Name+".toml")
+	p.File = filepath.Join(c.Layout.ConfigDir, p.Name+".toml")
 	return p, nil
 }
 

@@ -134,13 +134,8 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 	return fmode.Explained{}, false
 }
 
-// crashLogs is where the scope's crash logs are (Paths.LogDir in tests).
-func (c *Client) crashLogs() journal.CrashLog {
-	if c.Paths.LogDir != "" {
-		return journal.CrashLog{Dir: c.Paths.LogDir}
-	}
-	return c.ScopeLayout().CrashLogs
-}
+// crashLogs is where the scope's crash logs are.
+func (c *Client) crashLogs() journal.CrashLog { return c.Layout.CrashLogs }
 
 // PreflightDefinite finds the failure modes of p that can be known before it
 // starts, as its user sees things: a user that does not exist, a working

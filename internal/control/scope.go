@@ -117,7 +117,7 @@ func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
 }
 
 // Systemctl is the scope's systemctl, for hints.
-func (c *Client) Systemctl() string { return c.ScopeLayout().Systemctl() }
+func (c *Client) Systemctl() string { return c.ScopeLayout().Systemctl }
 
 // JournalctlUnit is the scope's journalctl for one unit, for hints.
 func (c *Client) JournalctlUnit(unit string) string {
@@ -132,7 +132,7 @@ func (e *Env) userDefaults() {
 	l := *e.Layout
 	if e.Connect == nil {
 		e.Connect = func(ctx context.Context) (Systemd, error) {
-			c, err := sysd.ConnectUser(ctx, l.PrivateSocket())
+			c, err := sysd.ConnectUser(ctx, l.PrivateSocket)
 			if err != nil {
 				return nil, err
 			}
@@ -251,7 +251,7 @@ func (c *Client) ensureUserDirs() error {
 		return nil
 	}
 	l := c.ScopeLayout()
-	for _, d := range []string{filepath.Join(l.Home, scope.Dir), c.Paths.ConfigDir, c.Paths.StateDir} {
+	for _, d := range []string{filepath.Join(l.Home, scope.Dir), c.Layout.ConfigDir, c.Layout.StateDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return c.rootHint(fmt.Errorf("create %s: %w", d, err))
 		}

@@ -414,22 +414,22 @@ func (c *Client) checkRegistrable(p *config.Project) error {
 	sp := c.SearchPath()
 	idx := -1
 	for i, d := range sp {
-		if filepath.Clean(d) == filepath.Clean(c.Paths.ConfigDir) {
+		if filepath.Clean(d) == filepath.Clean(c.Layout.ConfigDir) {
 			idx = i
 			break
 		}
 	}
 	if idx < 0 {
-		return Fail(ExitFailure, "unset $"+config.SearchPathEnv+", or include "+c.Paths.ConfigDir+" in it",
+		return Fail(ExitFailure, "unset $"+config.SearchPathEnv+", or include "+c.Layout.ConfigDir+" in it",
 			fmt.Errorf("%s is not on the project search path (%s), so the generator would never read %s",
-				c.Paths.ConfigDir, strings.Join(sp, ":"), p.File))
+				c.Layout.ConfigDir, strings.Join(sp, ":"), p.File))
 	}
 	for _, d := range sp[:idx] {
 		f := filepath.Join(d, p.Name+".toml")
 		if _, err := os.Lstat(f); err == nil {
 			return Fail(ExitFailure, fmt.Sprintf("remove %s first, or manage project %s through it", f, p.Name),
 				fmt.Errorf("project %s is defined by %s, which comes before %s on the search path and would hide %s",
-					p.Name, f, c.Paths.ConfigDir, p.File))
+					p.Name, f, c.Layout.ConfigDir, p.File))
 		}
 	}
 	return nil

@@ -3,12 +3,16 @@ package control
 import (
 	"errors"
 	"testing"
+
+	"github.com/bm2dev/bm2/internal/scope"
 )
 
 // The probe stopping a project while its start job waits cancels that job;
 // that is the errored project's story, not a failure of its own.
 func TestStartErrCanceledByProbe(t *testing.T) {
-	a := &Client{Env: Env{Paths: Paths{StateDir: t.TempDir()}}}
+	l := scope.SystemLayout()
+	l.StateDir, l.RunStateDir = t.TempDir(), ""
+	a := &Client{Env: Env{Layout: &l}}
 	canceled := errors.New("start bm2-api.target: job canceled")
 	if err := a.startErr("api", canceled); err == nil {
 		t.Fatal("a canceled start of a project that is not errored was ignored")

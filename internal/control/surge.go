@@ -43,7 +43,7 @@ func (l *ProjectLock) Unlock() {
 
 // lockPath is the lock file of a project's reloads.
 func (c *Client) lockPath(name string) string {
-	return filepath.Join(c.Paths.StateDir, "reload", name+".lock")
+	return filepath.Join(c.Layout.StateDir, "reload", name+".lock")
 }
 
 // TryLockProject takes the project's reload lock without waiting. held is

@@ -35,7 +35,11 @@ type Layout struct {
 	SearchPath []string // where project files are found, highest priority first
 	ConfigDir  string   // where bm2 serve registers project files
 	StateDir   string   // errored marks, reload locks
-	LockFile   string   // held while the registered projects change
+	// RunStateDir is where the scope keeps state that must not outlive a
+	// boot (an instance's errored mark): /run/bm2, or the user's
+	// $XDG_RUNTIME_DIR/bm2.
+	RunStateDir string
+	LockFile    string // held while the registered projects change
 	// RuntimeDir is the user's $XDG_RUNTIME_DIR (/run/user/UID); "" in
 	// system scope.
 	RuntimeDir string
@@ -45,22 +49,29 @@ type Layout struct {
 	WantedBy string
 	// CrashLogs is where crash logs are written.
 	CrashLogs journal.CrashLog
+	// PrivateSocket is the manager's private D-Bus socket: systemd's own,
+	// which needs no bus daemon (and so no dbus-user-session package in
+	// user scope).
+	PrivateSocket string
+	// Systemctl is the systemctl command line of the scope, for hints:
+	// "systemctl" or "systemctl --user".
+	Systemctl string
 }
-
-// SystemLockFile is the system scope's registry lock.
-const SystemLockFile = "/run/bm2/registry.lock"
 
 // SystemLayout is system scope.
 func SystemLayout() Layout {
 	return Layout{
 		Kind: System, UID: 0, Name: "root",
-		SearchPath:   append([]string(nil), config.DefaultSearchPath...),
-		ConfigDir:    config.DefaultSearchPath[0],
-		StateDir:     state.DefaultDir,
-		LockFile:     SystemLockFile,
-		GeneratorDir: "/run/systemd/generator",
-		WantedBy:     "multi-user.target",
-		CrashLogs:    journal.CrashLog{Dir: journal.DefaultLogDir},
+		SearchPath:    append([]string(nil), config.DefaultSearchPath...),
+		ConfigDir:     config.DefaultSearchPath[0],
+		StateDir:      state.DefaultDir,
+		RunStateDir:   state.DefaultRunDir,
+		LockFile:      "/run/bm2/registry.lock",
+		GeneratorDir:  "/run/systemd/generator",
+		WantedBy:      "multi-user.target",
+		CrashLogs:     journal.CrashLog{Dir: journal.DefaultLogDir},
+		PrivateSocket: "/run/systemd/private",
+		Systemctl:     "systemctl",
 	}
 }
 
@@ -73,14 +84,17 @@ func UserLayout(uid int, name, home string) Layout {
 	run := "/run/user/" + strconv.Itoa(uid)
 	return Layout{
 		Kind: User, UID: uid, Name: name, Home: home,
-		SearchPath:   []string{filepath.Join(base, "projects")},
-		ConfigDir:    filepath.Join(base, "projects"),
-		StateDir:     filepath.Join(base, "state"),
-		LockFile:     filepath.Join(base, "state", "registry.lock"),
-		RuntimeDir:   run,
-		GeneratorDir: filepath.Join(run, "systemd", "generator"),
-		WantedBy:     "default.target",
-		CrashLogs:    journal.CrashLog{Dir: base, Sub: "logs"},
+		SearchPath:    []string{filepath.Join(base, "projects")},
+		ConfigDir:     filepath.Join(base, "projects"),
+		StateDir:      filepath.Join(base, "state"),
+		RunStateDir:   filepath.Join(run, "bm2"),
+		LockFile:      filepath.Join(base, "state", "registry.lock"),
+		RuntimeDir:    run,
+		GeneratorDir:  filepath.Join(run, "systemd", "generator"),
+		WantedBy:      "default.target",
+		CrashLogs:     journal.CrashLog{Dir: base, Sub: "logs"},
+		PrivateSocket: filepath.Join(run, "systemd", "private"),
+		Systemctl:     "systemctl --user",
 	}
 }
 
@@ -115,15 +129,6 @@ func Self() (Layout, error) { return ForUID(os.Geteuid()) }
 // IsUser tells whether this is user scope.
 func (l Layout) IsUser() bool { return l.Kind == User }
 
-// Systemctl is the systemctl command line prefix of the scope, for hints:
-// "systemctl" or "systemctl --user".
-func (l Layout) Systemctl() string {
-	if l.IsUser() {
-		return "systemctl --user"
-	}
-	return "systemctl"
-}
-
 // Describe names the scope for output: "system scope" or
 // "user scope (alice)".
 func (l Layout) Describe() string {
@@ -141,28 +146,9 @@ func (l Layout) Short(p string) string {
 	return p
 }
 
-// PrivateSocket is the manager's private D-Bus socket: systemd's own,
-// which needs no bus daemon (and so no dbus-user-session package in user
-// scope).
-func (l Layout) PrivateSocket() string {
-	if l.IsUser() {
-		return filepath.Join(l.RuntimeDir, "systemd", "private")
-	}
-	return "/run/systemd/private"
-}
-
 // State is the scope's state directory, with its part that lasts one
 // boot: /run/bm2, or the user's $XDG_RUNTIME_DIR/bm2.
-func (l Layout) State() state.Dir { return state.Dir{Path: l.StateDir, Run: l.RunStateDir()} }
-
-// RunStateDir is where the scope keeps state that must not outlive a
-// boot (an instance's errored mark).
-func (l Layout) RunStateDir() string {
-	if l.IsUser() {
-		return filepath.Join(l.RuntimeDir, "bm2")
-	}
-	return state.DefaultRunDir
-}
+func (l Layout) State() state.Dir { return state.Dir{Path: l.StateDir, Run: l.RunStateDir} }
 
 // UnprivilegedPortStart is the lowest port a normal user may bind
 // (net.ipv4.ip_unprivileged_port_start; 1024 when it cannot be read).

@@ -24,13 +24,13 @@ func TestUserLayoutKeepsEverythingInTheHome(t *testing.T) {
 	if got := l.CrashLogs.Path("api", "api-0"); got != "/home/alice/.bm2/api/logs/api-0.crash.log" {
 		t.Errorf("crash log %s, want the seed's ~/.bm2/<name>/logs/<name>-<i>.crash.log", got)
 	}
-	if l.PrivateSocket() != "/run/user/1001/systemd/private" || l.GeneratorDir != "/run/user/1001/systemd/generator" {
-		t.Errorf("runtime paths %s %s", l.PrivateSocket(), l.GeneratorDir)
+	if l.PrivateSocket != "/run/user/1001/systemd/private" || l.GeneratorDir != "/run/user/1001/systemd/generator" {
+		t.Errorf("runtime paths %s %s", l.PrivateSocket, l.GeneratorDir)
 	}
 	if l.Short("/home/alice/.bm2/projects") != "~/.bm2/projects" || l.Short("/etc/bm2") != "/etc/bm2" {
 		t.Errorf("Short: %s %s", l.Short("/home/alice/.bm2/projects"), l.Short("/etc/bm2"))
 	}
-	if l.Systemctl() != "systemctl --user" || SystemLayout().Systemctl() != "systemctl" {
+	if l.Systemctl != "systemctl --user" || SystemLayout().Systemctl != "systemctl" {
 		t.Error("systemctl prefixes")
 	}
 }
