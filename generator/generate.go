@@ -31,7 +31,7 @@ const PrivateDir = "bm2-private"
 type Options struct {
 	NumCPU int    // resolves instances = "max"
 	Helper string // bm2-probe, which wraps the runtime in ExecStart=; DefaultHelper if ""
-	OutDir string // where the output will live (EnvironmentFile= paths); DefaultOutDir if ""
+	OutDir string // where the output will live (EnvironmentFile= paths); the Layout's GeneratorDir if ""
 	// Layout is the scope generated for; the zero value is system scope.
 	Layout scope.Layout
 	// MinPort is the lowest port of user scope
@@ -44,9 +44,6 @@ func (o Options) user() bool { return o.Layout.IsUser() }
 
 // DefaultHelper is where packages install bm2-probe.
 const DefaultHelper = "/usr/lib/bm2/bm2-probe"
-
-// DefaultOutDir is the normal generator directory of the system manager.
-const DefaultOutDir = "/run/systemd/generator"
 
 // File is one output file, relative to the generator directory. Exactly one
 // of Data and Link is meaningful: Link != "" makes a symlink. Mode is the
@@ -103,11 +100,11 @@ func Generate(sources []config.Source, opts Options) Result {
 	if opts.Helper == "" {
 		opts.Helper = DefaultHelper
 	}
-	if opts.OutDir == "" {
-		opts.OutDir = DefaultOutDir
-	}
 	if opts.Layout.Kind == "" {
 		opts.Layout = scope.SystemLayout()
+	}
+	if opts.OutDir == "" {
+		opts.OutDir = opts.Layout.GeneratorDir
 	}
 	copts := config.Options{NumCPU: opts.NumCPU}
 	if opts.user() {
@@ -549,11 +546,11 @@ func InstanceDropIn(p *config.Project, opts Options, i int) []byte {
 	if opts.Helper == "" {
 		opts.Helper = DefaultHelper
 	}
-	if opts.OutDir == "" {
-		opts.OutDir = DefaultOutDir
-	}
 	if opts.Layout.Kind == "" {
 		opts.Layout = scope.SystemLayout()
+	}
+	if opts.OutDir == "" {
+		opts.OutDir = opts.Layout.GeneratorDir
 	}
 	s := newInstanceShared(p, opts)
 	return s.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
