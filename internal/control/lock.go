@@ -1,6 +1,28 @@
 package control
 
-// The registry lock.
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockPoll is how often a command waiting for the registry lock tries it
+// again.
+const lockPoll = 20 * time.Millisecond
+
+// lockRegistry takes the registry lock, waiting for it while another
+// command holds it (saying once on stderr that it waits, and for which
+// PID), until ctx ends or timeout (when positive) passes. The returned
+// function releases it; calling it more than once is harmless.
 //
 // The registered projects are the files in the config dir (and their
 // private parts), and whether one more may be added depends on all the
@@ -20,31 +42,6 @@ package control
 // bm2 killed with SIGKILL never leaves a stale lock behind. The holder
 // writes its PID into the file, so that a command waiting for the lock can
 // tell whom it waits for.
-
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
-
-	"golang.org/x/sys/unix"
-)
-
-
-// lockPoll is how often a command waiting for the registry lock tries it
-// again.
-const lockPoll = 20 * time.Millisecond
-
-// lockRegistry takes the registry lock, waiting for it while another
-// command holds it (saying once on stderr that it waits, and for which
-// PID), until ctx ends or timeout (when positive) passes. The returned
-// function releases it; calling it more than once is harmless.
 func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
 	if err := c.ensureUserDirs(); err != nil {
 		return nil, err

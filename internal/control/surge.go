@@ -16,25 +16,10 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// A cluster-mode reload keeps the port at full strength with the project's
-// surge instance, bm2@<name>-surge.service: a generated unit like the
-// others (same user, sandbox and settings, BM2_APP_INSTANCE=<instances>,
-// BM2_APP_SURGE=1) that no target wants. The reload starts it with the
-// new version, waits until it listens and is confirmed, restarts the
-// instances one at a time, each back before the next, then retires it.
-// While one instance restarts the surge serves in its place, so the port
-// never has fewer than `instances` listeners, one instance included.
-//
-// There is no daemon to clean up after a reload that is interrupted (Ctrl-C,
-// a dropped ssh, SIGKILL) or that stops at an instance that does not come
-// back: the surge keeps serving, `bm2 list` shows it, and the next bm2
-// command on the project retires it. A reload holds the project's reload
-// lock (flock(2), released by the kernel however the process ends), so
-// that no other command retires a surge a reload still needs.
-
 // ProjectLock is the flock of one project's reload.
 type ProjectLock struct{ f *os.File }
 
+// Unlock releases the lock; a nil lock is not held.
 func (l *ProjectLock) Unlock() {
 	if l != nil && l.f != nil {
 		l.f.Close() // releases the flock
@@ -150,6 +135,22 @@ func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project)
 // roll restarts instances ids of p one at a time, each back before the
 // next; in cluster mode the surge serves beside them meanwhile. It is the
 // rolling restart of `bm2 reload` and of `bm2 serve` with a changed file.
+//
+// A cluster-mode reload keeps the port at full strength with the project's
+// surge instance, bm2@<name>-surge.service: a generated unit like the
+// others (same user, sandbox and settings, BM2_APP_INSTANCE=<instances>,
+// BM2_APP_SURGE=1) that no target wants. The reload starts it with the
+// new version, waits until it listens and is confirmed, restarts the
+// instances one at a time, each back before the next, then retires it.
+// While one instance restarts the surge serves in its place, so the port
+// never has fewer than `instances` listeners, one instance included.
+//
+// There is no daemon to clean up after a reload that is interrupted (Ctrl-C,
+// a dropped ssh, SIGKILL) or that stops at an instance that does not come
+// back: the surge keeps serving, `bm2 list` shows it, and the next bm2
+// command on the project retires it. A reload holds the project's reload
+// lock (flock(2), released by the kernel however the process ends), so
+// that no other command retires a surge a reload still needs.
 func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration) error {
 	surgeUp := false
 	if ok, why, err := c.surgeFits(ctx, sd, p, ids); err != nil {
