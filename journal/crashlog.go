@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/reason"
 )
 
 // DefaultLogDir is where crash logs live: <dir>/<project>/<instance>.crash.log.
@@ -36,9 +38,9 @@ type CrashLog struct {
 // Crash is one crash.log line.
 type Crash struct {
 	Time     time.Time
-	Reason   Reason // first-class: reuseport_missing, exited, killed, …
-	ExitCode *int   // the exit status, when the process exited
-	Signal   string // the signal that killed it, e.g. SIGKILL
+	Reason   reason.Reason // first-class: reuseport_missing, exited, killed, …
+	ExitCode *int          // the exit status, when the process exited
+	Signal   string        // the signal that killed it, e.g. SIGKILL
 	Detail   string
 }
 
@@ -292,10 +294,10 @@ func ParseCrashLine(line string) (Crash, bool) {
 	if err != nil {
 		return Crash{}, false
 	}
-	reason, ok := strings.CutPrefix(rest, "reason=")
+	r, ok := strings.CutPrefix(rest, "reason=")
 	if !ok {
 		return Crash{}, false
 	}
-	reason, _, _ = strings.Cut(reason, " ")
-	return Crash{Time: t, Reason: Reason(reason)}, true
+	r, _, _ = strings.Cut(r, " ")
+	return Crash{Time: t, Reason: reason.Reason(r)}, true
 }

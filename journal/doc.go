@@ -8,9 +8,10 @@
 //	BM2_EVENT=reuseport_missing BM2_PROJECT=api BM2_INSTANCE=api-0
 //	BM2_REASON=reuseport_missing MESSAGE_ID=<stable per event> PRIORITY=3
 //
-// The field names, the [Kind]s with their MESSAGE_IDs and priorities, and
-// every [Reason] are defined here once: [Fields] writes an [Event],
-// [Decode] reads it back, [Read] runs journalctl for the readers.
+// The field names and the [Kind]s with their MESSAGE_IDs and priorities
+// are defined here once (the values of BM2_REASON are package reason's):
+// [Fields] writes an [Event], [Decode] reads it back, [Read] runs
+// journalctl for the readers.
 //
 // Only bm2 speaks for bm2. Every event is written by one of bm2's root
 // processes (the reusePort probe, the exit and failure hooks), so readers

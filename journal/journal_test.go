@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/reason"
 )
 
 func TestKindsHaveDistinctIDs(t *testing.T) {
@@ -31,7 +33,7 @@ func TestKindsHaveDistinctIDs(t *testing.T) {
 }
 
 func TestFields(t *testing.T) {
-	f := Fields(Event{Kind: ReuseportMissing, Project: "api", Instance: "api-1", Reason: ReasonReuseportMissing, Detail: "d", Port: 3000})
+	f := Fields(Event{Kind: ReuseportMissing, Project: "api", Instance: "api-1", Reason: reason.ReuseportMissing, Detail: "d", Port: 3000})
 	want := map[string]string{
 		"SYSLOG_IDENTIFIER": "bm2", "BM2_EVENT": "reuseport_missing", "BM2_PROJECT": "api",
 		"BM2_INSTANCE": "api-1", "BM2_REASON": "reuseport_missing", "MESSAGE_ID": "fef51d7506c045a3aca2d41b6586cc18",
@@ -159,28 +161,16 @@ func TestParseEntry(t *testing.T) {
 	}
 }
 
-func TestResultReasons(t *testing.T) {
-	for in, want := range map[string]Reason{"success": "", "exit-code": ReasonExited, "signal": ReasonKilled,
-		"core-dump": ReasonCoreDumped, "oom-kill": ReasonOOM, "start-limit-hit": ReasonBudget, "resources": "resources"} {
-		if got := ResultReason(in); got != want {
-			t.Errorf("%s: %s, want %s", in, got, want)
-		}
-	}
-	if !ReasonRuntimeBelowFloor.Refusal() || ReasonExited.Refusal() {
-		t.Error("Refusal")
-	}
-}
-
 func TestCrashLogLast(t *testing.T) {
 	c := CrashLog{Dir: t.TempDir()}
 	if _, ok := c.Last("api", "api-0"); ok {
 		t.Fatal("a line from nowhere")
 	}
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
-	c.Append("api", "api-0", Crash{Time: at, Reason: ReasonExited})
-	c.Append("api", "api-0", Crash{Time: at.Add(time.Second), Reason: ReasonRuntimeBelowFloor, Detail: "x y"})
+	c.Append("api", "api-0", Crash{Time: at, Reason: reason.Exited})
+	c.Append("api", "api-0", Crash{Time: at.Add(time.Second), Reason: reason.RuntimeBelowFloor, Detail: "x y"})
 	last, ok := c.Last("api", "api-0")
-	if !ok || last.Reason != ReasonRuntimeBelowFloor || !last.Time.Equal(at.Add(time.Second)) {
+	if !ok || last.Reason != reason.RuntimeBelowFloor || !last.Time.Equal(at.Add(time.Second)) {
 		t.Fatalf("%+v %v", last, ok)
 	}
 }
@@ -192,7 +182,7 @@ func TestCrashLogLastLines(t *testing.T) {
 	}
 	code := 1
 	for i := 0; i < 3; i++ {
-		if err := c.Append("api", "api-0", Crash{Time: time.Unix(int64(i), 0), Reason: ReasonExited, ExitCode: &code, Detail: fmt.Sprint(i)}); err != nil {
+		if err := c.Append("api", "api-0", Crash{Time: time.Unix(int64(i), 0), Reason: reason.Exited, ExitCode: &code, Detail: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +195,7 @@ func TestCrashLogLastLines(t *testing.T) {
 	if err := os.Rename(p, p+".1"); err != nil {
 		t.Fatal(err)
 	}
-	c.Append("api", "api-0", Crash{Time: time.Unix(3, 0), Reason: ReasonBudget})
+	c.Append("api", "api-0", Crash{Time: time.Unix(3, 0), Reason: reason.Budget})
 	got = c.LastLines("api", "api-0", 2)
 	if len(got) != 2 || !strings.HasSuffix(got[0], `detail="2"`) || !strings.Contains(got[1], "reason=restart_budget_exhausted") {
 		t.Errorf("after a rotation: %q", got)

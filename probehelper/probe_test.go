@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/state"
@@ -642,7 +643,7 @@ func TestProbeLoopbackOnly(t *testing.T) {
 		t.Fatalf("Run = %v, %v; want missing", out, err)
 	}
 	ev := r.events.got[0]
-	if ev.Kind != journal.ReuseportMissing || ev.Reason != journal.ReasonLoopbackOnly ||
+	if ev.Kind != journal.ReuseportMissing || ev.Reason != reason.LoopbackOnly ||
 		!strings.Contains(ev.Message, "api-1 listens on port "+strconv.Itoa(port)+" only on ::1") || !strings.Contains(ev.Detail, "leave out the host") {
 		t.Errorf("event %+v", ev)
 	}

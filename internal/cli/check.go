@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
-	fmode "github.com/bm2dev/bm2/internal/failure"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/journal"
@@ -107,7 +107,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 				continue
 			}
 			if who, ok := a.portHolder(ports[i], id); ok {
-				e, _ := fmode.Explain(journal.ReasonPortInUse, fmode.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
+				e, _ := reason.Explain(reason.PortInUse, reason.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
 				fmt.Fprintf(w, "port %d: %s\n", ports[i], e.Message)
 				problems = append(problems, problemText(e))
 				continue
@@ -134,7 +134,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
 	default:
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
-		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
+		if e, ok := reason.Explain(rc.Reason, reason.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
 			problems = append(problems, problemText(e))
 		} else {
 			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
@@ -156,7 +156,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
-			e, _ := fmode.Explain(journal.ReasonPortConflict, fmode.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
+			e, _ := reason.Explain(reason.PortConflict, reason.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
 			problems = append(problems, problemText(e))
 		} else {
 			problems = append(problems, err.Error())

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -243,7 +244,7 @@ func (a *App) rows(ctx context.Context, entries []entry, sd Systemd) ([]row, []s
 				if r.Reason == "" {
 					r.Reason = "errored"
 				}
-				if mark == string(journal.ReasonReuseportMissing) || mark == string(journal.ReasonLoopbackOnly) {
+				if mark == string(reason.ReuseportMissing) || mark == string(reason.LoopbackOnly) {
 					v := verdictMissing
 					r.Reuseport = &v
 				}

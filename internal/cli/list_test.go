@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 )
@@ -22,7 +23,7 @@ func TestInstanceState(t *testing.T) {
 		{"activating", "auto-restart", "loaded", "exit-code", StateWaiting, "exit-code"},
 		{"activating", "auto-restart", "loaded", "signal", StateWaiting, "signal"},
 		{"deactivating", "stop-sigterm", "loaded", "success", StateStopping, ""},
-		{"failed", "failed", "loaded", "start-limit-hit", StateErrored, string(journal.ReasonBudget)},
+		{"failed", "failed", "loaded", "start-limit-hit", StateErrored, string(reason.Budget)},
 		{"failed", "failed", "loaded", "exit-code", StateErrored, "exit-code"},
 		{"failed", "failed", "loaded", "signal", StateErrored, "signal"},
 		{"failed", "failed", "loaded", "core-dump", StateErrored, "core-dump"},
@@ -43,7 +44,7 @@ func TestBudgetExhaustedOnSystemd252(t *testing.T) {
 	// systemd 252 reports the last crash's result, not start-limit-hit,
 	// when automatic restarts use up the start limit.
 	u := UnitStatus{ActiveState: "failed", SubState: "failed", LoadState: "loaded", Result: "exit-code", NRestarts: 17}
-	if st, r := projectInstanceState(u, 16); st != StateErrored || r != string(journal.ReasonBudget) {
+	if st, r := projectInstanceState(u, 16); st != StateErrored || r != string(reason.Budget) {
 		t.Fatalf("%s %s", st, r)
 	}
 	u.NRestarts = 3
@@ -140,7 +141,7 @@ func TestListJSON(t *testing.T) {
 		api0["memory_bytes"] != 43201331.0 || api0["cpu_ms"] != 1300.0 || api0["reuseport"] != "confirmed" {
 		t.Fatalf("api-0: %v", api0)
 	}
-	if r := rows[3]; r["state"] != "errored" || r["reason"] != string(journal.ReasonBudget) || r["memory_bytes"] != nil || r["cpu_ms"] != nil {
+	if r := rows[3]; r["state"] != "errored" || r["reason"] != string(reason.Budget) || r["memory_bytes"] != nil || r["cpu_ms"] != nil {
 		t.Fatalf("api-3: %v", r)
 	}
 	if r := rows[4]; r["project"] != "bad" || r["state"] != "invalid" || r["id"] != nil || !strings.Contains(r["reason"].(string), "script: required") {

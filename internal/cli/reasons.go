@@ -11,15 +11,15 @@ import (
 	"syscall"
 
 	"github.com/bm2dev/bm2/internal/config"
-	fmode "github.com/bm2dev/bm2/internal/failure"
 	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
-// This file finds the failure mode (package failure) of a project or an
+// This file finds the failure mode (package reason) of a project or an
 // instance: from the errored mark and the event that set it, from how an
 // instance's last run ended, from its crash.log, and, before anything
 // starts, from what the project's user can see (preflight).
@@ -31,23 +31,23 @@ func againText(p *config.Project, verb string) string {
 }
 
 // hintOf is an explanation's fix as the hint after an error.
-func hintOf(e fmode.Explained) string {
+func hintOf(e reason.Explained) string {
 	return e.FixLine()
 }
 
 // explainErrored words the errored mark of p: its reason's mode, filled in
 // from the event that set it (the instance, the listener's address, the
 // holder of the port). inst is the instance that event names, -1 if none.
-func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb string) (e fmode.Explained, inst int, ok bool) {
-	reason := journal.Reason(mark)
-	facts := fmode.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: againText(p, verb)}
+func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb string) (e reason.Explained, inst int, ok bool) {
+	why := reason.Reason(mark)
+	facts := reason.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: againText(p, verb)}
 	kind := journal.ReuseportMissing
-	if reason == journal.ReasonPortInUse {
+	if why == reason.PortInUse {
 		kind = journal.InstanceErrored
 	}
 	inst = -1
 	ev, found := a.lastEvent(ctx, p.Name, kind)
-	if found && ev.Reason == reason {
+	if found && ev.Reason == why {
 		facts.Instance = ev.Instance
 		if ev.Port != 0 {
 			facts.Port = ev.Port
@@ -58,14 +58,14 @@ func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb 
 	} else {
 		found = false
 	}
-	e, ok = fmode.Explain(reason, facts)
+	e, ok = reason.Explain(why, facts)
 	if !ok {
 		return e, inst, false
 	}
-	if found && reason != journal.ReasonReuseportMissing {
+	if found && why != reason.ReuseportMissing {
 		// Its words name what only the probe or the hook saw: the
 		// listener's address, the process that holds the port.
-		e.Message = fmode.CleanMessage(ev.Message)
+		e.Message = reason.CleanMessage(ev.Message)
 	}
 	return e, inst, true
 }
@@ -77,10 +77,10 @@ func (a *App) explainErrored(ctx context.Context, p *config.Project, mark, verb 
 // directory that caused it).
 //
 // again is the command that tries again, as the fix ends.
-func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, again string) (fmode.Explained, bool) {
+func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, why, again string) (reason.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
-	facts := fmode.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
-	if m, ok := a.markOf(p, i, u); ok && m.Reason == string(journal.ReasonPortInUse) {
+	facts := reason.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
+	if m, ok := a.markOf(p, i, u); ok && m.Reason == string(reason.PortInUse) {
 		// The exit hook's mark names who holds the port.
 		facts.Detail = m.Detail
 		if facts.Detail == "" {
@@ -89,14 +89,14 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 		if again != "`bm2 serve`" {
 			facts.Again = "`bm2 start " + id + "`"
 		}
-		e, ok := fmode.Explain(journal.ReasonPortInUse, facts)
+		e, ok := reason.Explain(reason.PortInUse, facts)
 		e.Message += "; " + id + " stays down until it is started again (its neighbours keep serving)"
 		return e, ok
 	}
 	exited := u.ExecMainCode == 1
 	switch {
 	case exited && u.ExecMainStatus == 78:
-		r := journal.ReasonRejected
+		r := reason.Rejected
 		facts.Detail = "the cause is not known to bm2"
 		if ev, ok := a.lastEvent(ctx, p.Name, journal.RuntimeRejected); ok && ev.Instance == id && ev.Reason.Refusal() {
 			r = ev.Reason
@@ -104,34 +104,34 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 			what, _, _ = strings.Cut(what, " (install ") // the fix says it
 			facts.Detail = strings.TrimPrefix(strings.TrimPrefix(what, "runtime "), "env_file ")
 		}
-		return fmode.Explain(r, facts)
-	case exited && journal.SpawnReason(int(u.ExecMainStatus)) != "":
-		r := journal.SpawnReason(int(u.ExecMainStatus))
+		return reason.Explain(r, facts)
+	case exited && reason.OfSpawn(int(u.ExecMainStatus)) != "":
+		r := reason.OfSpawn(int(u.ExecMainStatus))
 		facts.Detail = p.User
-		if r == journal.ReasonCwdMissing {
+		if r == reason.CwdMissing {
 			facts.Detail = fmt.Sprintf("%s does not exist or cannot be entered by the app's user (systemd: exit status 200/CHDIR)", p.Cwd)
 		}
-		return fmode.Explain(r, facts)
-	case reason == string(journal.ReasonBudget):
+		return reason.Explain(r, facts)
+	case why == string(reason.Budget):
 		// A crash loop: what made it, when bm2 can tell, else the last crash.
 		found, _ := a.preflightDefinite(ctx, p, id)
 		for _, pe := range found {
-			if pe.Reason == journal.ReasonScriptMissing || pe.Reason == journal.ReasonCwdMissing || pe.Reason == journal.ReasonEnvFile {
+			if pe.Reason == reason.ScriptMissing || pe.Reason == reason.CwdMissing || pe.Reason == reason.EnvFile {
 				pe.Fix = strings.Replace(pe.Fix, "`bm2 start "+p.Name+"`", again, 1)
 				return pe, true
 			}
 		}
-		facts.Detail = "none (" + exitText(u, reason) + ")"
+		facts.Detail = "none (" + exitText(u, why) + ")"
 		lines := a.crashLogs().LastLines(p.Name, id, 4)
 		for k := len(lines) - 1; k >= 0; k-- {
-			if c, ok := journal.ParseCrashLine(lines[k]); ok && c.Reason != journal.ReasonBudget {
+			if c, ok := journal.ParseCrashLine(lines[k]); ok && c.Reason != reason.Budget {
 				facts.Detail = lines[k]
 				break
 			}
 		}
-		return fmode.Explain(journal.ReasonBudget, facts)
+		return reason.Explain(reason.Budget, facts)
 	}
-	return fmode.Explained{}, false
+	return reason.Explained{}, false
 }
 
 // crashLogs is where the scope's crash logs are (Paths.LogDir in tests).
@@ -152,16 +152,16 @@ func (a *App) crashLogs() journal.CrashLog {
 //
 // inst is the instance the words name ("" for the first); they end with
 // `bm2 serve` without one, `bm2 start <project>` with one.
-func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst string) (found []fmode.Explained, definite []bool) {
+func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst string) (found []reason.Explained, definite []bool) {
 	again := "`bm2 serve`"
 	if inst != "" {
 		again = ""
 	}
-	facts := func(detail string) fmode.Facts {
-		return fmode.Facts{Project: p.Name, Instance: inst, Port: p.Port, Runtime: string(p.Runtime), Detail: detail, Again: again}
+	facts := func(detail string) reason.Facts {
+		return reason.Facts{Project: p.Name, Instance: inst, Port: p.Port, Runtime: string(p.Runtime), Detail: detail, Again: again}
 	}
-	add := func(r journal.Reason, detail string, sure bool) {
-		if e, ok := fmode.Explain(r, facts(detail)); ok {
+	add := func(r reason.Reason, detail string, sure bool) {
+		if e, ok := reason.Explain(r, facts(detail)); ok {
 			found = append(found, e)
 			definite = append(definite, sure)
 		}
@@ -175,7 +175,7 @@ func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst str
 			id, err = a.LookupUser(ctx, p.User, "")
 		}
 		if err != nil {
-			add(journal.ReasonUserMissing, p.User, true)
+			add(reason.UserMissing, p.User, true)
 			return found, definite
 		}
 	} else {
@@ -190,11 +190,11 @@ func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst str
 		access = accessAs
 	}
 	if err := access(id, p.Cwd, true); err != nil {
-		add(journal.ReasonCwdMissing, accessText(p.Cwd, err, who), errors.Is(err, fs.ErrNotExist))
+		add(reason.CwdMissing, accessText(p.Cwd, err, who), errors.Is(err, fs.ErrNotExist))
 		return found, definite
 	}
 	if err := access(id, p.ScriptPath(), false); err != nil {
-		add(journal.ReasonScriptMissing, accessText(p.ScriptPath(), err, who), errors.Is(err, fs.ErrNotExist))
+		add(reason.ScriptMissing, accessText(p.ScriptPath(), err, who), errors.Is(err, fs.ErrNotExist))
 	}
 	if p.EnvFile != "" {
 		path := p.EnvFile
@@ -202,7 +202,7 @@ func (a *App) preflightDefinite(ctx context.Context, p *config.Project, inst str
 			path = filepath.Join(p.Cwd, path)
 		}
 		if err := access(id, path, false); err != nil {
-			add(journal.ReasonEnvFile, accessText(path, err, who), errors.Is(err, fs.ErrNotExist))
+			add(reason.EnvFile, accessText(path, err, who), errors.Is(err, fs.ErrNotExist))
 		}
 	}
 	return found, definite
@@ -253,7 +253,7 @@ func accessAs(id identity.Identity, path string, dir bool) error {
 func (a *App) preflightErr(ctx context.Context, p *config.Project) error {
 	found, definite := a.preflightDefinite(ctx, p, "")
 	var msgs []string
-	var first *fmode.Explained
+	var first *reason.Explained
 	for k, e := range found {
 		if !definite[k] {
 			fmt.Fprintf(a.Err, "bm2: warning: %s: %s\nbm2: %s\n", e.Reason, e.Message, hintOf(e))
@@ -271,7 +271,7 @@ func (a *App) preflightErr(ctx context.Context, p *config.Project) error {
 }
 
 // preflightAll is every preflight failure of p, worded for bm2 check.
-func (a *App) preflightAll(ctx context.Context, p *config.Project) []fmode.Explained {
+func (a *App) preflightAll(ctx context.Context, p *config.Project) []reason.Explained {
 	found, _ := a.preflightDefinite(ctx, p, "")
 	for k := range found {
 		found[k].Fix = strings.ReplaceAll(found[k].Fix, "then `bm2 serve`", "then `bm2 check`")
@@ -280,7 +280,7 @@ func (a *App) preflightAll(ctx context.Context, p *config.Project) []fmode.Expla
 }
 
 // problemText is one of bm2 check's problems: reason, message and fix.
-func problemText(e fmode.Explained) string {
+func problemText(e reason.Explained) string {
 	return fmt.Sprintf("%s: %s; fix: %s", e.Reason, e.Message, e.Fix)
 }
 
