@@ -20,17 +20,9 @@
 // root can write ([Trusted]). An app that logs BM2_EVENT=reuseport_confirmed
 // under its own user is ignored, by the query and by Decode.
 //
-// Each instance also has a crash.log, one line per abnormal event with the
-// reason first-class:
-//
-//	/var/log/bm2/api/api-0.crash.log
-//	2026-11-30T04:00:00.123Z reason=reuseport_missing detail="…"
-//
-// A crash.log stays bounded: a line that would take it beyond 1 MiB
-// ([DefaultMaxSize]) first renames it to api-0.crash.log.1, replacing the
-// previous one, so an instance takes at most 2 MiB however long it crash
-// loops. The journal catalog (packaging/catalog/bm2.catalog) has an entry
-// per kind; a new kind needs one.
+// The journal catalog (packaging/catalog/bm2.catalog) has an entry per
+// kind; a new kind needs one. Each instance's crash.log is package
+// crashlog's.
 //
 // Notifications go to a webhook ([Webhook], one attempt per [Webhook.Post];
 // the body is [Payload]); its URL is printed only through [RedactURL].

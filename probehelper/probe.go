@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
@@ -105,7 +106,7 @@ type Probe struct {
 	// scope: the user); nil in system scope.
 	Owner   *identity.Identity
 	Events  journal.Sink
-	Crashes journal.CrashLog
+	Crashes crashlog.Logs
 	State   state.Dir
 	Log     func(format string, args ...any)
 
@@ -261,7 +262,7 @@ func (p *Probe) afterReset(ctx context.Context, unit string) error {
 	id := p.instanceID()
 	detail := fmt.Sprintf("exit code %d/status %d as the probe reset its restart budget", st.ExecMainCode, st.ExecMainStatus)
 	errs := []error{
-		p.Crashes.Append(p.Project, id, journal.Crash{Time: time.Now(), Reason: reason.Exited, Detail: detail}),
+		p.Crashes.Append(p.Project, id, crashlog.Crash{Time: time.Now(), Reason: reason.Exited, Detail: detail}),
 		p.Events.Emit(journal.Event{Kind: journal.InstanceCrashed, Project: p.Project, Instance: id, Invocation: p.invocation,
 			Reason: reason.Exited, Message: fmt.Sprintf("%s crashed as its healthy run was counted (%s); starting it again", id, detail)}),
 		p.Systemd.Start(ctx, unit),
@@ -508,7 +509,7 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 	now := time.Now()
 	for i := 0; i < p.Instances; i++ {
 		errs = append(errs, p.Crashes.Append(p.Project, units.InstanceID(p.Project, i),
-			journal.Crash{Time: now, Reason: why, Detail: detail}))
+			crashlog.Crash{Time: now, Reason: why, Detail: detail}))
 	}
 	errs = append(errs, p.Systemd.StopAll(ctx, units.Target(p.Project), units.Slice(p.Project)))
 	return Missing, errors.Join(errs...)

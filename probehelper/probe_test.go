@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
@@ -130,7 +131,7 @@ func newRig(t *testing.T, port int) *rig {
 		Project: "api", Index: 1, Instances: 2, Port: port,
 		Interval: DefaultInterval, Window: DefaultWindow,
 		Systemd: r.sd, Clock: r.clock, Check: reuseport.CheckPortAs, Events: r.events,
-		Crashes: journal.CrashLog{Dir: filepath.Join(dir, "log")}, State: state.Dir{Path: filepath.Join(dir, "lib")},
+		Crashes: crashlog.Logs{Dir: filepath.Join(dir, "log")}, State: state.Dir{Path: filepath.Join(dir, "lib")},
 	}
 	return r
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
@@ -124,7 +125,7 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 		facts.Detail = "none (" + exitText(u, why) + ")"
 		lines := a.crashLogs().LastLines(p.Name, id, 4)
 		for k := len(lines) - 1; k >= 0; k-- {
-			if c, ok := journal.ParseCrashLine(lines[k]); ok && c.Reason != reason.Budget {
+			if c, ok := crashlog.ParseLine(lines[k]); ok && c.Reason != reason.Budget {
 				facts.Detail = lines[k]
 				break
 			}
@@ -135,9 +136,9 @@ func (a *App) explainInstance(ctx context.Context, p *config.Project, i int, u U
 }
 
 // crashLogs is where the scope's crash logs are (Paths.LogDir in tests).
-func (a *App) crashLogs() journal.CrashLog {
+func (a *App) crashLogs() crashlog.Logs {
 	if a.Paths.LogDir != "" {
-		return journal.CrashLog{Dir: a.Paths.LogDir}
+		return crashlog.Logs{Dir: a.Paths.LogDir}
 	}
 	return a.layout().CrashLogs
 }

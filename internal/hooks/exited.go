@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/internal/confine"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/envfile"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
@@ -44,8 +45,8 @@ const (
 type Verifier func(ctx context.Context, st sysd.Status) (reason.Reason, string)
 
 // Crash turns how a run ended into a crash.log line.
-func Crash(st sysd.Status, at time.Time) journal.Crash {
-	c := journal.Crash{Time: at, Reason: reason.OfResult(st.Result)}
+func Crash(st sysd.Status, at time.Time) crashlog.Crash {
+	c := crashlog.Crash{Time: at, Reason: reason.OfResult(st.Result)}
 	switch st.ExecMainCode {
 	case cldExited:
 		n := int(st.ExecMainStatus)
@@ -63,7 +64,7 @@ func Crash(st sysd.Status, at time.Time) journal.Crash {
 // leaves no trace but a fresh restart budget for the next start; an
 // abnormal exit gets a crash.log line and an instance_crashed event, and a
 // refusal (exit status 78, confirmed by verify) a runtime_rejected event.
-func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes journal.CrashLog, events journal.Sink, verify Verifier) error {
+func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes crashlog.Logs, events journal.Sink, verify Verifier) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", id)
@@ -148,7 +149,7 @@ type PortHolder func(port int, uid uint32) (who string, ok bool)
 // local user can listen on a port: a squatter must not stop a project).
 // The instance's port and UID come from systemd; the holder's name and
 // pid only go into the message and the mark.
-func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir state.Dir, crashes journal.CrashLog, events journal.Sink, holder PortHolder) error {
+func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir state.Dir, crashes crashlog.Logs, events journal.Sink, holder PortHolder) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok || holder == nil {
 		return nil
@@ -182,7 +183,7 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	}
 	e, _ := reason.Explain(reason.PortInUse, reason.Facts{Project: project, Instance: id, Port: port, Detail: who})
 	e.Message += "; bm2 keeps " + id + " from starting again until `bm2 start " + id + "` (or the next boot); its neighbours keep serving"
-	c := journal.Crash{Time: now, Reason: reason.PortInUse, Detail: e.Message}
+	c := crashlog.Crash{Time: now, Reason: reason.PortInUse, Detail: e.Message}
 	return record(crashes, events, project, id, st.GID, c, journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Invocation: st.InvocationID, Port: port,
 		Reason: reason.PortInUse, Message: e.Message, Detail: e.Fix, ServiceResult: st.Result,
@@ -238,9 +239,9 @@ func Blocking(ls []sockdiag.Listener, uid uint32) (sockdiag.Listener, bool) {
 
 // record appends the crash.log line, giving the log to the group the run
 // had (st.GID: the app's account's, so that it can read how it died;
-// never a dynamic user's, see journal.LogGroup), and emits the event.
-func record(crashes journal.CrashLog, events journal.Sink, project, id string, gid uint32, c journal.Crash, ev journal.Event) error {
-	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(gid))
+// never a dynamic user's, see crashlog.LogGroup), and emits the event.
+func record(crashes crashlog.Logs, events journal.Sink, project, id string, gid uint32, c crashlog.Crash, ev journal.Event) error {
+	err1 := crashes.AppendGroup(project, id, c, crashlog.LogGroup(gid))
 	err2 := events.Emit(ev)
 	if err1 != nil {
 		return err1

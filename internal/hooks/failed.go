@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
@@ -18,7 +19,7 @@ import (
 // instance itself was marked errored (the mark already says why). A refusal's reason is the one the
 // exit hook found and wrote to the crash log moments before (both run as
 // root; the log is root's).
-func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes journal.CrashLog, events journal.Sink) error {
+func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes crashlog.Logs, events journal.Sink) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", id)
@@ -64,8 +65,8 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		e, _ := reason.Explain(r, reason.Facts{Project: project, Instance: id, Detail: spawnDetail(r, f)})
 		msg = e.Message + "; " + e.Fix
 	}
-	c := journal.Crash{Time: now, Reason: why, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
-	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(f.GID))
+	c := crashlog.Crash{Time: now, Reason: why, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
+	err1 := crashes.AppendGroup(project, id, c, crashlog.LogGroup(f.GID))
 	err2 := events.Emit(journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: why, Message: msg,
 		Restarts: fmt.Sprint(f.NRestarts), ServiceResult: f.Result, Invocation: f.InvocationID,

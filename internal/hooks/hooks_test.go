@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sockdiag"
@@ -163,7 +164,7 @@ func (f fakeSD) ResetFailed(ctx context.Context, unit string) error {
 // A clean stop gives the next start a fresh budget; a crash never resets
 // (systemd would forget it and not restart).
 func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
-	c := journal.CrashLog{Dir: t.TempDir()}
+	c := crashlog.Logs{Dir: t.TempDir()}
 	for _, tc := range []struct {
 		st    sysd.Status
 		reset bool
@@ -183,7 +184,7 @@ func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
 }
 
 func TestExitedRecordsCrashes(t *testing.T) {
-	c := journal.CrashLog{Dir: t.TempDir()}
+	c := crashlog.Logs{Dir: t.TempDir()}
 	ev := &sink{}
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
 	noRefusal := func(context.Context, sysd.Status) (reason.Reason, string) {
@@ -226,7 +227,7 @@ func TestExitedRecordsCrashes(t *testing.T) {
 // Exit status 78 is a refusal only when the root side finds something to
 // refuse; then it says runtime_rejected with the reason it found itself.
 func TestExitedRefusal(t *testing.T) {
-	c := journal.CrashLog{Dir: t.TempDir()}
+	c := crashlog.Logs{Dir: t.TempDir()}
 	ev := &sink{}
 	sd := fakeSD{"bm2@api-1.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78}}
 	verdict := reason.RuntimeBelowFloor
@@ -321,7 +322,7 @@ func TestConfinedVersionNeedsUnitFiles(t *testing.T) {
 
 func TestFailed(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &sink{}
 	sd := fakeSD{
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
 		"bm2@api-2.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
@@ -347,7 +348,7 @@ func TestFailed(t *testing.T) {
 		t.Errorf("crash.log %q", data)
 	}
 	// A refusal: the reason the exit hook wrote to the crash log.
-	c.Append("api", "api-2", journal.Crash{Time: time.Now(), Reason: reason.RuntimeMissing})
+	c.Append("api", "api-2", crashlog.Crash{Time: time.Now(), Reason: reason.RuntimeMissing})
 	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev)
 	if ev.got[1].Reason != reason.RuntimeMissing {
 		t.Errorf("refusal recorded as %q", ev.got[1].Reason)
@@ -364,7 +365,7 @@ func TestFailed(t *testing.T) {
 // the exit hook and from the failure hook alike.
 func TestSpawnFailures(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &sink{}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 200, WorkingDirectory: "/srv/gone"},
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 217, User: "deploy"},
@@ -399,7 +400,7 @@ func TestSpawnFailures(t *testing.T) {
 // listeners (a sibling), a clean stop and a refusal are none of that.
 func TestPortBlocked(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, crashlog.Logs{Dir: dir}, &sink{}
 	env := []string{"BM2_APP_PORT=3100"}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/state"
-	"github.com/bm2dev/bm2/journal"
 )
 
 // Kind is system or user.
@@ -44,7 +44,7 @@ type Layout struct {
 	// WantedBy is the target whose .wants directory enables projects.
 	WantedBy string
 	// CrashLogs is where crash logs are written.
-	CrashLogs journal.CrashLog
+	CrashLogs crashlog.Logs
 }
 
 // SystemLockFile is the system scope's registry lock.
@@ -60,7 +60,7 @@ func SystemLayout() Layout {
 		LockFile:     SystemLockFile,
 		GeneratorDir: "/run/systemd/generator",
 		WantedBy:     "multi-user.target",
-		CrashLogs:    journal.CrashLog{Dir: journal.DefaultLogDir},
+		CrashLogs:    crashlog.Logs{Dir: crashlog.DefaultLogDir},
 	}
 }
 
@@ -80,7 +80,7 @@ func UserLayout(uid int, name, home string) Layout {
 		RuntimeDir:   run,
 		GeneratorDir: filepath.Join(run, "systemd", "generator"),
 		WantedBy:     "default.target",
-		CrashLogs:    journal.CrashLog{Dir: base, Sub: "logs"},
+		CrashLogs:    crashlog.Logs{Dir: base, Sub: "logs"},
 	}
 }
 

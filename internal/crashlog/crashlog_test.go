@@ -1,4 +1,4 @@
-package journal
+package crashlog
 
 import (
 	"fmt"
@@ -44,7 +44,7 @@ func logLines(t *testing.T, p string) []string {
 // newest.
 func TestCrashLogRotates(t *testing.T) {
 	const limit, n = 16 << 10, 50_000
-	c := CrashLog{Dir: t.TempDir(), MaxSize: limit}
+	c := Logs{Dir: t.TempDir(), MaxSize: limit}
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
 	for i := 1; i <= n; i++ {
 		code := 1
@@ -99,7 +99,7 @@ func TestCrashLogRotates(t *testing.T) {
 // generation is full), and each writer's lines in the order it wrote them.
 func TestCrashLogConcurrentRotation(t *testing.T) {
 	const limit, writers, each = 4 << 10, 8, 500
-	c := CrashLog{Dir: t.TempDir(), MaxSize: limit}
+	c := Logs{Dir: t.TempDir(), MaxSize: limit}
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for w := 0; w < writers; w++ {
@@ -149,7 +149,7 @@ func TestCrashLogConcurrentRotation(t *testing.T) {
 // is refused, and one in place of the old generation is replaced, never
 // followed.
 func TestCrashLogFollowsNoLink(t *testing.T) {
-	c := CrashLog{Dir: t.TempDir(), MaxSize: 200}
+	c := Logs{Dir: t.TempDir(), MaxSize: 200}
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestCrashLogFollowsNoLink(t *testing.T) {
 		t.Errorf("the link's target was changed: %q", data)
 	}
 	// A link in place of the project's directory is refused too.
-	c2 := CrashLog{Dir: t.TempDir()}
+	c2 := Logs{Dir: t.TempDir()}
 	if err := os.Symlink(t.TempDir(), filepath.Join(c2.Dir, "web")); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestCrashLogFollowsNoLink(t *testing.T) {
 func TestCrashLogPermissions(t *testing.T) {
 	testutil.Root(t)
 	dir := t.TempDir()
-	c := CrashLog{Dir: filepath.Join(dir, "log"), MaxSize: 200}
+	c := Logs{Dir: filepath.Join(dir, "log"), MaxSize: 200}
 	line := Crash{Time: time.Now(), Reason: reason.Exited, Detail: strings.Repeat("x", 60)}
 	if err := c.AppendGroup("api", "api-0", line, 4242); err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func TestCrashLogPermissionsUser(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	c := CrashLog{Dir: dir, Sub: "logs"}
+	c := Logs{Dir: dir, Sub: "logs"}
 	if err := c.AppendGroup("api", "api-0", Crash{Time: time.Now(), Reason: reason.Exited}, 4242); err != nil {
 		t.Fatal(err)
 	}
