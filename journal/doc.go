@@ -24,9 +24,7 @@
 // kind; a new kind needs one. Each instance's crash.log is package
 // crashlog's.
 //
-// Notifications go to a webhook ([Webhook], one attempt per [Webhook.Post];
-// the body is [Payload]); its URL is printed only through [RedactURL].
-// Package notify decides which events are sent, spools them and retries.
+// Notifications of events to a project's webhook are package notify's.
 //
 // The generator cannot use journald (it runs before it may be up) and logs
 // through /dev/kmsg instead; see package generator.

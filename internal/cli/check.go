@@ -13,10 +13,10 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/trust"
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -39,7 +39,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	orderOnly := !trustFile && !a.user() && origin.UID != 0
 	switch {
 	case p.Notify.Webhook != "":
-		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level, webhookNote(p.Notify))
+		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", notify.RedactURL(p.Notify.Webhook), p.Notify.Level, webhookNote(p.Notify))
 	case p.PrivateUnread:
 		fmt.Fprintf(w, "notify: unknown (%s is readable by root only)\n", config.PrivatePath(p.File))
 	default:
