@@ -1,5 +1,5 @@
-// Package journal owns bm2's event schema and records what bm2 does where
-// an operator looks for it.
+// Package journal owns bm2's event schema and is bm2's way to journald:
+// it writes bm2's events there and reads them back through journalctl.
 //
 // Events (reuseport_confirmed, reuseport_missing, instance_crashed, …) go to
 // journald with SYSLOG_IDENTIFIER=bm2, so `journalctl -t bm2` lists them,
@@ -10,8 +10,9 @@
 //
 // The field names and the [Kind]s with their MESSAGE_IDs and priorities
 // are defined here once (the values of BM2_REASON are package reason's):
-// [Fields] writes an [Event], [Decode] reads it back, [Read] runs
-// journalctl for the readers.
+// [Fields] gives the fields of an [Event], [Send] writes an entry to
+// journald ([Journald] sends events through it), [Decode] reads an event
+// back, [Read] runs journalctl for the readers.
 //
 // Only bm2 speaks for bm2. Every event is written by one of bm2's root
 // processes (the reusePort probe, the exit and failure hooks), so readers
@@ -26,6 +27,7 @@
 //
 // Notifications of events to a project's webhook are package notify's.
 //
-// The generator cannot use journald (it runs before it may be up) and logs
-// through /dev/kmsg instead; see package generator.
+// The generator cannot count on journald (it runs before it may be up): it
+// logs through /dev/kmsg, and through [Send] only where there is no
+// /dev/kmsg; see package generator.
 package journal

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sort"
@@ -154,8 +155,8 @@ type Journald struct {
 // Emit sends one event.
 func (j Journald) Emit(e Event) error {
 	vars := Fields(e)
-	if sdjournal.Enabled() {
-		if err := sdjournal.Send(e.Message, e.Kind.Priority(), vars); err == nil {
+	if Reachable() {
+		if err := Send(context.Background(), e.Message, int(e.Kind.Priority()), vars); err == nil {
 			return nil
 		}
 	}
@@ -164,6 +165,35 @@ func (j Journald) Emit(e Event) error {
 		return err
 	}
 	return fmt.Errorf("journald not reachable")
+}
+
+// Reachable tells whether journald's native socket takes entries.
+func Reachable() bool { return sdjournal.Enabled() }
+
+// sendEntry writes one entry to journald's native socket; tests replace it.
+var sendEntry = sdjournal.Send
+
+// Send writes one entry to journald: message as MESSAGE, priority (a
+// syslog priority, 0 to 7) as PRIORITY, and vars. It is bm2's one writer
+// to journald: [Journald.Emit] sends events through it, the generator its
+// messages where there is no /dev/kmsg.
+//
+// Send gives up when ctx ends, so that a journald that does not read its
+// socket cannot stall the caller (the generator bounds each message: it
+// runs under PID 1). The entry given up on is not withdrawn: it still
+// reaches journald if journald reads its socket before the process exits.
+func Send(ctx context.Context, message string, priority int, vars map[string]string) error {
+	if ctx.Done() == nil {
+		return sendEntry(message, sdjournal.Priority(priority), vars)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- sendEntry(message, sdjournal.Priority(priority), vars) }()
+	select {
+	case err := <-sent:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("journald took no entry: %w", ctx.Err())
+	}
 }
 
 // Fields is the journal fields of an event, MESSAGE and PRIORITY aside.
