@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Every failure mode of package failure that can be provoked for real,
+// Every failure mode of package reason that can be provoked for real,
 // in one sandbox: bm2 serve (or start) ends with the reason, its message
 // and its fix; the journal and the errored mark carry the same reason.
 func TestReasons(t *testing.T) {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +17,7 @@ import (
 	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/journal"
 	"golang.org/x/sys/unix"
 )
 
@@ -273,21 +274,18 @@ func (e *WriteError) Error() string {
 // says /dev/kmsg (PID 1 discards a generator's stdout and stderr on systemd
 // 252), and journald files kmsg records written as "bm2[pid]: msg" under
 // SYSLOG_IDENTIFIER=bm2. Containers usually have no /dev/kmsg; there the
-// messages go to journald's native socket when it exists (a datagram with a
-// short deadline, so a busy journald can never stall PID 1), and to
-// fallback (stderr) as a last resort.
+// messages go to journald's native socket when it exists (journal.Send,
+// each within journalTimeout, so a busy journald can never stall PID 1),
+// and to fallback (stderr) as a last resort.
 func OpenLogger(fallback io.Writer) Logger {
 	if f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0); err == nil {
 		return &lineLogger{w: f, format: kmsgFormat, fallback: fallback}
 	}
-	if c, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: JournalSocket, Net: "unixgram"}); err == nil {
-		return &lineLogger{w: deadlineWriter{c}, format: journalFormat, fallback: fallback}
+	if journal.Reachable() {
+		return &journalLogger{send: journal.Send, fallback: fallback}
 	}
 	return &lineLogger{w: fallback, format: plainFormat}
 }
-
-// JournalSocket is journald's native protocol socket.
-const JournalSocket = "/run/systemd/journal/socket"
 
 type lineLogger struct {
 	w        io.Writer
@@ -308,19 +306,31 @@ func kmsgFormat(priority int, msg string) string {
 	return fmt.Sprintf("<%d>bm2[%d]: %s\n", 8+priority, os.Getpid(), msg)
 }
 
-// journalFormat is one entry of journald's native protocol.
-func journalFormat(priority int, msg string) string {
-	return fmt.Sprintf("PRIORITY=%d\nSYSLOG_FACILITY=1\nSYSLOG_IDENTIFIER=bm2\nSYSLOG_PID=%d\nMESSAGE=%s\n",
-		priority, os.Getpid(), msg)
-}
-
 func plainFormat(priority int, msg string) string { return "bm2-generator: " + msg + "\n" }
 
-type deadlineWriter struct{ c *net.UnixConn }
+// journalTimeout bounds each message sent to journald.
+const journalTimeout = 100 * time.Millisecond
 
-func (d deadlineWriter) Write(p []byte) (int, error) {
-	d.c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	return d.c.Write(p)
+// journalLogger sends each message to journald as one entry.
+type journalLogger struct {
+	send     func(ctx context.Context, msg string, priority int, vars map[string]string) error // journal.Send
+	fallback io.Writer
+}
+
+// Log sends one entry: the message with its priority, the user facility,
+// bm2's identifier and the generator's pid, like a kmsg record.
+func (l *journalLogger) Log(priority int, msg string) {
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
+	defer cancel()
+	vars := map[string]string{
+		"SYSLOG_FACILITY":       "1",
+		journal.FieldIdentifier: journal.Identifier,
+		"SYSLOG_PID":            strconv.Itoa(os.Getpid()),
+	}
+	if err := l.send(ctx, msg, priority, vars); err != nil && l.fallback != nil {
+		io.WriteString(l.fallback, plainFormat(priority, msg))
+	}
 }
 
 func plural(n int, word string) string {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/scope"
@@ -142,8 +143,27 @@ func TestLogFormats(t *testing.T) {
 	if got := kmsgFormat(3, "skipped x"); got != "<11>bm2["+pid+"]: skipped x\n" {
 		t.Errorf("kmsg record %q", got)
 	}
-	if got := journalFormat(4, "m"); !strings.Contains(got, "PRIORITY=4\n") || !strings.Contains(got, "SYSLOG_IDENTIFIER=bm2\n") || !strings.HasSuffix(got, "MESSAGE=m\n") {
-		t.Errorf("journal entry %q", got)
+	var entry struct {
+		msg      string
+		priority int
+		vars     map[string]string
+		deadline time.Duration
+	}
+	jl := &journalLogger{send: func(ctx context.Context, msg string, priority int, vars map[string]string) error {
+		d, _ := ctx.Deadline()
+		entry.msg, entry.priority, entry.vars, entry.deadline = msg, priority, vars, time.Until(d)
+		return nil
+	}}
+	jl.Log(4, "m\nn")
+	if entry.msg != "m n" || entry.priority != 4 || entry.vars["SYSLOG_IDENTIFIER"] != "bm2" || entry.vars["SYSLOG_FACILITY"] != "1" ||
+		entry.vars["SYSLOG_PID"] != pid || entry.deadline <= 0 || entry.deadline > journalTimeout {
+		t.Errorf("journal entry %+v", entry)
+	}
+	var fb strings.Builder
+	jl = &journalLogger{send: func(context.Context, string, int, map[string]string) error { return errors.New("busy") }, fallback: &fb}
+	jl.Log(3, "x")
+	if fb.String() != "bm2-generator: x\n" {
+		t.Errorf("an entry journald did not take went to stderr as %q", fb.String())
 	}
 	var b strings.Builder
 	l := &lineLogger{w: &b, format: kmsgFormat}

@@ -1,5 +1,5 @@
-// Package journal owns bm2's event schema and records what bm2 does where
-// an operator looks for it.
+// Package journal owns bm2's event schema and is bm2's way to journald:
+// it writes bm2's events there and reads them back through journalctl.
 //
 // Events (reuseport_confirmed, reuseport_missing, instance_crashed, …) go to
 // journald with SYSLOG_IDENTIFIER=bm2, so `journalctl -t bm2` lists them,
@@ -8,9 +8,11 @@
 //	BM2_EVENT=reuseport_missing BM2_PROJECT=api BM2_INSTANCE=api-0
 //	BM2_REASON=reuseport_missing MESSAGE_ID=<stable per event> PRIORITY=3
 //
-// The field names, the [Kind]s with their MESSAGE_IDs and priorities, and
-// every [Reason] are defined here once: [Fields] writes an [Event],
-// [Decode] reads it back, [Read] runs journalctl for the readers.
+// The field names and the [Kind]s with their MESSAGE_IDs and priorities
+// are defined here once (the values of BM2_REASON are package reason's):
+// [Fields] gives the fields of an [Event], [Send] writes an entry to
+// journald ([Journald] sends events through it), [Decode] reads an event
+// back, [Read] runs journalctl for the readers.
 //
 // Only bm2 speaks for bm2. Every event is written by one of bm2's root
 // processes (the reusePort probe, the exit and failure hooks), so readers
@@ -19,22 +21,13 @@
 // root can write ([Trusted]). An app that logs BM2_EVENT=reuseport_confirmed
 // under its own user is ignored, by the query and by Decode.
 //
-// Each instance also has a crash.log, one line per abnormal event with the
-// reason first-class:
+// The journal catalog (packaging/catalog/bm2.catalog) has an entry per
+// kind; a new kind needs one. Each instance's crash.log is package
+// crashlog's.
 //
-//	/var/log/bm2/api/api-0.crash.log
-//	2026-11-30T04:00:00.123Z reason=reuseport_missing detail="…"
+// Notifications of events to a project's webhook are package notify's.
 //
-// A crash.log stays bounded: a line that would take it beyond 1 MiB
-// ([DefaultMaxSize]) first renames it to api-0.crash.log.1, replacing the
-// previous one, so an instance takes at most 2 MiB however long it crash
-// loops. The journal catalog (packaging/catalog/bm2.catalog) has an entry
-// per kind; a new kind needs one.
-//
-// Notifications go to a webhook ([Webhook], one attempt per [Webhook.Post];
-// the body is [Payload]); its URL is printed only through [RedactURL].
-// Package notify decides which events are sent, spools them and retries.
-//
-// The generator cannot use journald (it runs before it may be up) and logs
-// through /dev/kmsg instead; see package generator.
+// The generator cannot count on journald (it runs before it may be up): it
+// logs through /dev/kmsg, and through [Send] only where there is no
+// /dev/kmsg; see package generator.
 package journal

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sort"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	sdjournal "github.com/coreos/go-systemd/v22/journal"
+
+	"github.com/bm2dev/bm2/internal/reason"
 )
 
 // Identifier is the SYSLOG_IDENTIFIER of every bm2 event.
@@ -116,107 +119,12 @@ func PriorityLevel(p int) string {
 	return "info"
 }
 
-// Reason is the machine-readable why of an event, of a crash.log line and
-// of an errored state.
-type Reason string
-
-// Every reason bm2 records.
-const (
-	// The reusePort probe.
-	ReasonReuseportMissing Reason = "reuseport_missing" // cluster mode, port bound exclusively: project stopped
-	ReasonNoListener       Reason = "no_listener"       // nobody listened within the probe's window
-	ReasonLoopbackOnly     Reason = "loopback_only"     // cluster mode, exclusive listener on 127.0.0.1 or ::1 only: project stopped
-	ReasonPortInUse        Reason = "port_in_use"       // another user's process holds the port: that instance stays down
-
-	// An instance that gave up.
-	ReasonBudget Reason = "restart_budget_exhausted"
-
-	// Refused before the app started (exit status 78).
-	ReasonRuntimeMissing    Reason = "runtime_missing"
-	ReasonRuntimeBelowFloor Reason = "runtime_below_floor"
-	ReasonEnvFile           Reason = "env_file_refused"
-	ReasonRejected          Reason = "runtime_rejected"  // refused, cause not known to the root side
-	ReasonScriptMissing     Reason = "script_missing"    // the script is not there or not readable by the app's user
-	ReasonFenceFailed       Reason = "port_fence_failed" // the port fence could not be attached: the app is not started unfenced
-
-	// systemd could not start the process (exit status 200/CHDIR,
-	// 217/USER): restarting cannot help.
-	ReasonCwdMissing  Reason = "cwd_missing"
-	ReasonUserMissing Reason = "user_missing"
-
-	// Found by bm2 check and serve before anything starts; never recorded
-	// in the journal.
-	ReasonConfigInvalid Reason = "config_invalid"
-	ReasonPortConflict  Reason = "port_conflict"
-
-	// How a run ended (systemd's Result, in bm2's words).
-	ReasonExited     Reason = "exited"
-	ReasonKilled     Reason = "killed"
-	ReasonCoreDumped Reason = "core_dumped"
-	ReasonTimeout    Reason = "timeout"
-	ReasonOOM        Reason = "oom_killed"
-	ReasonWatchdog   Reason = "watchdog"
-)
-
-// Reasons returns every reason bm2 records.
-func Reasons() []Reason {
-	return []Reason{ReasonReuseportMissing, ReasonNoListener, ReasonLoopbackOnly, ReasonPortInUse, ReasonBudget,
-		ReasonRuntimeMissing, ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected, ReasonScriptMissing,
-		ReasonFenceFailed, ReasonCwdMissing, ReasonUserMissing, ReasonConfigInvalid, ReasonPortConflict,
-		ReasonExited, ReasonKilled, ReasonCoreDumped, ReasonTimeout, ReasonOOM, ReasonWatchdog}
-}
-
-// Refusal tells whether a reason means bm2 refused to start the app.
-func (r Reason) Refusal() bool {
-	switch r {
-	case ReasonRuntimeMissing, ReasonRuntimeBelowFloor, ReasonEnvFile, ReasonRejected, ReasonFenceFailed:
-		return true
-	}
-	return false
-}
-
-// SpawnReason is the reason for an exit status systemd itself gives a
-// process it could not start: 200 (CHDIR: WorkingDirectory= missing or not
-// enterable) and 217 (USER: User= does not exist); "" for any other.
-func SpawnReason(status int) Reason {
-	switch status {
-	case 200:
-		return ReasonCwdMissing
-	case 217:
-		return ReasonUserMissing
-	}
-	return ""
-}
-
-// ResultReason turns systemd's Result of a run into a reason.
-func ResultReason(result string) Reason {
-	switch result {
-	case "", "success":
-		return ""
-	case "exit-code":
-		return ReasonExited
-	case "signal":
-		return ReasonKilled
-	case "core-dump":
-		return ReasonCoreDumped
-	case "timeout":
-		return ReasonTimeout
-	case "oom-kill":
-		return ReasonOOM
-	case "watchdog":
-		return ReasonWatchdog
-	case "start-limit-hit":
-		return ReasonBudget
-	}
-	return Reason(result)
-}
-
 // Event is one thing bm2 did or found.
 type Event struct {
 	Kind     Kind
 	Project  string
 	Instance string // "api-0"; "" for project-wide events
-	Reason   Reason
+	Reason   reason.Reason
 	Message  string // one line for a person
 	Detail   string // more for a person, optional
 	Time     time.Time
@@ -247,8 +155,8 @@ type Journald struct {
 // Emit sends one event.
 func (j Journald) Emit(e Event) error {
 	vars := Fields(e)
-	if sdjournal.Enabled() {
-		if err := sdjournal.Send(e.Message, e.Kind.Priority(), vars); err == nil {
+	if Reachable() {
+		if err := Send(context.Background(), e.Message, int(e.Kind.Priority()), vars); err == nil {
 			return nil
 		}
 	}
@@ -257,6 +165,35 @@ func (j Journald) Emit(e Event) error {
 		return err
 	}
 	return fmt.Errorf("journald not reachable")
+}
+
+// Reachable tells whether journald's native socket takes entries.
+func Reachable() bool { return sdjournal.Enabled() }
+
+// sendEntry writes one entry to journald's native socket; tests replace it.
+var sendEntry = sdjournal.Send
+
+// Send writes one entry to journald: message as MESSAGE, priority (a
+// syslog priority, 0 to 7) as PRIORITY, and vars. It is bm2's one writer
+// to journald: [Journald.Emit] sends events through it, the generator its
+// messages where there is no /dev/kmsg.
+//
+// Send gives up when ctx ends, so that a journald that does not read its
+// socket cannot stall the caller (the generator bounds each message: it
+// runs under PID 1). The entry given up on is not withdrawn: it still
+// reaches journald if journald reads its socket before the process exits.
+func Send(ctx context.Context, message string, priority int, vars map[string]string) error {
+	if ctx.Done() == nil {
+		return sendEntry(message, sdjournal.Priority(priority), vars)
+	}
+	sent := make(chan error, 1)
+	go func() { sent <- sendEntry(message, sdjournal.Priority(priority), vars) }()
+	select {
+	case err := <-sent:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("journald took no entry: %w", ctx.Err())
+	}
 }
 
 // Fields is the journal fields of an event, MESSAGE and PRIORITY aside.
@@ -338,7 +275,7 @@ func DecodeFrom(e Entry, uid string) (ev Event, ok bool) {
 		Kind:          Kind(e[FieldEvent]),
 		Project:       e[FieldProject],
 		Instance:      e[FieldInstance],
-		Reason:        Reason(e[FieldReason]),
+		Reason:        reason.Reason(e[FieldReason]),
 		Message:       e[FieldMessage],
 		Detail:        e[FieldDetail],
 		Time:          e.Time(),

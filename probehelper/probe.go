@@ -10,8 +10,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -105,7 +106,7 @@ type Probe struct {
 	// scope: the user); nil in system scope.
 	Owner   *identity.Identity
 	Events  journal.Sink
-	Crashes journal.CrashLog
+	Crashes crashlog.Logs
 	State   state.Dir
 	Log     func(format string, args ...any)
 
@@ -261,9 +262,9 @@ func (p *Probe) afterReset(ctx context.Context, unit string) error {
 	id := p.instanceID()
 	detail := fmt.Sprintf("exit code %d/status %d as the probe reset its restart budget", st.ExecMainCode, st.ExecMainStatus)
 	errs := []error{
-		p.Crashes.Append(p.Project, id, journal.Crash{Time: time.Now(), Reason: journal.ReasonExited, Detail: detail}),
+		p.Crashes.Append(p.Project, id, crashlog.Crash{Time: time.Now(), Reason: reason.Exited, Detail: detail}),
 		p.Events.Emit(journal.Event{Kind: journal.InstanceCrashed, Project: p.Project, Instance: id, Invocation: p.invocation,
-			Reason: journal.ReasonExited, Message: fmt.Sprintf("%s crashed as its healthy run was counted (%s); starting it again", id, detail)}),
+			Reason: reason.Exited, Message: fmt.Sprintf("%s crashed as its healthy run was counted (%s); starting it again", id, detail)}),
 		p.Systemd.Start(ctx, unit),
 	}
 	return errors.Join(errs...)
@@ -312,7 +313,7 @@ func (p *Probe) judge(ctx context.Context, r *run, st sysd.Status, id identity.I
 		var err error
 		if !p.Fork {
 			err = p.emit(journal.Event{
-				Kind: journal.ReuseportProbeStopped, Reason: journal.ReasonNoListener,
+				Kind: journal.ReuseportProbeStopped, Reason: reason.NoListener,
 				Message: fmt.Sprintf("%s: nobody listens on port %d %v after start; reusePort probe stopped, instance left alone",
 					p.instanceID(), p.Port, p.Window),
 			})
@@ -478,11 +479,11 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 	// this probe run is being stopped.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	reason := journal.ReasonReuseportMissing
+	why := reason.ReuseportMissing
 	if loopback != "" {
-		reason = journal.ReasonLoopbackOnly
+		why = reason.LoopbackOnly
 	}
-	first, err := p.State.SetErrored(p.Project, string(reason))
+	first, err := p.State.SetErrored(p.Project, string(why))
 	if err != nil {
 		return Missing, err
 	}
@@ -493,12 +494,12 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 		"listen with reusePort: true (Bun.serve({reusePort: true}) or server.listen({port, reusePort: true})), "+
 		"or use exec_mode = \"fork\"; then run bm2 serve again", p.Port)
 	ev := journal.Event{
-		Kind: journal.ReuseportMissing, Reason: reason, Detail: detail,
+		Kind: journal.ReuseportMissing, Reason: why, Detail: detail,
 		Message: fmt.Sprintf("%s: port %d is bound exclusively: cluster mode lacks reusePort; stopping project %s",
 			p.instanceID(), p.Port, p.Project),
 	}
 	if loopback != "" {
-		e, _ := failure.Explain(reason, failure.Facts{Project: p.Project, Instance: p.instanceID(), Port: p.Port,
+		e, _ := reason.Explain(why, reason.Facts{Project: p.Project, Instance: p.instanceID(), Port: p.Port,
 			Runtime: p.Runtime, Detail: loopback})
 		ev.Message, ev.Detail = e.Message, "listens on "+loopback+" only; "+e.Fix
 		detail = ev.Detail
@@ -508,7 +509,7 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 	now := time.Now()
 	for i := 0; i < p.Instances; i++ {
 		errs = append(errs, p.Crashes.Append(p.Project, units.InstanceID(p.Project, i),
-			journal.Crash{Time: now, Reason: reason, Detail: detail}))
+			crashlog.Crash{Time: now, Reason: why, Detail: detail}))
 	}
 	errs = append(errs, p.Systemd.StopAll(ctx, units.Target(p.Project), units.Slice(p.Project)))
 	return Missing, errors.Join(errs...)

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/state"
@@ -129,7 +131,7 @@ func newRig(t *testing.T, port int) *rig {
 		Project: "api", Index: 1, Instances: 2, Port: port,
 		Interval: DefaultInterval, Window: DefaultWindow,
 		Systemd: r.sd, Clock: r.clock, Check: reuseport.CheckPortAs, Events: r.events,
-		Crashes: journal.CrashLog{Dir: filepath.Join(dir, "log")}, State: state.Dir{Path: filepath.Join(dir, "lib")},
+		Crashes: crashlog.Logs{Dir: filepath.Join(dir, "log")}, State: state.Dir{Path: filepath.Join(dir, "lib")},
 	}
 	return r
 }
@@ -642,7 +644,7 @@ func TestProbeLoopbackOnly(t *testing.T) {
 		t.Fatalf("Run = %v, %v; want missing", out, err)
 	}
 	ev := r.events.got[0]
-	if ev.Kind != journal.ReuseportMissing || ev.Reason != journal.ReasonLoopbackOnly ||
+	if ev.Kind != journal.ReuseportMissing || ev.Reason != reason.LoopbackOnly ||
 		!strings.Contains(ev.Message, "api-1 listens on port "+strconv.Itoa(port)+" only on ::1") || !strings.Contains(ev.Detail, "leave out the host") {
 		t.Errorf("event %+v", ev)
 	}

@@ -13,12 +13,12 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
-	fmode "github.com/bm2dev/bm2/internal/failure"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/trust"
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -41,7 +41,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	orderOnly := !trustFile && !a.IsUser() && origin.UID != 0
 	switch {
 	case p.Notify.Webhook != "":
-		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", journal.RedactURL(p.Notify.Webhook), p.Notify.Level, control.WebhookNote(p.Notify))
+		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", notify.RedactURL(p.Notify.Webhook), p.Notify.Level, control.WebhookNote(p.Notify))
 	case p.PrivateUnread:
 		fmt.Fprintf(w, "notify: unknown (%s is readable by root only)\n", config.PrivatePath(p.File))
 	default:
@@ -139,7 +139,7 @@ func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []
 				continue
 			}
 			if who, ok := a.HolderOf(ports[i], id); ok {
-				e, _ := fmode.Explain(journal.ReasonPortInUse, fmode.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
+				e, _ := reason.Explain(reason.PortInUse, reason.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
 				fmt.Fprintf(w, "port %d: %s\n", ports[i], e.Message)
 				problems = append(problems, control.ProblemText(e))
 				continue
@@ -169,7 +169,7 @@ func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project
 		fmt.Fprintf(w, "runtime: %s %s (>= %s)\n", rc.Path, rc.Version, rc.Floor)
 	default:
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
-		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
+		if e, ok := reason.Explain(rc.Reason, reason.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
 			problems = append(problems, control.ProblemText(e))
 		} else {
 			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
@@ -191,7 +191,7 @@ func (a *App) checkRegistered(w io.Writer, p *config.Project) []string {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
-			e, _ := fmode.Explain(journal.ReasonPortConflict, fmode.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
+			e, _ := reason.Explain(reason.PortConflict, reason.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
 			problems = append(problems, control.ProblemText(e))
 		} else {
 			problems = append(problems, err.Error())

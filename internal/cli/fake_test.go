@@ -17,6 +17,7 @@ import (
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/scope"
@@ -532,7 +533,7 @@ func (te *testEnv) app() *App {
 		sys = *te.layout
 	}
 	sys.ConfigDir, sys.StateDir, sys.RunStateDir, sys.LockFile = te.paths.ConfigDir, te.paths.StateDir, te.paths.RunStateDir, te.paths.LockFile
-	sys.CrashLogs = journal.CrashLog{Dir: te.paths.LogDir}
+	sys.CrashLogs = crashlog.Logs{Dir: te.paths.LogDir}
 	return &App{control.Client{
 		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
 		Env: Env{

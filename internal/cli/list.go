@@ -12,8 +12,8 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -181,7 +181,7 @@ func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
 		if r.Reason == "" {
 			r.Reason = "errored"
 		}
-		if ps.Mark == string(journal.ReasonReuseportMissing) || ps.Mark == string(journal.ReasonLoopbackOnly) {
+		if ps.Mark == string(reason.ReuseportMissing) || ps.Mark == string(reason.LoopbackOnly) {
 			v := control.VerdictMissing
 			r.Reuseport = &v
 		}

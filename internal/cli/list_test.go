@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 )
@@ -95,7 +96,7 @@ func TestListJSON(t *testing.T) {
 		api0["memory_bytes"] != 43201331.0 || api0["cpu_ms"] != 1300.0 || api0["reuseport"] != "confirmed" {
 		t.Fatalf("api-0: %v", api0)
 	}
-	if r := rows[3]; r["state"] != "errored" || r["reason"] != string(journal.ReasonBudget) || r["memory_bytes"] != nil || r["cpu_ms"] != nil {
+	if r := rows[3]; r["state"] != "errored" || r["reason"] != string(reason.Budget) || r["memory_bytes"] != nil || r["cpu_ms"] != nil {
 		t.Fatalf("api-3: %v", r)
 	}
 	if r := rows[4]; r["project"] != "bad" || r["state"] != "invalid" || r["id"] != nil || !strings.Contains(r["reason"].(string), "script: required") {

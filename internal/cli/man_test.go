@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/spf13/pflag"
@@ -43,7 +44,7 @@ func TestDocsListTheEventKinds(t *testing.T) {
 	// a key of the project file is claimed to be one.
 	kindRE := regexp.MustCompile(`\b(?:reuseport|instance|runtime|project|notification)_[a-z_]+\b`)
 	other := map[string]bool{"runtime_path": true, "runtime_args": true}
-	for _, r := range journal.Reasons() {
+	for _, r := range reason.All() {
 		other[string(r)] = !isKind(string(r))
 	}
 	found := func(text string) []string {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 )
@@ -31,7 +32,7 @@ func TestListRowsFromSnapshot(t *testing.T) {
 			{Entry: config.Entry{Name: "web", Project: web}, IDs: []int{0},
 				Statuses: []control.UnitStatus{{ActiveState: "failed", SubState: "failed", Result: "exit-code", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}},
 				Marks:    map[int]state.Mark{0: {Reason: "port_in_use", Detail: "nginx (pid 7)"}}},
-			{Entry: config.Entry{Name: "box", Project: box}, IDs: []int{0}, Errored: true, Mark: string(journal.ReasonReuseportMissing)},
+			{Entry: config.Entry{Name: "box", Project: box}, IDs: []int{0}, Errored: true, Mark: string(reason.ReuseportMissing)},
 			{Entry: config.Entry{Name: "bad", Path: "/etc/bm2/bad.toml", Err: errors.New("bad.toml:1: unknown key")}},
 		},
 		Events:     []journal.Event{{Kind: journal.ReuseportConfirmed, Instance: "api-0", Invocation: "i0", Time: now.Add(-80 * time.Second)}},

@@ -11,8 +11,9 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/crashlog"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
-	"github.com/bm2dev/bm2/journal"
 )
 
 const seedAPI = `name = "api"
@@ -214,9 +215,9 @@ func TestServeInstanceFails(t *testing.T) {
 	te.journal["bm2@api-2.service"] = []string{"l1", "l2", "l3", "l4", "l5", "error: Cannot find module 'src/index.ts'"}
 	// The crash loop's last crash is quoted, not the failure hook's own line.
 	code := 1
-	crashes := journal.CrashLog{Dir: te.paths.LogDir}
-	crashes.Append("api", "api-2", journal.Crash{Time: te.now, Reason: journal.ReasonExited, ExitCode: &code})
-	crashes.Append("api", "api-2", journal.Crash{Time: te.now, Reason: journal.ReasonBudget, Detail: "result=exit-code restarts=16"})
+	crashes := crashlog.Logs{Dir: te.paths.LogDir}
+	crashes.Append("api", "api-2", crashlog.Crash{Time: te.now, Reason: reason.Exited, ExitCode: &code})
+	crashes.Append("api", "api-2", crashlog.Crash{Time: te.now, Reason: reason.Budget, Detail: "result=exit-code restarts=16"})
 	te.mustRun(ExitFailure, "serve", dir)
 	want := `bm2: instance api-2 errored: restart_budget_exhausted: api-2 crashed again and again and gave up (restart budget exhausted); last crash.log line: 2026-05-01T12:00:00.000Z reason=exited code=1
 bm2: last lines of its log (journalctl -u bm2@api-2.service -n 5):

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
-	fmode "github.com/bm2dev/bm2/internal/failure"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/portfence"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/state"
@@ -369,8 +369,8 @@ func Hint(err error) string {
 		var e1 *config.Error
 		if errors.As(err, &ce) || errors.As(err, &e1) {
 			// A broken project file: its errors name file, line and key.
-			e, _ := fmode.Explain(journal.ReasonConfigInvalid, fmode.Facts{})
-			return string(journal.ReasonConfigInvalid) + ": " + hintOf(e)
+			e, _ := reason.Explain(reason.ConfigInvalid, reason.Facts{})
+			return string(reason.ConfigInvalid) + ": " + hintOf(e)
 		}
 		return "fix the project file, then run `bm2 check` on it again"
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/notify"
-	"github.com/bm2dev/bm2/journal"
 )
 
 // LegacyUser is the account bm2 0.1 ran every project as.
@@ -159,7 +158,7 @@ func WebhookNote(n config.Notify) string {
 		}
 	}
 	if err := notify.CheckTarget(addr, n.AllowLocal); err != nil {
-		return ": bm2-notify refuses it: " + strings.TrimPrefix(err.Error(), journal.ErrTargetRefused.Error()+": ")
+		return ": bm2-notify refuses it: " + strings.TrimPrefix(err.Error(), notify.ErrTargetRefused.Error()+": ")
 	}
 	if addr.Unmap().IsLoopback() {
 		return ", on loopback (allow_local)"

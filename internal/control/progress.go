@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -247,7 +247,7 @@ func (c *Client) projectErrored(ctx context.Context, sd Systemd, p *config.Proje
 	if inst >= 0 && inst < p.Instances {
 		i = inst
 	}
-	if mark == string(journal.ReasonReuseportMissing) || mark == string(journal.ReasonLoopbackOnly) {
+	if mark == string(reason.ReuseportMissing) || mark == string(reason.LoopbackOnly) {
 		// The instance that held the port is the one that restarted least
 		// (the others failed to listen: EADDRINUSE); its log shows how it
 		// listened.

@@ -11,9 +11,10 @@ import (
 	"syscall"
 
 	"github.com/bm2dev/bm2/internal/config"
-	fmode "github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -31,23 +32,23 @@ func AgainText(p *config.Project, verb string) string {
 }
 
 // hintOf is an explanation's fix as the hint after an error.
-func hintOf(e fmode.Explained) string {
+func hintOf(e reason.Explained) string {
 	return e.FixLine()
 }
 
 // ExplainErrored words the errored mark of p: its reason's mode, filled in
 // from the event that set it (the instance, the listener's address, the
 // holder of the port). inst is the instance that event names, -1 if none.
-func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, verb string) (e fmode.Explained, inst int, ok bool) {
-	reason := journal.Reason(mark)
-	facts := fmode.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: AgainText(p, verb)}
+func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, verb string) (e reason.Explained, inst int, ok bool) {
+	why := reason.Reason(mark)
+	facts := reason.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: AgainText(p, verb)}
 	kind := journal.ReuseportMissing
-	if reason == journal.ReasonPortInUse {
+	if why == reason.PortInUse {
 		kind = journal.InstanceErrored
 	}
 	inst = -1
 	ev, found := c.lastEvent(ctx, p.Name, kind)
-	if found && ev.Reason == reason {
+	if found && ev.Reason == why {
 		facts.Instance = ev.Instance
 		if ev.Port != 0 {
 			facts.Port = ev.Port
@@ -58,14 +59,14 @@ func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, ve
 	} else {
 		found = false
 	}
-	e, ok = fmode.Explain(reason, facts)
+	e, ok = reason.Explain(why, facts)
 	if !ok {
 		return e, inst, false
 	}
-	if found && reason != journal.ReasonReuseportMissing {
+	if found && why != reason.ReuseportMissing {
 		// Its words name what only the probe or the hook saw: the
 		// listener's address, the process that holds the port.
-		e.Message = fmode.CleanMessage(ev.Message)
+		e.Message = reason.CleanMessage(ev.Message)
 	}
 	return e, inst, true
 }
@@ -77,10 +78,10 @@ func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, ve
 // directory that caused it).
 //
 // again is the command that tries again, as the fix ends.
-func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, reason, again string) (fmode.Explained, bool) {
+func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, why, again string) (reason.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
-	facts := fmode.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
-	if m, ok := c.MarkOf(p, i, u); ok && m.Reason == string(journal.ReasonPortInUse) {
+	facts := reason.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
+	if m, ok := c.MarkOf(p, i, u); ok && m.Reason == string(reason.PortInUse) {
 		// The exit hook's mark names who holds the port.
 		facts.Detail = m.Detail
 		if facts.Detail == "" {
@@ -89,14 +90,14 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 		if again != "`bm2 serve`" {
 			facts.Again = "`bm2 start " + id + "`"
 		}
-		e, ok := fmode.Explain(journal.ReasonPortInUse, facts)
+		e, ok := reason.Explain(reason.PortInUse, facts)
 		e.Message += "; " + id + " stays down until it is started again (its neighbours keep serving)"
 		return e, ok
 	}
 	exited := u.ExecMainCode == 1
 	switch {
 	case exited && u.ExecMainStatus == 78:
-		r := journal.ReasonRejected
+		r := reason.Rejected
 		facts.Detail = "the cause is not known to bm2"
 		if ev, ok := c.lastEvent(ctx, p.Name, journal.RuntimeRejected); ok && ev.Instance == id && ev.Reason.Refusal() {
 			r = ev.Reason
@@ -104,38 +105,38 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 			what, _, _ = strings.Cut(what, " (install ") // the fix says it
 			facts.Detail = strings.TrimPrefix(strings.TrimPrefix(what, "runtime "), "env_file ")
 		}
-		return fmode.Explain(r, facts)
-	case exited && journal.SpawnReason(int(u.ExecMainStatus)) != "":
-		r := journal.SpawnReason(int(u.ExecMainStatus))
+		return reason.Explain(r, facts)
+	case exited && reason.OfSpawn(int(u.ExecMainStatus)) != "":
+		r := reason.OfSpawn(int(u.ExecMainStatus))
 		facts.Detail = p.User
-		if r == journal.ReasonCwdMissing {
+		if r == reason.CwdMissing {
 			facts.Detail = fmt.Sprintf("%s does not exist or cannot be entered by the app's user (systemd: exit status 200/CHDIR)", p.Cwd)
 		}
-		return fmode.Explain(r, facts)
-	case reason == string(journal.ReasonBudget):
+		return reason.Explain(r, facts)
+	case why == string(reason.Budget):
 		// A crash loop: what made it, when bm2 can tell, else the last crash.
 		found, _ := c.PreflightDefinite(ctx, p, id)
 		for _, pe := range found {
-			if pe.Reason == journal.ReasonScriptMissing || pe.Reason == journal.ReasonCwdMissing || pe.Reason == journal.ReasonEnvFile {
+			if pe.Reason == reason.ScriptMissing || pe.Reason == reason.CwdMissing || pe.Reason == reason.EnvFile {
 				pe.Fix = strings.Replace(pe.Fix, "`bm2 start "+p.Name+"`", again, 1)
 				return pe, true
 			}
 		}
-		facts.Detail = "none (" + exitText(u, reason) + ")"
+		facts.Detail = "none (" + exitText(u, why) + ")"
 		lines := c.crashLogs().LastLines(p.Name, id, 4)
 		for k := len(lines) - 1; k >= 0; k-- {
-			if cl, ok := journal.ParseCrashLine(lines[k]); ok && cl.Reason != journal.ReasonBudget {
+			if cl, ok := crashlog.ParseLine(lines[k]); ok && cl.Reason != reason.Budget {
 				facts.Detail = lines[k]
 				break
 			}
 		}
-		return fmode.Explain(journal.ReasonBudget, facts)
+		return reason.Explain(reason.Budget, facts)
 	}
-	return fmode.Explained{}, false
+	return reason.Explained{}, false
 }
 
 // crashLogs is where the scope's crash logs are.
-func (c *Client) crashLogs() journal.CrashLog { return c.Layout.CrashLogs }
+func (c *Client) crashLogs() crashlog.Logs { return c.Layout.CrashLogs }
 
 // PreflightDefinite finds the failure modes of p that can be known before it
 // starts, as its user sees things: a user that does not exist, a working
@@ -147,16 +148,16 @@ func (c *Client) crashLogs() journal.CrashLog { return c.Layout.CrashLogs }
 //
 // inst is the instance the words name ("" for the first); they end with
 // `bm2 serve` without one, `bm2 start <project>` with one.
-func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst string) (found []fmode.Explained, definite []bool) {
+func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst string) (found []reason.Explained, definite []bool) {
 	again := "`bm2 serve`"
 	if inst != "" {
 		again = ""
 	}
-	facts := func(detail string) fmode.Facts {
-		return fmode.Facts{Project: p.Name, Instance: inst, Port: p.Port, Runtime: string(p.Runtime), Detail: detail, Again: again}
+	facts := func(detail string) reason.Facts {
+		return reason.Facts{Project: p.Name, Instance: inst, Port: p.Port, Runtime: string(p.Runtime), Detail: detail, Again: again}
 	}
-	add := func(r journal.Reason, detail string, sure bool) {
-		if e, ok := fmode.Explain(r, facts(detail)); ok {
+	add := func(r reason.Reason, detail string, sure bool) {
+		if e, ok := reason.Explain(r, facts(detail)); ok {
 			found = append(found, e)
 			definite = append(definite, sure)
 		}
@@ -170,7 +171,7 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 			id, err = c.LookupUser(ctx, p.User, "")
 		}
 		if err != nil {
-			add(journal.ReasonUserMissing, p.User, true)
+			add(reason.UserMissing, p.User, true)
 			return found, definite
 		}
 	} else {
@@ -185,11 +186,11 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 		access = accessAs
 	}
 	if err := access(id, p.Cwd, true); err != nil {
-		add(journal.ReasonCwdMissing, accessText(p.Cwd, err, who), errors.Is(err, fs.ErrNotExist))
+		add(reason.CwdMissing, accessText(p.Cwd, err, who), errors.Is(err, fs.ErrNotExist))
 		return found, definite
 	}
 	if err := access(id, p.ScriptPath(), false); err != nil {
-		add(journal.ReasonScriptMissing, accessText(p.ScriptPath(), err, who), errors.Is(err, fs.ErrNotExist))
+		add(reason.ScriptMissing, accessText(p.ScriptPath(), err, who), errors.Is(err, fs.ErrNotExist))
 	}
 	if p.EnvFile != "" {
 		path := p.EnvFile
@@ -197,7 +198,7 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 			path = filepath.Join(p.Cwd, path)
 		}
 		if err := access(id, path, false); err != nil {
-			add(journal.ReasonEnvFile, accessText(path, err, who), errors.Is(err, fs.ErrNotExist))
+			add(reason.EnvFile, accessText(path, err, who), errors.Is(err, fs.ErrNotExist))
 		}
 	}
 	return found, definite
@@ -248,7 +249,7 @@ func accessAs(id identity.Identity, path string, dir bool) error {
 func (c *Client) preflightErr(ctx context.Context, p *config.Project) error {
 	found, definite := c.PreflightDefinite(ctx, p, "")
 	var msgs []string
-	var first *fmode.Explained
+	var first *reason.Explained
 	for k, e := range found {
 		if !definite[k] {
 			fmt.Fprintf(c.Err, "bm2: warning: %s: %s\nbm2: %s\n", e.Reason, e.Message, hintOf(e))
@@ -266,7 +267,7 @@ func (c *Client) preflightErr(ctx context.Context, p *config.Project) error {
 }
 
 // PreflightAll is every preflight failure of p, worded for bm2 check.
-func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []fmode.Explained {
+func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []reason.Explained {
 	found, _ := c.PreflightDefinite(ctx, p, "")
 	for k := range found {
 		found[k].Fix = strings.ReplaceAll(found[k].Fix, "then `bm2 serve`", "then `bm2 check`")
@@ -275,7 +276,7 @@ func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []fmode.Ex
 }
 
 // ProblemText is one of bm2 check's problems: reason, message and fix.
-func ProblemText(e fmode.Explained) string {
+func ProblemText(e reason.Explained) string {
 	return fmt.Sprintf("%s: %s; fix: %s", e.Reason, e.Message, e.Fix)
 }
 

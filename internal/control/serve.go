@@ -13,8 +13,8 @@ import (
 
 	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
-	fmode "github.com/bm2dev/bm2/internal/failure"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/units"
 )
@@ -150,7 +150,7 @@ func (c *Client) servable(ctx context.Context, p *config.Project) error {
 	}
 	rc := c.CheckRuntime(ctx, p)
 	if !rc.OK() {
-		if e, ok := fmode.Explain(rc.Reason, fmode.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
+		if e, ok := reason.Explain(rc.Reason, reason.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
 			return Fail(ExitInvalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
 		}
 		return Fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
@@ -311,10 +311,10 @@ func conflictErr(err error) error {
 // it. The error is the generator's reason when bm2 can tell it (the same
 // port conflict a serve run after the other file was written reports).
 func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *registration) error {
-	var reason error
+	var cause error
 	_, l := c.Registry()
 	if e, ok := l.Find(p.Name); ok && e.Err != nil && filepath.Clean(e.Path) == filepath.Clean(p.File) {
-		reason = e.Err
+		cause = e.Err
 	}
 	if reg.changed {
 		// Taken back even when the command was interrupted meanwhile.
@@ -326,8 +326,8 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 		}
 		if err != nil {
 			why := "bm2-generator skipped it"
-			if reason != nil {
-				why = reason.Error()
+			if cause != nil {
+				why = cause.Error()
 			}
 			return fmt.Errorf("systemd has no units for %s after daemon-reload (%s), and taking back %s failed: %w", p.Name, why, p.File, err)
 		}
@@ -337,11 +337,11 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 			fmt.Fprintf(c.Out, "removed %s again: systemd did not take it\n", p.File)
 		}
 	}
-	if errors.Is(reason, config.ErrConflict) {
-		return conflictErr(reason)
+	if errors.Is(cause, config.ErrConflict) {
+		return conflictErr(cause)
 	}
-	if reason != nil {
-		return Fail(ExitCode(reason), "`bm2 check "+p.File+"` shows the problem", reason)
+	if cause != nil {
+		return Fail(ExitCode(cause), "`bm2 check "+p.File+"` shows the problem", cause)
 	}
 	return Fail(ExitFailure, "`journalctl -b -t bm2` shows why bm2-generator skipped it",
 		fmt.Errorf("systemd has no units for %s after daemon-reload: bm2-generator skipped %s", p.Name, p.File))

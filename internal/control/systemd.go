@@ -3,8 +3,8 @@ package control
 import (
 	"context"
 
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sysd"
-	"github.com/bm2dev/bm2/journal"
 )
 
 // Systemd is the part of systemd's D-Bus API the bm2 command uses; the
@@ -67,7 +67,7 @@ const (
 const ReasonNotLoaded = "not_loaded"
 
 // InstanceState maps a unit's state to bm2's words and a reason.
-func InstanceState(u UnitStatus) (state, reason string) {
+func InstanceState(u UnitStatus) (state, why string) {
 	switch u.ActiveState {
 	case "active", "reloading":
 		return StateOnline, ""
@@ -81,7 +81,7 @@ func InstanceState(u UnitStatus) (state, reason string) {
 	case "failed":
 		r := resultReason(u.Result)
 		if u.ExecMainCode == 1 && u.ExecMainStatus == 78 {
-			r = string(journal.ReasonRejected)
+			r = string(reason.Rejected)
 		}
 		if r == "" {
 			r = "failed"
@@ -103,13 +103,13 @@ func InstanceState(u UnitStatus) (state, reason string) {
 // using up its budget is restart_budget_exhausted even when systemd (252,
 // for automatic restarts) reports the result of the last crash rather
 // than start-limit-hit.
-func ProjectInstanceState(u UnitStatus, maxRestarts int) (state, reason string) {
-	state, reason = InstanceState(u)
-	if state == StateErrored && reason != string(journal.ReasonBudget) && reason != string(journal.ReasonRejected) &&
+func ProjectInstanceState(u UnitStatus, maxRestarts int) (state, why string) {
+	state, why = InstanceState(u)
+	if state == StateErrored && why != string(reason.Budget) && why != string(reason.Rejected) &&
 		u.NRestarts > 0 && int64(u.NRestarts) >= int64(maxRestarts) {
-		reason = string(journal.ReasonBudget)
+		why = string(reason.Budget)
 	}
-	return state, reason
+	return state, why
 }
 
 // resultReason turns systemd's Result property into a reason: systemd's
@@ -120,7 +120,7 @@ func resultReason(result string) string {
 	case "", "success":
 		return ""
 	case "start-limit-hit":
-		return string(journal.ReasonBudget)
+		return string(reason.Budget)
 	}
 	return result
 }

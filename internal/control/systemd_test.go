@@ -3,13 +3,13 @@ package control
 import (
 	"testing"
 
-	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/internal/reason"
 )
 
 func TestInstanceState(t *testing.T) {
 	for _, tc := range []struct {
 		active, sub, load, result string
-		state, reason             string
+		state, why                string
 	}{
 		{"active", "running", "loaded", "success", StateOnline, ""},
 		{"reloading", "reload", "loaded", "success", StateOnline, ""},
@@ -18,7 +18,7 @@ func TestInstanceState(t *testing.T) {
 		{"activating", "auto-restart", "loaded", "exit-code", StateWaiting, "exit-code"},
 		{"activating", "auto-restart", "loaded", "signal", StateWaiting, "signal"},
 		{"deactivating", "stop-sigterm", "loaded", "success", StateStopping, ""},
-		{"failed", "failed", "loaded", "start-limit-hit", StateErrored, string(journal.ReasonBudget)},
+		{"failed", "failed", "loaded", "start-limit-hit", StateErrored, string(reason.Budget)},
 		{"failed", "failed", "loaded", "exit-code", StateErrored, "exit-code"},
 		{"failed", "failed", "loaded", "signal", StateErrored, "signal"},
 		{"failed", "failed", "loaded", "core-dump", StateErrored, "core-dump"},
@@ -28,9 +28,9 @@ func TestInstanceState(t *testing.T) {
 		{"inactive", "dead", "not-found", "", StateStopped, ReasonNotLoaded},
 		{"", "", "", "", StateUnknown, ""},
 	} {
-		st, reason := InstanceState(UnitStatus{ActiveState: tc.active, SubState: tc.sub, LoadState: tc.load, Result: tc.result})
-		if st != tc.state || reason != tc.reason {
-			t.Errorf("%s/%s (%s, %s) = %q %q, want %q %q", tc.active, tc.sub, tc.load, tc.result, st, reason, tc.state, tc.reason)
+		st, why := InstanceState(UnitStatus{ActiveState: tc.active, SubState: tc.sub, LoadState: tc.load, Result: tc.result})
+		if st != tc.state || why != tc.why {
+			t.Errorf("%s/%s (%s, %s) = %q %q, want %q %q", tc.active, tc.sub, tc.load, tc.result, st, why, tc.state, tc.why)
 		}
 	}
 }
@@ -39,7 +39,7 @@ func TestBudgetExhaustedOnSystemd252(t *testing.T) {
 	// systemd 252 reports the last crash's result, not start-limit-hit,
 	// when automatic restarts use up the start limit.
 	u := UnitStatus{ActiveState: "failed", SubState: "failed", LoadState: "loaded", Result: "exit-code", NRestarts: 17}
-	if st, r := ProjectInstanceState(u, 16); st != StateErrored || r != string(journal.ReasonBudget) {
+	if st, r := ProjectInstanceState(u, 16); st != StateErrored || r != string(reason.Budget) {
 		t.Fatalf("%s %s", st, r)
 	}
 	u.NRestarts = 3

@@ -13,10 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/internal/confine"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/envfile"
-	"github.com/bm2dev/bm2/internal/failure"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -41,11 +42,11 @@ const (
 // Verifier explains an exit with status ExitRefused from what the root
 // side can check itself (see VerifyRefusal); a reason that is not a
 // refusal means there was nothing to refuse.
-type Verifier func(ctx context.Context, st sysd.Status) (journal.Reason, string)
+type Verifier func(ctx context.Context, st sysd.Status) (reason.Reason, string)
 
 // Crash turns how a run ended into a crash.log line.
-func Crash(st sysd.Status, at time.Time) journal.Crash {
-	c := journal.Crash{Time: at, Reason: journal.ResultReason(st.Result)}
+func Crash(st sysd.Status, at time.Time) crashlog.Crash {
+	c := crashlog.Crash{Time: at, Reason: reason.OfResult(st.Result)}
 	switch st.ExecMainCode {
 	case cldExited:
 		n := int(st.ExecMainStatus)
@@ -63,7 +64,7 @@ func Crash(st sysd.Status, at time.Time) journal.Crash {
 // leaves no trace but a fresh restart budget for the next start; an
 // abnormal exit gets a crash.log line and an instance_crashed event, and a
 // refusal (exit status 78, confirmed by verify) a runtime_rejected event.
-func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes journal.CrashLog, events journal.Sink, verify Verifier) error {
+func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes crashlog.Logs, events journal.Sink, verify Verifier) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", id)
@@ -100,19 +101,19 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 		ev.ExitStatus = strconv.Itoa(*c.ExitCode)
 	}
 	if st.ExecMainCode == cldExited && st.ExecMainStatus == ExitRefused {
-		reason, msg := verify(ctx, st)
-		if reason.Refusal() {
-			c.Reason, c.Detail = reason, msg
-			ev.Kind, ev.Reason = journal.RuntimeRejected, reason
+		why, msg := verify(ctx, st)
+		if why.Refusal() {
+			c.Reason, c.Detail = why, msg
+			ev.Kind, ev.Reason = journal.RuntimeRejected, why
 			ev.Message = fmt.Sprintf("%s not started: %s", id, msg)
 			return record(crashes, events, project, id, st.GID, c, ev)
 		}
 		how += " (" + msg + ")"
 	}
 	if st.ExecMainCode == cldExited {
-		if r := journal.SpawnReason(int(st.ExecMainStatus)); r != "" {
+		if r := reason.OfSpawn(int(st.ExecMainStatus)); r != "" {
 			// systemd could not start the process at all.
-			e, _ := failure.Explain(r, failure.Facts{Project: project, Instance: id, Detail: spawnDetail(r, st)})
+			e, _ := reason.Explain(r, reason.Facts{Project: project, Instance: id, Detail: spawnDetail(r, st)})
 			c.Reason, c.Detail = r, e.Message
 			ev.Reason, ev.Message, ev.Detail = r, e.Message, e.Fix
 			return record(crashes, events, project, id, st.GID, c, ev)
@@ -123,10 +124,10 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes j
 	return record(crashes, events, project, id, st.GID, c, ev)
 }
 
-// spawnDetail is the {detail} of a SpawnReason: the directory systemd
+// spawnDetail is the {detail} of a spawn reason (reason.OfSpawn): the directory systemd
 // could not enter, the user it could not find.
-func spawnDetail(r journal.Reason, st sysd.Status) string {
-	if r == journal.ReasonUserMissing {
+func spawnDetail(r reason.Reason, st sysd.Status) string {
+	if r == reason.UserMissing {
 		return st.User
 	}
 	return fmt.Sprintf("%s does not exist or cannot be entered by the app's user (systemd: exit status %d/CHDIR)", st.WorkingDirectory, st.ExecMainStatus)
@@ -148,7 +149,7 @@ type PortHolder func(port int, uid uint32) (who string, ok bool)
 // local user can listen on a port: a squatter must not stop a project).
 // The instance's port and UID come from systemd; the holder's name and
 // pid only go into the message and the mark.
-func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir state.Dir, crashes journal.CrashLog, events journal.Sink, holder PortHolder) error {
+func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir state.Dir, crashes crashlog.Logs, events journal.Sink, holder PortHolder) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok || holder == nil {
 		return nil
@@ -164,7 +165,7 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	}
 	switch {
 	case st.Result == "" || st.Result == "success", st.UID == sysd.NoID,
-		st.ExecMainCode == cldExited && (st.ExecMainStatus == ExitRefused || journal.SpawnReason(int(st.ExecMainStatus)) != ""):
+		st.ExecMainCode == cldExited && (st.ExecMainStatus == ExitRefused || reason.OfSpawn(int(st.ExecMainStatus)) != ""):
 		return nil
 	}
 	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
@@ -175,17 +176,17 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	if !held {
 		return nil
 	}
-	who = failure.Clean(who)
-	first, err := sdir.SetInstanceErrored(id, state.Mark{Reason: string(journal.ReasonPortInUse), Detail: who})
+	who = reason.Clean(who)
+	first, err := sdir.SetInstanceErrored(id, state.Mark{Reason: string(reason.PortInUse), Detail: who})
 	if err != nil || !first {
 		return err
 	}
-	e, _ := failure.Explain(journal.ReasonPortInUse, failure.Facts{Project: project, Instance: id, Port: port, Detail: who})
+	e, _ := reason.Explain(reason.PortInUse, reason.Facts{Project: project, Instance: id, Port: port, Detail: who})
 	e.Message += "; bm2 keeps " + id + " from starting again until `bm2 start " + id + "` (or the next boot); its neighbours keep serving"
-	c := journal.Crash{Time: now, Reason: journal.ReasonPortInUse, Detail: e.Message}
+	c := crashlog.Crash{Time: now, Reason: reason.PortInUse, Detail: e.Message}
 	return record(crashes, events, project, id, st.GID, c, journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Invocation: st.InvocationID, Port: port,
-		Reason: journal.ReasonPortInUse, Message: e.Message, Detail: e.Fix, ServiceResult: st.Result,
+		Reason: reason.PortInUse, Message: e.Message, Detail: e.Fix, ServiceResult: st.Result,
 	})
 }
 
@@ -206,7 +207,7 @@ func ForeignHolder(port int, uid uint32) (string, bool) {
 		name += " (" + u.Username + ")"
 	}
 	if pid, comm, ok := sockdiag.OwnerOf(l); ok {
-		return fmt.Sprintf("%s (pid %d), %s", failure.Clean(comm), pid, name), true
+		return fmt.Sprintf("%s (pid %d), %s", reason.Clean(comm), pid, name), true
 	}
 	return "a process of " + name, true
 }
@@ -238,9 +239,9 @@ func Blocking(ls []sockdiag.Listener, uid uint32) (sockdiag.Listener, bool) {
 
 // record appends the crash.log line, giving the log to the group the run
 // had (st.GID: the app's account's, so that it can read how it died;
-// never a dynamic user's, see journal.LogGroup), and emits the event.
-func record(crashes journal.CrashLog, events journal.Sink, project, id string, gid uint32, c journal.Crash, ev journal.Event) error {
-	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(gid))
+// never a dynamic user's, see crashlog.LogGroup), and emits the event.
+func record(crashes crashlog.Logs, events journal.Sink, project, id string, gid uint32, c crashlog.Crash, ev journal.Event) error {
+	err1 := crashes.AppendGroup(project, id, c, crashlog.LogGroup(gid))
 	err2 := events.Emit(ev)
 	if err1 != nil {
 		return err1
@@ -254,7 +255,7 @@ func record(crashes journal.CrashLog, events journal.Sink, project, id string, g
 type Confined func(ctx context.Context, st sysd.Status, path string) (string, error)
 
 // VerifyRefusal is VerifyRefusalWith(ConfinedVersion): the exit hook's.
-func VerifyRefusal(ctx context.Context, st sysd.Status) (journal.Reason, string) {
+func VerifyRefusal(ctx context.Context, st sysd.Status) (reason.Reason, string) {
 	return VerifyRefusalWith(ConfinedVersion)(ctx, st)
 }
 
@@ -268,13 +269,13 @@ func VerifyRefusal(ctx context.Context, st sysd.Status) (journal.Reason, string)
 // too. When the runtime cannot be asked in the sandbox, the refusal is
 // reported as runtime_rejected, unconfirmed.
 func VerifyRefusalWith(ask Confined) Verifier {
-	return func(ctx context.Context, st sysd.Status) (journal.Reason, string) {
+	return func(ctx context.Context, st sysd.Status) (reason.Reason, string) {
 		if len(st.ExecStart) < 3 || st.ExecStart[1] != "run" {
-			return journal.ReasonExited, "not started by bm2-probe run"
+			return reason.Exited, "not started by bm2-probe run"
 		}
 		ra, err := ParseRunArgs(st.ExecStart[2:])
 		if err != nil {
-			return journal.ReasonExited, err.Error()
+			return reason.Exited, err.Error()
 		}
 		id := identity.Identity{Name: st.User, UID: int(st.UID), GID: int(st.GID)}
 		if st.UID == sysd.NoID || st.GID == sysd.NoID {
@@ -293,7 +294,7 @@ func VerifyRefusalWith(ask Confined) Verifier {
 				return err
 			})
 			if err != nil {
-				return journal.ReasonEnvFile, "env_file " + err.Error()
+				return reason.EnvFile, "env_file " + err.Error()
 			}
 		}
 		asker := func(ctx context.Context, path string) (string, error) {
@@ -314,12 +315,12 @@ func VerifyRefusalWith(ask Confined) Verifier {
 			if why == "" {
 				why = rc.Unchecked
 			}
-			return journal.ReasonRejected, "unconfirmed: exit status 78 is bm2's refusal, and bm2 could not ask the runtime in the instance's sandbox (" +
+			return reason.Rejected, "unconfirmed: exit status 78 is bm2's refusal, and bm2 could not ask the runtime in the instance's sandbox (" +
 				why + "); `systemctl status` shows the run wrapper's message"
 		case rc.Reason != "":
 			return rc.Reason, "runtime " + rc.Problem + " (" + jsruntime.Advice(ra.Kind) + ")"
 		}
-		return journal.ReasonExited, "exit status 78 is bm2's refusal, but bm2 found nothing to refuse: the app exited with it itself"
+		return reason.Exited, "exit status 78 is bm2's refusal, but bm2 found nothing to refuse: the app exited with it itself"
 	}
 }
 
@@ -356,9 +357,9 @@ func ConfinedVersion(ctx context.Context, st sysd.Status, path string) (string, 
 // instance; any other goes to verify. The mark is root's, in a directory
 // only root writes: the app cannot forge it.
 func MarkedOr(sdir state.Dir, id string, verify Verifier) Verifier {
-	return func(ctx context.Context, st sysd.Status) (journal.Reason, string) {
-		if m, ok, _ := sdir.InstanceErrored(id); ok && m.Reason == string(journal.ReasonFenceFailed) {
-			return journal.ReasonFenceFailed, "its port fence could not be attached (" + m.Detail + ")"
+	return func(ctx context.Context, st sysd.Status) (reason.Reason, string) {
+		if m, ok, _ := sdir.InstanceErrored(id); ok && m.Reason == string(reason.FenceFailed) {
+			return reason.FenceFailed, "its port fence could not be attached (" + m.Detail + ")"
 		}
 		return verify(ctx, st)
 	}

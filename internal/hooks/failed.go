@@ -6,7 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/failure"
+	"github.com/bm2dev/bm2/internal/crashlog"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -18,7 +19,7 @@ import (
 // instance itself was marked errored (the mark already says why). A refusal's reason is the one the
 // exit hook found and wrote to the crash log moments before (both run as
 // root; the log is root's).
-func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes journal.CrashLog, events journal.Sink) error {
+func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes crashlog.Logs, events journal.Sink) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", id)
@@ -40,7 +41,7 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 	if !f.Gone() || (f.Result == "timeout" && f.NRestarts == 0) {
 		return nil
 	}
-	reason := journal.ReasonBudget
+	why := reason.Budget
 	msg := fmt.Sprintf("%s gave up after %d restarts (restart budget exhausted); its neighbours keep serving; `bm2 start %s` tries again",
 		id, f.NRestarts, id)
 	if index == units.Surge {
@@ -48,26 +49,26 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 			id, f.NRestarts, project)
 	}
 	if f.ExecMainCode == cldExited && f.ExecMainStatus == ExitRefused {
-		reason = journal.ReasonRejected
+		why = reason.Rejected
 		if last, ok := crashes.Last(project, id); ok && last.Reason.Refusal() {
-			reason = last.Reason
+			why = last.Reason
 		}
 		systemctl := "systemctl"
 		if os.Geteuid() != 0 {
 			systemctl = "systemctl --user" // the user's own manager runs this hook
 		}
 		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `%s status %s` shows the message",
-			id, reason, id, systemctl, units.Instance(project, index))
+			id, why, id, systemctl, units.Instance(project, index))
 	}
-	if r := journal.SpawnReason(int(f.ExecMainStatus)); f.ExecMainCode == cldExited && r != "" {
-		reason = r
-		e, _ := failure.Explain(r, failure.Facts{Project: project, Instance: id, Detail: spawnDetail(r, f)})
+	if r := reason.OfSpawn(int(f.ExecMainStatus)); f.ExecMainCode == cldExited && r != "" {
+		why = r
+		e, _ := reason.Explain(r, reason.Facts{Project: project, Instance: id, Detail: spawnDetail(r, f)})
 		msg = e.Message + "; " + e.Fix
 	}
-	c := journal.Crash{Time: now, Reason: reason, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
-	err1 := crashes.AppendGroup(project, id, c, journal.LogGroup(f.GID))
+	c := crashlog.Crash{Time: now, Reason: why, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
+	err1 := crashes.AppendGroup(project, id, c, crashlog.LogGroup(f.GID))
 	err2 := events.Emit(journal.Event{
-		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: reason, Message: msg,
+		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: why, Message: msg,
 		Restarts: fmt.Sprint(f.NRestarts), ServiceResult: f.Result, Invocation: f.InvocationID,
 	})
 	if err1 != nil {

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -162,7 +164,7 @@ func (f fakeSD) ResetFailed(ctx context.Context, unit string) error {
 // A clean stop gives the next start a fresh budget; a crash never resets
 // (systemd would forget it and not restart).
 func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
-	c := journal.CrashLog{Dir: t.TempDir()}
+	c := crashlog.Logs{Dir: t.TempDir()}
 	for _, tc := range []struct {
 		st    sysd.Status
 		reset bool
@@ -182,10 +184,10 @@ func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
 }
 
 func TestExitedRecordsCrashes(t *testing.T) {
-	c := journal.CrashLog{Dir: t.TempDir()}
+	c := crashlog.Logs{Dir: t.TempDir()}
 	ev := &sink{}
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
-	noRefusal := func(context.Context, sysd.Status) (journal.Reason, string) {
+	noRefusal := func(context.Context, sysd.Status) (reason.Reason, string) {
 		t.Fatal("asked to verify a refusal")
 		return "", ""
 	}
@@ -217,7 +219,7 @@ func TestExitedRecordsCrashes(t *testing.T) {
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("crash.log:\n%s\nwant:\n%s", data, strings.Join(want, "\n"))
 	}
-	if len(ev.got) != len(want) || ev.got[0].Kind != journal.InstanceCrashed || ev.got[0].Reason != journal.ReasonExited || ev.got[1].Signal != "SIGKILL" {
+	if len(ev.got) != len(want) || ev.got[0].Kind != journal.InstanceCrashed || ev.got[0].Reason != reason.Exited || ev.got[1].Signal != "SIGKILL" {
 		t.Errorf("events %+v", ev.got)
 	}
 }
@@ -225,25 +227,25 @@ func TestExitedRecordsCrashes(t *testing.T) {
 // Exit status 78 is a refusal only when the root side finds something to
 // refuse; then it says runtime_rejected with the reason it found itself.
 func TestExitedRefusal(t *testing.T) {
-	c := journal.CrashLog{Dir: t.TempDir()}
+	c := crashlog.Logs{Dir: t.TempDir()}
 	ev := &sink{}
 	sd := fakeSD{"bm2@api-1.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78}}
-	verdict := journal.ReasonRuntimeBelowFloor
-	verify := func(context.Context, sysd.Status) (journal.Reason, string) {
+	verdict := reason.RuntimeBelowFloor
+	verify := func(context.Context, sysd.Status) (reason.Reason, string) {
 		return verdict, "runtime x is Bun 1.3.14, below the floor 1.4.0"
 	}
 	if err := Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify); err != nil {
 		t.Fatal(err)
 	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.RuntimeRejected || ev.got[0].Reason != journal.ReasonRuntimeBelowFloor {
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.RuntimeRejected || ev.got[0].Reason != reason.RuntimeBelowFloor {
 		t.Fatalf("%+v", ev.got)
 	}
-	if last, _ := c.Last("api", "api-1"); last.Reason != journal.ReasonRuntimeBelowFloor {
+	if last, _ := c.Last("api", "api-1"); last.Reason != reason.RuntimeBelowFloor {
 		t.Fatalf("crash.log %+v", last)
 	}
-	verdict = journal.ReasonExited // the app exited 78 itself
+	verdict = reason.Exited // the app exited 78 itself
 	Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify)
-	if ev.got[1].Kind != journal.InstanceCrashed || ev.got[1].Reason != journal.ReasonExited {
+	if ev.got[1].Kind != journal.InstanceCrashed || ev.got[1].Reason != reason.Exited {
 		t.Fatalf("%+v", ev.got[1])
 	}
 }
@@ -274,29 +276,29 @@ func TestVerifyRefusal(t *testing.T) {
 		return answer, answerErr
 	}
 	verify := VerifyRefusalWith(confined)
-	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
+	if r, msg := verify(context.Background(), st); r != reason.RuntimeBelowFloor || !strings.Contains(msg, "below the floor 1.4.0") {
 		t.Fatalf("%s %s", r, msg)
 	}
 	answer = "1.4.4\n"
-	if r, _ := verify(context.Background(), st); r != journal.ReasonExited {
+	if r, _ := verify(context.Background(), st); r != reason.Exited {
 		t.Fatalf("nothing to refuse, got %s", r)
 	}
 	// The sandbox could not be asked: unconfirmed, never a run of our own.
 	answerErr = errors.New("systemd-run: not found")
-	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") || !strings.Contains(msg, "systemd-run: not found") {
+	if r, msg := verify(context.Background(), st); r != reason.Rejected || !strings.HasPrefix(msg, "unconfirmed: ") || !strings.Contains(msg, "systemd-run: not found") {
 		t.Fatalf("unconfirmed: %s %s", r, msg)
 	}
 	answerErr = &jsruntime.NotRunError{Why: "no"}
-	if r, msg := verify(context.Background(), st); r != journal.ReasonRejected || !strings.HasPrefix(msg, "unconfirmed: ") {
+	if r, msg := verify(context.Background(), st); r != reason.Rejected || !strings.HasPrefix(msg, "unconfirmed: ") {
 		t.Fatalf("not run: %s %s", r, msg)
 	}
 	answerErr = nil
 	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--env-file", filepath.Join(dir, ".env"), "--", bun, "i.ts"}
-	if r, msg := verify(context.Background(), st); r != journal.ReasonEnvFile || !strings.Contains(msg, "does not exist") {
+	if r, msg := verify(context.Background(), st); r != reason.EnvFile || !strings.Contains(msg, "does not exist") {
 		t.Fatalf("%s %s", r, msg)
 	}
 	st.ExecStart = []string{"/usr/lib/bm2/bm2-probe", "run", "bun", "--", filepath.Join(dir, "gone"), "i.ts"}
-	if r, _ := verify(context.Background(), st); r != journal.ReasonRuntimeMissing {
+	if r, _ := verify(context.Background(), st); r != reason.RuntimeMissing {
 		t.Fatalf("%s", r)
 	}
 	if len(asked) != 4 || asked[0] != bun {
@@ -320,7 +322,7 @@ func TestConfinedVersionNeedsUnitFiles(t *testing.T) {
 
 func TestFailed(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &sink{}
 	sd := fakeSD{
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
 		"bm2@api-2.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
@@ -338,7 +340,7 @@ func TestFailed(t *testing.T) {
 	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev); err != nil {
 		t.Fatal(err)
 	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonBudget || ev.got[0].Restarts != "3" {
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != reason.Budget || ev.got[0].Restarts != "3" {
 		t.Errorf("events %+v", ev.got)
 	}
 	data, _ := os.ReadFile(c.Path("api", "api-1"))
@@ -346,9 +348,9 @@ func TestFailed(t *testing.T) {
 		t.Errorf("crash.log %q", data)
 	}
 	// A refusal: the reason the exit hook wrote to the crash log.
-	c.Append("api", "api-2", journal.Crash{Time: time.Now(), Reason: journal.ReasonRuntimeMissing})
+	c.Append("api", "api-2", crashlog.Crash{Time: time.Now(), Reason: reason.RuntimeMissing})
 	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev)
-	if ev.got[1].Reason != journal.ReasonRuntimeMissing {
+	if ev.got[1].Reason != reason.RuntimeMissing {
 		t.Errorf("refusal recorded as %q", ev.got[1].Reason)
 	}
 	// A project stopped on purpose already says why: nothing more.
@@ -363,12 +365,12 @@ func TestFailed(t *testing.T) {
 // the exit hook and from the failure hook alike.
 func TestSpawnFailures(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &sink{}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 200, WorkingDirectory: "/srv/gone"},
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 217, User: "deploy"},
 	}
-	noVerify := func(context.Context, sysd.Status) (journal.Reason, string) { t.Fatal("verified"); return "", "" }
+	noVerify := func(context.Context, sysd.Status) (reason.Reason, string) { t.Fatal("verified"); return "", "" }
 	for id, want := range map[string]string{"api-0": "working directory /srv/gone does not exist", "api-1": "user deploy does not exist"} {
 		ev.got = nil
 		if err := Exited(context.Background(), id, sd, time.Now(), c, ev, noVerify); err != nil {
@@ -381,7 +383,7 @@ func TestSpawnFailures(t *testing.T) {
 		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev); err != nil {
 			t.Fatal(err)
 		}
-		reason := map[string]journal.Reason{"api-0": journal.ReasonCwdMissing, "api-1": journal.ReasonUserMissing}[id]
+		reason := map[string]reason.Reason{"api-0": reason.CwdMissing, "api-1": reason.UserMissing}[id]
 		if len(ev.got) != 1 || ev.got[0].Reason != reason || !strings.Contains(ev.got[0].Message, want) || !strings.Contains(ev.got[0].Message, "`bm2 start api`") {
 			t.Errorf("%s failure: %+v", id, ev.got)
 		}
@@ -398,7 +400,7 @@ func TestSpawnFailures(t *testing.T) {
 // listeners (a sibling), a clean stop and a refusal are none of that.
 func TestPortBlocked(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, journal.CrashLog{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, crashlog.Logs{Dir: dir}, &sink{}
 	env := []string{"BM2_APP_PORT=3100"}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
@@ -422,7 +424,7 @@ func TestPortBlocked(t *testing.T) {
 	if len(asked) != 1 || asked[0] != 61000 {
 		t.Errorf("holder asked for %v", asked)
 	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != journal.ReasonPortInUse || ev.got[0].Port != 3100 ||
+	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != reason.PortInUse || ev.got[0].Port != 3100 ||
 		ev.got[0].Instance != "api-0" || !strings.Contains(ev.got[0].Message, "port 3100 is held by python3\\x1b[2J (pid 812), uid 65534 (nobody), not by api") ||
 		!strings.Contains(ev.got[0].Message, "bm2 keeps api-0 from starting again") {
 		t.Errorf("events %+v", ev.got)
@@ -523,7 +525,7 @@ func TestRootRefusesReplaceableRuntime(t *testing.T) {
 		t.Errorf("asked %s as root", path)
 		return "v24.1.0\n", nil
 	})
-	if r, msg := verify(context.Background(), st); r != journal.ReasonRuntimeMissing || !strings.Contains(msg, "bm2 runs no such binary as root") {
+	if r, msg := verify(context.Background(), st); r != reason.RuntimeMissing || !strings.Contains(msg, "bm2 runs no such binary as root") {
 		t.Errorf("verify = %s %s", r, msg)
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -563,11 +565,11 @@ func TestRunRefusesAMarkedInstance(t *testing.T) {
 			t.Errorf("stderr %q", stderr.String())
 		}
 	}
-	verify := MarkedOr(sdir, "api-0", func(context.Context, sysd.Status) (journal.Reason, string) { return journal.ReasonExited, "asked" })
-	if r, msg := verify(context.Background(), sysd.Status{}); r != journal.ReasonFenceFailed || !r.Refusal() || !strings.Contains(msg, "no memory") {
+	verify := MarkedOr(sdir, "api-0", func(context.Context, sysd.Status) (reason.Reason, string) { return reason.Exited, "asked" })
+	if r, msg := verify(context.Background(), sysd.Status{}); r != reason.FenceFailed || !r.Refusal() || !strings.Contains(msg, "no memory") {
 		t.Errorf("marked: %s %q", r, msg)
 	}
-	if r, _ := MarkedOr(sdir, "api-1", func(context.Context, sysd.Status) (journal.Reason, string) { return journal.ReasonExited, "asked" })(context.Background(), sysd.Status{}); r != journal.ReasonExited {
+	if r, _ := MarkedOr(sdir, "api-1", func(context.Context, sysd.Status) (reason.Reason, string) { return reason.Exited, "asked" })(context.Background(), sysd.Status{}); r != reason.Exited {
 		t.Errorf("unmarked: %s", r)
 	}
 }

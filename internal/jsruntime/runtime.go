@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/internal/reason"
 )
 
 // Floor returns the oldest version of a runtime bm2 runs apps with, in
@@ -177,8 +177,8 @@ type Result struct {
 	Path    string // absolute path of the binary, "" when not found
 	Version string // the first line it printed for --version, e.g. "v24.1.0"
 	Floor   Version
-	Reason  journal.Reason // ReasonRuntimeMissing or ReasonRuntimeBelowFloor; "" when usable
-	Problem string         // for a person, after "runtime ": "/usr/bin/node is Node.js v20.1.0, below the floor 24.0.0"; "" when usable
+	Reason  reason.Reason // reason.RuntimeMissing or reason.RuntimeBelowFloor; "" when usable
+	Problem string        // for a person, after "runtime ": "/usr/bin/node is Node.js v20.1.0, below the floor 24.0.0"; "" when usable
 	// Retry: the runtime exists but did not answer; not a reason to
 	// refuse it for good.
 	Retry bool
@@ -203,7 +203,7 @@ func Check(ctx context.Context, kind config.Runtime, command string, dirs []stri
 	name := DisplayName(kind)
 	path, err := resolve(command, dirs)
 	if err != nil {
-		r.Reason = journal.ReasonRuntimeMissing
+		r.Reason = reason.RuntimeMissing
 		r.Problem = fmt.Sprintf("%s %v", command, err)
 		return r
 	}
@@ -217,7 +217,7 @@ func Check(ctx context.Context, kind config.Runtime, command string, dirs []stri
 	if errors.Is(err, fs.ErrPermission) {
 		// Permission bits do not change by waiting: not executable by
 		// whoever asked (the app's user), so missing for it.
-		r.Reason = journal.ReasonRuntimeMissing
+		r.Reason = reason.RuntimeMissing
 		r.Problem = fmt.Sprintf("%s cannot be run by the app's user (%v)", path, err)
 		return r
 	}
@@ -231,12 +231,12 @@ func Check(ctx context.Context, kind config.Runtime, command string, dirs []stri
 	r.Version = strings.TrimSpace(firstLine(strings.TrimSpace(out)))
 	v, err := ParseVersion(r.Version)
 	if err != nil {
-		r.Reason = journal.ReasonRuntimeMissing
+		r.Reason = reason.RuntimeMissing
 		r.Problem = fmt.Sprintf("%s --version printed %q, which is not a %s version", path, r.Version, name)
 		return r
 	}
 	if v.Compare(floor) < 0 {
-		r.Reason = journal.ReasonRuntimeBelowFloor
+		r.Reason = reason.RuntimeBelowFloor
 		r.Problem = fmt.Sprintf("%s is %s %s, below the floor %s", path, name, r.Version, floor)
 	}
 	return r

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/testutil"
-	"github.com/bm2dev/bm2/journal"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -93,14 +93,14 @@ func TestCheckFindsAndJudges(t *testing.T) {
 	first := write(a, "node", "v20.20.2", 0o755)
 	write(b, "node", "v24.1.0", 0o755)
 	r := Check(ctx, config.Node, "node", []string{a, b}, AskVersion)
-	if r.Path != first || r.Reason != journal.ReasonRuntimeBelowFloor || r.Problem != first+" is Node.js v20.20.2, below the floor 24.0.0" {
+	if r.Path != first || r.Reason != reason.RuntimeBelowFloor || r.Problem != first+" is Node.js v20.20.2, below the floor 24.0.0" {
 		t.Fatalf("the first dir must win, and be judged: %+v", r)
 	}
 	r = Check(ctx, config.Bun, filepath.Join(a, "bun"), nil, AskVersion)
-	if r.Reason != journal.ReasonRuntimeMissing || r.Problem != filepath.Join(a, "bun")+" is not executable" {
+	if r.Reason != reason.RuntimeMissing || r.Problem != filepath.Join(a, "bun")+" is not executable" {
 		t.Fatalf("%+v", r)
 	}
-	if r := Check(ctx, config.Bun, "bun", []string{a}, AskVersion); r.Reason != journal.ReasonRuntimeMissing || !strings.Contains(r.Problem, "not found in") {
+	if r := Check(ctx, config.Bun, "bun", []string{a}, AskVersion); r.Reason != reason.RuntimeMissing || !strings.Contains(r.Problem, "not found in") {
 		t.Fatalf("%+v", r)
 	}
 	silent := func(context.Context, string) (string, error) { return "", errors.New("no answer within 5s") }
@@ -161,7 +161,7 @@ func TestCheckNotExecutableByTheUser(t *testing.T) {
 		return "", &fs.PathError{Op: "fork/exec", Path: path, Err: syscall.EACCES}
 	}
 	r := Check(context.Background(), config.Node, node, nil, denied)
-	if r.OK() || r.Retry || r.Reason != journal.ReasonRuntimeMissing || !strings.Contains(r.Problem, node+" cannot be run by the app's user") {
+	if r.OK() || r.Retry || r.Reason != reason.RuntimeMissing || !strings.Contains(r.Problem, node+" cannot be run by the app's user") {
 		t.Errorf("check: %+v", r)
 	}
 }

@@ -22,7 +22,7 @@ type Policy struct {
 // DefaultPolicy is documented in bm2.toml(5): 5 attempts of 3 s at most,
 // 1, 2, 4 and 8 s apart; 31 s in all for a receiver that never answers.
 var DefaultPolicy = Policy{
-	Timeout:     journal.DefaultWebhookTimeout,
+	Timeout:     DefaultWebhookTimeout,
 	Backoff:     []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second},
 	Concurrency: 4,
 	Poll:        250 * time.Millisecond,
@@ -179,12 +179,12 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, cli
 	if n.AllowLocal {
 		client = clients[1]
 	}
-	w := journal.Webhook{URL: n.URL, Timeout: p.Timeout, Client: client}
+	w := Webhook{URL: n.URL, Timeout: p.Timeout, Client: client}
 	what := n.Payload.Event + " of " + n.Payload.Project
 	if n.Payload.Instance != "" {
 		what = n.Payload.Event + " of " + n.Payload.Instance
 	}
-	shown := journal.RedactURL(n.URL)
+	shown := RedactURL(n.URL)
 	for attempt := 1; ; attempt++ {
 		err = w.Post(ctx, n.Payload)
 		if ctx.Err() != nil {
@@ -196,7 +196,7 @@ func (d Deliverer) deliver(ctx context.Context, p Policy, sem chan struct{}, cli
 			o.delivered = true
 			break
 		}
-		var pe *journal.PostError
+		var pe *PostError
 		if errors.As(err, &pe) && pe.Permanent() {
 			d.dropped(n, fmt.Sprintf("gave up notifying %s (%s) to %s at attempt %d: %v; trying again cannot help: "+
 				"fix notify.webhook in the project's file; the notification is dropped", what, n.Payload.Time, shown, attempt, err), err, log)

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"syscall"
 	"time"
-
-	"github.com/bm2dev/bm2/journal"
 )
 
 // metadata are the cloud instance metadata addresses outside the
@@ -44,7 +42,7 @@ func unwrap(a netip.Addr) netip.Addr {
 // metadata service 169.254.169.254, fe80::/10), a multicast or an
 // unspecified one; to a loopback address only when allowLocal
 // ([notify] allow_local in a file root wrote). The error wraps
-// journal.ErrTargetRefused.
+// [ErrTargetRefused].
 func CheckTarget(addr netip.Addr, allowLocal bool) error {
 	a := unwrap(addr)
 	why := ""
@@ -61,11 +59,11 @@ func CheckTarget(addr netip.Addr, allowLocal bool) error {
 		why = "an unspecified address"
 	case a.IsLoopback() && !allowLocal:
 		return fmt.Errorf("%w: %s is a loopback address (allowed only by [notify] allow_local = true in a project file root wrote)",
-			journal.ErrTargetRefused, a)
+			ErrTargetRefused, a)
 	default:
 		return nil
 	}
-	return fmt.Errorf("%w: %s is %s", journal.ErrTargetRefused, a, why)
+	return fmt.Errorf("%w: %s is %s", ErrTargetRefused, a, why)
 }
 
 // control is a net.Dialer's Control: it runs on every address a dial
@@ -75,7 +73,7 @@ func control(allowLocal bool) func(network, address string, c syscall.RawConn) e
 	return func(network, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
-			return fmt.Errorf("%w: %q is not an IP address and port", journal.ErrTargetRefused, address)
+			return fmt.Errorf("%w: %q is not an IP address and port", ErrTargetRefused, address)
 		}
 		return CheckTarget(ap.Addr(), allowLocal)
 	}
@@ -91,7 +89,7 @@ func Transport(allowLocal bool, r *net.Resolver) *http.Transport {
 	t.Proxy = nil
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, addr)
-		if err != nil && errors.Is(err, journal.ErrTargetRefused) {
+		if err != nil && errors.Is(err, ErrTargetRefused) {
 			// Only the reason: the *net.OpError repeats the address.
 			var oe *net.OpError
 			if errors.As(err, &oe) {

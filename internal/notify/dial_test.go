@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/bm2dev/bm2/journal"
 )
 
 // Loopback only with allow_local; link-local (the metadata service among
@@ -60,7 +58,7 @@ func TestCheckTarget(t *testing.T) {
 			if (err == nil) != want {
 				t.Errorf("%s (allow_local %v): %v, want allowed=%v", c.addr, allow, err, want)
 			}
-			if err != nil && (!errors.Is(err, journal.ErrTargetRefused) || !strings.Contains(err.Error(), c.why)) {
+			if err != nil && (!errors.Is(err, ErrTargetRefused) || !strings.Contains(err.Error(), c.why)) {
 				t.Errorf("%s: %v, want ErrTargetRefused saying %s", c.addr, err, c.why)
 			}
 		}
@@ -125,9 +123,9 @@ func TestTransportChecksResolvedAddress(t *testing.T) {
 		t.Fatalf("the fake DNS answers %v, %v", addrs, err)
 	}
 	for _, url := range []string{"http://hook.bm2.test:" + port + "/x", srv.URL + "/x", "http://[::1]:" + port + "/x"} {
-		w := journal.Webhook{URL: url, Timeout: time.Minute, Client: &http.Client{Transport: Transport(false, r)}}
-		err := w.Post(context.Background(), journal.Payload{Event: "e"})
-		var pe *journal.PostError
+		w := Webhook{URL: url, Timeout: time.Minute, Client: &http.Client{Transport: Transport(false, r)}}
+		err := w.Post(context.Background(), Payload{Event: "e"})
+		var pe *PostError
 		if !errors.As(err, &pe) || !pe.Permanent() || !strings.Contains(err.Error(), "refused to connect: 127.0.0.1 is a loopback address") &&
 			!strings.Contains(err.Error(), "refused to connect: ::1 is a loopback address") {
 			t.Errorf("%s without allow_local: %v, want a permanent refusal", url, err)
@@ -136,13 +134,13 @@ func TestTransportChecksResolvedAddress(t *testing.T) {
 	if hits.Load() != 0 {
 		t.Fatalf("the loopback receiver got %d requests", hits.Load())
 	}
-	w := journal.Webhook{URL: "http://hook.bm2.test:" + port + "/x", Timeout: time.Minute, Client: &http.Client{Transport: Transport(true, r)}}
-	if err := w.Post(context.Background(), journal.Payload{Event: "e"}); err != nil || hits.Load() != 1 {
+	w := Webhook{URL: "http://hook.bm2.test:" + port + "/x", Timeout: time.Minute, Client: &http.Client{Transport: Transport(true, r)}}
+	if err := w.Post(context.Background(), Payload{Event: "e"}); err != nil || hits.Load() != 1 {
 		t.Fatalf("with allow_local: %v, %d requests", err, hits.Load())
 	}
 	// The metadata service stays refused with allow_local.
-	w = journal.Webhook{URL: "http://169.254.169.254/latest/meta-data/", Timeout: time.Minute, Client: &http.Client{Transport: Transport(true, r)}}
-	if err := w.Post(context.Background(), journal.Payload{Event: "e"}); err == nil || !strings.Contains(err.Error(), "metadata") {
+	w = Webhook{URL: "http://169.254.169.254/latest/meta-data/", Timeout: time.Minute, Client: &http.Client{Transport: Transport(true, r)}}
+	if err := w.Post(context.Background(), Payload{Event: "e"}); err == nil || !strings.Contains(err.Error(), "metadata") {
 		t.Fatalf("metadata with allow_local: %v", err)
 	}
 }

@@ -35,6 +35,10 @@
 // notify.allow_local in a project file root owns, or in user scope the
 // user).
 //
+// A notification is posted as JSON to the webhook ([Webhook], one attempt
+// per [Webhook.Post]; the body is [Payload], documented in bm2.toml(5));
+// its URL is printed only through [RedactURL].
+//
 // The spool's directory and the unit names are a [Scope]: [System] is the
 // system's.
 package notify

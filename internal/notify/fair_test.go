@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/testutil"
-	"github.com/bm2dev/bm2/journal"
 )
 
 // fakeHTTP is a webhook receiver per host, without a network: "dead"
@@ -78,7 +77,7 @@ func (f *fakeHTTP) snapshot() map[string]int {
 }
 
 func projectNote(project, host string, i int) Notification {
-	return Notification{URL: "http://" + host + "/hook", Payload: journal.Payload{Event: "instance_crashed",
+	return Notification{URL: "http://" + host + "/hook", Payload: Payload{Event: "instance_crashed",
 		Project: project, Instance: fmt.Sprintf("%s-%d", project, i), Level: "warning", Time: "2026-11-30T04:00:00.000Z"}}
 }
 

@@ -28,7 +28,7 @@ func testSpool(t *testing.T) Spool {
 
 func note(url, event string) Notification {
 	// The test receivers listen on loopback.
-	return Notification{URL: url, AllowLocal: true, Payload: journal.Payload{Event: event, Project: "api", Instance: "api-0", Level: "error",
+	return Notification{URL: url, AllowLocal: true, Payload: Payload{Event: event, Project: "api", Instance: "api-0", Level: "error",
 		Time: "2026-11-30T04:00:00.000Z", Host: "web1", Message: "m"}}
 }
 
@@ -169,7 +169,7 @@ func TestSinkLevels(t *testing.T) {
 				continue
 			}
 			n, err := s.Read(names[0])
-			wantP := journal.Payload{Event: string(k), Project: "api", Instance: "api-0", Reason: "r", Level: levels[k],
+			wantP := Payload{Event: string(k), Project: "api", Instance: "api-0", Reason: "r", Level: levels[k],
 				Time: "2026-11-30T04:00:00.000Z", Host: "web1", Message: "m", Detail: "d"}
 			if err != nil || n.URL != "https://h/x" || n.Payload != wantP {
 				t.Errorf("%s: spooled %+v, %v; want %+v", k, n, err, wantP)
@@ -249,10 +249,10 @@ func TestDeliverRetries(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var calls atomic.Int32
-			var bodies []journal.Payload
+			var bodies []Payload
 			var mu sync.Mutex
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				var p journal.Payload
+				var p Payload
 				if err := json.NewDecoder(r.Body).Decode(&p); err != nil || r.Header.Get("Content-Type") != "application/json" {
 					t.Errorf("bad request: %v", err)
 				}
@@ -388,7 +388,7 @@ func TestDeliverLateAndStopped(t *testing.T) {
 	s := testSpool(t)
 	got := make(chan string, 10)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p journal.Payload
+		var p Payload
 		json.NewDecoder(r.Body).Decode(&p)
 		got <- p.Event
 		if p.Event == "first" {
@@ -426,12 +426,12 @@ func srvURL(r *http.Request) string { return "http://" + r.Host + "/" }
 
 func TestPostErrorPermanent(t *testing.T) {
 	for status, want := range map[int]bool{400: true, 401: true, 404: true, 408: false, 429: false, 500: false, 503: false} {
-		if got := (&journal.PostError{Status: status}).Permanent(); got != want {
+		if got := (&PostError{Status: status}).Permanent(); got != want {
 			t.Errorf("status %d permanent = %v", status, got)
 		}
 	}
-	err := journal.Webhook{URL: "ftp://h/x"}.Post(context.Background(), journal.Payload{})
-	var pe *journal.PostError
+	err := Webhook{URL: "ftp://h/x"}.Post(context.Background(), Payload{})
+	var pe *PostError
 	if !errors.As(err, &pe) || !pe.Permanent() {
 		t.Errorf("ftp URL: %v", err)
 	}

@@ -61,7 +61,7 @@ func (s Sink) enqueue(e journal.Event) {
 		return
 	}
 	n := s.Settings(e.Project)
-	if n.Webhook == "" || !e.Kind.Reaches(string(n.Level)) {
+	if n.Webhook == "" || !Reaches(e.Kind, string(n.Level)) {
 		return
 	}
 	now := time.Now()
@@ -79,8 +79,8 @@ func (s Sink) enqueue(e journal.Event) {
 	if log == nil {
 		log = io.Discard
 	}
-	if _, err := s.Spool.Put(Notification{URL: n.Webhook, AllowLocal: n.AllowLocal, Payload: journal.NewPayload(e, host)}, now, log); err != nil {
-		fmt.Fprintf(log, "bm2: %s of %s not notified to %s: %v\n", e.Kind, e.Project, journal.RedactURL(n.Webhook), err)
+	if _, err := s.Spool.Put(Notification{URL: n.Webhook, AllowLocal: n.AllowLocal, Payload: NewPayload(e, host)}, now, log); err != nil {
+		fmt.Fprintf(log, "bm2: %s of %s not notified to %s: %v\n", e.Kind, e.Project, RedactURL(n.Webhook), err)
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/internal/atomicfile"
-	"github.com/bm2dev/bm2/journal"
 )
 
 // Scope is where notifications wait and which units deliver them.
@@ -56,8 +55,8 @@ type Notification struct {
 	URL string `json:"url"`
 	// AllowLocal lets the deliverer connect to a loopback address: the
 	// project's notify.allow_local, from a file root wrote.
-	AllowLocal bool            `json:"allow_local,omitempty"`
-	Payload    journal.Payload `json:"payload"`
+	AllowLocal bool    `json:"allow_local,omitempty"`
+	Payload    Payload `json:"payload"`
 }
 
 // Spool is a spool directory.

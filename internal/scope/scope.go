@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/state"
-	"github.com/bm2dev/bm2/journal"
 )
 
 // Kind is system or user.
@@ -48,7 +48,7 @@ type Layout struct {
 	// WantedBy is the target whose .wants directory enables projects.
 	WantedBy string
 	// CrashLogs is where crash logs are written.
-	CrashLogs journal.CrashLog
+	CrashLogs crashlog.Logs
 	// PrivateSocket is the manager's private D-Bus socket: systemd's own,
 	// which needs no bus daemon (and so no dbus-user-session package in
 	// user scope).
@@ -69,7 +69,7 @@ func SystemLayout() Layout {
 		LockFile:      "/run/bm2/registry.lock",
 		GeneratorDir:  "/run/systemd/generator",
 		WantedBy:      "multi-user.target",
-		CrashLogs:     journal.CrashLog{Dir: journal.DefaultLogDir},
+		CrashLogs:     crashlog.Logs{Dir: crashlog.DefaultLogDir},
 		PrivateSocket: "/run/systemd/private",
 		Systemctl:     "systemctl",
 	}
@@ -92,7 +92,7 @@ func UserLayout(uid int, name, home string) Layout {
 		RuntimeDir:    run,
 		GeneratorDir:  filepath.Join(run, "systemd", "generator"),
 		WantedBy:      "default.target",
-		CrashLogs:     journal.CrashLog{Dir: base, Sub: "logs"},
+		CrashLogs:     crashlog.Logs{Dir: base, Sub: "logs"},
 		PrivateSocket: filepath.Join(run, "systemd", "private"),
 		Systemctl:     "systemctl --user",
 	}

@@ -1,4 +1,4 @@
-package journal
+package notify
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/bm2dev/bm2/journal"
 )
 
 // Webhook posts events as JSON to a URL:
@@ -20,7 +22,7 @@ import (
 //
 // Events below MinLevel are not sent. Each post gives up after Timeout.
 // bm2's hooks and probe never post themselves: they spool the notification
-// and bm2-notify.service posts it, with retries (package notify), so a dead
+// and bm2-notify.service posts it, with retries ([Deliverer]), so a dead
 // webhook never delays a stop or a restart.
 // A redirect is followed only to the same scheme and host: a webhook URL
 // often carries a token, and a redirect must not carry the request (or the
@@ -53,7 +55,7 @@ type Payload struct {
 
 // NewPayload is the body of the notification for e, sent from host. An
 // event without a time is stamped now.
-func NewPayload(e Event, host string) Payload {
+func NewPayload(e journal.Event, host string) Payload {
 	t := e.Time
 	if t.IsZero() {
 		t = time.Now()
@@ -67,7 +69,7 @@ func NewPayload(e Event, host string) Payload {
 
 // Reaches tells whether events of kind k are sent to a webhook whose
 // lowest level is min (info, warning or error; "" is error, the default).
-func (k Kind) Reaches(min string) bool {
+func Reaches(k journal.Kind, min string) bool {
 	if min == "" {
 		min = "error"
 	}
@@ -123,13 +125,13 @@ func RedactURL(s string) string {
 var errRedirect = errors.New("redirect to another host not followed")
 
 // ErrTargetRefused is a webhook address bm2-notify does not connect to
-// (loopback, link-local, multicast: see notify.CheckTarget); trying again
+// (loopback, link-local, multicast: see [CheckTarget]); trying again
 // cannot help.
 var ErrTargetRefused = errors.New("refused to connect")
 
 // Notify posts e unless its level is below MinLevel.
-func (w Webhook) Notify(ctx context.Context, e Event) error {
-	if !e.Kind.Reaches(w.MinLevel) {
+func (w Webhook) Notify(ctx context.Context, e journal.Event) error {
+	if !Reaches(e.Kind, w.MinLevel) {
 		return nil
 	}
 	return w.Post(ctx, NewPayload(e, ""))

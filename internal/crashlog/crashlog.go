@@ -1,4 +1,4 @@
-package journal
+package crashlog
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/reason"
 )
 
 // DefaultLogDir is where crash logs live: <dir>/<project>/<instance>.crash.log.
@@ -23,8 +25,8 @@ const DefaultLogDir = "/var/log/bm2"
 // too).
 const DefaultMaxSize = 1 << 20
 
-// CrashLog appends to per-instance crash logs under Dir.
-type CrashLog struct {
+// Logs appends to per-instance crash logs under Dir.
+type Logs struct {
 	Dir     string
 	MaxSize int64 // rotate beyond this many bytes; 0 means DefaultMaxSize
 	// Sub is a directory between the project's and the log: "logs" in
@@ -36,15 +38,15 @@ type CrashLog struct {
 // Crash is one crash.log line.
 type Crash struct {
 	Time     time.Time
-	Reason   Reason // first-class: reuseport_missing, exited, killed, …
-	ExitCode *int   // the exit status, when the process exited
-	Signal   string // the signal that killed it, e.g. SIGKILL
+	Reason   reason.Reason // first-class: reuseport_missing, exited, killed, …
+	ExitCode *int          // the exit status, when the process exited
+	Signal   string        // the signal that killed it, e.g. SIGKILL
 	Detail   string
 }
 
 // Path is the crash log of one instance, e.g. /var/log/bm2/api/api-0.crash.log
 // (system scope) or ~/.bm2/api/logs/api-0.crash.log (user scope).
-func (c CrashLog) Path(project, instance string) string {
+func (c Logs) Path(project, instance string) string {
 	return filepath.Join(c.Dir, project, c.Sub, instance+".crash.log")
 }
 
@@ -100,7 +102,7 @@ func LogGroup(gid uint32) int {
 
 // Append adds one line to the instance's crash log, creating the file and
 // its directory as needed, keeping the group they have (see AppendGroup).
-func (c CrashLog) Append(project, instance string, cr Crash) error {
+func (c Logs) Append(project, instance string, cr Crash) error {
 	return c.AppendGroup(project, instance, cr, NoGroup)
 }
 
@@ -118,7 +120,7 @@ func (c CrashLog) Append(project, instance string, cr Crash) error {
 // both root's and, when gid is a group (LogGroup), that group's: root and
 // the project's account read them, no other app. Run as a user (user
 // scope), they are 0700 and 0600.
-func (c CrashLog) AppendGroup(project, instance string, cr Crash, gid int) error {
+func (c Logs) AppendGroup(project, instance string, cr Crash, gid int) error {
 	p := c.Path(project, instance)
 	dir := filepath.Dir(p)
 	root := os.Geteuid() == 0
@@ -274,16 +276,16 @@ func appendLocked(f *os.File, p string, line []byte, limit int64, mode os.FileMo
 // Last returns the newest line of an instance's crash log (its time and
 // reason; the rest is for people), and false when there is none. Just
 // after a rotation the newest line may still be the last of <file>.1.
-func (c CrashLog) Last(project, instance string) (Crash, bool) {
+func (c Logs) Last(project, instance string) (Crash, bool) {
 	lines := c.LastLines(project, instance, 1)
 	if len(lines) == 0 {
 		return Crash{}, false
 	}
-	return ParseCrashLine(lines[0])
+	return ParseLine(lines[0])
 }
 
-// ParseCrashLine reads back the time and reason of a crash.log line.
-func ParseCrashLine(line string) (Crash, bool) {
+// ParseLine reads back the time and reason of a crash.log line.
+func ParseLine(line string) (Crash, bool) {
 	ts, rest, ok := strings.Cut(line, " ")
 	if !ok {
 		return Crash{}, false
@@ -292,10 +294,10 @@ func ParseCrashLine(line string) (Crash, bool) {
 	if err != nil {
 		return Crash{}, false
 	}
-	reason, ok := strings.CutPrefix(rest, "reason=")
+	r, ok := strings.CutPrefix(rest, "reason=")
 	if !ok {
 		return Crash{}, false
 	}
-	reason, _, _ = strings.Cut(reason, " ")
-	return Crash{Time: t, Reason: Reason(reason)}, true
+	r, _, _ = strings.Cut(r, " ")
+	return Crash{Time: t, Reason: reason.Reason(r)}, true
 }

@@ -1,4 +1,4 @@
-package journal
+package crashlog
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 // log, newest last, as they are written (for people: bm2 status and the
 // endings of serve and start quote them). Lines of the previous log
 // (<path>.1, when it has been rotated) make up for a young one.
-func (c CrashLog) LastLines(project, instance string, n int) []string {
+func (c Logs) LastLines(project, instance string, n int) []string {
 	p := c.Path(project, instance)
 	lines := tailLines(p, n)
 	if len(lines) < n {

@@ -1,4 +1,4 @@
-package failure
+package reason
 
 import (
 	"flag"
@@ -8,40 +8,39 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/testutil"
-	"github.com/bm2dev/bm2/journal"
 )
 
 var update = flag.Bool("update", false, "rewrite the README's failure-mode table from the table")
 
 const (
 	readme      = "../../README.md"
-	readmeBegin = "<!-- BEGIN failure modes: made from package failure by `go test ./internal/failure -update`; do not edit -->"
+	readmeBegin = "<!-- BEGIN failure modes: made from package reason by `go test ./internal/reason -update`; do not edit -->"
 	readmeEnd   = "<!-- END failure modes -->"
 )
 
 // The README's troubleshooting section is the table.
 func TestReadmeIsTheTable(t *testing.T) {
 	if !testutil.ManSection(t, readme, readmeBegin, readmeEnd, Markdown(), *update) {
-		t.Errorf("the failure-mode table in %s is not what package failure makes; run `go test ./internal/failure -update`", readme)
+		t.Errorf("the failure-mode table in %s is not what package reason makes; run `go test ./internal/reason -update`", readme)
 	}
 }
 
 // Every mode is a reason bm2 records, once, and every reason bm2 records
 // that is not a plain crash has a mode.
 func TestEveryReasonHasAMode(t *testing.T) {
-	plain := map[journal.Reason]bool{journal.ReasonExited: true, journal.ReasonKilled: true, journal.ReasonCoreDumped: true,
-		journal.ReasonTimeout: true, journal.ReasonOOM: true, journal.ReasonWatchdog: true}
-	known := map[journal.Reason]bool{}
-	for _, r := range journal.Reasons() {
+	plain := map[Reason]bool{Exited: true, Killed: true, CoreDumped: true,
+		Timeout: true, OOM: true, Watchdog: true}
+	known := map[Reason]bool{}
+	for _, r := range All() {
 		known[r] = true
 		if _, ok := Lookup(r); !ok && !plain[r] {
 			t.Errorf("reason %s has no failure mode", r)
 		}
 	}
-	seen := map[journal.Reason]bool{}
+	seen := map[Reason]bool{}
 	for _, m := range modes {
 		if !known[m.Reason] {
-			t.Errorf("mode %s is not in journal.Reasons()", m.Reason)
+			t.Errorf("mode %s is not in All()", m.Reason)
 		}
 		if seen[m.Reason] {
 			t.Errorf("mode %s twice", m.Reason)
@@ -81,9 +80,9 @@ func TestWordingIsComplete(t *testing.T) {
 // kernel cannot tell Bun's node:http from a Bun.serve without reusePort.
 func TestReuseportMissingWordedByRuntime(t *testing.T) {
 	f := Facts{Project: "expbun", Instance: "expbun-1", Port: 3400}
-	node, _ := Explain(journal.ReasonReuseportMissing, f)
+	node, _ := Explain(ReuseportMissing, f)
 	f.Runtime = "bun"
-	bun, _ := Explain(journal.ReasonReuseportMissing, f)
+	bun, _ := Explain(ReuseportMissing, f)
 	for _, want := range []string{"expbun-1 holds port 3400 alone", "node:http", "Bun.serve"} {
 		if !strings.Contains(bun.Message, want) {
 			t.Errorf("Bun message lacks %q: %s", want, bun.Message)
@@ -98,10 +97,10 @@ func TestReuseportMissingWordedByRuntime(t *testing.T) {
 		t.Errorf("Node wording: %s / %s", node.Message, node.Fix)
 	}
 	f.Again = "`bm2 serve`"
-	if e, _ := Explain(journal.ReasonReuseportMissing, f); !strings.HasSuffix(e.Fix, "then `bm2 serve`") {
+	if e, _ := Explain(ReuseportMissing, f); !strings.HasSuffix(e.Fix, "then `bm2 serve`") {
 		t.Errorf("the fix does not end with the command to try again: %s", e.Fix)
 	}
-	if _, ok := Explain(journal.ReasonExited, f); ok {
+	if _, ok := Explain(Exited, f); ok {
 		t.Error("a plain exit has a mode")
 	}
 }
@@ -109,7 +108,7 @@ func TestReuseportMissingWordedByRuntime(t *testing.T) {
 // What comes from an app's process (its command name) cannot break the
 // line it is printed on.
 func TestCleanStripsControlCharacters(t *testing.T) {
-	e, _ := Explain(journal.ReasonPortInUse, Facts{Project: "api", Port: 80, Detail: "ev\x1b[2Jil\nfake (pid 1)"})
+	e, _ := Explain(PortInUse, Facts{Project: "api", Port: 80, Detail: "ev\x1b[2Jil\nfake (pid 1)"})
 	if strings.ContainsAny(e.Message, "\x1b\n") || !strings.Contains(e.Message, `ev\x1b[2Jil\nfake (pid 1)`) {
 		t.Errorf("message %q", e.Message)
 	}

@@ -1,26 +1,22 @@
-package failure
+package reason
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/termtext"
-	"github.com/bm2dev/bm2/journal"
 )
 
-// floors names the runtimes bm2 runs, with their floors.
-func floors() string {
-	node, _ := jsruntime.Floor(config.Node)
-	bun, _ := jsruntime.Floor(config.Bun)
-	return fmt.Sprintf("Node.js %s (or Bun %s)", node, bun)
-}
+// floors names the runtimes bm2 runs, with their floors. The floors are
+// package jsruntime's (jsruntime.Floor), written out here because
+// jsruntime names its refusals with this package's reasons and so cannot
+// be imported by it; a test keeps the two equal.
+const floors = "Node.js 24.0.0 (or Bun 1.4.0)"
 
 // Mode is one failure mode: why, in a person's words, and what to do.
 type Mode struct {
-	Reason journal.Reason
+	Reason Reason
 	// Case says when it happens, for the README's table.
 	Case string
 	// Message and Fix are templates (see the package doc).
@@ -52,7 +48,7 @@ const again = "then {again}"
 // modes is the table, in the order the README lists it.
 var modes = []Mode{
 	{
-		Reason: journal.ReasonReuseportMissing,
+		Reason: ReuseportMissing,
 		Case:   "Cluster mode, and the app listens without reusePort",
 		Message: "{instance} holds port {port} alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, " +
 			"so bm2 stopped {project}",
@@ -67,7 +63,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Port: 3000},
 	},
 	{
-		Reason: journal.ReasonLoopbackOnly,
+		Reason: LoopbackOnly,
 		Case:   "The app listens only on 127.0.0.1 or ::1 (Node.js with `host: \"localhost\"`), without reusePort",
 		Message: "{instance} listens on port {port} only on {detail}, alone (no SO_REUSEPORT): no other instance can join it " +
 			"and nothing outside this host reaches it (`host: \"localhost\"` binds one loopback address), so bm2 stopped {project}",
@@ -79,7 +75,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Port: 3000, Detail: "::1"},
 	},
 	{
-		Reason: journal.ReasonPortInUse,
+		Reason: PortInUse,
 		Case:   "The port is held by a process of another user (root included), not by the project",
 		Message: "port {port} is held by {detail}, not by {project}: its instances cannot listen there (SO_REUSEPORT joins " +
 			"only sockets of the same user)",
@@ -89,7 +85,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Port: 3000, Detail: "python3 (pid 812), uid 65534 (nobody)"},
 	},
 	{
-		Reason:  journal.ReasonPortConflict,
+		Reason:  PortConflict,
 		Case:    "Another registered project has the port",
 		Message: "{detail}",
 		Fix:     "give {project} another `port =` in bm2.toml, or `bm2 delete` the other project; " + again,
@@ -98,7 +94,7 @@ var modes = []Mode{
 		Example: Facts{Project: "web", Detail: "port conflict: web port range 3000 overlaps api 3000~3003 (registered in /etc/bm2/api.toml)"},
 	},
 	{
-		Reason:  journal.ReasonRuntimeMissing,
+		Reason:  RuntimeMissing,
 		Case:    "The runtime is missing, not executable by the app's user, or not Node.js or Bun",
 		Message: "{instance} not started: runtime {detail}",
 		Fix: "install {floors} or newer where the app's user can run it, or set `runtime_path =` " +
@@ -108,7 +104,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "/opt/node/bin/node: no such file or directory"},
 	},
 	{
-		Reason:  journal.ReasonRuntimeBelowFloor,
+		Reason:  RuntimeBelowFloor,
 		Case:    "The runtime is too old",
 		Message: "{instance} not started: runtime {detail}",
 		Fix: "install {floors} or newer, or point `runtime_path =` in bm2.toml at one " +
@@ -118,7 +114,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "/usr/bin/node is Node.js v20.1.0, below the floor 24.0.0"},
 	},
 	{
-		Reason:  journal.ReasonScriptMissing,
+		Reason:  ScriptMissing,
 		Case:    "The script is missing or not readable by the app's user",
 		Message: "{instance} cannot start: script {detail}",
 		Fix: "put the script there and make it readable by the app's user (and its directories enterable), " +
@@ -128,7 +124,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "/srv/api/server.js: no such file or directory (as user bm2-api)"},
 	},
 	{
-		Reason:  journal.ReasonCwdMissing,
+		Reason:  CwdMissing,
 		Case:    "The working directory is missing or not enterable by the app's user",
 		Message: "{instance} cannot start: working directory {detail}",
 		Fix:     "create it and let the app's user enter it, or fix `cwd =` in bm2.toml; " + again,
@@ -137,7 +133,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "/srv/api does not exist (systemd: exit status 200/CHDIR)"},
 	},
 	{
-		Reason:  journal.ReasonEnvFile,
+		Reason:  EnvFile,
 		Case:    "env_file is missing, a link, or not the app's user's or root's",
 		Message: "{instance} not started: env_file {detail}",
 		Fix: "make env_file a regular file (not a link) that the app's user can read, owned by root or that user, " +
@@ -147,7 +143,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "/srv/api/.env: no such file or directory"},
 	},
 	{
-		Reason:  journal.ReasonUserMissing,
+		Reason:  UserMissing,
 		Case:    "`user =` names an account that does not exist",
 		Message: "{instance} cannot start: user {detail} does not exist",
 		Fix: "create the account (`useradd --system {detail}`), or fix `user =` in bm2.toml " +
@@ -157,7 +153,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "deploy"},
 	},
 	{
-		Reason:  journal.ReasonBudget,
+		Reason:  Budget,
 		Case:    "Crash loop: the instance crashed until its restart budget ran out",
 		Message: "{instance} crashed again and again and gave up (restart budget exhausted); last crash.log line: {detail}",
 		Fix:     "`bm2 logs {project}` shows why it crashes; fix the app (or give it more `max_restarts =` in bm2.toml); " + again,
@@ -165,7 +161,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "2026-11-30T04:00:00.123Z reason=exited code=1"},
 	},
 	{
-		Reason: journal.ReasonFenceFailed,
+		Reason: FenceFailed,
 		Case:   "The host can fence ports, and attaching the instance's fence failed",
 		Message: "{instance} not started: its port fence could not be attached ({detail}); bm2 does not run an " +
 			"instance unfenced on a host that can fence it",
@@ -174,7 +170,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "attach bind4: operation not permitted"},
 	},
 	{
-		Reason:  journal.ReasonRejected,
+		Reason:  Rejected,
 		Case:    "The instance exited with status 78 and bm2 could not confirm a refusal",
 		Message: "{instance} not started (exit status 78): {detail}",
 		Fix:     "`systemctl status bm2@{instance}` shows the message; `bm2 check {project}` checks what bm2 can; " + again,
@@ -182,7 +178,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "the cause is not known to bm2"},
 	},
 	{
-		Reason:  journal.ReasonNoListener,
+		Reason:  NoListener,
 		Case:    "Cluster mode, and the app never listened on its port",
 		Message: "{instance} did not listen on port {port} within 60 s of its start: the reusePort probe stopped, the instance runs on",
 		Fix:     "listen on $BM2_APP_PORT ({port}); `bm2 logs {project}` shows what the app does",
@@ -190,7 +186,7 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Port: 3000},
 	},
 	{
-		Reason:  journal.ReasonConfigInvalid,
+		Reason:  ConfigInvalid,
 		Case:    "The project file is broken",
 		Message: "{detail}",
 		Fix:     "fix the key named there (bm2.toml(5) describes each one), then `bm2 check`",
@@ -201,7 +197,7 @@ var modes = []Mode{
 }
 
 // Lookup finds the mode of a reason.
-func Lookup(r journal.Reason) (Mode, bool) {
+func Lookup(r Reason) (Mode, bool) {
 	for _, m := range modes {
 		if m.Reason == r {
 			return m, true
@@ -212,7 +208,7 @@ func Lookup(r journal.Reason) (Mode, bool) {
 
 // Explained is a mode worded for one failure.
 type Explained struct {
-	Reason  journal.Reason
+	Reason  Reason
 	Message string
 	Fix     string
 	Man     string
@@ -220,7 +216,7 @@ type Explained struct {
 
 // Explain words the mode of r with f; ok is false for a reason that has
 // no mode (a plain crash: exited, killed, ...).
-func Explain(r journal.Reason, f Facts) (Explained, bool) {
+func Explain(r Reason, f Facts) (Explained, bool) {
 	m, ok := Lookup(r)
 	if !ok {
 		return Explained{}, false
@@ -250,7 +246,7 @@ func fill(s string, f Facts) string {
 	if f.Port > 0 {
 		port = strconv.Itoa(f.Port)
 	}
-	return strings.NewReplacer("{floors}", floors(), "{again}", ag, "{project}", f.Project, "{instance}", inst,
+	return strings.NewReplacer("{floors}", floors, "{again}", ag, "{project}", f.Project, "{instance}", inst,
 		"{port}", port, "{detail}", Clean(f.Detail)).Replace(s)
 }
 

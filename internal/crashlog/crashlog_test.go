@@ -1,4 +1,4 @@
-package journal
+package crashlog
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
@@ -43,15 +44,15 @@ func logLines(t *testing.T, p string) []string {
 // newest.
 func TestCrashLogRotates(t *testing.T) {
 	const limit, n = 16 << 10, 50_000
-	c := CrashLog{Dir: t.TempDir(), MaxSize: limit}
+	c := Logs{Dir: t.TempDir(), MaxSize: limit}
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
 	for i := 1; i <= n; i++ {
 		code := 1
-		reason := ReasonExited
+		why := reason.Exited
 		if i == n {
-			reason = ReasonBudget
+			why = reason.Budget
 		}
-		if err := c.Append("api", "api-0", Crash{Time: at.Add(time.Duration(i) * time.Millisecond), Reason: reason, ExitCode: &code, Detail: strconv.Itoa(i)}); err != nil {
+		if err := c.Append("api", "api-0", Crash{Time: at.Add(time.Duration(i) * time.Millisecond), Reason: why, ExitCode: &code, Detail: strconv.Itoa(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +81,7 @@ func TestCrashLogRotates(t *testing.T) {
 		}
 	}
 	last, ok := c.Last("api", "api-0")
-	if !ok || last.Reason != ReasonBudget || !last.Time.Equal(at.Add(n*time.Millisecond)) {
+	if !ok || last.Reason != reason.Budget || !last.Time.Equal(at.Add(n*time.Millisecond)) {
 		t.Errorf("Last = %+v, %v; want the newest line (restart_budget_exhausted)", last, ok)
 	}
 	// Just after a rotation, before the new file has a line, Last falls
@@ -88,7 +89,7 @@ func TestCrashLogRotates(t *testing.T) {
 	if err := os.Truncate(p, 0); err != nil {
 		t.Fatal(err)
 	}
-	if last, ok := c.Last("api", "api-0"); !ok || last.Reason != ReasonExited {
+	if last, ok := c.Last("api", "api-0"); !ok || last.Reason != reason.Exited {
 		t.Errorf("Last with an empty log = %+v, %v; want the last line of .1", last, ok)
 	}
 }
@@ -98,7 +99,7 @@ func TestCrashLogRotates(t *testing.T) {
 // generation is full), and each writer's lines in the order it wrote them.
 func TestCrashLogConcurrentRotation(t *testing.T) {
 	const limit, writers, each = 4 << 10, 8, 500
-	c := CrashLog{Dir: t.TempDir(), MaxSize: limit}
+	c := Logs{Dir: t.TempDir(), MaxSize: limit}
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for w := 0; w < writers; w++ {
@@ -106,7 +107,7 @@ func TestCrashLogConcurrentRotation(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				if err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: ReasonKilled, Signal: "SIGKILL", Detail: strconv.Itoa(w*each + i)}); err != nil {
+				if err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: reason.Killed, Signal: "SIGKILL", Detail: strconv.Itoa(w*each + i)}); err != nil {
 					errs <- err
 					return
 				}
@@ -148,7 +149,7 @@ func TestCrashLogConcurrentRotation(t *testing.T) {
 // is refused, and one in place of the old generation is replaced, never
 // followed.
 func TestCrashLogFollowsNoLink(t *testing.T) {
-	c := CrashLog{Dir: t.TempDir(), MaxSize: 200}
+	c := Logs{Dir: t.TempDir(), MaxSize: 200}
 	victim := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("precious\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestCrashLogFollowsNoLink(t *testing.T) {
 	if err := os.Symlink(victim, p); err != nil {
 		t.Fatal(err)
 	}
-	err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: ReasonExited})
+	err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: reason.Exited})
 	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("Append through a link: %v; want a refusal naming %s", err, p)
 	}
@@ -169,7 +170,7 @@ func TestCrashLogFollowsNoLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 10; i++ {
-		if err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: ReasonExited, Detail: fmt.Sprint(i)}); err != nil {
+		if err := c.Append("api", "api-0", Crash{Time: time.Now(), Reason: reason.Exited, Detail: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,11 +181,11 @@ func TestCrashLogFollowsNoLink(t *testing.T) {
 		t.Errorf("the link's target was changed: %q", data)
 	}
 	// A link in place of the project's directory is refused too.
-	c2 := CrashLog{Dir: t.TempDir()}
+	c2 := Logs{Dir: t.TempDir()}
 	if err := os.Symlink(t.TempDir(), filepath.Join(c2.Dir, "web")); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.Append("web", "web-0", Crash{Time: time.Now(), Reason: ReasonExited}); err == nil || !strings.Contains(err.Error(), filepath.Join(c2.Dir, "web")) {
+	if err := c2.Append("web", "web-0", Crash{Time: time.Now(), Reason: reason.Exited}); err == nil || !strings.Contains(err.Error(), filepath.Join(c2.Dir, "web")) {
 		t.Errorf("Append into a linked directory: %v; want a refusal naming it", err)
 	}
 }
@@ -197,8 +198,8 @@ func TestCrashLogFollowsNoLink(t *testing.T) {
 func TestCrashLogPermissions(t *testing.T) {
 	testutil.Root(t)
 	dir := t.TempDir()
-	c := CrashLog{Dir: filepath.Join(dir, "log"), MaxSize: 200}
-	line := Crash{Time: time.Now(), Reason: ReasonExited, Detail: strings.Repeat("x", 60)}
+	c := Logs{Dir: filepath.Join(dir, "log"), MaxSize: 200}
+	line := Crash{Time: time.Now(), Reason: reason.Exited, Detail: strings.Repeat("x", 60)}
 	if err := c.AppendGroup("api", "api-0", line, 4242); err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +251,8 @@ func TestCrashLogPermissionsUser(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	c := CrashLog{Dir: dir, Sub: "logs"}
-	if err := c.AppendGroup("api", "api-0", Crash{Time: time.Now(), Reason: ReasonExited}, 4242); err != nil {
+	c := Logs{Dir: dir, Sub: "logs"}
+	if err := c.AppendGroup("api", "api-0", Crash{Time: time.Now(), Reason: reason.Exited}, 4242); err != nil {
 		t.Fatal(err)
 	}
 	for p, want := range map[string]os.FileMode{filepath.Join(dir, "api", "logs"): 0o700, c.Path("api", "api-0"): 0o600} {

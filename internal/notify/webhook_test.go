@@ -1,4 +1,4 @@
-package journal
+package notify
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bm2dev/bm2/journal"
 )
 
 func TestWebhookPostsJSON(t *testing.T) {
@@ -26,10 +28,10 @@ func TestWebhookPostsJSON(t *testing.T) {
 	defer srv.Close()
 	w := Webhook{URL: srv.URL, MinLevel: "error"}
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
-	if err := w.Notify(context.Background(), Event{Kind: ReuseportConfirmed, Project: "api"}); err != nil {
+	if err := w.Notify(context.Background(), journal.Event{Kind: journal.ReuseportConfirmed, Project: "api"}); err != nil {
 		t.Fatal(err)
 	}
-	err := w.Notify(context.Background(), Event{Kind: ReuseportMissing, Project: "api", Instance: "api-0",
+	err := w.Notify(context.Background(), journal.Event{Kind: journal.ReuseportMissing, Project: "api", Instance: "api-0",
 		Reason: "reuseport_missing", Time: at, Message: "m"})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +59,7 @@ func TestWebhookDeadEndpoint(t *testing.T) {
 	w := Webhook{URL: "http://" + l.Addr().String() + "/", MinLevel: "info", Timeout: 200 * time.Millisecond}
 	// Without its Timeout the call would never return: the test's own
 	// deadline is the bound, not a timed assertion.
-	err = w.Notify(context.Background(), Event{Kind: ReuseportMissing, Project: "api"})
+	err = w.Notify(context.Background(), journal.Event{Kind: journal.ReuseportMissing, Project: "api"})
 	if err == nil || !strings.Contains(err.Error(), "200ms") {
 		t.Fatalf("dead webhook: %v", err)
 	}
@@ -100,7 +102,7 @@ func TestWebhookRedirectsAndRedaction(t *testing.T) {
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	secret := "s3cr3t"
-	ev := Event{Kind: ReuseportMissing, Project: "api"}
+	ev := journal.Event{Kind: journal.ReuseportMissing, Project: "api"}
 
 	away := "http://bob:" + secret + "@" + u.Host + "/away?token=" + secret
 	err := Webhook{URL: away, MinLevel: "error"}.Notify(context.Background(), ev)
