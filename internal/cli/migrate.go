@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -112,7 +112,7 @@ func (a *App) migrateOne(p *config.Project, file, backup string) error {
 	if err := os.MkdirAll(filepath.Dir(backup), 0o700); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(backup, orig, 0o600); err != nil {
+	if err := safefs.Write(backup, orig, 0o600); err != nil {
 		return err
 	}
 	reg, err := a.registration(p)
