@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -54,7 +55,7 @@ func (a *App) tryLockProject(name string) (l *projectLock, holder int, err error
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, 0, a.rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := safefs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, 0, a.rootHint(fmt.Errorf("open %s: %w", path, err))
 	}
