@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/journal"
 	"golang.org/x/sys/unix"
@@ -147,7 +147,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	return nil
 }
 
-// Write puts files into dir, each atomically (package atomicfile), the
+// Write puts files into dir, each atomically (package safefs), the
 // directories synced once at the end. Directories are made first; the
 // projects are then written by a few goroutines (the work is all system
 // calls, and they run in parallel).
@@ -190,7 +190,7 @@ func Write(dir string, files []File) error {
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(files)/64))
 	failed := make([]map[string]error, workers)
-	batches := make([]atomicfile.Batch, workers)
+	batches := make([]safefs.Batch, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -226,7 +226,7 @@ func Write(dir string, files []File) error {
 
 // writeGroup writes one project's files; on failure it removes those it
 // wrote, so the project is either complete or absent.
-func writeGroup(dir string, files []File, b *atomicfile.Batch, mkdir func(string, os.FileMode) error) error {
+func writeGroup(dir string, files []File, b *safefs.Batch, mkdir func(string, os.FileMode) error) error {
 	var written []string
 	for _, f := range files {
 		dst := filepath.Join(dir, filepath.FromSlash(f.Path))

@@ -14,7 +14,7 @@ import (
 const NameMax = 255
 
 // TempPrefix starts the temporary name a file has while it is written
-// (package atomicfile): every unit file name plus it must fit NameMax.
+// (safefs.TempPrefix): every unit file name plus it must fit NameMax.
 const TempPrefix = ".#"
 
 // Escape escapes s for use as one component of a unit name, as

@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // gatewayCmd is `bm2 gateway <nginx | caddy> [name | file | dir]...`: the
@@ -60,7 +60,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("read %s: %w", out, err)
 	}
-	if err := atomicfile.Write(out, data, 0o644); err != nil {
+	if err := safefs.Write(out, data, 0o644); err != nil {
 		return fmt.Errorf("write the %s configuration: %w", kind, err)
 	}
 	apply := "nginx -t && nginx -s reload"

@@ -5,93 +5,43 @@ package cli
 // bm2 import runs as root and writes into directories that belong to the
 // app's user, who could put a symbolic link where bm2.toml goes (or in
 // place of a directory on the way) to make root write somewhere else. So
-// the path is walked from / one component at a time with
-// openat(O_NOFOLLOW): a symbolic link is followed only when root owns it
-// and the directory that holds it, which no other user can write (a
+// the path is walked from / one component at a time (safefs.OpenDir,
+// safefs.FollowRootOwned): a symbolic link is followed only when root owns
+// it and the directory that holds it, which no other user can write (a
 // system's /var/run -> /run; never one a user made), and the final file is
 // never followed. In a directory that is a user's, the file is created as
 // that user (the filesystem UID of one thread, see identity.Do), so that
 // it is theirs to edit and no permission is root's; it is written to a new
-// temporary name (O_EXCL) and renamed over bm2.toml, which replaces a
-// symbolic link there rather than following it.
+// temporary name (O_EXCL) and renamed over bm2.toml (safefs.Dir.Write),
+// which replaces a symbolic link there rather than following it.
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"golang.org/x/sys/unix"
 )
 
 // openDir opens dir (absolute) without following a symbolic link a user
-// could have made. With create, missing directories are made (mode 0755).
-func openDir(dir string, create bool) (int, error) {
+// could have made (safefs.FollowRootOwned). With create, missing
+// directories are made (mode 0755).
+func openDir(dir string, create bool) (*safefs.Dir, error) {
 	if !filepath.IsAbs(dir) {
-		return -1, fmt.Errorf("%s is not an absolute path", dir)
+		return nil, fmt.Errorf("%s is not an absolute path", dir)
 	}
-	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
+	d, err := safefs.OpenDir(dir, safefs.Policy{Follow: safefs.FollowRootOwned, Create: create, NoDotDot: true})
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err == unix.ELOOP {
+		return nil, fmt.Errorf("%s is a symbolic link that root does not own: bm2 import does not follow it (give the real path)", pe.Path)
 	}
-	rest := strings.Split(strings.Trim(filepath.Clean(dir), "/"), "/")
-	walked := ""
-	for hops := 0; len(rest) > 0; {
-		name := rest[0]
-		rest = rest[1:]
-		if name == "" || name == "." {
-			continue
-		}
-		if name == ".." {
-			unix.Close(fd)
-			return -1, fmt.Errorf("%s: .. in a path", dir)
-		}
-		next, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err == unix.ENOENT && create {
-			if err := unix.Mkdirat(fd, name, 0o755); err != nil && err != unix.EEXIST {
-				unix.Close(fd)
-				return -1, fmt.Errorf("create %s: %w", walked+"/"+name, err)
-			}
-			next, err = unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		}
-		if err == unix.ELOOP || err == unix.ENOTDIR {
-			var lst, dst unix.Stat_t
-			if unix.Fstatat(fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Mode&unix.S_IFMT == unix.S_IFLNK {
-				if unix.Fstat(fd, &dst) == nil && lst.Uid == 0 && dst.Uid == 0 && dst.Mode&0o022 == 0 && hops < 40 {
-					buf := make([]byte, unix.PathMax)
-					n, rerr := unix.Readlinkat(fd, name, buf)
-					if rerr == nil {
-						hops++
-						target := string(buf[:n])
-						parts := strings.Split(strings.Trim(target, "/"), "/")
-						rest = append(parts, rest...)
-						if strings.HasPrefix(target, "/") {
-							unix.Close(fd)
-							if fd, err = unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-								return -1, err
-							}
-							walked = ""
-						}
-						continue
-					}
-				}
-				unix.Close(fd)
-				return -1, fmt.Errorf("%s is a symbolic link that root does not own: bm2 import does not follow it (give the real path)", walked+"/"+name)
-			}
-		}
-		unix.Close(fd)
-		if err != nil {
-			return -1, &os.PathError{Op: "open", Path: walked + "/" + name, Err: err}
-		}
-		fd = next
-		walked += "/" + name
-	}
-	return fd, nil
+	return d, err
 }
 
 // writeResult is what writeImported did.
@@ -110,19 +60,19 @@ const (
 // write into its owner's directories.
 func writeImported(file string, data []byte, mode os.FileMode, force, create bool, owner int) (writeResult, []byte, error) {
 	dir, name := filepath.Dir(file), filepath.Base(file)
-	dfd, err := openDir(dir, create)
+	d, err := openDir(dir, create)
 	if err != nil {
 		return 0, nil, fmt.Errorf("write %s: %w", file, err)
 	}
-	defer unix.Close(dfd)
-	var dst unix.Stat_t
-	if err := unix.Fstat(dfd, &dst); err != nil {
+	defer d.Close()
+	dst, err := d.Stat()
+	if err != nil {
 		return 0, nil, fmt.Errorf("write %s: %w", file, err)
 	}
 	if owner > 0 && int(dst.Uid) != owner {
 		return 0, nil, fmt.Errorf("%s belongs to uid %d, not to uid %d, who owns the file it was imported from: bm2 import writes only into its owner's directories (use --out)", dir, dst.Uid, owner)
 	}
-	old, err := readNoFollow(dfd, name)
+	old, err := readNoFollow(d.Fd(), name)
 	switch {
 	case err != nil:
 		return 0, nil, fmt.Errorf("read %s: %w", file, err)
@@ -131,7 +81,7 @@ func writeImported(file string, data []byte, mode os.FileMode, force, create boo
 	case old != nil && !force:
 		return differs, old, nil
 	}
-	work := func() error { return replaceAt(dfd, name, data, mode) }
+	work := func() error { return d.Write(name, data, mode) }
 	if os.Geteuid() == 0 && dst.Uid != 0 {
 		// As the directory's owner: the file is theirs, and so is every
 		// permission check.
@@ -148,7 +98,7 @@ func writeImported(file string, data []byte, mode os.FileMode, force, create boo
 // readNoFollow reads name in dfd: nil when it does not exist, an error
 // when it is a symbolic link or not a regular file.
 func readNoFollow(dfd int, name string) ([]byte, error) {
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := safefs.OpenAt(dfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	switch {
 	case err == unix.ENOENT:
 		return nil, nil
@@ -166,40 +116,13 @@ func readNoFollow(dfd int, name string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, errors.New("it is not a regular file")
 	}
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if b == nil {
-		b = []byte{}
+	// Past 1 MiB it is no bm2.toml import wrote: what it holds differs,
+	// and its first MiB shows that.
+	b, err := safefs.ReadAll(f, 1<<20)
+	if errors.Is(err, safefs.ErrTooLarge) {
+		err = nil
 	}
 	return b, err
-}
-
-// replaceAt writes data to a new file in dfd and renames it to name.
-func replaceAt(dfd int, name string, data []byte, mode os.FileMode) error {
-	tmp := "." + name + ".bm2-import-" + strconv.Itoa(os.Getpid())
-	_ = unix.Unlinkat(dfd, tmp, 0)
-	fd, err := unix.Openat(dfd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
-	if err != nil {
-		return err
-	}
-	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode) // whatever the umask
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Renameat(dfd, tmp, dfd, name)
-	}
-	if err != nil {
-		_ = unix.Unlinkat(dfd, tmp, 0)
-		return err
-	}
-	return unix.Fsync(dfd)
 }
 
 // lineDiff is a diff of two texts, line by line: "-" for lines only in

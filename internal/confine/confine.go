@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // Keys are the [Service] settings of an instance that make its account
@@ -162,7 +164,7 @@ func Run(ctx context.Context, props []string, opts Options, argv ...string) (str
 		cmd.Env = append(cmd.Env, "XDG_RUNTIME_DIR="+opts.RuntimeDir)
 	}
 	cmd.Dir = "/"
-	var stdout, stderr limited
+	stdout, stderr := safefs.Capped{Max: 4096}, safefs.Capped{Max: 4096}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Stdin = nil
 	err := cmd.Run()
@@ -195,15 +197,3 @@ func lookPath(name string) string {
 	}
 	return "/usr/bin/" + name
 }
-
-// limited keeps the first 4 KiB written to it.
-type limited struct{ b strings.Builder }
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := 4096 - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (l *limited) String() string { return l.b.String() }

@@ -7,8 +7,8 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -225,10 +225,10 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err := resetFailed(ctx, sd, append(all, slice)...); err != nil {
 		return err
 	}
-	if err := atomicfile.Remove(regFile); err != nil {
+	if err := safefs.Remove(regFile); err != nil {
 		return c.rootHint(fmt.Errorf("remove %s: %w", regFile, err))
 	}
-	if err := atomicfile.Remove(config.PrivatePath(regFile)); err != nil {
+	if err := safefs.Remove(config.PrivatePath(regFile)); err != nil {
 		return c.rootHint(fmt.Errorf("remove %s: %w", config.PrivatePath(regFile), err))
 	}
 	if err := c.state().ClearErrored(name); err != nil {

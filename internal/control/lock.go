@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/safefs"
 	"golang.org/x/sys/unix"
 )
 
@@ -142,7 +143,7 @@ func openLockFile(path string) (int, error) {
 	if err := makeLockDir(dir); err != nil {
 		return -1, err
 	}
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	dfd, err := safefs.OpenAt(unix.AT_FDCWD, dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return -1, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -156,7 +157,7 @@ func openLockFile(path string) (int, error) {
 			dir, os.Geteuid(), st.Uid, st.Mode&0o7777)
 	}
 	name := filepath.Base(path)
-	fd, err := unix.Openat(dfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, err := safefs.OpenAt(dfd, name, unix.O_RDWR|unix.O_CREAT, 0o600)
 	if err == unix.ELOOP {
 		return -1, fmt.Errorf("%s is a symbolic link; remove it", path)
 	}

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // LegacyUser is the account bm2 0.1 ran every project as.
@@ -111,7 +111,7 @@ func (c *Client) migrateOne(p *config.Project, file, backup string) error {
 	if err := os.MkdirAll(filepath.Dir(backup), 0o700); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(backup, orig, 0o600); err != nil {
+	if err := safefs.Write(backup, orig, 0o600); err != nil {
 		return err
 	}
 	reg, err := c.registration(p)

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/units"
 )
@@ -552,23 +552,23 @@ func (r *registration) write() error {
 		if err := os.MkdirAll(filepath.Dir(priv), 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", filepath.Dir(priv), err)
 		}
-		if err := atomicfile.Write(priv, r.private, 0o600); err != nil {
+		if err := safefs.Write(priv, r.private, 0o600); err != nil {
 			return fmt.Errorf("write %s: %w", priv, err)
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(r.p.File), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(r.p.File), err)
 	}
-	if err := atomicfile.Write(r.p.File, r.public, 0o644); err != nil {
+	if err := safefs.Write(r.p.File, r.public, 0o644); err != nil {
 		if r.oldPrivate != nil {
-			_ = atomicfile.Write(priv, r.oldPrivate, 0o600)
+			_ = safefs.Write(priv, r.oldPrivate, 0o600)
 		} else if r.private != nil {
-			_ = atomicfile.Remove(priv)
+			_ = safefs.Remove(priv)
 		}
 		return fmt.Errorf("write %s: %w", r.p.File, err)
 	}
 	if r.private == nil && r.oldPrivate != nil {
-		if err := atomicfile.Remove(priv); err != nil {
+		if err := safefs.Remove(priv); err != nil {
 			return fmt.Errorf("remove %s: %w", priv, err)
 		}
 	}
@@ -585,18 +585,18 @@ func (r *registration) undo() error {
 	restorePrivate := func() error {
 		switch {
 		case r.oldPrivate != nil:
-			if err := atomicfile.Write(priv, r.oldPrivate, 0o600); err != nil {
+			if err := safefs.Write(priv, r.oldPrivate, 0o600); err != nil {
 				return fmt.Errorf("write %s: %w", priv, err)
 			}
 		case r.private != nil:
-			if err := atomicfile.Remove(priv); err != nil {
+			if err := safefs.Remove(priv); err != nil {
 				return fmt.Errorf("remove %s: %w", priv, err)
 			}
 		}
 		return nil
 	}
 	if !r.existed {
-		if err := atomicfile.Remove(r.p.File); err != nil {
+		if err := safefs.Remove(r.p.File); err != nil {
 			return fmt.Errorf("remove %s: %w", r.p.File, err)
 		}
 		return restorePrivate()
@@ -604,7 +604,7 @@ func (r *registration) undo() error {
 	if err := restorePrivate(); err != nil {
 		return err
 	}
-	if err := atomicfile.Write(r.p.File, r.oldPublic, r.oldMode); err != nil {
+	if err := safefs.Write(r.p.File, r.oldPublic, r.oldMode); err != nil {
 		return fmt.Errorf("write %s: %w", r.p.File, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -39,7 +40,7 @@ func (c *Client) TryLockProject(name string) (l *ProjectLock, holder int, err er
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, 0, c.rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := safefs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, 0, c.rootHint(fmt.Errorf("open %s: %w", path, err))
 	}

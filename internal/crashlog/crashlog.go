@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // DefaultLogDir is where crash logs live: <dir>/<project>/<instance>.crash.log.
@@ -210,7 +211,7 @@ func restrictFile(f *os.File, mode os.FileMode, gid int) error {
 // openLog opens (or creates) a crash log for appending, refusing anything
 // but a regular file.
 func openLog(p string, mode os.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, mode)
+	f, err := safefs.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, mode)
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("crash log %s is a symbolic link: remove it", p)

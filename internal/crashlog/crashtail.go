@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // LastLines returns up to n of the newest lines of an instance's crash
@@ -23,7 +25,7 @@ func (c Logs) LastLines(project, instance string, n int) []string {
 // followed through a link, opened without waiting (a FIFO in its place
 // holds no lines).
 func tailLines(path string, n int) []string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := safefs.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}

@@ -3,11 +3,11 @@ package envfile
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/bm2dev/bm2/internal/safefs"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,46 +41,37 @@ func Read(path, dir string, owner int) ([]Var, error) {
 	if st.Uid != 0 && int(st.Uid) != owner {
 		return nil, fmt.Errorf("%s is owned by uid %d, neither root nor the app's user (uid %d): chown it to one of them", path, st.Uid, owner)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	data, err := safefs.ReadAll(f, MaxSize)
+	if errors.Is(err, safefs.ErrTooLarge) {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, MaxSize)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, MaxSize)
 	}
 	return Parse(data), nil
 }
 
 // open opens path for reading without following symlinks: below dir, no
-// component may be a symlink (each is opened with O_NOFOLLOW from the
-// one before; openat2's RESOLVE_NO_SYMLINKS would do the same, but a
-// seccomp filter may answer ENOSYS to it, and a fallback must not be
-// weaker); elsewhere only the last component is checked (the directories
+// component may be a symlink (safefs.FollowNone from dir on); elsewhere,
+// and down to dir, only the last component is checked (the directories
 // above the app's are the administrator's).
 func open(path, dir string) (int, error) {
-	const flags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NOCTTY | unix.O_NONBLOCK
+	const flags = unix.O_RDONLY | unix.O_NONBLOCK
 	rel, err := filepath.Rel(dir, path)
 	if dir == "" || err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return unix.Open(path, flags, 0)
+		return safefs.OpenAt(unix.AT_FDCWD, path, flags, 0)
 	}
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	top, err := safefs.OpenDir(dir, safefs.Policy{Follow: safefs.FollowAll})
 	if err != nil {
 		return -1, err
 	}
-	parts := strings.Split(rel, "/")
-	for _, part := range parts[:len(parts)-1] {
-		next, err := unix.Openat(fd, part, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err == unix.ENOTDIR {
-			err = unix.ELOOP // a symlink, opened with O_NOFOLLOW|O_DIRECTORY
-		}
-		if err != nil {
-			return -1, err
-		}
-		fd = next
+	defer top.Close()
+	d, err := top.OpenDir(filepath.Dir(rel), safefs.Policy{Follow: safefs.FollowNone})
+	if err != nil {
+		return -1, err
 	}
-	defer unix.Close(fd)
-	return unix.Openat(fd, parts[len(parts)-1], flags, 0)
+	defer d.Close()
+	return safefs.OpenAt(d.Fd(), filepath.Base(rel), flags, 0)
 }
 
 func explain(path string, err error) error {

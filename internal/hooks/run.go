@@ -10,10 +10,10 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/envfile"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/units"
 )
@@ -225,7 +225,7 @@ func (c *versionCache) store() {
 		return
 	}
 	if key := c.key(); key != "" {
-		_ = atomicfile.Write(filepath.Join(c.dir, "runtime-version"), []byte(key+"\n"+strings.TrimSpace(c.pending)+"\n"), 0o600)
+		_ = safefs.Write(filepath.Join(c.dir, "runtime-version"), []byte(key+"\n"+strings.TrimSpace(c.pending)+"\n"), 0o600)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // Floor returns the oldest version of a runtime bm2 runs apps with, in
@@ -136,10 +137,10 @@ func askVersion(ctx context.Context, path string, cred *syscall.Credential) (str
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setsid: true}
 	}
-	var out limited
-	cmd.Stdout = &out
-	var stderr limited
-	cmd.Stderr = &stderr
+	// The first 4 KiB of each: a version is short, and a runtime is not
+	// trusted to be.
+	out, stderr := safefs.Capped{Max: 4096}, safefs.Capped{Max: 4096}
+	cmd.Stdout, cmd.Stderr = &out, &stderr
 	err := cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
 		return "", fmt.Errorf("no answer within %s", VersionTimeout)
@@ -152,19 +153,6 @@ func askVersion(ctx context.Context, path string, cred *syscall.Credential) (str
 	}
 	return out.String(), nil
 }
-
-// limited keeps the first 4 KiB written to it: a version is short, and a
-// runtime is not trusted to be.
-type limited struct{ b strings.Builder }
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := 4096 - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (l *limited) String() string { return l.b.String() }
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")

@@ -43,7 +43,7 @@ func TestSpoolPutReadList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A temporary file of atomicfile's, half written, is nobody's yet.
+	// A temporary file of safefs.Write's, half written, is nobody's yet.
 	if err := os.WriteFile(filepath.Join(s.Dir, ".#x.json"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // Scope is where notifications wait and which units deliver them.
@@ -136,7 +136,7 @@ func (s Spool) Put(n Notification, now time.Time, log io.Writer) (string, error)
 	}
 	// The name sorts by time, the oldest first, and names the project.
 	name := fmt.Sprintf("%023d-%s-%s.json", now.UnixNano(), project, hex.EncodeToString(r[:]))
-	if err := atomicfile.Write(filepath.Join(s.Dir, name), data, 0o600); err != nil {
+	if err := safefs.Write(filepath.Join(s.Dir, name), data, 0o600); err != nil {
 		return "", err
 	}
 	return name, nil
@@ -164,7 +164,7 @@ func ProjectOf(name string) string {
 }
 
 // List returns the names of the spooled notifications, oldest first
-// (atomicfile's temporary files, which start with a dot, are not).
+// (safefs.Write's temporary files, which start with a dot, are not).
 func (s Spool) List() ([]string, error) {
 	ents, err := os.ReadDir(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -188,7 +188,7 @@ func (s Spool) List() ([]string, error) {
 func (s Spool) Read(name string) (Notification, error) {
 	var n Notification
 	path := filepath.Join(s.Dir, name)
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, err := safefs.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return n, err
 	}
@@ -201,7 +201,10 @@ func (s Spool) Read(name string) (Notification, error) {
 	if !st.Mode().IsRegular() || sys == nil || int(sys.Uid) != s.Owner || st.Size() > maxFileSize {
 		return n, fmt.Errorf("%s is not a notification bm2 wrote (a regular file of uid %d, at most %d bytes)", path, s.Owner, maxFileSize)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	data, err := safefs.ReadAll(f, maxFileSize)
+	if errors.Is(err, safefs.ErrTooLarge) {
+		return n, fmt.Errorf("%s is not a notification bm2 wrote (it grew past %d bytes)", path, maxFileSize)
+	}
 	if err != nil {
 		return n, err
 	}

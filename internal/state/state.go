@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bm2dev/bm2/internal/atomicfile"
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // DefaultDir is bm2's state directory.
@@ -49,7 +49,7 @@ func (d Dir) SetErrored(project, reason string) (bool, error) {
 		return false, fmt.Errorf("mark %s errored: %w", project, err)
 	}
 	// The first verdict wins, atomically.
-	first, err := atomicfile.CreateExclusive(p, []byte(reason+"\n"), 0o644)
+	first, err := safefs.CreateExclusive(p, []byte(reason+"\n"), 0o644)
 	if err != nil {
 		return false, fmt.Errorf("mark %s errored: %w", project, err)
 	}
@@ -71,7 +71,7 @@ func (d Dir) Errored(project string) (reason string, ok bool, err error) {
 // ClearErrored removes the mark; clearing a project that is not errored is
 // not an error.
 func (d Dir) ClearErrored(project string) error {
-	if err := atomicfile.Remove(d.ErroredPath(project)); err != nil {
+	if err := safefs.Remove(d.ErroredPath(project)); err != nil {
 		return fmt.Errorf("clear errored state of %s: %w", project, err)
 	}
 	return nil
@@ -116,7 +116,7 @@ func (d Dir) SetInstanceErrored(instance string, m Mark) (bool, error) {
 		}
 		return r
 	}, m.Detail)
-	first, err := atomicfile.CreateExclusive(p, []byte(m.Reason+"\n"+detail+"\n"), 0o644)
+	first, err := safefs.CreateExclusive(p, []byte(m.Reason+"\n"+detail+"\n"), 0o644)
 	if err != nil {
 		return false, fmt.Errorf("mark %s errored: %w", instance, err)
 	}
@@ -126,7 +126,7 @@ func (d Dir) SetInstanceErrored(instance string, m Mark) (bool, error) {
 // InstanceErrored reads an instance's mark, and whether there is one. The
 // mark is read without following a link and without waiting on a FIFO.
 func (d Dir) InstanceErrored(instance string) (Mark, bool, error) {
-	f, err := os.OpenFile(d.InstanceErroredPath(instance), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := safefs.OpenFile(d.InstanceErroredPath(instance), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Mark{}, false, nil
 	}
@@ -147,7 +147,7 @@ func (d Dir) InstanceErrored(instance string) (Mark, bool, error) {
 // ClearInstanceErrored removes an instance's mark; clearing an instance
 // that is not errored is not an error.
 func (d Dir) ClearInstanceErrored(instance string) error {
-	if err := atomicfile.Remove(d.InstanceErroredPath(instance)); err != nil {
+	if err := safefs.Remove(d.InstanceErroredPath(instance)); err != nil {
 		return fmt.Errorf("clear errored state of %s: %w", instance, err)
 	}
 	return nil

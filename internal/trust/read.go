@@ -3,12 +3,12 @@ package trust
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/bm2dev/bm2/internal/safefs"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,10 +70,10 @@ func (f File) Why() string {
 
 // Read reads the file at path once, from a file descriptor, and says
 // who could have written what it read. The path is walked from / one
-// component at a time without following a link by path (openat with
-// O_NOFOLLOW): a link is read and its target walked in turn, its owner
-// counted among the writers, so that a link swapped after the walk
-// changes nothing that was read. A group-writable file or directory
+// component at a time without following a link by path (safefs.Resolve
+// with safefs.FollowAll): a link is read and its target walked in turn,
+// its owner counted among the writers, so that a link swapped after the
+// walk changes nothing that was read. A group-writable file or directory
 // counts as its owner's alone when the group is the owner's private
 // group (same name and gid, no other member); acc resolves that. ACLs
 // are not looked at.
@@ -107,86 +107,34 @@ type walker struct {
 	links   []string
 }
 
-type dirFD struct {
-	fd   int
-	path string
+func (w *walker) read(abs string) (File, error) {
+	d, name, err := safefs.Resolve(abs, safefs.Policy{Follow: safefs.FollowAll, Visit: w.visit})
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Op == "open" {
+			pe.Op = "read" // what Read failed to do, as the file's own errors say
+		}
+		return File{}, err
+	}
+	defer d.Close()
+	return w.file(d.Fd(), name, filepath.Join(d.Path(), name))
 }
 
-func (w *walker) read(abs string) (File, error) {
-	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return File{}, err
+// visit counts the owner of every directory walked and link followed.
+func (w *walker) visit(s safefs.Step) {
+	if !s.Link {
+		w.note(s.Stat, s.Path, true)
+		return
 	}
-	stack := []dirFD{{root, "/"}}
-	defer func() {
-		for _, d := range stack {
-			unix.Close(d.fd)
-		}
-	}()
-	if err := w.note(root, "/", true); err != nil {
-		return File{}, err
+	if s.Stat.Uid != 0 {
+		w.writers[int(s.Stat.Uid)] = true
+		w.links = append(w.links, s.Path)
 	}
-	rest := split(abs)
-	for hops := 0; len(rest) > 0; {
-		name := rest[0]
-		rest = rest[1:]
-		top := stack[len(stack)-1]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			if len(stack) > 1 {
-				unix.Close(top.fd)
-				stack = stack[:len(stack)-1]
-			}
-			continue
-		}
-		here := filepath.Join(top.path, name)
-		var lst unix.Stat_t
-		if err := unix.Fstatat(top.fd, name, &lst, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return File{}, &os.PathError{Op: "read", Path: here, Err: err}
-		}
-		if lst.Mode&unix.S_IFMT == unix.S_IFLNK {
-			if hops++; hops > 40 {
-				return File{}, &os.PathError{Op: "read", Path: here, Err: unix.ELOOP}
-			}
-			if lst.Uid != 0 {
-				w.writers[int(lst.Uid)] = true
-				w.links = append(w.links, here)
-			}
-			buf := make([]byte, unix.PathMax)
-			n, err := unix.Readlinkat(top.fd, name, buf)
-			if err != nil {
-				return File{}, &os.PathError{Op: "readlink", Path: here, Err: err}
-			}
-			target := string(buf[:n])
-			if strings.HasPrefix(target, "/") {
-				for _, d := range stack[1:] {
-					unix.Close(d.fd)
-				}
-				stack = stack[:1]
-			}
-			rest = append(split(target), rest...)
-			continue
-		}
-		if len(rest) == 0 {
-			return w.file(top.fd, name, here)
-		}
-		fd, err := unix.Openat(top.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return File{}, &os.PathError{Op: "read", Path: here, Err: err}
-		}
-		stack = append(stack, dirFD{fd, here})
-		if err := w.note(fd, here, true); err != nil {
-			return File{}, err
-		}
-	}
-	return File{}, fmt.Errorf("%s is a directory", abs)
 }
 
 // file opens and reads the final component.
 func (w *walker) file(dfd int, name, path string) (File, error) {
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := safefs.OpenAt(dfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if err == unix.ELOOP {
 			err = errors.New("it was replaced by a symbolic link while it was read")
@@ -202,30 +150,24 @@ func (w *walker) file(dfd int, name, path string) (File, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return File{}, fmt.Errorf("%s is not a regular file", path)
 	}
-	if err := w.note(fd, path, false); err != nil {
-		return File{}, err
+	w.note(st, path, false)
+	data, err := safefs.ReadAll(fh, MaxFile)
+	if errors.Is(err, safefs.ErrTooLarge) {
+		return File{}, fmt.Errorf("%s is larger than %d MiB: not a project file", path, MaxFile>>20)
 	}
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFile+1))
 	if err != nil {
 		return File{}, &os.PathError{Op: "read", Path: path, Err: err}
-	}
-	if len(data) > MaxFile {
-		return File{}, fmt.Errorf("%s is larger than %d MiB: not a project file", path, MaxFile>>20)
 	}
 	return File{Path: path, Data: data, UID: int(st.Uid)}, nil
 }
 
-// note counts who may change what fd is (a directory: what it holds).
-func (w *walker) note(fd int, path string, dir bool) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return &os.PathError{Op: "stat", Path: path, Err: err}
-	}
+// note counts who may change what st is (a directory: what it holds).
+func (w *walker) note(st unix.Stat_t, path string, dir bool) {
 	if st.Uid != 0 {
 		w.writers[int(st.Uid)] = true
 	}
 	if w.open != "" {
-		return nil
+		return
 	}
 	what := "the file"
 	if dir {
@@ -233,7 +175,7 @@ func (w *walker) note(fd int, path string, dir bool) error {
 		if st.Mode&unix.S_ISVTX != 0 {
 			// Sticky: others may add entries, never replace one that is
 			// not theirs; whose the entries walked are is counted.
-			return nil
+			return
 		}
 	}
 	mode := st.Mode & 0o7777
@@ -243,7 +185,6 @@ func (w *walker) note(fd int, path string, dir bool) error {
 	case st.Mode&0o020 != 0 && !w.privateGroup(int(st.Uid), int(st.Gid)):
 		w.open = fmt.Sprintf("%s is writable by its group, gid %d (mode %04o)", what, st.Gid, mode)
 	}
-	return nil
 }
 
 // privateGroup tells whether gid is uid's private group: the user's
@@ -266,8 +207,4 @@ func (w *walker) privateGroup(uid, gid int) bool {
 		}
 	}
 	return true
-}
-
-func split(p string) []string {
-	return strings.Split(strings.Trim(p, "/"), "/")
 }

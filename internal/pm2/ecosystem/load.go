@@ -1,7 +1,6 @@
 package ecosystem
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/trust"
 )
 
@@ -233,7 +233,7 @@ func evaluate(ctx context.Context, file, mode string, tf trust.File, opts Option
 	cmd.Dir = filepath.Dir(file)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8", "NO_COLOR=1"}
 	cmd.Stdin = nil // /dev/null
-	var stderr limited
+	stderr := safefs.Capped{Max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	cmd.ExtraFiles = []*os.File{w, sr} // fd 3: the result; fd 4: the source
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL, Credential: cred}
@@ -250,19 +250,24 @@ func evaluate(ctx context.Context, file, mode string, tf trust.File, opts Option
 		sw.Write(tf.Data) // fails only when node is gone: its error says why
 		sw.Close()
 	}()
-	outc := make(chan []byte, 1)
+	type output struct {
+		b   []byte
+		err error // only ErrTooLarge is looked at: a short read is JSON that does not parse
+	}
+	outc := make(chan output, 1)
 	go func() {
-		b, _ := io.ReadAll(io.LimitReader(r, maxOutput+1))
-		outc <- b
+		b, err := safefs.ReadAll(r, maxOutput)
+		outc <- output{b, err}
 	}()
 	werr := cmd.Wait()
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything it left in its group
-	out := <-outc
+	got := <-outc
+	out := got.b
 	what := fmt.Sprintf("evaluate %s (node %s, as %s)", file, ev.Version, ev.As)
 	if ctx.Err() == context.DeadlineExceeded {
 		return convert.Source{}, nil, fmt.Errorf("%s: no result within %s: an ecosystem file must only describe its apps", what, timeout)
 	}
-	if len(out) > maxOutput {
+	if errors.Is(got.err, safefs.ErrTooLarge) {
 		return convert.Source{}, nil, fmt.Errorf("%s: its apps make more than %d MiB of JSON", what, maxOutput>>20)
 	}
 	var res struct {
@@ -303,15 +308,3 @@ func firstLines(s string, n int) string {
 	}
 	return strings.Join(lines, " ")
 }
-
-// limited keeps the first 64 KiB written to it.
-type limited struct{ b bytes.Buffer }
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := 64<<10 - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (l *limited) String() string { return l.b.String() }

@@ -1,4 +1,4 @@
-package atomicfile
+package safefs
 
 import (
 	"errors"
@@ -6,26 +6,55 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
 )
+
+// TempPrefix starts the temporary name of a file while Write writes it.
+const TempPrefix = ".#"
 
 // tempName is the temporary name of path while it is written: same
 // directory (rename(2) must not cross file systems), hidden, and fixed, so
 // that a file left behind by a crash is replaced by the next attempt
 // rather than piling up.
 func tempName(path string) string {
-	return filepath.Join(filepath.Dir(path), ".#"+filepath.Base(path))
+	return filepath.Join(filepath.Dir(path), TempPrefix+filepath.Base(path))
 }
 
 // Write replaces path with data, atomically and durably (see the package
-// comment). The file gets mode perm whatever the umask.
+// comment). The file gets mode perm whatever the umask. The directories
+// on the way are resolved by the kernel; in a directory someone else may
+// write, walk to it and use [Dir.Write].
 func Write(path string, data []byte, perm os.FileMode) error {
-	if err := writeTemp(path, data, perm, true); err != nil {
+	if err := writeTemp(unix.AT_FDCWD, "", path, data, perm, true); err != nil {
 		return err
 	}
 	return SyncDir(filepath.Dir(path))
+}
+
+// Write is [Write] in d: name is one component, created as the caller
+// (run it inside identity.Do to create it as a user).
+func (d *Dir) Write(name string, data []byte, perm os.FileMode) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		return &fs.PathError{Op: "write", Path: filepath.Join(d.path, name), Err: unix.EINVAL}
+	}
+	if err := writeTemp(d.fd, d.path, name, data, perm, true); err != nil {
+		return err
+	}
+	return d.Sync()
+}
+
+// Sync makes d's entries (a rename, a removal) durable.
+func (d *Dir) Sync() error {
+	// An O_PATH descriptor cannot be synced: the directory itself, opened
+	// for reading through it.
+	fd, err := OpenAt(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	return syncFd(fd, d.path)
 }
 
 // Symlink replaces path with a symbolic link to target, atomically and
@@ -44,13 +73,15 @@ var umask = sync.OnceValue(func() os.FileMode {
 	return os.FileMode(m)
 })
 
-// writeTemp does steps 1 to 3 for one file; sync false skips the fsync
-// (a file system that keeps nothing across a reboot: tmpfs).
-func writeTemp(path string, data []byte, perm os.FileMode, sync bool) error {
-	tmp := tempName(path)
-	fd, err := openExcl(tmp, perm)
+// writeTemp does steps 1 to 3 for one file, name in the directory dfd
+// (unix.AT_FDCWD: name is a path), which errors call dir; sync false
+// skips the fsync (a file system that keeps nothing across a reboot:
+// tmpfs).
+func writeTemp(dfd int, dir, name string, data []byte, perm os.FileMode, sync bool) error {
+	tmp := tempName(name)
+	fd, err := openExcl(dfd, tmp, perm)
 	if err != nil {
-		return &fs.PathError{Op: "create", Path: tmp, Err: err}
+		return &fs.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}
 	}
 	for len(data) > 0 && err == nil {
 		var n int
@@ -68,25 +99,25 @@ func writeTemp(path string, data []byte, perm os.FileMode, sync bool) error {
 		err = cerr
 	}
 	if err != nil {
-		_ = unix.Unlink(tmp)
-		return &fs.PathError{Op: "write", Path: path, Err: err}
+		_ = unix.Unlinkat(dfd, tmp, 0)
+		return &fs.PathError{Op: "write", Path: filepath.Join(dir, name), Err: err}
 	}
-	if err := unix.Rename(tmp, path); err != nil {
-		_ = unix.Unlink(tmp)
-		return &fs.PathError{Op: "rename", Path: path, Err: err}
+	if err := unix.Renameat(dfd, tmp, dfd, name); err != nil {
+		_ = unix.Unlinkat(dfd, tmp, 0)
+		return &fs.PathError{Op: "rename", Path: filepath.Join(dir, name), Err: err}
 	}
 	return nil
 }
 
-// openExcl creates name, never following a symlink and never opening a
-// file that exists; a stale temporary file of an interrupted run is
-// removed and the creation tried once more.
-func openExcl(name string, perm os.FileMode) (int, error) {
-	flags := unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err := unix.Open(name, flags, uint32(perm.Perm()))
+// openExcl creates name in dfd, never following a symlink and never
+// opening a file that exists; a stale temporary file of an interrupted run
+// is removed and the creation tried once more.
+func openExcl(dfd int, name string, perm os.FileMode) (int, error) {
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL
+	fd, err := OpenAt(dfd, name, flags, uint32(perm.Perm()))
 	if err == unix.EEXIST {
-		_ = unix.Unlink(name)
-		fd, err = unix.Open(name, flags, uint32(perm.Perm()))
+		_ = unix.Unlinkat(dfd, name, 0)
+		fd, err = OpenAt(dfd, name, flags, uint32(perm.Perm()))
 	}
 	return fd, err
 }
@@ -114,7 +145,12 @@ func SyncDir(dir string) error {
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	err = unix.Fsync(fd)
+	return syncFd(fd, dir)
+}
+
+// syncFd fsyncs and closes the directory fd.
+func syncFd(fd int, dir string) error {
+	err := unix.Fsync(fd)
 	unix.Close(fd)
 	if err != nil && err != unix.EINVAL { // some file systems cannot sync a directory
 		return &fs.PathError{Op: "fsync", Path: dir, Err: err}
@@ -139,7 +175,7 @@ func Remove(path string) error {
 // whether this call created the file (the first of several racing callers
 // wins; the others get false).
 func CreateExclusive(path string, data []byte, perm os.FileMode) (bool, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".#"+filepath.Base(path)+".")
+	tmp, err := os.CreateTemp(filepath.Dir(path), TempPrefix+filepath.Base(path)+".")
 	if err != nil {
 		return false, err
 	}
@@ -178,7 +214,7 @@ type Batch struct {
 // Write is [Write] without the directory sync, which Sync does.
 func (b *Batch) Write(path string, data []byte, perm os.FileMode) error {
 	b.touch(path)
-	return writeTemp(path, data, perm, !*b.volatile)
+	return writeTemp(unix.AT_FDCWD, "", path, data, perm, !*b.volatile)
 }
 
 // Symlink is [Symlink] without the directory sync, which Sync does.
