@@ -154,22 +154,28 @@ func (r *runner) crash(ctx context.Context) error {
 	r.pm2.sh(ctx, "pm2 kill >/dev/null")
 	// The same for bm2 with restart_delay_ms = 0 (project crash0, port
 	// 3210): what systemd's own restart path costs without the delay.
-	if err := r.crashDelay0(ctx); err != nil {
+	if err := r.crashVariant(ctx, "crash0", 3210, "bm2-delay0", "restart_delay_ms = 0"); err != nil {
 		return err
 	}
-	return nil
+	// And with every crash notified to a webhook that never answers
+	// (project crashhang, port 3220): a restart must not wait for it.
+	r.record("crash", hangStart+"   # the webhook of crashhang, which never answers", hangStop+"   # afterwards")
+	if out, err := r.bm2.sh(ctx, hangStart); err != nil {
+		return fmt.Errorf("the hanging receiver: %w\n%s", err, out)
+	}
+	defer r.bm2.sh(context.WithoutCancel(ctx), hangStop)
+	return r.crashVariant(ctx, "crashhang", 3220, "bm2-hangnotify", "[notify] level = \"warning\", webhook = "+hangURL+" (never answers)")
 }
 
-const crash0URL = "http://127.0.0.1:3210/"
-
-// crashDelay0 is the crash figure's bm2 side again, with restart_delay_ms
-// = 0; its runs are recorded as system "bm2-delay0".
-func (r *runner) crashDelay0(ctx context.Context) error {
-	start := "cd /srv/crash0 && bm2 serve >/dev/null && " + probesDone
-	pidsCmd := "systemctl show -P MainPID bm2@crash0-0.service bm2@crash0-1.service"
-	r.record("crash", start, "bench-helper _helper crash -pid <one of them> -old <both> -url "+crash0URL+"   # restart_delay_ms = 0")
+// crashVariant is the crash figure's bm2 side again, for another project
+// of 2 instances on port; its runs are recorded as system.
+func (r *runner) crashVariant(ctx context.Context, project string, port int, system, what string) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
+	start := "cd /srv/" + project + " && bm2 serve >/dev/null && " + probesDone
+	pidsCmd := fmt.Sprintf("systemctl show -P MainPID bm2@%[1]s-0.service bm2@%[1]s-1.service", project)
+	r.record("crash", start, "bench-helper _helper crash -pid <one of them> -old <both> -url "+url+"   # "+what)
 	if out, err := r.bm2.sh(ctx, start); err != nil {
-		return fmt.Errorf("bm2 serve crash0: %w\n%s", err, out)
+		return fmt.Errorf("bm2 serve %s: %w\n%s", project, err, out)
 	}
 	for rep := range r.s.CrashReps {
 		out, err := r.bm2.sh(ctx, pidsCmd)
@@ -183,22 +189,22 @@ func (r *runner) crashDelay0(ctx context.Context) error {
 			}
 		}
 		if len(pids) != 2 {
-			return fmt.Errorf("crash0: want 2 running instances, found pids %v", pids)
+			return fmt.Errorf("%s: want 2 running instances, found pids %v", project, pids)
 		}
 		victim := pids[rep%2]
 		old := []string{strconv.Itoa(pids[0]), strconv.Itoa(pids[1])}
-		run := CrashRun{Rep: rep, System: "bm2-delay0", Victim: victim}
-		if err := r.bm2.helper(ctx, "", &run.Result, "crash", "-pid", strconv.Itoa(victim), "-old", strings.Join(old, ","), "-url", crash0URL); err != nil {
+		run := CrashRun{Rep: rep, System: system, Victim: victim}
+		if err := r.bm2.helper(ctx, "", &run.Result, "crash", "-pid", strconv.Itoa(victim), "-old", strings.Join(old, ","), "-url", url); err != nil {
 			return err
 		}
 		r.res.Crash = append(r.res.Crash, run)
-		r.logf("crash %d/%d bm2 restart_delay_ms=0: a new process answered %.0f ms after kill -9 (%d requests meanwhile: %d failed, %d unanswered)",
-			rep+1, r.s.CrashReps, ms(run.Result.RecoverUs), run.Result.Polls, run.Result.Failed, run.Result.Hung)
-		settle := fmt.Sprintf("for i in $(seq 100); do systemctl is-active -q bm2@crash0-%d.service && break; sleep 0.1; done; %s && sleep 1.5", rep%2, probesDone)
+		r.logf("crash %d/%d bm2 %s: a new process answered %.0f ms after kill -9 (%d requests meanwhile: %d failed, %d unanswered)",
+			rep+1, r.s.CrashReps, what, ms(run.Result.RecoverUs), run.Result.Polls, run.Result.Failed, run.Result.Hung)
+		settle := fmt.Sprintf("for i in $(seq 100); do systemctl is-active -q bm2@%s-%d.service && break; sleep 0.1; done; %s && sleep 1.5", project, rep%2, probesDone)
 		if out, err := r.bm2.sh(ctx, settle); err != nil {
 			return fmt.Errorf("settle: %w\n%s", err, out)
 		}
 	}
-	_, err := r.bm2.sh(ctx, "bm2 stop crash0 >/dev/null")
+	_, err := r.bm2.sh(ctx, "bm2 stop "+project+" >/dev/null")
 	return err
 }

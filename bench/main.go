@@ -1,7 +1,7 @@
 // Command bench compares bm2 with PM2 and writes bench/RESULTS.md (with a
 // chart, bench/results.svg, and the raw samples, bench/results.json).
 //
-//	make bench                      # everything, about 17 minutes, as root
+//	make bench                      # everything, about 40 minutes, as root
 //	./bench/run -quick              # every figure once, short runs (development)
 //	./bench/run -only generator     # a subset: see -only (e.g. throughput, start, reload1, daemonreload)
 //
@@ -14,7 +14,12 @@
 // app, on Node.js 24 (e2e/runtimes). Runs of bm2 and PM2 are interleaved
 // and repeated; every figure is reported as min and median, and each
 // comparison as the min and median of the per-repetition ratios. Nothing
-// asserts a time: these are measurements, not tests.
+// asserts a time: these are measurements, not tests. Two figures boot
+// sandboxes of their own: fleet two more bm2 hosts on a bridge, its
+// gateway and load in a network namespace beside them (e2e/sandbox's
+// Net); package one with nothing installed, for dpkg -i. The end-to-end
+// tests (e2e) assert and measure nothing of this: every figure is
+// measured here.
 //
 // A full run writes bench/RESULTS.md (and results.svg, results.json beside
 // it) unless -out says otherwise; -quick and -only write to a temporary
@@ -45,7 +50,7 @@ import (
 	"github.com/bm2dev/bm2/e2e/sandbox"
 )
 
-//go:embed apps/app.js apps/app.ts apps/report.lua
+//go:embed apps/app.js apps/app.ts apps/hang.js apps/report.lua
 var apps embed.FS
 
 // PM2Version is the PM2 release compared against.
@@ -56,9 +61,18 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 
 // scenarios, in the order they run.
 // startcmd is the start figure's bm2 variants only (bm2 serve and bm2
-// start); reload1 is the reload figure with 1 instance; gwreload a
-// fork-mode reload behind nginx.
-var allScenarios = []string{"generator", "throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "gwreload", "daemonreload"}
+// start); reload1 is the reload figure with 1 instance; reloadbun the
+// same with Bun (bm2 only); reloadmatrix the reload with and without
+// tcp_migrate_req and apps that do less on SIGTERM (bm2 only); gwreload a
+// fork-mode reload behind nginx, gwdefault the same with nginx's default
+// max_fails, gwcluster a cluster-mode reload behind nginx; fleet two bm2
+// hosts behind one gateway; package make deb and dpkg -i.
+var allScenarios = []string{"generator", "package", "throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "daemonreload"}
+
+// sandboxedScenarios need the two sandboxes of setup.
+var sandboxedScenarios = []string{"throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -78,6 +92,12 @@ type settings struct {
 	DRReps      int           `json:"daemon_reload_reps"`
 	DRSizes     []int         `json:"daemon_reload_sizes"`
 	DRInstances int           `json:"daemon_reload_instances"`
+	StopReps    int           `json:"stop_reps"`
+	ProbeReps   int           `json:"probe_reps"`
+	MatrixReps  int           `json:"reload_matrix_reps"`
+	FleetReps   int           `json:"fleet_reps"`
+	PkgReps     int           `json:"package_build_reps"`
+	DpkgReps    int           `json:"dpkg_install_reps"`
 }
 
 func (s settings) wants(name string) bool {
@@ -99,7 +119,7 @@ func main() {
 	}
 	quick := flag.Bool("quick", false, "short runs, one repetition each (for development)")
 	only := flag.String("only", "", "comma-separated subset of: "+strings.Join(allScenarios, ", "))
-	reps := flag.Int("reps", 0, "repetitions of the sandboxed figures (default: throughput 7, start 5, crash 10, reload, reload1 and gwreload 3; -quick 1, crash 2; daemonreload always times 5 reloads per variant and size, -quick 3)")
+	reps := flag.Int("reps", 0, "repetitions of the sandboxed figures (default: throughput 7, start, stop and probe 5, crash 10, the reloads 3, reloadmatrix and fleet 1; -quick 1, crash 2; daemonreload always times 5 reloads per variant and size, -quick 3; package builds once and installs 3 times, -quick once)")
 	dur := flag.Duration("duration", 0, "wrk run length for throughput (default 10s; -quick 3s)")
 	from := flag.String("from", "", "only rewrite the report from a results.json written earlier")
 	out := flag.String("out", "", "report path (default bench/RESULTS.md; with -quick or -only, a temporary directory)")
@@ -110,13 +130,16 @@ func main() {
 		WrkThreads: 2, WrkConns: 64, StartReps: 5, CrashReps: 10, ReloadReps: 3, ReloadDur: 10 * time.Second,
 		GenReps: 20, GenSizes: []int{1, 10, 100, 1000},
 		DRReps: 5, DRSizes: []int{100, 500}, DRInstances: 2,
+		StopReps: 5, ProbeReps: 5, MatrixReps: 1, FleetReps: 1, PkgReps: 1, DpkgReps: 3,
 	}
 	if *quick {
 		s.TputReps, s.WrkDuration, s.WrkWarmup = 1, 3*time.Second, time.Second
 		s.StartReps, s.CrashReps, s.ReloadReps, s.ReloadDur, s.GenReps, s.DRReps = 1, 2, 1, 7*time.Second, 5, 3
+		s.StopReps, s.ProbeReps, s.FleetReps, s.DpkgReps = 1, 1, 1, 1
 	}
 	if *reps > 0 {
 		s.TputReps, s.StartReps, s.CrashReps, s.ReloadReps = *reps, *reps, *reps, *reps
+		s.StopReps, s.ProbeReps, s.MatrixReps, s.FleetReps = *reps, *reps, *reps, *reps
 	}
 	if *dur > 0 {
 		s.WrkDuration = *dur
@@ -215,8 +238,13 @@ func run(ctx context.Context, s settings, out string) error {
 			return fmt.Errorf("generator: %w", err)
 		}
 	}
+	if s.wants("package") {
+		if err := r.pkg(ctx); err != nil {
+			return fmt.Errorf("package: %w", err)
+		}
+	}
 	sandboxed := false
-	for _, n := range []string{"throughput", "start", "startcmd", "memory", "crash", "reload", "reload1", "gwreload", "daemonreload"} {
+	for _, n := range sandboxedScenarios {
 		sandboxed = sandboxed || s.wants(n)
 	}
 	if sandboxed {
@@ -232,9 +260,17 @@ func run(ctx context.Context, s settings, out string) error {
 			{"throughput", r.throughput},
 			{"start", r.start}, // also memory
 			{"crash", r.crash},
+			{"stop", r.stop},
+			{"probe", r.probe},
+			{"security", r.security},
 			{"reload", r.reload},
+			{"reloadbun", r.reloadBun},
+			{"reloadmatrix", r.reloadMatrix},
 			{"reload1", r.reload1},
 			{"gwreload", r.gatewayReload},
+			{"gwcluster", r.gatewayCluster},
+			{"gwdefault", r.gatewayDefaults},
+			{"fleet", r.fleet},
 			{"daemonreload", r.daemonReload}, // last: it deletes every project registered before
 		}
 		for _, st := range steps {
@@ -402,18 +438,44 @@ func (r *runner) record(section string, cmds ...string) {
 	}
 }
 
-// bm2 projects inside the bm2 sandbox: name → (runtime, script, instances, port).
-var bm2Projects = []struct {
+// benchProject is a bm2 project inside the bm2 sandbox, in /srv/<name>.
+type benchProject struct {
 	name, runtime, script string
 	instances, port       int
-}{
-	{"tput-node", "node", "app.js", 2, 3000},
-	{"tput-bun", "bun", "app.ts", 2, 3001},
-	{"start", "node", "app.js", 4, 3100},
-	{"crash", "node", "app.js", 2, 3200},
-	{"crash0", "node", "app.js", 2, 3210}, // restart_delay_ms = 0
-	{"reload", "node", "app.js", 2, 3300},
-	{"reload1", "node", "app.js", 1, 3400},
+	extra                 string // the rest of its bm2.toml
+}
+
+// toml is its bm2.toml.
+func (p benchProject) toml() string {
+	t := fmt.Sprintf("name = %q\nscript = %q\nruntime = %q\ninstances = %d\nport = %d\n", p.name, p.script, p.runtime, p.instances, p.port)
+	if p.instances == 1 {
+		t += "exec_mode = \"cluster\"\n" // the default, said out loud: one instance is still cluster mode
+	}
+	return t + p.extra
+}
+
+// bm2Projects are the projects of the sandboxed figures (gwreload and
+// gwdefault write their own: fork mode).
+var bm2Projects = []benchProject{
+	{"tput-node", "node", "app.js", 2, 3000, ""},
+	{"tput-bun", "bun", "app.ts", 2, 3001, ""},
+	{"start", "node", "app.js", 4, 3100, ""},
+	{"crash", "node", "app.js", 2, 3200, ""},
+	{"crash0", "node", "app.js", 2, 3210, "restart_delay_ms = 0\n"},
+	{"crashhang", "node", "app.js", 2, 3220, hangNotify("warning")},
+	{"reload", "node", "app.js", 2, 3300, ""},
+	{"reload1", "node", "app.js", 1, 3400, ""},
+	{"reloadbun", "bun", "app.ts", 2, 4000, ""},
+	{"gwcluster", "node", "app.js", 2, 4100, ""},
+	{"rmatrix", "node", "app.js", 2, 4300, ""},
+	{"rmatrix1", "node", "app.js", 1, 4400, ""},
+	{"stopk", "node", "app.js", 1, 4500, "stop_timeout_ms = 1000\n\n[env]\nIGNORE_TERM = \"1\"\n"},
+	{"stopq", "node", "app.js", 2, 4510, "stop_timeout_ms = 1000\n"},
+	{"stopn", "node", "app.js", 2, 4520, "stop_timeout_ms = 1000\n" + hangNotify("info")},
+	{"probeok", "node", "app.js", 4, 4600, ""},
+	{"probeex", "node", "app.js", 2, 4610, "\n[env]\nREUSE_PORT = \"0\"\n"},
+	{"secdef", "node", "app.js", 1, 4700, ""},
+	{"secuser", "node", "app.js", 1, 4710, "user = \"benchapp\"\n"},
 }
 
 // setup fetches the runtimes and PM2, boots both sandboxes and installs
@@ -490,6 +552,7 @@ id bm2 >/dev/null`, r.bunPath, r.node)
 	// The apps.
 	appJS, _ := apps.ReadFile("apps/app.js")
 	appTS, _ := apps.ReadFile("apps/app.ts")
+	hangJS, _ := apps.ReadFile("apps/hang.js")
 	lua, _ := apps.ReadFile("apps/report.lua")
 	for _, p := range bm2Projects {
 		dir := "/srv/" + p.name
@@ -500,14 +563,7 @@ id bm2 >/dev/null`, r.bunPath, r.node)
 		if p.script == "app.ts" {
 			src = appTS
 		}
-		toml := fmt.Sprintf("name = %q\nscript = %q\nruntime = %q\ninstances = %d\nport = %d\n", p.name, p.script, p.runtime, p.instances, p.port)
-		if p.instances == 1 {
-			toml += "exec_mode = \"cluster\"\n" // the default, said out loud: one instance is still cluster mode
-		}
-		if p.name == "crash0" {
-			toml += "restart_delay_ms = 0\n"
-		}
-		for f, data := range map[string][]byte{p.script: src, "bm2.toml": []byte(toml)} {
+		for f, data := range map[string][]byte{p.script: src, "bm2.toml": []byte(p.toml())} {
 			if err := r.bm2.WriteFile(dir+"/"+f, data, 0o644); err != nil {
 				return err
 			}
@@ -517,7 +573,7 @@ id bm2 >/dev/null`, r.bunPath, r.node)
 		if out, err := b.sh(ctx, "install -d -m 0755 /srv/bench"); err != nil {
 			return fmt.Errorf("%w: %s", err, out)
 		}
-		for f, data := range map[string][]byte{"app.js": appJS, "app.ts": appTS, "report.lua": lua} {
+		for f, data := range map[string][]byte{"app.js": appJS, "app.ts": appTS, "hang.js": hangJS, "report.lua": lua} {
 			if err := b.WriteFile("/srv/bench/"+f, data, 0o644); err != nil {
 				return err
 			}

@@ -37,6 +37,12 @@ type reloadCase struct {
 	// sandbox, with the configuration `bm2 gateway nginx` prints for the
 	// bm2 project (the same bytes in both).
 	gateway int
+	// nginxDefaults: that configuration without its max_fails=0, so
+	// nginx marks a server down as it does by default (max_fails=1
+	// fail_timeout=10s).
+	nginxDefaults bool
+	// bm2Only: PM2 has no counterpart (Bun in cluster mode).
+	bm2Only bool
 }
 
 func (c reloadCase) url() string {
@@ -76,6 +82,12 @@ func (r *runner) reload1(ctx context.Context) error {
 	return r.reloadFigure(ctx, reloadCase{name: "reload1", instances: 1, port: 3400, res: &r.res.Reload1})
 }
 
+// reloadBun: the reload figure with Bun (bm2 only: PM2's cluster mode
+// needs node:cluster).
+func (r *runner) reloadBun(ctx context.Context) error {
+	return r.reloadFigure(ctx, reloadCase{name: "reloadbun", instances: 2, port: 4000, bm2Only: true, res: &r.res.ReloadBun})
+}
+
 func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 	s := r.s
 	out, err := r.bm2.sh(ctx, "bm2 reload --help >/dev/null 2>&1; echo $?")
@@ -95,6 +107,9 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 	bm2Start := "cd /srv/" + c.name + " && bm2 serve >/dev/null && " + probesDone
 	pm2Start := fmt.Sprintf("cd /srv/bench && PORT=%d pm2 start app.js -i %d --name %s >/dev/null && %s",
 		c.port, c.instances, c.name, wait(c.appURL()))
+	if c.bm2Only {
+		pm2Start = ""
+	}
 	mode := "cluster mode"
 	if c.fork {
 		mode = "fork mode: instance i on port+i"
@@ -105,20 +120,34 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 	}
 	bm2Reload, pm2Reload := "bm2 reload "+c.name, "pm2 reload "+c.name
 	section := c.name
+	script, runtime := "app.js", "node"
+	for _, p := range bm2Projects {
+		if p.name == c.name {
+			script, runtime = p.script, p.runtime
+		}
+	}
 	r.record(section, "bm2 reload --help >/dev/null   # exit status 0: the bm2 side runs",
-		fmt.Sprintf("cat /srv/%s/bm2.toml   # name = %q, script = \"app.js\", runtime = \"node\", instances = %d, port = %d (%s)", c.name, c.name, c.instances, c.port, mode),
-		bm2Start, pm2Start)
+		fmt.Sprintf("cat /srv/%s/bm2.toml   # name = %q, script = %q, runtime = %q, instances = %d, port = %d (%s)", c.name, c.name, script, runtime, c.instances, c.port, mode),
+		bm2Start)
+	if !c.bm2Only {
+		r.record(section, pm2Start)
+	}
 	if !bm2Has {
 		r.logf("%s: `bm2 reload` is not available (exit %s): measuring PM2 only", c.name, strings.TrimSpace(out))
 	} else if out, err := r.bm2.sh(ctx, bm2Start); err != nil {
 		return fmt.Errorf("bm2 serve: %w\n%s", err, out)
 	}
-	if out, err := r.pm2.sh(ctx, pm2Start); err != nil {
-		return fmt.Errorf("pm2 start: %w\n%s", err, out)
+	if c.bm2Only && !bm2Has {
+		return nil
+	}
+	if !c.bm2Only {
+		if out, err := r.pm2.sh(ctx, pm2Start); err != nil {
+			return fmt.Errorf("pm2 start: %w\n%s", err, out)
+		}
 	}
 	if c.fork {
 		// Every instance answers on its own port before the first run.
-		for _, b := range []*bed{r.bm2, r.pm2} {
+		for _, b := range r.beds(c) {
 			if b == r.bm2 && !bm2Has {
 				continue
 			}
@@ -135,10 +164,14 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 			return err
 		}
 	}
+	reloads, settles := bm2Reload+" | "+pm2Reload, "bm2: "+probesDone+" && sleep 2   PM2: sleep 2"
+	if c.bm2Only {
+		reloads, settles = bm2Reload, probesDone+" && sleep 2"
+	}
 	r.record(section,
-		"# each run, with RELOAD = "+bm2Reload+" | "+pm2Reload+", once with keep-alive and once with -H 'Connection: close':",
+		"# each run, with RELOAD = "+reloads+", once with keep-alive and once with -H 'Connection: close':",
 		reloadScript(s.WrkThreads, s.WrkConns, s.ReloadDur, KeepAlive, c.url(), "RELOAD"),
-		"# settle between runs (not timed): bm2: "+probesDone+" && sleep 2   PM2: sleep 2")
+		"# settle between runs (not timed): "+settles)
 	for rep := range s.ReloadReps {
 		for _, mode := range []string{KeepAlive, Close} {
 			order := []string{"bm2", "pm2"}
@@ -146,6 +179,9 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 				order = []string{"pm2", "bm2"}
 			}
 			for _, sys := range order {
+				if sys == "pm2" && c.bm2Only {
+					continue
+				}
 				b, cmd, settle := r.pm2, pm2Reload, "sleep 2"
 				if sys == "bm2" {
 					if !bm2Has {
@@ -176,11 +212,19 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 	}
 	r.pm2.sh(ctx, "pm2 kill >/dev/null")
 	if c.gateway > 0 {
-		for _, b := range []*bed{r.bm2, r.pm2} {
+		for _, b := range r.beds(c) {
 			b.sh(ctx, gatewayStop)
 		}
 	}
 	return nil
+}
+
+// beds are the sandboxes a reload case runs in.
+func (r *runner) beds(c reloadCase) []*bed {
+	if c.bm2Only {
+		return []*bed{r.bm2}
+	}
+	return []*bed{r.bm2, r.pm2}
 }
 
 // gatewayReload: failed requests while each manager reloads a fork-mode
@@ -189,6 +233,18 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 // just as one at a time, behind the same gateway).
 func (r *runner) gatewayReload(ctx context.Context) error {
 	return r.reloadFigure(ctx, reloadCase{name: "gwreload", instances: 3, port: 3500, fork: true, gateway: 8350, res: &r.res.GatewayReload})
+}
+
+// gatewayDefaults: the gwreload figure behind nginx's defaults (the same
+// configuration without max_fails=0), what a hand-written upstream gets.
+func (r *runner) gatewayDefaults(ctx context.Context) error {
+	return r.reloadFigure(ctx, reloadCase{name: "gwdefault", instances: 3, port: 4200, fork: true, gateway: 8420, nginxDefaults: true, res: &r.res.GatewayDefault})
+}
+
+// gatewayCluster: a cluster-mode reload of 2 instances behind the same
+// nginx (one server line: the instances share the port).
+func (r *runner) gatewayCluster(ctx context.Context) error {
+	return r.reloadFigure(ctx, reloadCase{name: "gwcluster", instances: 2, port: 4100, gateway: 8410, res: &r.res.GatewayCluster})
 }
 
 // The gateway of the gwreload figure: nginx from a private prefix in the
@@ -208,10 +264,16 @@ func (r *runner) startGateways(ctx context.Context, c reloadCase) error {
 	}
 	conf := gateway.NginxStandalone(gatewayDir, "", "    include "+gatewayDir+"/bm2.conf;")
 	start := fmt.Sprintf("nginx -p %[1]s -c %[1]s/nginx.conf -e %[1]s/error.log -g 'pid %[1]s/nginx.pid;'", gatewayDir)
-	r.record(c.name, gen+" > "+gatewayDir+"/bm2.conf   # in the bm2 sandbox; the same bytes in the PM2 sandbox",
+	r.record(c.name, gen+" > "+gatewayDir+"/bm2.conf   # in the bm2 sandbox; the same bytes in the PM2 sandbox")
+	if c.nginxDefaults {
+		n := strings.Count(snippet, " max_fails=0;")
+		snippet = strings.ReplaceAll(snippet, " max_fails=0;", ";")
+		r.record(c.name, fmt.Sprintf("sed -i 's/ max_fails=0;/;/' %s/bm2.conf   # nginx's defaults on its %d server lines: max_fails=1 fail_timeout=10s", gatewayDir, n))
+	}
+	r.record(c.name,
 		"# "+gatewayDir+"/nginx.conf: worker_processes 1; events {} http { access_log off; temporary paths in "+gatewayDir+"; include "+gatewayDir+"/bm2.conf; }",
 		start+" && "+fmt.Sprintf("(for i in $(seq 300); do curl -sf -o /dev/null %s && exit 0; sleep 0.1; done; exit 1)", c.url()))
-	for _, b := range []*bed{r.bm2, r.pm2} {
+	for _, b := range r.beds(c) {
 		for f, data := range map[string]string{"bm2.conf": snippet, "nginx.conf": conf} {
 			if err := b.WriteFile(gatewayDir+"/"+f, []byte(data), 0o644); err != nil {
 				return err

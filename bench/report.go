@@ -133,11 +133,19 @@ func (rp *report) markdown() string {
 	rp.memoryMD(&body)
 	rp.startMD(&body)
 	rp.reloadMD(&body)
+	rp.reloadSection(&body, rp.res.ReloadBun, 2, "4b", "reloadbun", "2 Bun instances")
+	rp.samplesMD(&body, "reloadmatrix")
 	rp.reload1MD(&body)
 	rp.gatewayReloadMD(&body)
+	rp.reloadSection(&body, rp.res.GatewayCluster, 2, "5c", "gwcluster", "2 cluster-mode instances behind nginx")
+	rp.reloadSection(&body, rp.res.GatewayDefault, 3, "5d", "gwdefault", "3 fork-mode instances behind nginx with its defaults")
+	rp.samplesMD(&body, "fleet")
 	rp.generatorMD(&body)
 	rp.daemonReloadMD(&body)
 	rp.crashMD(&body)
+	for _, k := range []string{"stop", "probe", "security", "package"} {
+		rp.samplesMD(&body, k)
+	}
 
 	var b strings.Builder
 	b.WriteString("# bm2 vs PM2: benchmark results\n\n")
@@ -197,12 +205,18 @@ func (rp *report) markdown() string {
 	if s.DRReps > 0 {
 		dr = fmt.Sprintf(", daemon-reload %d per variant and size", s.DRReps)
 	}
+	more := ""
+	if s.StopReps > 0 {
+		more = fmt.Sprintf(", stop %d per variant, probe %d, reload matrix %d per case and load, fleet %d per mode, action and load, "+
+			"package builds %d, dpkg -i %d", s.StopReps, s.ProbeReps, s.MatrixReps, s.FleetReps, s.PkgReps, s.DpkgReps)
+	}
 	fmt.Fprintf(&b, "Repetitions: throughput %d per system and load (wrk %d threads, %d connections, %v per run after a %v warm-up), "+
-		"start %d per variant, crash %d per manager, %s %d per manager and load (wrk for %v), generator %d per size%s. "+
+		"start %d per variant, crash %d per manager, %s %d per manager and load (wrk for %v), generator %d per size%s%s. "+
 		"The sandboxed figures take seconds per run, so they have fewer repetitions than the generator, whose runs take milliseconds.\n\n",
-		s.TputReps, s.WrkThreads, s.WrkConns, s.WrkDuration, s.WrkWarmup, s.StartReps, s.CrashReps, reloads, s.ReloadReps, s.ReloadDur, s.GenReps, dr)
+		s.TputReps, s.WrkThreads, s.WrkConns, s.WrkDuration, s.WrkWarmup, s.StartReps, s.CrashReps, reloads, s.ReloadReps, s.ReloadDur, s.GenReps, dr, more)
 	b.WriteString("To reproduce: `make bench` as root (`./bench/run -quick` for a short run, `-only throughput,start` for a subset; " +
-		"`bench/run` installs what it lacks with apt-get (wrk, curl, npm, util-linux, iproute2, systemd, dbus, make), PM2 with npm). The raw samples are in " +
+		"`bench/run` installs what it lacks with apt-get (wrk, curl, npm, util-linux, iproute2, systemd, dbus, make), PM2 with npm; " +
+		"the package figure needs what `debian/build-deps.sh` installs). The raw samples are in " +
 		"[results.json](results.json).\n\n")
 	setup := res.Commands["setup"]
 	if len(setup) > 0 {
@@ -600,11 +614,23 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 		inst = what
 	}
 	fmt.Fprintf(b, "## %s. Reload under load (%s)\n\n", num, inst)
-	if name == "gwreload" {
-		if rl.Runs == nil && !strings.HasPrefix(rl.Bm2Check, "bm2 reload") {
-			fmt.Fprintf(b, "**Not measured** — `%s`.\n\n", rl.Bm2Check)
-			return
-		}
+	if rl.Runs == nil && !strings.HasPrefix(rl.Bm2Check, "bm2 reload") {
+		fmt.Fprintf(b, "**Not measured** — `%s`.\n\n", rl.Bm2Check)
+		return
+	}
+	switch name {
+	case "reloadbun":
+		b.WriteString("The figure of §4 with Bun (bench/apps/app.ts: `Bun.serve` with `reusePort`, `server.stop()` on " +
+			"SIGTERM), bm2 only: PM2's cluster mode needs node:cluster. Same load, same clocks: ")
+	case "gwcluster":
+		b.WriteString("Cluster mode behind nginx: bm2's instances share the port (one server line, as `bm2 gateway nginx " +
+			"gwcluster` prints it), PM2's node:cluster primary holds it for its workers; the load goes through nginx 1.22 " +
+			"in the same sandbox, the same bytes for both. Same app, same load, same clocks as §4: ")
+	case "gwdefault":
+		b.WriteString("The figure of §5b behind nginx's defaults: the bytes `bm2 gateway nginx gwdefault` prints with " +
+			"`max_fails=0` taken out of every server line, so that nginx marks a server down for `fail_timeout=10s` after " +
+			"one failed connect (what a hand-written upstream gets). Same app, same load, same clocks as §4: ")
+	case "gwreload":
 		b.WriteString("Fork mode: each instance listens on a port of its own (bm2: `exec_mode = \"fork\"`, instance i on " +
 			"port+i; PM2: `exec_mode: \"fork\"` with `increment_var: \"PORT\"`, the same ports), and the load goes through " +
 			"nginx 1.22 in the same sandbox, configured for both with the bytes `bm2 gateway nginx gwreload` prints: an " +
@@ -617,12 +643,18 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 			"PM2 runs `pm2 start app.js -i 1` (node:cluster with one worker; the God daemon, its primary, keeps the listening "+
 			"socket). Same app, same load, same clocks: ")
 	}
+	cmds := fmt.Sprintf("`bm2 reload %s` / `pm2 reload %s`", name, name)
+	drains := "The app drains on SIGTERM (bm2) and SIGINT (PM2): it stops accepting " +
+		"(`net.Server#close`; `http.Server#close` would also drop idle keep-alive connections at once, racing with the " +
+		"client's next request), answers every further request with `Connection: close` and exits when its last connection " +
+		"is done, so that what fails is the manager's doing."
+	if name == "reloadbun" {
+		cmds = fmt.Sprintf("`bm2 reload %s`", name)
+		drains = "The app stops its server on SIGTERM and lets the requests in flight finish, so that what fails is the manager's doing."
+	}
 	fmt.Fprintf(b, "wrk runs for %v against %s (`-t%d -c%d`, keep-alive, and `Connection: close`); 2 s in, the "+
-		"manager's reload command runs (`bm2 reload %s` / `pm2 reload %s`); failed requests are every error wrk counts "+
-		"(connect, read, write, timeout, non-2xx). The app drains on SIGTERM (bm2) and SIGINT (PM2): it stops accepting "+
-		"(`net.Server#close`; `http.Server#close` would also drop idle keep-alive connections at once, racing with the "+
-		"client's next request), answers every further request with `Connection: close` and exits when its last connection "+
-		"is done, so that what fails is the manager's doing.\n\n", s.ReloadDur, inst, s.WrkThreads, s.WrkConns, name, name)
+		"manager's reload command runs (%s); failed requests are every error wrk counts "+
+		"(connect, read, write, timeout, non-2xx). %s\n\n", s.ReloadDur, inst, s.WrkThreads, s.WrkConns, cmds, drains)
 	if !rl.Bm2Available {
 		fmt.Fprintf(b, "**bm2: not available** — `%s`: this tree has no `bm2 reload` yet; PM2's figure is measured alone. "+
 			"The bm2 side runs as soon as `bm2 reload --help` exits 0.\n\n", rl.Bm2Check)
@@ -673,9 +705,12 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 		}
 		pm2 := failed[key{"pm2", mode}]
 		bmv := failed[key{"bm2", mode}]
+		if len(pm2) == 0 && len(bmv) == 0 && rl.Bm2Available {
+			continue // a load this figure does not measure
+		}
 		_, pm := minMed(pm2.values())
 		ratio := "—"
-		if rl.Bm2Available && len(bmv) > 0 {
+		if rl.Bm2Available && len(bmv) > 0 && len(pm2) > 0 {
 			_, bmMed := minMed(bmv.values())
 			switch rs := ratios(pm2, bmv); {
 			case bmMed == 0 && pm == 0:
@@ -700,6 +735,9 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 			bmText = fnum(m, 0) + " failed"
 		}
 		pmText := fnum(pm, 0) + " failed"
+		if len(pm2) == 0 {
+			pmText = "—"
+		}
 		if _, d := minMed(dur[key{"pm2", mode}].values()); !math.IsNaN(d) {
 			pmText += " (`pm2 reload` took " + fnum(d/1000, 1) + " s)"
 		}
@@ -835,8 +873,14 @@ func (rp *report) crashMD(b *strings.Builder) {
 		"default) and the kernel gives the new listener its share of new connections; for PM2, the God daemon forks a new " +
 		"worker, and its round-robin hands it connections once it listens. The surviving instance keeps serving meanwhile; " +
 		"requests sent before the recovery that failed, or hung, are counted. The row \"bm2, restart_delay_ms = 0\" is a second bm2 " +
-		"project (crash0, port 3210) with no restart delay: what systemd's restart path itself costs.\n\n")
-	se := map[string]series{"bm2": {}, "pm2": {}, "bm2-delay0": {}}
+		"project (crash0, port 3210) with no restart delay: what systemd's restart path itself costs.")
+	if len(rp.crashRuns("bm2-hangnotify")) > 0 {
+		b.WriteString(" The row \"bm2, every crash notified to a webhook that never answers\" is a third (crashhang, port 3220) " +
+			"whose instance_crashed events go to a receiver that accepts the connection and never answers: a restart must not " +
+			"wait for its notification (bm2-notify.service delivers it, from the spool).")
+	}
+	b.WriteString("\n\n")
+	se := map[string]series{"bm2": {}, "pm2": {}, "bm2-delay0": {}, "bm2-hangnotify": {}}
 	failed := map[string]int{}
 	hung := map[string]int{}
 	polls := map[string]int{}
@@ -848,13 +892,14 @@ func (rp *report) crashMD(b *strings.Builder) {
 	}
 	var rows [][]string
 	var bars []bar
-	for _, sys := range []string{"bm2", "bm2-delay0", "pm2"} {
+	for _, sys := range []string{"bm2", "bm2-delay0", "bm2-hangnotify", "pm2"} {
 		v := se[sys].values()
 		if len(v) == 0 {
 			continue
 		}
 		lo, med := minMed(v)
-		name := map[string]string{"bm2": "bm2", "pm2": "PM2", "bm2-delay0": "bm2, restart_delay_ms = 0"}[sys]
+		name := map[string]string{"bm2": "bm2", "pm2": "PM2", "bm2-delay0": "bm2, restart_delay_ms = 0",
+			"bm2-hangnotify": "bm2, every crash notified to a webhook that never answers"}[sys]
 		rows = append(rows, []string{name, fmt.Sprint(len(v)), fnum(lo, 0), fnum(med, 0), fnum(maxOf(v), 0),
 			fnum(float64(polls[sys]), 0), fmt.Sprint(failed[sys]), fmt.Sprint(hung[sys])})
 		bars = append(bars, bar{label: name, med: med, lo: lo, color: sysColor(name), text: fnum(med, 0) + " ms"})
@@ -906,6 +951,17 @@ func (rp *report) crashMD(b *strings.Builder) {
 	rp.head = append(rp.head, []string{"crash recovery: kill -9 until a new process answers", fnum(a, 0) + " ms", fnum(p, 0) + " ms", ratioText(rs), "—"})
 	rp.svgP = append(rp.svgP, panel{title: "Crash recovery: kill -9 until a new process serves (ms, median; lower is better)", bars: bars})
 	commands(b, rp.res, "crash")
+}
+
+// crashRuns are the crash figure's runs of one system.
+func (rp *report) crashRuns(system string) []CrashRun {
+	var out []CrashRun
+	for _, c := range rp.res.Crash {
+		if c.System == system {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Daemon-reload.

@@ -20,13 +20,22 @@ type Results struct {
 	Crash      []CrashRun    `json:"crash,omitempty"`
 	Reload     ReloadResults `json:"reload"`
 	Reload1    ReloadResults `json:"reload_1_instance"`
-	// Fork-mode reload behind nginx, configured by bm2 gateway.
-	GatewayReload ReloadResults `json:"gateway_reload"`
-	Generator     []GenRun      `json:"generator,omitempty"`
+	// The reload of 2 instances with Bun (bm2 only).
+	ReloadBun ReloadResults `json:"reload_bun"`
+	// Fork-mode reload behind nginx, configured by bm2 gateway; the same
+	// with nginx's default max_fails; cluster mode behind nginx.
+	GatewayReload  ReloadResults `json:"gateway_reload"`
+	GatewayDefault ReloadResults `json:"gateway_reload_nginx_defaults"`
+	GatewayCluster ReloadResults `json:"gateway_reload_cluster"`
+	Generator      []GenRun      `json:"generator,omitempty"`
 	// systemctl daemon-reload with N projects: bm2's generator vs the same
 	// units written by hand.
 	DaemonReload DaemonReloadResults `json:"daemon_reload"`
-	Commands     map[string][]string `json:"commands"`
+	// The figures without a result type of their own (see sampleFigures),
+	// and remarks on any figure (such as why it was not measured).
+	Samples  []Sample            `json:"samples,omitempty"`
+	Notes    map[string][]string `json:"notes,omitempty"`
+	Commands map[string][]string `json:"commands"`
 	// Host load while the bench ran: the 1-minute load average and the
 	// number of other sandboxes (other people's test runs), every 5 s.
 	Load []LoadSample `json:"host_load"`

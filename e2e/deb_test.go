@@ -66,9 +66,7 @@ func TestDeb(t *testing.T) {
 	t.Run("dpkg -i sets bm2 up", func(t *testing.T) {
 		b := b.in(t)
 		b.sh(`test ! -e /usr/bin/bm2 && ! id bm2 2>/dev/null && test ! -e /etc/bm2`)
-		start := time.Now()
 		out := b.sh(fmt.Sprintf(`DEBIAN_FRONTEND=noninteractive dpkg -i %q 2>&1`, debIn))
-		t.Logf("MEASURE dpkg -i took %v", time.Since(start).Round(time.Millisecond))
 		if strings.Contains(out, "warning") || strings.Contains(out, "error") {
 			t.Errorf("dpkg -i said:\n%s", out)
 		}
@@ -241,7 +239,6 @@ func buildDeb(t *testing.T, repo string) string {
 	needDebTools(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	start := time.Now()
 	cmd := exec.CommandContext(ctx, "make", "-s", "deb")
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "PATH="+os.Getenv("PATH")+":/usr/local/go/bin")
@@ -249,7 +246,6 @@ func buildDeb(t *testing.T, repo string) string {
 	if err != nil {
 		t.Fatalf("make deb: %v\n%s", err, debTail(out, 8000))
 	}
-	t.Logf("MEASURE make deb took %v", time.Since(start).Round(time.Millisecond))
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	deb := lines[len(lines)-1]
 	if !strings.HasSuffix(deb, ".deb") {
@@ -373,7 +369,6 @@ func buildOldDeb(t *testing.T, repo, dir string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	script := fmt.Sprintf(`set -eo pipefail
 tar -xJf %q -C %q
 cd %q/bm2-0.1.0
@@ -384,7 +379,6 @@ bash debian/build-deb %q 2>&1 | tail -1`, filepath.Join(repo, "e2e/testdata/bm2-
 	if err != nil {
 		t.Fatalf("build bm2 0.1.0: %v\n%s", err, debTail(out, 4000))
 	}
-	t.Logf("MEASURE building the 0.1.0 package took %v", time.Since(start).Round(time.Millisecond))
 	deb := strings.TrimSpace(string(out))
 	if !strings.HasSuffix(deb, ".deb") {
 		t.Fatalf("build bm2 0.1.0 said:\n%s", out)

@@ -86,7 +86,7 @@ min_uptime_ms = 500
 // restarting instance's port is dark for a moment, nginx passes its
 // requests to the others, and not one fails. (A hand-written nginx with
 // the default max_fails=1 fail_timeout=10s turned most of such a reload's
-// requests into 502s; BM2_E2E_MEASURE=1 measures that too.)
+// requests into 502s; make bench's figure gwdefault measures that.)
 func TestGatewayNginxForkReload(t *testing.T) {
 	needNginx(t)
 	t.Parallel()
@@ -106,10 +106,9 @@ func TestGatewayNginxForkReload(t *testing.T) {
 
 	before := b.pids("fk", 3)
 	b.sh(`: >/tmp/gw/access.log; nginx -p /tmp/gw -c /tmp/gw/nginx.conf -g 'pid /tmp/gw/nginx.pid;' -s reopen`)
-	res, out, took := b.reloadUnderLoad("fk", 8080, true)
-	t.Logf("MEASURE bm2 reload of 3 Node fork-mode instances behind nginx (bm2 gateway nginx), wrk -c16 keep-alive: %v; reload took %v\n%s", res, took, out)
+	res, out, _ := b.reloadUnderLoad("fk", 8080, true)
 	if res.errors() != 0 {
-		t.Errorf("%v during the reload behind nginx", res)
+		t.Errorf("%v during the reload behind nginx; reload said:\n%s", res, out)
 	}
 	if res.requests < 1000 {
 		t.Errorf("only %d requests: the load was not steady", res.requests)
@@ -131,14 +130,6 @@ func TestGatewayNginxForkReload(t *testing.T) {
 	if len(bad) > 0 {
 		t.Errorf("nginx answered %v", bad)
 	}
-
-	if os.Getenv("BM2_E2E_MEASURE") == "" {
-		return
-	}
-	// For the record: the same with nginx's default passive health check.
-	b.sh(`sed -i 's/ max_fails=0;/;/' /tmp/gw/bm2.conf && nginx -p /tmp/gw -c /tmp/gw/nginx.conf -g 'pid /tmp/gw/nginx.pid;' -s reload && sleep 1`)
-	res, _, took = b.reloadUnderLoad("fk", 8080, true)
-	t.Logf("MEASURE the same behind nginx with max_fails=1 fail_timeout=10s (nginx's default): %v; reload took %v", res, took)
 }
 
 // The same for a cluster-mode project of 4 instances: one upstream line,
@@ -155,10 +146,9 @@ func TestGatewayNginxClusterReload(t *testing.T) {
 	if n := strings.Count(conf, "\n    server "); n != 1 || !strings.Contains(conf, "    server 127.0.0.1:3000;\n") {
 		t.Fatalf("want one server line for the cluster port, got %d:\n%s", n, conf)
 	}
-	res, out, took := b.reloadUnderLoad("api", 8080, true)
-	t.Logf("MEASURE bm2 reload of 4 Node cluster-mode instances behind nginx (bm2 gateway nginx), wrk -c16 keep-alive: %v; reload took %v\n%s", res, took, out)
+	res, out, _ := b.reloadUnderLoad("api", 8080, true)
 	if res.errors() != 0 {
-		t.Errorf("%v during the reload behind nginx", res)
+		t.Errorf("%v during the reload behind nginx; reload said:\n%s", res, out)
 	}
 	if res.requests < 1000 {
 		t.Errorf("only %d requests: the load was not steady", res.requests)
@@ -319,7 +309,6 @@ func TestGatewayFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names := []string{"A", "B"}
 
 	for _, mode := range []struct{ name, toml string }{
 		{"cluster", "instances = 2\n"},
@@ -386,9 +375,8 @@ func TestGatewayFleet(t *testing.T) {
 			time.Sleep(3 * time.Second)
 			res = l.stop()
 			byAddr, bad = upstreamCounts(g.log())
-			t.Logf("MEASURE fleet (%s): bm2 stop on host A under load through the gateway: %v; answers per upstream: %v", mode.name, res, byAddr)
 			if res.errors() != 0 || len(bad) > 0 {
-				t.Errorf("bm2 stop on host A lost requests: %v; not 200: %v", res, bad)
+				t.Errorf("bm2 stop on host A lost requests: %v; not 200: %v; answers per upstream: %v", res, bad, byAddr)
 			}
 			if res.requests < 1000 {
 				t.Errorf("only %d requests: the load was not steady", res.requests)
@@ -404,18 +392,14 @@ func TestGatewayFleet(t *testing.T) {
 			// bm2 reload on each host in turn.
 			g.truncate()
 			l = startLoad(t, n)
-			var took []string
-			for i, b := range hosts {
-				start := time.Now()
+			for _, b := range hosts {
 				b.must(0, "/", "reload", "fleet")
-				took = append(took, fmt.Sprintf("%s %v", names[i], time.Since(start).Round(10*time.Millisecond)))
 			}
 			time.Sleep(3 * time.Second)
 			res = l.stop()
 			byAddr, bad = upstreamCounts(g.log())
-			t.Logf("MEASURE fleet (%s): bm2 reload on host A, then on host B, under load through the gateway: %v; reloads took %s; answers per upstream: %v", mode.name, res, strings.Join(took, ", "), byAddr)
 			if res.errors() != 0 || len(bad) > 0 {
-				t.Errorf("the reloads lost requests: %v; not 200: %v", res, bad)
+				t.Errorf("the reloads lost requests: %v; not 200: %v; answers per upstream: %v", res, bad, byAddr)
 			}
 			if res.requests < 1000 {
 				t.Errorf("only %d requests: the load was not steady", res.requests)

@@ -388,9 +388,12 @@ systemd-run --quiet -u hook-stolen /usr/local/bin/node /srv/hooks/stolen.js`)
 			v, _ := strconv.ParseFloat(m[1], 64)
 			return v
 		}
+		// Every unit is scored (score fails the test when systemd-analyze
+		// gives no exposure level); the figures are make bench's (figure
+		// security).
+		score("bm2@evil-0.service")
+		score("bm2-failed@pa-0.service")
 		def := score("bm2@pa-0.service")
-		t.Logf("MEASURE systemd-analyze security: default Node project %.1f, explicit user %.1f, probe %.1f, failure unit %.1f",
-			def, score("bm2@evil-0.service"), score("bm2-probe@pa-0.service"), score("bm2-failed@pa-0.service"))
 		if def > 2.0 {
 			t.Errorf("default project exposure %.1f, want <= 2.0", def)
 		}
@@ -398,7 +401,6 @@ systemd-run --quiet -u hook-stolen /usr/local/bin/node /srv/hooks/stolen.js`)
 			t.Errorf("probe exposure %.1f", p)
 		}
 		notify := score("bm2-notify.service")
-		t.Logf("MEASURE systemd-analyze security: notification delivery %.1f", notify)
 		if notify > 2.0 {
 			t.Errorf("bm2-notify.service exposure %.1f, want <= 2.0", notify)
 		}

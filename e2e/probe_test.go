@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,11 +38,6 @@ func (b *bed) listenedAt(units string) int64 {
 	return ms
 }
 
-func median(xs []float64) float64 {
-	sort.Float64s(xs)
-	return xs[len(xs)/2]
-}
-
 // Apps that share their port are confirmed and left running; slow starters
 // are fine; apps that never listen are left alone after 60 s; an instance
 // killed with SIGKILL is restarted and probed again.
@@ -60,20 +54,19 @@ func TestProbeConfirms(t *testing.T) {
 		b := b.in(t)
 		es := b.waitEvents(30*time.Second, "reuseport_confirmed", "share", 4)
 		seen := map[string]bool{}
-		var lat []float64
 		for _, e := range es {
 			inst := e.str("BM2_INSTANCE")
 			seen[inst] = true
 			if e.str("PRIORITY") != "6" || e.str("MESSAGE_ID") != "44f30fffb0214cdeb15b218ca0731307" {
 				t.Errorf("confirmed event fields: %v", e)
 			}
-			listened := b.listenedAt("bm2@" + inst + ".service")
-			lat = append(lat, float64(e.usec("__REALTIME_TIMESTAMP")/1000-listened))
+			// Its listening line is in the journal (listenedAt fails the
+			// test otherwise); the latency is make bench's (figure probe).
+			b.listenedAt("bm2@" + inst + ".service")
 		}
 		if len(seen) != 4 {
 			t.Errorf("confirmed instances %v, want share-0..3", seen)
 		}
-		t.Logf("MEASURE listen() to reuseport_confirmed, ms per instance: %v (median %.0f)", lat, median(lat))
 		for i := 0; i < 4; i++ {
 			if s := b.show(fmt.Sprintf("bm2@share-%d.service", i), "SubState"); s != "running" {
 				t.Errorf("share-%d is %s after confirmation", i, s)
@@ -189,28 +182,6 @@ func TestProbeStopsExclusive(t *testing.T) {
 			t.Errorf("reuseport_missing event: %v", e)
 		}
 		b.eventually(10*time.Second, "solo stopped", `for i in 0 1; do s=$(systemctl show -P ActiveState bm2@solo-$i.service); test "$s" = inactive -o "$s" = failed || exit 1; done`)
-		// From the first instance's start (the app's own "listening" line
-		// may never reach the journal: the probe can judge the bound port
-		// and stop the app before its stdout is flushed).
-		var firstStart, lastStop int64
-		for i := 0; i < 2; i++ {
-			unit := fmt.Sprintf("bm2@solo-%d.service", i)
-			start, _ := strconv.ParseInt(b.show(unit, "ActiveEnterTimestampMonotonic"), 10, 64)
-			stop, _ := strconv.ParseInt(b.show(unit, "InactiveEnterTimestampMonotonic"), 10, 64)
-			if firstStart == 0 || start < firstStart {
-				firstStart = start
-			}
-			lastStop = max(lastStop, stop)
-		}
-		verdict := e.usec("__MONOTONIC_TIMESTAMP")
-		stopAfterVerdict := time.Duration(lastStop-verdict) * time.Microsecond
-		verdictAfterStart := time.Duration(verdict-firstStart) * time.Microsecond
-		// Measured, not asserted (a busy host is slower, not wrong; the
-		// stop itself is asserted above). A unit systemd has unloaded
-		// since reports 0: then there is nothing to measure.
-		if firstStart > 0 && lastStop > 0 {
-			t.Logf("MEASURE solo: start to reuseport_missing %v; verdict to every instance stopped %v", verdictAfterStart.Round(time.Millisecond), stopAfterVerdict.Round(time.Millisecond))
-		}
 		for i := 0; i < 2; i++ {
 			log := b.sh(fmt.Sprintf(`cat /var/log/bm2/solo/solo-%d.crash.log`, i))
 			if !regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT[0-9:.]+Z reason=reuseport_missing detail=".*cluster mode needs reusePort`).MatchString(log) {

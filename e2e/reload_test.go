@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -124,9 +123,9 @@ min_uptime_ms = 500
 
 // A rolling reload of 4 Node.js instances under steady load: every
 // instance is replaced, one at a time, and not one request fails, with
-// keep-alive connections and with a new connection per request.
-// BM2_E2E_MEASURE=1 also measures without net.ipv4.tcp_migrate_req and
-// with apps that do less on SIGTERM (logged, not asserted).
+// keep-alive connections and with a new connection per request. (make
+// bench's figure reloadmatrix measures the same without
+// net.ipv4.tcp_migrate_req and with apps that do less on SIGTERM.)
 func TestReload(t *testing.T) {
 	t.Parallel()
 	b := newBed(t)
@@ -150,10 +149,9 @@ func TestReload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := b.in(t)
 			before := b.pids("api", 4)
-			res, out, took := b.reloadUnderLoad("api", 3000, keepAlive)
-			t.Logf("MEASURE reload of 4 Node instances under wrk -c16 (%s, tcp_migrate_req=1): %v; reload took %v\n%s", name, res, took, out)
+			res, out, _ := b.reloadUnderLoad("api", 3000, keepAlive)
 			if res.errors() != 0 {
-				t.Errorf("%v during the reload", res)
+				t.Errorf("%v during the reload; reload said:\n%s", res, out)
 			}
 			if res.requests < 1000 {
 				t.Errorf("only %d requests: the load was not steady", res.requests)
@@ -175,26 +173,6 @@ func TestReload(t *testing.T) {
 			b.confirmedNow("api", 4)
 		})
 	}
-
-	if os.Getenv("BM2_E2E_MEASURE") == "" {
-		return
-	}
-	// For the record: what the sysctl and the app's SIGTERM handling buy.
-	for _, c := range []struct{ migrate, shutdown string }{{"0", ""}, {"1", "close"}, {"0", "close"}, {"1", "none"}} {
-		b.sh("sysctl -q -w net.ipv4.tcp_migrate_req=" + c.migrate)
-		toml := apiNodeToml
-		if c.shutdown != "" {
-			toml += fmt.Sprintf("[env]\nSHUTDOWN = %q\n", c.shutdown)
-		}
-		b.write("/srv/api/bm2.toml", toml)
-		b.must(0, "/srv/api", "serve")
-		for _, keepAlive := range []bool{true, false} {
-			res, out, took := b.reloadUnderLoad("api", 3000, keepAlive)
-			counters, _, _ := strings.Cut(out, "\n")
-			t.Logf("MEASURE tcp_migrate_req=%s SHUTDOWN=%q keep-alive=%v: %v; reload took %v; %s", c.migrate, c.shutdown, keepAlive, res, took, counters)
-		}
-	}
-	b.sh("sysctl -q -w net.ipv4.tcp_migrate_req=1")
 }
 
 // The same with Bun 1.4.4 and HTTP keep-alive. (Bun keeps a connection
@@ -213,10 +191,9 @@ min_uptime_ms = 500
 `)
 	b.must(0, "/srv/api", "serve")
 	b.eventually(10*time.Second, "api answers", `curl -sf --max-time 2 http://127.0.0.1:3000/`)
-	res, out, took := b.reloadUnderLoad("api", 3000, true)
-	t.Logf("MEASURE reload of 4 Bun instances under wrk -c16 (keep-alive, tcp_migrate_req=1): %v; reload took %v\n%s", res, took, out)
+	res, out, _ := b.reloadUnderLoad("api", 3000, true)
 	if res.errors() != 0 {
-		t.Errorf("%v during the reload", res)
+		t.Errorf("%v during the reload; reload said:\n%s", res, out)
 	}
 	if !strings.Contains(out, "api reloaded: 4 instances in ") {
 		t.Errorf("reload's output:\n%s", out)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,10 +20,11 @@ import (
 // generator. Whatever the parser accepts must generate deterministically,
 // render only well-formed unit file lines, and pass systemd-analyze verify.
 func FuzzGenerate(f *testing.F) {
-	seeds, _ := filepath.Glob("testdata/*.toml")
+	seeds, _ := filepath.Glob(filepath.Join(sharedProjects, "*.toml"))
 	more, _ := filepath.Glob("testdata/*/*.toml")
-	edges, _ := filepath.Glob("../internal/config/testdata/*/*.toml") // valid and invalid
-	for _, p := range append(append(seeds, more...), edges...) {
+	valid, _ := filepath.Glob("../testdata/valid/*.toml")
+	invalid, _ := filepath.Glob("../testdata/invalid/*.toml")
+	for _, p := range slices.Concat(seeds, more, valid, invalid) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

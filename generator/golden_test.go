@@ -19,6 +19,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// sharedProjects holds the single-file fixtures, which package config's
+// tests read too; see ../testdata/README.md.
+const sharedProjects = "../testdata/projects"
+
 // testOptions pins the host facts so golden output is the same everywhere.
 var testOptions = Options{NumCPU: 2, Helper: DefaultHelper}
 
@@ -35,9 +39,11 @@ func optionsFor(name string) Options {
 	return o
 }
 
-// fixture is one golden case: a single testdata/<name>.toml, or every
-// *.toml in testdata/<name>/. Project files are presented to the generator
-// as if they sat in /etc/bm2, so output does not depend on the checkout.
+// fixture is one golden case: a single ../testdata/projects/<name>.toml
+// (sharedProjects), or every *.toml in testdata/<name>/; either way its
+// output is testdata/<name>.golden, which only this package reads. Project
+// files are presented to the generator as if they sat in /etc/bm2, so
+// output does not depend on the checkout.
 type fixture struct {
 	name    string
 	sources []config.Source
@@ -63,26 +69,28 @@ func loadFixtures(t *testing.T) []fixture {
 		return config.Source{Path: dir + filepath.Base(p), Data: data}
 	}
 	for _, e := range entries {
-		switch {
-		case e.IsDir():
-			files, _ := filepath.Glob(filepath.Join("testdata", e.Name(), "*.toml"))
-			sort.Strings(files)
-			f := fixture{name: e.Name(), golden: filepath.Join("testdata", e.Name()+".golden")}
-			for _, p := range files {
-				f.sources = append(f.sources, read(p))
-			}
-			out = append(out, f)
-		case strings.HasSuffix(e.Name(), ".toml"):
-			name := strings.TrimSuffix(e.Name(), ".toml")
-			out = append(out, fixture{
-				name:    name,
-				sources: []config.Source{read(filepath.Join("testdata", e.Name()))},
-				golden:  filepath.Join("testdata", name+".golden"),
-			})
+		if !e.IsDir() {
+			continue
 		}
+		files, _ := filepath.Glob(filepath.Join("testdata", e.Name(), "*.toml"))
+		sort.Strings(files)
+		f := fixture{name: e.Name(), golden: filepath.Join("testdata", e.Name()+".golden")}
+		for _, p := range files {
+			f.sources = append(f.sources, read(p))
+		}
+		out = append(out, f)
 	}
-	if len(out) == 0 {
-		t.Fatal("no fixtures in testdata/")
+	singles, _ := filepath.Glob(filepath.Join(sharedProjects, "*.toml"))
+	if len(out) == 0 || len(singles) == 0 {
+		t.Fatalf("no fixtures in testdata/ or %s", sharedProjects)
+	}
+	for _, p := range singles {
+		name := strings.TrimSuffix(filepath.Base(p), ".toml")
+		out = append(out, fixture{
+			name:    name,
+			sources: []config.Source{read(p)},
+			golden:  filepath.Join("testdata", name+".golden"),
+		})
 	}
 	return out
 }

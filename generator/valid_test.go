@@ -9,15 +9,15 @@ import (
 )
 
 // TestValidFixturesApply generates every project in
-// config/testdata/valid/ — the edges of each rule that bm2 check accepts —
+// ../testdata/valid/ — the edges of each rule that bm2 check accepts —
 // and runs systemd-analyze verify on the result: whatever the parser calls
 // valid, systemd loads and applies as written (verify prints a line for a
 // value it refuses or ignores, and any output fails the test).
 func TestValidFixturesApply(t *testing.T) {
 	requireAnalyze(t)
-	paths, _ := filepath.Glob("../internal/config/testdata/valid/*.toml")
+	paths, _ := filepath.Glob("../testdata/valid/*.toml")
 	if len(paths) == 0 {
-		t.Fatal("no fixtures in config/testdata/valid/")
+		t.Fatal("no fixtures in ../testdata/valid/")
 	}
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {

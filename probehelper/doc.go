@@ -1,7 +1,13 @@
-// Package probehelper is the reusePort probe: after every start of a
-// cluster-mode instance (bm2-probe@<name>-<i>.service, pulled in by the
-// instance's Wants=), it asks the kernel whether the app really shares its
-// port, every 500 ms for at most 60 s from the instance coming online.
+// Package probehelper is bm2-probe, the helper bm2's units run: [Main]
+// reads its command line and hands the exit and failure hooks and the run
+// wrapper to package hooks, the port fence to package portfence and the
+// delivery of notifications to package notify. What it does itself is the
+// reusePort probe.
+//
+// The probe runs after every start of a cluster-mode instance
+// (bm2-probe@<name>-<i>.service, pulled in by the instance's Wants=): it
+// asks the kernel whether the app really shares its port, every 500 ms
+// for at most 60 s from the instance coming online.
 //
 // [Probe.Run] is a state machine over injected systemd, clock and port
 // check, so it is tested without either. It takes the port and the user

@@ -5,199 +5,149 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
-	"strconv"
+	"path/filepath"
+	"slices"
+	"syscall"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/notify"
-	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/scope"
-	"github.com/bm2dev/bm2/internal/sockdiag"
-	"github.com/bm2dev/bm2/internal/sysd"
-	"github.com/bm2dev/bm2/units"
-	"golang.org/x/sys/unix"
+	"github.com/bm2dev/bm2/journal"
 )
 
-// Main is bm2-probe: `bm2-probe <project>-<i>`, run by
-// bm2-probe@<project>-<i>.service after every start of the instance.
+// Main is bm2-probe, bm2's helper for systemd, given its arguments after
+// the program name; it returns the process's exit status:
 //
-// It takes what it checks from what systemd actually runs — the instance's
-// BM2_APP_PORT, its UID and GID — so a project file edited without a
-// daemon-reload cannot make it probe the wrong port or as the wrong user;
-// only the notification settings come from the project file, read when
-// an event is emitted (package notify).
-func Main(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) != 1 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)")
+//	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service, root); this package
+//	bm2-probe exited <project>-<i>          ExecStopPost=+ (root): crash.log and events; package hooks
+//	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
+//	bm2-probe fence <project>-<i> PORT…     ExecStartPre=+ (root, system scope): the port fence;
+//	                                        package portfence
+//	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
+//	                                        spooled notifications; package notify
+//	bm2-probe run bun|node [--env-file F] -- RUNTIME …
+//	                                        ExecStart= wrapper, as the app's user; package hooks
+//
+// An instance `run` refuses to start exits with hooks.ExitRefused (it has
+// said why on stderr already); any other failure is one line on stderr,
+// "bm2-probe: …", and exit status 1. stderr is a file because the events'
+// journal sink falls back to it (journal.Journald) when journald is not
+// reachable.
+func Main(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) int {
+	err := dispatch(ctx, args, stdout, stderr)
+	var refused *hooks.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return hooks.ExitRefused
+	case err != nil:
+		fmt.Fprintf(stderr, "bm2-probe: %v\n", err)
+		return 1
 	}
-	project, index, ok := units.ParseInstance(args[0])
-	if !ok {
-		return fmt.Errorf("%q is not an instance name like api-0", args[0])
-	}
-	err := probe(ctx, project, index, out)
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		// SIGTERM before a verdict: the instance was stopped or restarted
-		// (PartOf=), and its next start, if any, brings a probe run of its
-		// own. A reaction under way does not end here (it ignores ctx).
-		fmt.Fprintf(out, "%s: stopped with its instance\n", units.InstanceID(project, index))
-		return nil
-	}
-	return err
+	return 0
 }
 
-func probe(ctx context.Context, project string, index int, out io.Writer) error {
-	// The connection must outlive a SIGTERM (ctx): the probe that stops its
-	// project is stopped with it (PartOf=) and still has to see its
-	// reaction through; a connection tied to ctx would close under it.
+func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | notify")
+	}
+	switch args[0] {
+	case "run":
+		env := hooks.DefaultRunEnv()
+		env.Stderr = stderr
+		return hooks.Run(ctx, args[1:], env)
+	case "fence":
+		return portfence.Main(args[1:], stderr)
+	}
+	// As root: system scope. As anyone else: the user's own manager runs
+	// it (user scope), and its files are under ~/.bm2.
 	layout, err := scope.Self()
 	if err != nil {
 		return err
 	}
-	bus, err := Connect(context.WithoutCancel(ctx), layout)
-	if err != nil {
-		return err
-	}
-	defer bus.Close()
-	unit := units.Instance(project, index)
-	st, err := bus.Unit(ctx, unit)
-	if err != nil {
-		return err
-	}
-	if st.Gone() {
-		fmt.Fprintf(out, "%s is not running: nothing to probe\n", unit)
-		return nil
-	}
-	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
-	if err != nil {
-		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, layout.Systemctl)
-	}
-	instances := index + 1
-	if t, err := bus.Unit(ctx, units.Target(project)); err == nil {
-		n := 0
-		for _, w := range t.Wants {
-			if p, _, ok := units.ParseInstance(w); ok && p == project {
-				n++
-			}
-		}
-		instances = max(n, instances)
-	}
-	minUptime := config.DefaultMinUptime
-	if ms, err := strconv.ParseInt(st.Env("BM2_MIN_UPTIME_MS"), 10, 64); err == nil && ms >= 0 {
-		minUptime = time.Duration(ms) * time.Millisecond
-	}
-	p := &Probe{
-		Project: project, Index: index, Instances: instances, Port: port,
-		Fork: st.Env("BM2_EXEC_MODE") == string(config.Fork), MinUptime: minUptime,
-		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
-		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
-		Events:  notify.NewSink(os.Stderr),
-		Crashes: layout.CrashLogs,
-		State:   layout.State(),
-		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
-		Owns:    ownsListener,
-		Runtime: runtimeOf(st),
-	}
+	// Every event of these subcommands goes through here: the journal,
+	// and the scope's notification spool.
+	spool := notify.Spool{Dir: notify.System.Dir}
+	events := notify.NewSink(stderr)
 	if layout.IsUser() {
-		self := identity.Self()
-		p.Owner = &self
-		p.Events = notify.NewUserSink(os.Stderr, notify.User(layout.StateDir), layout.UID, layout.SearchPath)
+		sc := notify.User(layout.StateDir)
+		spool = notify.Spool{Dir: sc.Dir, Owner: layout.UID}
+		events = notify.NewUserSink(stderr, sc, layout.UID, layout.SearchPath)
 	}
-	if diag, err := sockdiag.Open(); err == nil {
-		defer diag.Close()
-		p.Listeners = func(port int, uid uint32) ([]uint64, error) {
-			ls, err := diag.Listeners(port)
-			var inodes []uint64
-			for _, l := range ls {
-				if l.UID == uid {
-					inodes = append(inodes, l.Inode)
-				}
-			}
-			return inodes, err
+	switch args[0] {
+	case "notify":
+		if len(args) != 1 {
+			return fmt.Errorf("usage: bm2-probe notify (as %s runs it)", notify.System.ServiceUnit)
 		}
-		p.Addrs = func(port int, uid uint32) ([]netip.Addr, error) {
-			ls, err := diag.Listeners(port)
-			var addrs []netip.Addr
-			for _, l := range ls {
-				if l.UID == uid {
-					addrs = append(addrs, l.Addr)
-				}
-			}
-			return addrs, err
-		}
-	} else {
-		fmt.Fprintf(out, "%s: %v; bind tests only\n", units.InstanceID(project, index), err)
-	}
-	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
-	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+minUptime+st.TimeoutStop+30*time.Second)
-	defer cancel()
-	start := time.Now()
-	outcome, err := p.Run(runCtx)
-	if outcome == Gone && ctx.Err() != nil {
-		fmt.Fprintf(out, "%s port %d: stopped with its instance after %v\n", units.InstanceID(project, index), port, time.Since(start).Round(time.Millisecond))
-		return nil
-	}
-	budget := ""
-	if p.Reset {
-		budget = "; healthy run, restart budget reset"
-	}
-	fmt.Fprintf(out, "%s port %d: %s after %v%s\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond), budget)
-	return err
-}
-
-// runtimeOf is the runtime an instance runs ("node", "bun"), from the
-// ExecStart= the generator wrote (bm2-probe run <runtime> ...); "" when
-// it is not one of bm2's.
-func runtimeOf(st sysd.Status) string {
-	if len(st.ExecStart) >= 3 && st.ExecStart[1] == "run" {
-		return st.ExecStart[2]
-	}
-	return ""
-}
-
-// ownsListener tells whether the instance's processes hold one of the
-// listening sockets. Their /proc/<pid>/fd is read as the instance's user
-// (fsuid), which the kernel asks for: the probe has no CAP_SYS_PTRACE.
-func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error) {
-	var owns bool
-	err := identity.Do(id, func() error {
-		var err error
-		owns, err = sockdiag.Holds(st.PIDs(), inodes)
+		d := notify.Deliverer{Spool: spool, Policy: notify.DefaultPolicy, Log: stdout,
+			Events: journal.Journald{Fallback: stderr}}
+		res, err := d.Run(ctx)
+		fmt.Fprintf(stdout, "%d notifications delivered, %d dropped\n", res.Delivered, res.Dropped)
 		return err
-	})
-	return owns, err
-}
-
-// Connect reaches the manager of the scope bm2-probe runs in: the system
-// manager's private socket as root, the user's manager's otherwise.
-func Connect(ctx context.Context, l scope.Layout) (*sysd.Conn, error) {
-	if l.IsUser() {
-		return sysd.ConnectUser(ctx, l.PrivateSocket)
+	case "exited", "failed":
+		if len(args) != 2 {
+			return fmt.Errorf("usage: bm2-probe %s PROJECT-INDEX", args[0])
+		}
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		sd, err := Connect(ctx, layout)
+		if err != nil {
+			return err
+		}
+		defer sd.Close()
+		if args[0] == "exited" {
+			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), layout.CrashLogs, events, hooks.MarkedOr(layout.State(), args[1], hooks.VerifyRefusal)),
+				hooks.PortBlocked(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events, hooks.ForeignHolder))
+		}
+		return hooks.Failed(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events)
 	}
-	return sysd.ConnectPrivate(ctx)
+	return probeCommand(ctx, args, stdout, stderr)
 }
 
-// MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic
-// timestamps.
-type MonotonicClock struct{}
-
-func (MonotonicClock) Now() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic(err) // cannot fail on Linux
-	}
-	return time.Duration(ts.Nano())
-}
-
-func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
+// CleanEnv starts this same binary again (argv: os.Args), with the same
+// arguments and the environment of keptEnv, unless that is what it has
+// already; it returns only when it cannot. Every subcommand but `run`
+// (which runs as the app's user, and passes the unit's environment on to
+// the app) does so before it does anything else: what bm2-probe learns
+// about an instance comes from systemd over D-Bus, never from variables.
+// Only the Go runtime's own start-up has seen the inherited variables by
+// then (GODEBUG and the like: no code runs from them); nothing of bm2
+// ever does.
+func CleanEnv(argv []string) error {
+	kept := keptEnv(os.Geteuid(), os.LookupEnv)
+	if !needsCleanEnv(argv, os.Environ(), kept) {
 		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	self := argv[0]
+	if !filepath.IsAbs(self) {
+		self = "/proc/self/exe"
+	}
+	err := syscall.Exec(self, argv, kept)
+	return fmt.Errorf("cannot start again without the environment: %w", err)
+}
+
+// needsCleanEnv tells whether bm2-probe, run as argv with environ, must
+// start again with kept.
+func needsCleanEnv(argv, environ, kept []string) bool {
+	return len(argv) > 1 && argv[1] != "run" && !slices.Equal(environ, kept)
+}
+
+// keptEnv is the environment bm2-probe runs with: none as root; as a
+// normal user (user scope: the user's own manager runs bm2-probe as the
+// user, and there is nothing to protect from the user) HOME and USER,
+// which name the user when the password database bm2-probe can read
+// (/etc/passwd: it is linked without cgo) does not.
+func keptEnv(euid int, lookup func(string) (string, bool)) []string {
+	env := []string{}
+	if euid == 0 {
+		return env
+	}
+	for _, k := range []string{"HOME", "USER"} {
+		if v, ok := lookup(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

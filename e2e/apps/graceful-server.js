@@ -8,8 +8,8 @@
 //     requests already on their way);
 //   - connections still idle a second later are closed; the process exits
 //     when the last one is gone.
-// SHUTDOWN=close does only process.on("SIGTERM", () => server.close()),
-// SHUTDOWN=none nothing (SIGTERM kills it), for comparison.
+// (What apps that do less on SIGTERM lose is make bench's figure
+// reloadmatrix: bench/apps/app.js's SHUTDOWN.)
 const http = require("node:http");
 const net = require("node:net");
 
@@ -24,13 +24,9 @@ const server = http.createServer((req, res) => {
 });
 server.listen({ port, reusePort: true }, () => console.log(`instance ${instance} listening on ${port}`));
 
-if (env.SHUTDOWN === "close") {
-  process.on("SIGTERM", () => server.close());
-} else if (env.SHUTDOWN !== "none") {
-  process.on("SIGTERM", () => {
-    console.log(`instance ${instance} closing`);
-    closing = true;
-    net.Server.prototype.close.call(server);
-    setTimeout(() => server.closeIdleConnections(), 1000).unref();
-  });
-}
+process.on("SIGTERM", () => {
+  console.log(`instance ${instance} closing`);
+  closing = true;
+  net.Server.prototype.close.call(server);
+  setTimeout(() => server.closeIdleConnections(), 1000).unref();
+});

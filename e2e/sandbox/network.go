@@ -55,6 +55,15 @@ func NewNet(t testing.TB, prefix netip.Prefix) *Net {
 	return n
 }
 
+// OpenNet is NewNet for a program that is not a test (the bench): the
+// caller closes the Net.
+func OpenNet(prefix netip.Prefix) (*Net, error) {
+	if err := checkHost(); err != nil {
+		return nil, err
+	}
+	return newNet(prefix)
+}
+
 func newNet(prefix netip.Prefix) (_ *Net, err error) {
 	if !prefix.Addr().Is4() || prefix.Bits() < 8 || prefix.Bits() > 30 || !prefix.Addr().IsPrivate() {
 		return nil, fmt.Errorf("want a private IPv4 prefix between /8 and /30, got %s", prefix)

@@ -11,7 +11,7 @@ import (
 // FuzzParse: never panics; every error names the file and wraps a class;
 // whatever is accepted satisfies the invariants the generator relies on.
 func FuzzParse(f *testing.F) {
-	seeds, _ := filepath.Glob("../../generator/testdata/*.toml")
+	seeds, _ := filepath.Glob("../../testdata/projects/*.toml")
 	for _, p := range seeds {
 		data, err := os.ReadFile(p)
 		if err != nil {

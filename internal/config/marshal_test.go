@@ -25,12 +25,13 @@ func roundTrip(t *testing.T, p *Project, numCPU int) []byte {
 	return append(pub, priv...)
 }
 
-// The generator's fixtures and testdata/valid (the edge of every rule,
-// which generator's TestValidFixturesApply also runs through
-// systemd-analyze verify) parse, and survive serve's rewrite unchanged.
+// The shared projects (the generator's golden inputs) and the valid edges
+// (the edge of every rule, which generator's TestValidFixturesApply also
+// runs through systemd-analyze verify) parse, and survive serve's rewrite
+// unchanged.
 func TestMarshalRoundTripFixtures(t *testing.T) {
-	files, err := filepath.Glob("../../generator/testdata/*.toml")
-	valid, _ := filepath.Glob("testdata/valid/*.toml")
+	files, err := filepath.Glob("../../testdata/projects/*.toml")
+	valid, _ := filepath.Glob("../../testdata/valid/*.toml")
 	if err != nil || len(files) == 0 || len(valid) < 8 {
 		t.Fatalf("no fixtures: %v", err)
 	}
@@ -51,7 +52,7 @@ func TestMarshalRoundTripFixtures(t *testing.T) {
 }
 
 func TestMarshalAPI(t *testing.T) {
-	data, err := os.ReadFile("../../generator/testdata/api.toml")
+	data, err := os.ReadFile("../../testdata/projects/api.toml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestMarshalAwkwardStrings(t *testing.T) {
 
 // FuzzMarshal: whatever Parse accepts survives Marshal and Parse unchanged.
 func FuzzMarshal(f *testing.F) {
-	seeds, _ := filepath.Glob("../../generator/testdata/*.toml")
+	seeds, _ := filepath.Glob("../../testdata/projects/*.toml")
 	for _, p := range seeds {
 		data, err := os.ReadFile(p)
 		if err != nil {

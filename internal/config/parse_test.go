@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// Every file in testdata/invalid is refused with exactly the errors its
+// Every file in ../../testdata/invalid is refused with exactly the errors its
 // "## error: LINE: KEY: MESSAGE" lines name ("-" for no line), no more,
 // no fewer: each rule of the parser has a file that proves it.
 func TestInvalidFixtures(t *testing.T) {
-	files, err := filepath.Glob("testdata/invalid/*.toml")
+	files, err := filepath.Glob("../../testdata/invalid/*.toml")
 	if err != nil || len(files) < 10 {
 		t.Fatalf("fixtures: %v %d", err, len(files))
 	}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Sample is one measurement of a figure without a result type of its own
+// (stop, probe, security, reloadmatrix, fleet, package): the figure's
+// table has a row per variant and a column per metric, and every cell is
+// the median (min–max) of the samples in it.
+type Sample struct {
+	Figure  string  `json:"figure"`
+	Variant string  `json:"variant"`
+	Metric  string  `json:"metric"`
+	Rep     int     `json:"rep"`
+	Value   float64 `json:"value"`
+}
+
+// sampleFigure is how RESULTS.md shows a figure of Samples.
+type sampleFigure struct {
+	key   string // its scenario (-only), Sample.Figure and commands section
+	num   string // its section number
+	title string
+	intro string
+	prec  int // decimals of its cells
+}
+
+// sampleFigures are the figures of Samples (report.markdown places them).
+var sampleFigures = []sampleFigure{
+	{key: "reloadmatrix", num: "4c", title: "Reload under load: the app's shutdown and tcp_migrate_req (bm2)", prec: 0,
+		intro: "What the kernel setting bm2 ships and the app's SIGTERM handling are worth: the reload figure of §4 (2 " +
+			"cluster-mode instances, the same wrk run, the reload 2 s in), bm2 only (PM2 has neither setting), for the app " +
+			"of §4, which drains on SIGTERM, for one whose only shutdown code is `server.close()` (`SHUTDOWN=close`) and " +
+			"for one that does nothing (`SHUTDOWN=none`: SIGTERM kills it), each with `net.ipv4.tcp_migrate_req` as bm2 " +
+			"ships it (1) and the first two also without it (0); the last rows are the 1-instance project of §5 " +
+			"(reloaded through its surge instance) with the `server.close()` app."},
+	{key: "fleet", num: "5e", title: "A fleet of two hosts behind one gateway (bm2)", prec: 0,
+		intro: "Two more bm2 sandboxes as two hosts on a bridge in network namespaces of their own (e2e/sandbox's Net), " +
+			"the same project file on both (2 instances on port 3000, cluster mode, then fork mode), and nginx in a third " +
+			"namespace with what `bm2 gateway nginx fleet --host A --host B` prints; wrk runs in that namespace against " +
+			"nginx. 2 s into each wrk run, `bm2 stop fleet` on host A (and afterwards, not timed, `bm2 start fleet` and " +
+			"a wait past the gateway's fail_timeout), or `bm2 reload fleet` on host A and then on host B. Failed " +
+			"requests are every error wrk counts. bm2 only: PM2 has no fleet."},
+	{key: "stop", num: "9", title: "Stop", prec: 0,
+		intro: "How long the stop command keeps its caller waiting: `bm2 stop NAME` and `pm2 stop NAME`, from a started, " +
+			"settled project (wall time of the command). Three apps: the app of the other figures, which drains and " +
+			"exits at once when idle; the same app ignoring SIGTERM and SIGINT (`IGNORE_TERM=1`), so that the stop " +
+			"waits for `stop_timeout_ms = 1000` (bm2) or `--kill-timeout 1000` (PM2) and kills it; and, bm2 only, the " +
+			"draining app of a project whose every event (level info) is notified to a webhook that accepts the " +
+			"connection and never answers, with those notifications under way as it stops (bm2-notify.service " +
+			"delivers them; a stop must not wait for it). After each stop the port is checked to be silent."},
+	{key: "probe", num: "10", title: "The reusePort probe (bm2)", prec: 0,
+		intro: "The probe's two verdicts, from the journal and systemd's timestamps. Confirmed: `bm2 start` of a stopped " +
+			"project of 4 cluster-mode instances; for each instance, from the app's `listen()` callback (the at_ms of " +
+			"its \"listening\" line) to its `reuseport_confirmed` event. Exclusive: a project of 2 instances whose app " +
+			"listens without reusePort (`REUSE_PORT=0`), started with `bm2 start`; from the first instance's start " +
+			"(ActiveEnterTimestampMonotonic) to the `reuseport_missing` event, and from that event to the last " +
+			"instance stopped (InactiveEnterTimestampMonotonic). bm2 only: PM2 has no probe."},
+	{key: "security", num: "11", title: "systemd-analyze security (bm2)", prec: 1,
+		intro: "The exposure level `systemd-analyze security` gives the units of a running project (0 is the best, 10 " +
+			"the worst): a default Node.js project, the same with `user =` a static " +
+			"account, its probe and failure units (root), and bm2-notify.service. One run: the levels do not vary."},
+	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
+		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
+			"on the host (wall time); then `dpkg -i` of this tree's package in a fresh sandbox (wall time, the " +
+			"package purged again between runs, not timed)."},
+}
+
+// sample records one measurement.
+func (r *runner) sample(figure, variant, metric string, rep int, v float64) {
+	r.res.Samples = append(r.res.Samples, Sample{Figure: figure, Variant: variant, Metric: metric, Rep: rep, Value: v})
+}
+
+// note records a remark on a figure (shown under its table).
+func (r *runner) note(figure, text string) {
+	if r.res.Notes == nil {
+		r.res.Notes = map[string][]string{}
+	}
+	r.res.Notes[figure] = append(r.res.Notes[figure], text)
+}
+
+// timedScript runs cmd between two clock readings and prints
+// "T <µs> rc=<exit status>".
+func timedScript(cmd string) string {
+	return fmt.Sprintf(`s=$(date +%%s%%N)
+%s
+rc=$?
+e=$(date +%%s%%N)
+echo "T $(( (e - s) / 1000 )) rc=$rc"`, cmd)
+}
+
+// parseTimed reads timedScript's line: the time in ms and the exit status.
+func parseTimed(out string) (ms float64, rc int, err error) {
+	for _, l := range strings.Split(out, "\n") {
+		rest, ok := strings.CutPrefix(l, "T ")
+		if !ok {
+			continue
+		}
+		us, st, _ := strings.Cut(rest, " rc=")
+		n, err := strconv.ParseInt(us, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("timing %q: %w", l, err)
+		}
+		rc, err := strconv.Atoi(strings.TrimSpace(st))
+		if err != nil {
+			return 0, 0, fmt.Errorf("timing %q: %w", l, err)
+		}
+		return float64(n) / 1000, rc, nil
+	}
+	return 0, 0, fmt.Errorf("no timing line in:\n%s", out)
+}
+
+// samplesMD writes the figure of Samples named key: a table with a row
+// per variant and a column per metric (both in the order first
+// measured), its notes and its commands.
+func (rp *report) samplesMD(b *strings.Builder, key string) {
+	var f sampleFigure
+	for _, sf := range sampleFigures {
+		if sf.key == key {
+			f = sf
+		}
+	}
+	var variants, metrics []string
+	cells := map[[2]string][]float64{}
+	for _, s := range rp.res.Samples {
+		if s.Figure != f.key {
+			continue
+		}
+		k := [2]string{s.Variant, s.Metric}
+		if !contains(variants, s.Variant) {
+			variants = append(variants, s.Variant)
+		}
+		if !contains(metrics, s.Metric) {
+			metrics = append(metrics, s.Metric)
+		}
+		cells[k] = append(cells[k], s.Value)
+	}
+	notes := rp.res.Notes[f.key]
+	if len(variants) == 0 && len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## %s. %s\n\n%s\n\n", f.num, f.title, f.intro)
+	if len(variants) > 0 {
+		header := []string{"variant", "samples"}
+		for _, m := range metrics {
+			header = append(header, m+": median (min–max)")
+		}
+		var rows [][]string
+		for _, v := range variants {
+			n := 0
+			row := []string{v, ""}
+			for _, m := range metrics {
+				xs := cells[[2]string{v, m}]
+				n = max(n, len(xs))
+				row = append(row, cellText(xs, f.prec))
+			}
+			row[1] = fmt.Sprint(n)
+			rows = append(rows, row)
+		}
+		table(b, header, rows)
+	}
+	for _, n := range notes {
+		b.WriteString(n + "\n\n")
+	}
+	commands(b, rp.res, f.key)
+}
+
+// cellText is "median (min–max)", or the one value, or "—".
+func cellText(xs []float64, prec int) string {
+	switch len(xs) {
+	case 0:
+		return "—"
+	case 1:
+		return fnum(xs[0], prec)
+	}
+	lo, med := minMed(xs)
+	return fmt.Sprintf("%s (%s–%s)", fnum(med, prec), fnum(lo, prec), fnum(maxOf(xs), prec))
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// timedScript's line, as bash prints it, reads back as the command's time
+// and exit status.
+func TestTimedScript(t *testing.T) {
+	out, err := exec.Command("bash", "-c", timedScript("sleep 0.05; (exit 3)")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ms, rc, err := parseTimed(string(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc != 3 || ms < 50 || ms > 5000 {
+		t.Errorf("parseTimed(%q) = %v ms, exit %d; want about 50 ms, exit 3", out, ms, rc)
+	}
+	if _, _, err := parseTimed("no timing here\n"); err == nil {
+		t.Error("parseTimed accepted output without a timing line")
+	}
+}
+
+func TestExposure(t *testing.T) {
+	v, err := exposure("→ Overall exposure level for bm2@secdef-0.service: 1.2 OK 🙂\n")
+	if err != nil || v != 1.2 {
+		t.Errorf("exposure = %v, %v; want 1.2", v, err)
+	}
+	if _, err := exposure("Unit bm2@x-0.service not found.\n"); err == nil {
+		t.Error("exposure read a level out of an error")
+	}
+}
+
+// The probe figure pairs each instance's listen() with its first
+// confirmation after the start, ignoring what came before it.
+func TestListenAndEventTimes(t *testing.T) {
+	const t0 = 1_700_000_000_000_000 // µs
+	lines := []map[string]any{
+		{"_SYSTEMD_UNIT": "bm2@p-0.service", "MESSAGE": "listening on 4600 reusePort=true at_ms=1699999999000"}, // an earlier run
+		{"_SYSTEMD_UNIT": "bm2@p-0.service", "MESSAGE": "listening on 4600 reusePort=true at_ms=1700000000100"},
+		{"_SYSTEMD_UNIT": "bm2@p-1.service", "MESSAGE": "ignoring SIGTERM"},
+	}
+	got := listenTimes(lines, t0)
+	if len(got) != 1 || got["bm2@p-0.service"] != 1700000000100 {
+		t.Errorf("listenTimes = %v", got)
+	}
+	events := []map[string]any{
+		{"BM2_INSTANCE": "p-0", "__REALTIME_TIMESTAMP": "1699999999500000"},
+		{"BM2_INSTANCE": "p-0", "__REALTIME_TIMESTAMP": "1700000000160000"},
+		{"BM2_INSTANCE": "p-0", "__REALTIME_TIMESTAMP": "1700000000150000"},
+	}
+	if got := eventTimes(events, t0); len(got) != 1 || got["p-0"] != 1700000000150000 {
+		t.Errorf("eventTimes = %v", got)
+	}
+}
+
+// A figure of Samples is a table: a row per variant, a column per metric,
+// each cell median (min–max); a figure without samples but with a note
+// shows the note.
+func TestSamplesMD(t *testing.T) {
+	res := &Results{Commands: map[string][]string{"stop": {"bm2 stop stopq"}}}
+	for i, v := range []float64{30, 10, 20} {
+		res.Samples = append(res.Samples, Sample{Figure: "stop", Variant: "bm2 stop: 2 instances that drain", Metric: "stop command (ms)", Rep: i, Value: v})
+	}
+	res.Samples = append(res.Samples, Sample{Figure: "stop", Variant: "pm2 stop: 2 instances that drain", Metric: "stop command (ms)", Value: 1234})
+	res.Notes = map[string][]string{"package": {"**Not measured**: no dh."}}
+	rp := newReport(res)
+	var b strings.Builder
+	rp.samplesMD(&b, "stop")
+	rp.samplesMD(&b, "probe")
+	rp.samplesMD(&b, "package")
+	md := b.String()
+	for _, want := range []string{
+		"## 9. Stop\n",
+		"| variant | samples | stop command (ms): median (min–max) |\n",
+		"| bm2 stop: 2 instances that drain | 3 | 20 (10–30) |\n",
+		"| pm2 stop: 2 instances that drain | 1 | 1,234 |\n",
+		"```sh\nbm2 stop stopq\n```",
+		"## 12. Building and installing the Debian package\n",
+		"**Not measured**: no dh.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("no %q in:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "The reusePort probe") {
+		t.Errorf("a figure without samples or notes was written:\n%s", md)
+	}
+}
+
+// A bm2-only reload figure has no PM2 rows and no PM2 figures in its
+// headlines.
+func TestReloadSectionBm2Only(t *testing.T) {
+	res := &Results{Settings: settings{WrkThreads: 2, WrkConns: 64}}
+	res.ReloadBun = ReloadResults{Bm2Available: true, Bm2Check: "bm2 reload --help   # exit status 0"}
+	for rep := range 2 {
+		for _, mode := range []string{KeepAlive, Close} {
+			res.ReloadBun.Runs = append(res.ReloadBun.Runs, ReloadRun{Rep: rep, System: "bm2", Mode: mode, ReloadMs: 900, InWindow: true})
+		}
+	}
+	rp := newReport(res)
+	var b strings.Builder
+	rp.reloadSection(&b, res.ReloadBun, 2, "4b", "reloadbun", "2 Bun instances")
+	md := b.String()
+	if !strings.Contains(md, "## 4b. Reload under load (2 Bun instances)") || !strings.Contains(md, "| bm2 | keep-alive | 2 | 0 | 0 | 0 |") {
+		t.Errorf("reload section:\n%s", md)
+	}
+	if strings.Contains(md, "| PM2 |") || strings.Contains(md, "pm2 reload") {
+		t.Errorf("a bm2-only figure shows PM2:\n%s", md)
+	}
+	if len(rp.head) != 2 {
+		t.Fatalf("%d headline rows, want one per load: %v", len(rp.head), rp.head)
+	}
+	for _, row := range rp.head {
+		if row[2] != "—" || row[3] != "—" || strings.Contains(strings.Join(row, " "), "NaN") {
+			t.Errorf("headline row %q: want no PM2 figure and no ratio", row)
+		}
+	}
+}

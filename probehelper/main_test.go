@@ -1,0 +1,111 @@
+package probehelper
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bm2dev/bm2/internal/hooks"
+)
+
+// runMain runs Main with args and returns its exit status, stdout and
+// stderr.
+func runMain(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	var stdout bytes.Buffer
+	code := Main(context.Background(), args, &stdout, stderr)
+	errOut, err := os.ReadFile(stderr.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), string(errOut)
+}
+
+// The command line is checked before anything reaches systemd, the
+// spool or the cgroup tree: every mistake is one "bm2-probe: " line on
+// stderr and exit status 1.
+func TestMainRefusesBadCommandLines(t *testing.T) {
+	t.Setenv("RUNTIME_DIRECTORY", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "bm2-probe: usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | notify\n"},
+		{[]string{"bogus"}, "bm2-probe: \"bogus\" is not an instance name like api-0\n"},
+		{[]string{"api-0", "extra"}, "bm2-probe: usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)\n"},
+		{[]string{"exited"}, "bm2-probe: usage: bm2-probe exited PROJECT-INDEX\n"},
+		{[]string{"failed", "api-0", "extra"}, "bm2-probe: usage: bm2-probe failed PROJECT-INDEX\n"},
+		{[]string{"notify", "now"}, "bm2-probe: usage: bm2-probe notify (as bm2-notify.service runs it)\n"},
+		{[]string{"fence", "api-0"}, "bm2-probe: usage: bm2-probe fence PROJECT-INDEX PORT...\n"},
+		{[]string{"fence", "api-0", "70000"}, "bm2-probe: fence: \"70000\" is not a port (1-65535)\n"},
+		{[]string{"run", "bun"}, "bm2-probe: usage: bm2-probe run bun|node [--env-file PATH] -- RUNTIME [ARG...]\n"},
+		{[]string{"run", "deno", "--", "deno", "main.ts"}, "bm2-probe: unknown runtime \"deno\"\n"},
+	} {
+		code, stdout, stderr := runMain(t, c.args...)
+		if code != 1 || stdout != "" || stderr != c.want {
+			t.Errorf("bm2-probe %q: exit %d, stdout %q, stderr %q; want exit 1 and stderr %q", c.args, code, stdout, stderr, c.want)
+		}
+	}
+}
+
+// A refusal of `run` exits with hooks.ExitRefused, which bm2@.service
+// does not restart, and is said once, by the wrapper ("bm2: …").
+func TestMainRunRefusalExitStatus(t *testing.T) {
+	t.Setenv("RUNTIME_DIRECTORY", "")
+	missing := filepath.Join(t.TempDir(), "bun")
+	code, stdout, stderr := runMain(t, "run", "bun", "--", missing, "index.ts")
+	if code != hooks.ExitRefused {
+		t.Fatalf("exit %d, want %d (stderr %q)", code, hooks.ExitRefused, stderr)
+	}
+	if !strings.HasPrefix(stderr, "bm2: runtime "+missing) || strings.Contains(stderr, "bm2-probe:") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("stderr %q, want the wrapper's one refusal line", stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q", stdout)
+	}
+}
+
+func TestNeedsCleanEnv(t *testing.T) {
+	kept := []string{"HOME=/home/alice", "USER=alice"}
+	for _, c := range []struct {
+		argv    []string
+		environ []string
+		want    bool
+	}{
+		{[]string{"bm2-probe", "exited", "api-0"}, []string{"HOME=/home/alice", "USER=alice", "LD_PRELOAD=/tmp/x.so"}, true},
+		{[]string{"bm2-probe", "api-0"}, []string{"USER=alice", "HOME=/home/alice"}, true},
+		{[]string{"bm2-probe", "notify"}, kept, false},
+		// run passes the unit's environment on to the app.
+		{[]string{"bm2-probe", "run", "bun", "--", "bun", "index.ts"}, []string{"PATH=/usr/bin", "NODE_ENV=production"}, false},
+		// Nothing to run: the usage line needs no clean start.
+		{[]string{"bm2-probe"}, []string{"PATH=/usr/bin"}, false},
+	} {
+		if got := needsCleanEnv(c.argv, c.environ, kept); got != c.want {
+			t.Errorf("needsCleanEnv(%q, %q) = %v, want %v", c.argv, c.environ, got, c.want)
+		}
+	}
+}
+
+func TestKeptEnv(t *testing.T) {
+	env := map[string]string{"HOME": "/home/alice", "USER": "alice", "PATH": "/usr/bin", "LD_PRELOAD": "/tmp/x.so"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if got := keptEnv(0, lookup); len(got) != 0 {
+		t.Errorf("as root: %q, want no environment at all", got)
+	}
+	if got, want := keptEnv(1000, lookup), []string{"HOME=/home/alice", "USER=alice"}; !slices.Equal(got, want) {
+		t.Errorf("as a user: %q, want %q", got, want)
+	}
+	delete(env, "USER")
+	if got, want := keptEnv(1000, lookup), []string{"HOME=/home/alice"}; !slices.Equal(got, want) {
+		t.Errorf("as a user without USER: %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,203 @@
+package probehelper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/units"
+	"golang.org/x/sys/unix"
+)
+
+// probeCommand is `bm2-probe <project>-<i>`, run by
+// bm2-probe@<project>-<i>.service after every start of the instance.
+//
+// It takes what it checks from what systemd actually runs — the instance's
+// BM2_APP_PORT, its UID and GID — so a project file edited without a
+// daemon-reload cannot make it probe the wrong port or as the wrong user;
+// only the notification settings come from the project file, read when
+// an event is emitted (package notify).
+func probeCommand(ctx context.Context, args []string, out io.Writer, stderr *os.File) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)")
+	}
+	project, index, ok := units.ParseInstance(args[0])
+	if !ok {
+		return fmt.Errorf("%q is not an instance name like api-0", args[0])
+	}
+	err := probe(ctx, project, index, out, stderr)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// SIGTERM before a verdict: the instance was stopped or restarted
+		// (PartOf=), and its next start, if any, brings a probe run of its
+		// own. A reaction under way does not end here (it ignores ctx).
+		fmt.Fprintf(out, "%s: stopped with its instance\n", units.InstanceID(project, index))
+		return nil
+	}
+	return err
+}
+
+func probe(ctx context.Context, project string, index int, out io.Writer, stderr *os.File) error {
+	// The connection must outlive a SIGTERM (ctx): the probe that stops its
+	// project is stopped with it (PartOf=) and still has to see its
+	// reaction through; a connection tied to ctx would close under it.
+	layout, err := scope.Self()
+	if err != nil {
+		return err
+	}
+	bus, err := Connect(context.WithoutCancel(ctx), layout)
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	unit := units.Instance(project, index)
+	st, err := bus.Unit(ctx, unit)
+	if err != nil {
+		return err
+	}
+	if st.Gone() {
+		fmt.Fprintf(out, "%s is not running: nothing to probe\n", unit)
+		return nil
+	}
+	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
+	if err != nil {
+		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, layout.Systemctl)
+	}
+	instances := index + 1
+	if t, err := bus.Unit(ctx, units.Target(project)); err == nil {
+		n := 0
+		for _, w := range t.Wants {
+			if p, _, ok := units.ParseInstance(w); ok && p == project {
+				n++
+			}
+		}
+		instances = max(n, instances)
+	}
+	minUptime := config.DefaultMinUptime
+	if ms, err := strconv.ParseInt(st.Env("BM2_MIN_UPTIME_MS"), 10, 64); err == nil && ms >= 0 {
+		minUptime = time.Duration(ms) * time.Millisecond
+	}
+	p := &Probe{
+		Project: project, Index: index, Instances: instances, Port: port,
+		Fork: st.Env("BM2_EXEC_MODE") == string(config.Fork), MinUptime: minUptime,
+		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
+		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
+		Events:  notify.NewSink(stderr),
+		Crashes: layout.CrashLogs,
+		State:   layout.State(),
+		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
+		Owns:    ownsListener,
+		Runtime: runtimeOf(st),
+	}
+	if layout.IsUser() {
+		self := identity.Self()
+		p.Owner = &self
+		p.Events = notify.NewUserSink(stderr, notify.User(layout.StateDir), layout.UID, layout.SearchPath)
+	}
+	if diag, err := sockdiag.Open(); err == nil {
+		defer diag.Close()
+		p.Listeners = func(port int, uid uint32) ([]uint64, error) {
+			ls, err := diag.Listeners(port)
+			var inodes []uint64
+			for _, l := range ls {
+				if l.UID == uid {
+					inodes = append(inodes, l.Inode)
+				}
+			}
+			return inodes, err
+		}
+		p.Addrs = func(port int, uid uint32) ([]netip.Addr, error) {
+			ls, err := diag.Listeners(port)
+			var addrs []netip.Addr
+			for _, l := range ls {
+				if l.UID == uid {
+					addrs = append(addrs, l.Addr)
+				}
+			}
+			return addrs, err
+		}
+	} else {
+		fmt.Fprintf(out, "%s: %v; bind tests only\n", units.InstanceID(project, index), err)
+	}
+	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
+	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+minUptime+st.TimeoutStop+30*time.Second)
+	defer cancel()
+	start := time.Now()
+	outcome, err := p.Run(runCtx)
+	if outcome == Gone && ctx.Err() != nil {
+		fmt.Fprintf(out, "%s port %d: stopped with its instance after %v\n", units.InstanceID(project, index), port, time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+	budget := ""
+	if p.Reset {
+		budget = "; healthy run, restart budget reset"
+	}
+	fmt.Fprintf(out, "%s port %d: %s after %v%s\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond), budget)
+	return err
+}
+
+// runtimeOf is the runtime an instance runs ("node", "bun"), from the
+// ExecStart= the generator wrote (bm2-probe run <runtime> ...); "" when
+// it is not one of bm2's.
+func runtimeOf(st sysd.Status) string {
+	if len(st.ExecStart) >= 3 && st.ExecStart[1] == "run" {
+		return st.ExecStart[2]
+	}
+	return ""
+}
+
+// ownsListener tells whether the instance's processes hold one of the
+// listening sockets. Their /proc/<pid>/fd is read as the instance's user
+// (fsuid), which the kernel asks for: the probe has no CAP_SYS_PTRACE.
+func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error) {
+	var owns bool
+	err := identity.Do(id, func() error {
+		var err error
+		owns, err = sockdiag.Holds(st.PIDs(), inodes)
+		return err
+	})
+	return owns, err
+}
+
+// Connect reaches the manager of the scope bm2-probe runs in: the system
+// manager's private socket as root, the user's manager's otherwise.
+func Connect(ctx context.Context, l scope.Layout) (*sysd.Conn, error) {
+	if l.IsUser() {
+		return sysd.ConnectUser(ctx, l.PrivateSocket)
+	}
+	return sysd.ConnectPrivate(ctx)
+}
+
+// MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic
+// timestamps.
+type MonotonicClock struct{}
+
+func (MonotonicClock) Now() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err) // cannot fail on Linux
+	}
+	return time.Duration(ts.Nano())
+}
+
+func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
