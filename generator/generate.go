@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -18,7 +18,7 @@ import (
 const DropInName = "50-bm2.conf"
 
 // WantedBy is the target whose .wants directory enables project targets
-// in system scope; in user scope it is default.target (scope.Layout).
+// in system scope; in user scope it is default.target (layout.Layout).
 const WantedBy = "multi-user.target"
 
 // PrivateDir is the directory, in the generator's output, that holds each
@@ -33,7 +33,7 @@ type Options struct {
 	Helper string // bm2-probe, which wraps the runtime in ExecStart=; DefaultHelper if ""
 	OutDir string // where the output will live (EnvironmentFile= paths); the Layout's GeneratorDir if ""
 	// Layout is the scope generated for; the zero value is system scope.
-	Layout scope.Layout
+	Layout layout.Layout
 	// MinPort is the lowest port of user scope
 	// (net.ipv4.ip_unprivileged_port_start when 0).
 	MinPort int
@@ -101,7 +101,7 @@ func Generate(sources []config.Source, opts Options) Result {
 		opts.Helper = DefaultHelper
 	}
 	if opts.Layout.Kind == "" {
-		opts.Layout = scope.SystemLayout()
+		opts.Layout = layout.System()
 	}
 	if opts.OutDir == "" {
 		opts.OutDir = opts.Layout.GeneratorDir
@@ -110,7 +110,7 @@ func Generate(sources []config.Source, opts Options) Result {
 	if opts.user() {
 		min := opts.MinPort
 		if min == 0 {
-			min = scope.UnprivilegedPortStart()
+			min = layout.UnprivilegedPortStart()
 		}
 		copts.User = &config.UserScope{Name: opts.Layout.Name, MinPort: min}
 	}
@@ -142,7 +142,7 @@ func Generate(sources []config.Source, opts Options) Result {
 // ProjectFiles is every file generated for one valid project.
 func ProjectFiles(p *config.Project, opts Options) []File {
 	if opts.Layout.Kind == "" {
-		opts.Layout = scope.SystemLayout()
+		opts.Layout = layout.System()
 	}
 	files := []File{
 		{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl)},
@@ -547,7 +547,7 @@ func InstanceDropIn(p *config.Project, opts Options, i int) []byte {
 		opts.Helper = DefaultHelper
 	}
 	if opts.Layout.Kind == "" {
-		opts.Layout = scope.SystemLayout()
+		opts.Layout = layout.System()
 	}
 	if opts.OutDir == "" {
 		opts.OutDir = opts.Layout.GeneratorDir

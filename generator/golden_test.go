@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
@@ -27,7 +27,7 @@ const sharedProjects = "../testdata/projects"
 var testOptions = Options{NumCPU: 2, Helper: DefaultHelper}
 
 // userLayout is the user scope of the fixtures named user-*: alice's.
-var userLayout = scope.UserLayout(1001, "alice", "/home/alice")
+var userLayout = layout.User(1001, "alice", "/home/alice")
 
 // optionsFor are the options of a fixture: user scope for user-* ones.
 func optionsFor(name string) Options {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
@@ -19,7 +19,7 @@ type recorder struct{ lines []string }
 
 // systemScope pins system scope: tests run as root in CI and as a normal
 // user elsewhere.
-func systemScope() *scope.Layout { l := scope.SystemLayout(); return &l }
+func systemScope() *layout.Layout { l := layout.System(); return &l }
 
 func (r *recorder) Log(prio int, msg string) {
 	r.lines = append(r.lines, fmt.Sprintf("<%d> %s", prio, msg))
@@ -224,7 +224,7 @@ func TestRunRootsUserManager(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	log := &recorder{}
 	env := Env{Getenv: func(k string) string {
-		if k == scope.Env {
+		if k == layout.ScopeEnv {
 			return "user"
 		}
 		return ""
@@ -244,7 +244,7 @@ func TestRunRootsUserManager(t *testing.T) {
 // not generate a project whose secrets it cannot read.
 func TestRunUserScope(t *testing.T) {
 	home := t.TempDir()
-	l := scope.UserLayout(os.Geteuid(), "alice", home)
+	l := layout.User(os.Geteuid(), "alice", home)
 	proj := l.ConfigDir
 	writeProject(t, proj, "web", project("web", 8080))
 	writeProject(t, proj, "sec", project("sec", 8090))

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/hooks"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/portfence"
-	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -63,23 +63,22 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 	}
 	// As root: system scope. As anyone else: the user's own manager runs
 	// it (user scope), and its files are under ~/.bm2.
-	layout, err := scope.Self()
+	scope, err := layout.Self()
 	if err != nil {
 		return err
 	}
 	// Every event of these subcommands goes through here: the journal,
 	// and the scope's notification spool.
-	spool := notify.Spool{Dir: notify.System.Dir}
+	spool := notify.Spool{Dir: scope.NotifyDir}
 	events := notify.NewSink(stderr)
-	if layout.IsUser() {
-		sc := notify.User(layout.StateDir)
-		spool = notify.Spool{Dir: sc.Dir, Owner: layout.UID}
-		events = notify.NewUserSink(stderr, sc, layout.UID, layout.SearchPath)
+	if scope.IsUser() {
+		spool.Owner = scope.UID
+		events = notify.NewUserSink(stderr, scope.NotifyDir, scope.UID, scope.SearchPath)
 	}
 	switch args[0] {
 	case "notify":
 		if len(args) != 1 {
-			return fmt.Errorf("usage: bm2-probe notify (as %s runs it)", notify.System.ServiceUnit)
+			return fmt.Errorf("usage: bm2-probe notify (as %s runs it)", notify.ServiceUnit)
 		}
 		d := notify.Deliverer{Spool: spool, Policy: notify.DefaultPolicy, Log: stdout,
 			Events: journal.Journald{Fallback: stderr}}
@@ -92,16 +91,16 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		}
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		sd, err := Connect(ctx, layout)
+		sd, err := Connect(ctx, scope)
 		if err != nil {
 			return err
 		}
 		defer sd.Close()
 		if args[0] == "exited" {
-			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), layout.CrashLogs, events, hooks.MarkedOr(layout.State(), args[1], hooks.VerifyRefusal)),
-				hooks.PortBlocked(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events, hooks.ForeignHolder))
+			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.VerifyRefusal)),
+				hooks.PortBlocked(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
 		}
-		return hooks.Failed(ctx, args[1], sd, time.Now(), layout.State(), layout.CrashLogs, events)
+		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events)
 	}
 	return probeCommand(ctx, args, stdout, stderr)
 }

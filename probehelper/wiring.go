@@ -12,9 +12,9 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/reuseport"
-	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/units"
@@ -52,11 +52,11 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 	// The connection must outlive a SIGTERM (ctx): the probe that stops its
 	// project is stopped with it (PartOf=) and still has to see its
 	// reaction through; a connection tied to ctx would close under it.
-	layout, err := scope.Self()
+	scope, err := layout.Self()
 	if err != nil {
 		return err
 	}
-	bus, err := Connect(context.WithoutCancel(ctx), layout)
+	bus, err := Connect(context.WithoutCancel(ctx), scope)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 	}
 	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
 	if err != nil {
-		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, layout.Systemctl)
+		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, scope.Systemctl)
 	}
 	instances := index + 1
 	if t, err := bus.Unit(ctx, units.Target(project)); err == nil {
@@ -94,16 +94,16 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
 		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:  notify.NewSink(stderr),
-		Crashes: layout.CrashLogs,
-		State:   layout.State(),
+		Crashes: scope.CrashLogs,
+		State:   scope.State(),
 		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
 		Owns:    ownsListener,
 		Runtime: runtimeOf(st),
 	}
-	if layout.IsUser() {
+	if scope.IsUser() {
 		self := identity.Self()
 		p.Owner = &self
-		p.Events = notify.NewUserSink(stderr, notify.User(layout.StateDir), layout.UID, layout.SearchPath)
+		p.Events = notify.NewUserSink(stderr, scope.NotifyDir, scope.UID, scope.SearchPath)
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()
@@ -172,7 +172,7 @@ func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, 
 
 // Connect reaches the manager of the scope bm2-probe runs in: the system
 // manager's private socket as root, the user's manager's otherwise.
-func Connect(ctx context.Context, l scope.Layout) (*sysd.Conn, error) {
+func Connect(ctx context.Context, l layout.Layout) (*sysd.Conn, error) {
 	if l.IsUser() {
 		return sysd.ConnectUser(ctx, l.PrivateSocket)
 	}

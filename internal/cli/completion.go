@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/control"
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/units"
 	"github.com/spf13/pflag"
 )
@@ -78,7 +78,7 @@ func (a *App) candidates(words []string) []string {
 	kept := make([]string, 0, len(words))
 	for _, w := range words[:len(words)-1] {
 		if w == control.FlagUser || w == control.FlagSystem {
-			if l, err := control.ChooseScope(map[string]scope.Kind{control.FlagUser: scope.User, control.FlagSystem: scope.System}[w]); err == nil {
+			if l, err := control.ChooseScope(map[string]layout.Kind{control.FlagUser: layout.UserScope, control.FlagSystem: layout.SystemScope}[w]); err == nil {
 				a.Layout = &l
 			}
 			continue

@@ -19,8 +19,8 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/reuseport"
-	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
@@ -307,7 +307,7 @@ type testEnv struct {
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
-	layout     *scope.Layout    // nil: system scope
+	layout     *layout.Layout   // nil: system scope
 	sysPath    []string         // IsUser scope: where system projects are
 	minPort    *int             // IsUser scope: net.ipv4.ip_unprivileged_port_start
 	fenceErr   error            // why the host cannot fence ports; nil: it can
@@ -528,7 +528,7 @@ type testPaths struct {
 }
 
 func (te *testEnv) app() *App {
-	sys := scope.SystemLayout()
+	sys := layout.System()
 	if te.layout != nil {
 		sys = *te.layout
 	}

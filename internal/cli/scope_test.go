@@ -9,17 +9,17 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/control"
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/journal"
 )
 
 func TestTakeScope(t *testing.T) {
 	rest, k, err := control.TakeScope([]string{"--user", "list", "--json"})
-	if err != nil || k != scope.User || strings.Join(rest, " ") != "list --json" {
+	if err != nil || k != layout.UserScope || strings.Join(rest, " ") != "list --json" {
 		t.Errorf("--user list --json: %v %q %v", rest, k, err)
 	}
 	rest, k, err = control.TakeScope([]string{"list", "--system"})
-	if err != nil || k != scope.System || strings.Join(rest, " ") != "list" {
+	if err != nil || k != layout.SystemScope || strings.Join(rest, " ") != "list" {
 		t.Errorf("list --system: %v %q %v", rest, k, err)
 	}
 	// After "--", flags are arguments.
@@ -37,7 +37,7 @@ func TestTakeScope(t *testing.T) {
 func userEnv(t *testing.T) *testEnv {
 	te := newTestEnv(t)
 	home := filepath.Join(te.root, "home", "alice")
-	l := scope.UserLayout(os.Geteuid(), "alice", home)
+	l := layout.User(os.Geteuid(), "alice", home)
 	te.layout = &l
 	te.entries.uid = strconv.Itoa(os.Geteuid())
 	te.sysPath = []string{filepath.Join(te.root, "system-etc-bm2")}

@@ -16,10 +16,10 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
-	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
@@ -50,7 +50,7 @@ type Stdio struct {
 type Env struct {
 	// Layout is the scope (system or user, package scope); nil means
 	// the one the command line and the caller choose (chooseScope).
-	Layout *scope.Layout
+	Layout *layout.Layout
 	// MinPort replaces net.ipv4.ip_unprivileged_port_start in user scope
 	// (tests).
 	MinPort *int
@@ -160,7 +160,7 @@ func (realClock) Tick(d time.Duration) (<-chan time.Time, func()) {
 // WithDefaults fills in every field of Env left at its zero value.
 func (e Env) WithDefaults() Env {
 	if e.Layout == nil {
-		l := scope.SystemLayout()
+		l := layout.System()
 		e.Layout = &l
 	}
 	if e.Layout.IsUser() {
@@ -293,7 +293,7 @@ func (c *Client) ErroredMark(project string) (reason string, errored bool, err e
 }
 
 // SearchPath is where the scope's project files are: $BM2_CONFIG_PATH when
-// set, else the scope's own (scope.Layout.SearchPath).
+// set, else the scope's own (layout.Layout.SearchPath).
 func (c *Client) SearchPath() []string {
 	if c.Getenv(config.SearchPathEnv) != "" {
 		return config.SearchPath(c.Getenv)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/journal"
 )
@@ -26,7 +26,7 @@ const (
 
 // TakeScope removes the scope flags from a command line (up to a "--")
 // and says which was given: "", "user" or "system".
-func TakeScope(args []string) (rest []string, choice scope.Kind, err error) {
+func TakeScope(args []string) (rest []string, choice layout.Kind, err error) {
 	rest = make([]string, 0, len(args))
 	for i, a := range args {
 		if a == "--" {
@@ -35,9 +35,9 @@ func TakeScope(args []string) (rest []string, choice scope.Kind, err error) {
 		}
 		switch a {
 		case FlagUser, FlagSystem:
-			k := scope.User
+			k := layout.UserScope
 			if a == FlagSystem {
-				k = scope.System
+				k = layout.SystemScope
 			}
 			if choice != "" && choice != k {
 				return nil, "", UsageErr("", "--user and --system exclude each other")
@@ -52,26 +52,26 @@ func TakeScope(args []string) (rest []string, choice scope.Kind, err error) {
 
 // ChooseScope is the layout a command runs in: the flag's, else system
 // scope as root and the caller's own user scope for anyone else.
-func ChooseScope(choice scope.Kind) (scope.Layout, error) {
+func ChooseScope(choice layout.Kind) (layout.Layout, error) {
 	root := os.Geteuid() == 0
 	switch {
-	case choice == scope.System:
-		return scope.SystemLayout(), nil
-	case choice == scope.User && root:
-		return scope.Layout{}, Fail(ExitUsage, "run bm2 as the user whose projects these are (for example `sudo -iu alice bm2 list`), or without --user for system scope",
+	case choice == layout.SystemScope:
+		return layout.System(), nil
+	case choice == layout.UserScope && root:
+		return layout.Layout{}, Fail(ExitUsage, "run bm2 as the user whose projects these are (for example `sudo -iu alice bm2 list`), or without --user for system scope",
 			fmt.Errorf("--user: root's projects are system projects (/etc/bm2); root has no user scope"))
 	case root:
-		return scope.SystemLayout(), nil
+		return layout.System(), nil
 	}
-	l, err := scope.Self()
+	l, err := layout.Self()
 	if err != nil && choice == "" {
 		// An account without a home (nobody, a service account) has no
 		// projects of its own: it reads the system's, as before user
 		// scope existed.
-		return scope.SystemLayout(), nil
+		return layout.System(), nil
 	}
 	if err != nil {
-		return scope.Layout{}, Fail(ExitFailure, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
+		return layout.Layout{}, Fail(ExitFailure, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
 	}
 	return l, nil
 }
@@ -80,9 +80,9 @@ func ChooseScope(choice scope.Kind) (scope.Layout, error) {
 func (c *Client) IsUser() bool { return c.Layout != nil && c.Layout.IsUser() }
 
 // ScopeLayout is the command's scope (system scope when none was chosen).
-func (c *Client) ScopeLayout() scope.Layout {
+func (c *Client) ScopeLayout() layout.Layout {
 	if c.Layout == nil {
-		return scope.SystemLayout()
+		return layout.System()
 	}
 	return *c.Layout
 }
@@ -91,7 +91,7 @@ func (c *Client) ScopeLayout() scope.Layout {
 func (c *Client) ConfigOptions() config.Options {
 	o := config.Options{NumCPU: c.NumCPU}
 	if c.IsUser() {
-		min := scope.UnprivilegedPortStart()
+		min := layout.UnprivilegedPortStart()
 		if c.MinPort != nil {
 			min = *c.MinPort
 		}
@@ -251,7 +251,7 @@ func (c *Client) ensureUserDirs() error {
 		return nil
 	}
 	l := c.ScopeLayout()
-	for _, d := range []string{filepath.Join(l.Home, scope.Dir), c.Layout.ConfigDir, c.Layout.StateDir} {
+	for _, d := range []string{filepath.Join(l.Home, layout.DotDir), c.Layout.ConfigDir, c.Layout.StateDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return c.rootHint(fmt.Errorf("create %s: %w", d, err))
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -117,7 +118,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if c.IsUser() {
 		// The user's manager started before bm2 was installed has not
 		// started the notification path unit paths.target wants now.
-		if err := sd.Start(ctx, "bm2-notify.path"); err != nil {
+		if err := sd.Start(ctx, notify.PathUnit); err != nil {
 			fmt.Fprintf(c.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
 		}
 	}

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 )
 
 // The probe stopping a project while its start job waits cancels that job;
 // that is the errored project's story, not a failure of its own.
 func TestStartErrCanceledByProbe(t *testing.T) {
-	l := scope.SystemLayout()
+	l := layout.System()
 	l.StateDir, l.RunStateDir = t.TempDir(), ""
 	a := &Client{Env: Env{Layout: &l}}
 	canceled := errors.New("start bm2-api.target: job canceled")

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/scope"
+	"github.com/bm2dev/bm2/internal/layout"
 )
 
 // PolkitDaemon is polkit's daemon: without it, logind refuses a user's
@@ -46,7 +46,7 @@ func (c *Client) Startup(ctx context.Context) error {
 	} else if why == "" && err != nil {
 		why = err.Error()
 	} else if why == "" {
-		why = "logind reported success, but " + scope.LingerFile(l.Name) + " is not there"
+		why = "logind reported success, but " + layout.LingerFile(l.Name) + " is not there"
 	}
 	hint := fmt.Sprintf("ask an administrator to run `sudo loginctl enable-linger %s`", l.Name)
 	if _, serr := os.Stat(PolkitDaemon); serr != nil {

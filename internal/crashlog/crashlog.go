@@ -15,9 +15,6 @@ import (
 	"github.com/bm2dev/bm2/internal/safefs"
 )
 
-// DefaultLogDir is where crash logs live: <dir>/<project>/<instance>.crash.log.
-const DefaultLogDir = "/var/log/bm2"
-
 // DefaultMaxSize is how large a crash.log grows before it is rotated to
 // <file>.1, replacing the previous .1. A line is 60 to 300 bytes, so the
 // log keeps the last several thousand crashes, far more than anyone reads,

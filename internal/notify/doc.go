@@ -39,6 +39,6 @@
 // per [Webhook.Post]; the body is [Payload], documented in bm2.toml(5));
 // its URL is printed only through [RedactURL].
 //
-// The spool's directory and the unit names are a [Scope]: [System] is the
-// system's.
+// The spool's directory is the scope's (layout.Layout.NotifyDir); the units
+// that deliver it are [PathUnit] and [ServiceUnit] in either manager.
 package notify

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -30,7 +31,7 @@ type Sink struct {
 func NewSink(log *os.File) Sink {
 	return Sink{
 		Next:     journal.Journald{Fallback: log},
-		Spool:    Spool{Dir: System.Dir},
+		Spool:    Spool{Dir: layout.System().NotifyDir},
 		Settings: ProjectSettings,
 		Host:     os.Hostname,
 		Now:      time.Now,
@@ -39,10 +40,11 @@ func NewSink(log *os.File) Sink {
 }
 
 // NewUserSink is a user's sink (user scope): the journal, the user's
-// spool (owned by uid) and the user's project files along searchPath.
-func NewUserSink(log *os.File, sc Scope, uid int, searchPath []string) Sink {
+// spool in dir (owned by uid) and the user's project files along
+// searchPath.
+func NewUserSink(log *os.File, dir string, uid int, searchPath []string) Sink {
 	s := NewSink(log)
-	s.Spool = Spool{Dir: sc.Dir, Owner: uid}
+	s.Spool = Spool{Dir: dir, Owner: uid}
 	s.Settings = func(project string) config.Notify { return SettingsIn(searchPath, project, uid) }
 	return s
 }

@@ -20,27 +20,14 @@ import (
 	"github.com/bm2dev/bm2/internal/safefs"
 )
 
-// Scope is where notifications wait and which units deliver them.
-type Scope struct {
-	Dir         string // the spool: root's (or the user's) alone, 0700
-	PathUnit    string // watches Dir (DirectoryNotEmpty=)
-	ServiceUnit string // delivers what is in Dir: `bm2-probe notify`
-}
-
-// System is the scope of the system's projects (/etc/bm2), whose hooks
-// and probes run as root.
-var System = Scope{
-	Dir:         "/var/lib/bm2/notify",
-	PathUnit:    "bm2-notify.path",
-	ServiceUnit: "bm2-notify.service",
-}
-
-// User is the scope of a user's own projects (bm2's user scope): the
-// spool under ~/.bm2/state, the units of the same names in the user's
-// own manager (/usr/lib/systemd/user).
-func User(stateDir string) Scope {
-	return Scope{Dir: filepath.Join(stateDir, "notify"), PathUnit: System.PathUnit, ServiceUnit: System.ServiceUnit}
-}
+// The units that deliver notifications, of the same names in the system
+// manager and in a user's: PathUnit watches the scope's spool
+// (layout.Layout.NotifyDir, DirectoryNotEmpty=), ServiceUnit delivers what
+// is in it (`bm2-probe notify`).
+const (
+	PathUnit    = "bm2-notify.path"
+	ServiceUnit = "bm2-notify.service"
+)
 
 // MaxPerProject bounds each project's share of the spool: a webhook that
 // is down for long, under a crash loop at level info, must not fill the

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/state"
 )
 
@@ -68,8 +69,9 @@ func Main(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// Marks is where failed marks an instance errored (state.Default; tests).
-var Marks = state.Default
+// Marks is where failed marks an instance errored (the system scope's
+// state directory; tests replace it).
+var Marks = layout.System().State()
 
 // failed fails closed: on a host that can fence, an instance whose fence
 // did not attach is marked errored (port_fence_failed, under /run), and

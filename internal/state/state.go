@@ -13,15 +13,8 @@ import (
 	"github.com/bm2dev/bm2/internal/safefs"
 )
 
-// DefaultDir is bm2's state directory.
-const DefaultDir = "/var/lib/bm2"
-
-// DefaultRunDir is bm2's runtime state directory in system scope: what
-// must not outlive a boot.
-const DefaultRunDir = "/run/bm2"
-
-// Dir is a state directory; the zero value is not usable, use Default or
-// a Dir{Path: ...} of your own in tests.
+// Dir is a state directory; the zero value is not usable: a scope's is
+// layout.Layout.State(), a test's a Dir{Path: ...} of its own.
 type Dir struct {
 	Path string // kept across reboots: /var/lib/bm2
 	// Run is kept until the next boot only: /run/bm2, or the user's
@@ -29,17 +22,11 @@ type Dir struct {
 	Run string
 }
 
-// Default is the system state directory.
-var Default = Dir{Path: DefaultDir, Run: DefaultRunDir}
-
 // ErroredPath is the mark file of an errored project; the generator writes
 // it into ConditionPathExists=!.
 func (d Dir) ErroredPath(project string) string {
 	return filepath.Join(d.Path, "errored", project)
 }
-
-// ErroredPath is Default.ErroredPath.
-func ErroredPath(project string) string { return Default.ErroredPath(project) }
 
 // SetErrored marks the project errored with a reason, atomically. Marking an
 // already errored project keeps the first reason and reports false.

@@ -1,4 +1,4 @@
-package scope
+package layout
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestUserLayoutKeepsEverythingInTheHome(t *testing.T) {
-	l := UserLayout(1001, "alice", "/home/alice")
+	l := User(1001, "alice", "/home/alice")
 	if !l.IsUser() || l.WantedBy != "default.target" {
 		t.Fatalf("user layout %+v", l)
 	}
@@ -30,7 +30,7 @@ func TestUserLayoutKeepsEverythingInTheHome(t *testing.T) {
 	if l.Short("/home/alice/.bm2/projects") != "~/.bm2/projects" || l.Short("/etc/bm2") != "/etc/bm2" {
 		t.Errorf("Short: %s %s", l.Short("/home/alice/.bm2/projects"), l.Short("/etc/bm2"))
 	}
-	if l.Systemctl != "systemctl --user" || SystemLayout().Systemctl != "systemctl" {
+	if l.Systemctl != "systemctl --user" || System().Systemctl != "systemctl" {
 		t.Error("systemctl prefixes")
 	}
 }

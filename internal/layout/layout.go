@@ -1,4 +1,4 @@
-package scope
+package layout
 
 import (
 	"fmt"
@@ -17,13 +17,13 @@ import (
 type Kind string
 
 const (
-	System Kind = "system" // root, the system manager
-	User   Kind = "user"   // a normal user's own systemd --user
+	SystemScope Kind = "system" // root, the system manager
+	UserScope   Kind = "user"   // a normal user's own systemd --user
 )
 
-// Env names the environment variable systemd sets for generators
+// ScopeEnv names the environment variable systemd sets for generators
 // (systemd.generator(7), since systemd 251): "system" or "user".
-const Env = "SYSTEMD_SCOPE"
+const ScopeEnv = "SYSTEMD_SCOPE"
 
 // Layout is where one scope keeps everything.
 type Layout struct {
@@ -40,6 +40,9 @@ type Layout struct {
 	// $XDG_RUNTIME_DIR/bm2.
 	RunStateDir string
 	LockFile    string // held while the registered projects change
+	// NotifyDir is the notification spool, the scope's alone (0700):
+	// events wait there for bm2-notify.service to deliver them.
+	NotifyDir string
 	// RuntimeDir is the user's $XDG_RUNTIME_DIR (/run/user/UID); "" in
 	// system scope.
 	RuntimeDir string
@@ -59,34 +62,36 @@ type Layout struct {
 }
 
 // SystemLayout is system scope.
-func SystemLayout() Layout {
+func System() Layout {
 	return Layout{
-		Kind: System, UID: 0, Name: "root",
+		Kind: SystemScope, UID: 0, Name: "root",
 		SearchPath:    append([]string(nil), config.DefaultSearchPath...),
 		ConfigDir:     config.DefaultSearchPath[0],
-		StateDir:      state.DefaultDir,
-		RunStateDir:   state.DefaultRunDir,
+		StateDir:      "/var/lib/bm2",
+		RunStateDir:   "/run/bm2",
+		NotifyDir:     "/var/lib/bm2/notify",
 		LockFile:      "/run/bm2/registry.lock",
 		GeneratorDir:  "/run/systemd/generator",
 		WantedBy:      "multi-user.target",
-		CrashLogs:     crashlog.Logs{Dir: crashlog.DefaultLogDir},
+		CrashLogs:     crashlog.Logs{Dir: "/var/log/bm2"},
 		PrivateSocket: "/run/systemd/private",
 		Systemctl:     "systemctl",
 	}
 }
 
-// Dir is bm2's directory in a home: ~/.bm2.
-const Dir = ".bm2"
+// DotDir is bm2's directory in a home: ~/.bm2.
+const DotDir = ".bm2"
 
 // UserLayout is user scope for one user.
-func UserLayout(uid int, name, home string) Layout {
-	base := filepath.Join(home, Dir)
+func User(uid int, name, home string) Layout {
+	base := filepath.Join(home, DotDir)
 	run := "/run/user/" + strconv.Itoa(uid)
 	return Layout{
-		Kind: User, UID: uid, Name: name, Home: home,
+		Kind: UserScope, UID: uid, Name: name, Home: home,
 		SearchPath:    []string{filepath.Join(base, "projects")},
 		ConfigDir:     filepath.Join(base, "projects"),
 		StateDir:      filepath.Join(base, "state"),
+		NotifyDir:     filepath.Join(base, "state", "notify"),
 		RunStateDir:   filepath.Join(run, "bm2"),
 		LockFile:      filepath.Join(base, "state", "registry.lock"),
 		RuntimeDir:    run,
@@ -104,7 +109,7 @@ func UserLayout(uid int, name, home string) Layout {
 // by a process that may be something else's).
 func ForUID(uid int) (Layout, error) {
 	if uid == 0 {
-		return SystemLayout(), nil
+		return System(), nil
 	}
 	u, err := user.LookupId(strconv.Itoa(uid))
 	if err != nil && uid == os.Geteuid() && filepath.IsAbs(os.Getenv("HOME")) && os.Getenv("USER") != "" {
@@ -118,16 +123,16 @@ func ForUID(uid int) (Layout, error) {
 		return Layout{}, fmt.Errorf("user scope: uid %d has no entry in the password database: %w", uid, err)
 	}
 	if u.HomeDir == "" || !filepath.IsAbs(u.HomeDir) || u.HomeDir == "/" || u.HomeDir == "/nonexistent" {
-		return Layout{}, fmt.Errorf("user scope: %s (uid %d) has no home directory (%q): bm2 keeps a user's projects under ~/%s", u.Username, uid, u.HomeDir, Dir)
+		return Layout{}, fmt.Errorf("user scope: %s (uid %d) has no home directory (%q): bm2 keeps a user's projects under ~/%s", u.Username, uid, u.HomeDir, DotDir)
 	}
-	return UserLayout(uid, u.Username, filepath.Clean(u.HomeDir)), nil
+	return User(uid, u.Username, filepath.Clean(u.HomeDir)), nil
 }
 
 // Self is the calling process's layout (see [ForUID]).
 func Self() (Layout, error) { return ForUID(os.Geteuid()) }
 
 // IsUser tells whether this is user scope.
-func (l Layout) IsUser() bool { return l.Kind == User }
+func (l Layout) IsUser() bool { return l.Kind == UserScope }
 
 // Describe names the scope for output: "system scope" or
 // "user scope (alice)".
