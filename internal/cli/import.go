@@ -136,10 +136,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 			fmt.Errorf("%d of %d apps of %s not imported or not served", countApps(problems), total, file))
 	}
 	if !f.dryRun && !f.serve && len(res.Projects) > 0 {
-		serve := "sudo bm2 serve"
-		if a.IsUser() {
-			serve = "bm2 serve"
-		}
+		serve := a.ScopeLayout().Sudo + "bm2 serve"
 		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
 	}
 	return nil

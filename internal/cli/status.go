@@ -56,11 +56,7 @@ func (a *App) status(ctx context.Context, name string) error {
 		}
 	}
 	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
-		analyze := "systemd-analyze"
-		if a.IsUser() {
-			analyze += " --user"
-		}
-		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, analyze, units.Instance(p.Name, 0))
+		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, a.ScopeLayout().Analyze, units.Instance(p.Name, 0))
 	}
 	var fenced []UnitStatus
 	if sd != nil {

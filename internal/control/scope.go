@@ -120,12 +120,7 @@ func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
 func (c *Client) Systemctl() string { return c.ScopeLayout().Systemctl }
 
 // JournalctlUnit is the scope's journalctl for one unit, for hints.
-func (c *Client) JournalctlUnit(unit string) string {
-	if c.IsUser() {
-		return "journalctl --user-unit " + unit
-	}
-	return "journalctl -u " + unit
-}
+func (c *Client) JournalctlUnit(unit string) string { return c.ScopeLayout().JournalUnit + " " + unit }
 
 // userDefaults are the Env defaults of user scope.
 func (e *Env) userDefaults() {

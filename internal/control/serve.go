@@ -211,11 +211,7 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			fmt.Fprintf(c.Out, "%s %s: %s\n", verb, p.File, c.Summary(p))
 		}
 		if reg.private != nil {
-			who := "root"
-			if c.IsUser() {
-				who = "you"
-			}
-			fmt.Fprintf(c.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), who)
+			fmt.Fprintf(c.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
 		}
 	} else {
 		fmt.Fprintf(c.Out, "%s is up to date: %s\n", p.File, c.Summary(p))

@@ -57,8 +57,16 @@ type Layout struct {
 	// user scope).
 	PrivateSocket string
 	// Systemctl is the systemctl command line of the scope, for hints:
-	// "systemctl" or "systemctl --user".
-	Systemctl string
+	// "systemctl" or "systemctl --user"; Analyze is systemd-analyze's, and
+	// JournalUnit journalctl's for one unit ("journalctl -u" or
+	// "journalctl --user-unit").
+	Systemctl, Analyze, JournalUnit string
+	// Sudo prefixes a command that changes the scope's projects in hints:
+	// "sudo " in system scope, "" in a user's own.
+	Sudo string
+	// Owner is who alone may read the scope's secrets, as a message
+	// says it: "root", or "you".
+	Owner string
 }
 
 // SystemLayout is system scope.
@@ -76,6 +84,10 @@ func System() Layout {
 		CrashLogs:     crashlog.Logs{Dir: "/var/log/bm2"},
 		PrivateSocket: "/run/systemd/private",
 		Systemctl:     "systemctl",
+		Analyze:       "systemd-analyze",
+		JournalUnit:   "journalctl -u",
+		Sudo:          "sudo ",
+		Owner:         "root",
 	}
 }
 
@@ -100,6 +112,9 @@ func User(uid int, name, home string) Layout {
 		CrashLogs:     crashlog.Logs{Dir: base, Sub: "logs"},
 		PrivateSocket: filepath.Join(run, "systemd", "private"),
 		Systemctl:     "systemctl --user",
+		Analyze:       "systemd-analyze --user",
+		JournalUnit:   "journalctl --user-unit",
+		Owner:         "you",
 	}
 }
 

@@ -16,6 +16,7 @@ func TestUserLayoutKeepsEverythingInTheHome(t *testing.T) {
 		"search path": strings.Join(l.SearchPath, ":"),
 		"crash log":   l.CrashLogs.Path("api", "api-0"),
 		"errored":     l.State().ErroredPath("api"),
+		"notify":      l.NotifyDir,
 	} {
 		if !strings.HasPrefix(p, "/home/alice/.bm2/") {
 			t.Errorf("%s is %s, outside ~/.bm2", what, p)
@@ -32,6 +33,16 @@ func TestUserLayoutKeepsEverythingInTheHome(t *testing.T) {
 	}
 	if l.Systemctl != "systemctl --user" || System().Systemctl != "systemctl" {
 		t.Error("systemctl prefixes")
+	}
+	// What the scopes' hints and messages say differs as data.
+	sys := System()
+	if l.Analyze != "systemd-analyze --user" || sys.Analyze != "systemd-analyze" ||
+		l.JournalUnit != "journalctl --user-unit" || sys.JournalUnit != "journalctl -u" ||
+		l.Sudo != "" || sys.Sudo != "sudo " || l.Owner != "you" || sys.Owner != "root" {
+		t.Errorf("hint words: user %+v, system %+v", l, sys)
+	}
+	if l.RunStateDir != "/run/user/1001/bm2" || sys.RunStateDir != "/run/bm2" || sys.NotifyDir != "/var/lib/bm2/notify" {
+		t.Errorf("run state %s %s, notify %s", l.RunStateDir, sys.RunStateDir, sys.NotifyDir)
 	}
 }
 
