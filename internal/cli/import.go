@@ -179,14 +179,14 @@ func (a *App) importOne(ctx context.Context, p convert.Project, origin trust.Ori
 	if f.out != "" {
 		owner = -1 // a directory the caller named
 	}
-	wr, old, err := writeImported(p.File, p.Data, mode, f.force, f.out != "", owner)
+	wr, old, err := control.WriteImported(p.File, p.Data, mode, f.force, f.out != "", owner)
 	switch {
 	case err != nil:
 		fmt.Fprintf(a.Err, "bm2: %s: %v\n", p.Name, err)
 		return p.Name + ": " + err.Error()
-	case wr == unchanged:
+	case wr == control.Unchanged:
 		fmt.Fprintf(a.Out, "  %s is up to date\n", p.File)
-	case wr == differs:
+	case wr == control.Differs:
 		fmt.Fprintf(a.Out, "  %s differs from the import; not overwritten without --force:\n%s", p.File,
 			indent(lineDiff(p.File, p.File+" (imported)", old, p.Data)))
 		return fmt.Sprintf("%s: %s differs from the import and was not overwritten (--force replaces it)", p.Name, p.File)
