@@ -1,19 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
-	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // gatewayCmd is `bm2 gateway <nginx | caddy> [name | file | dir]...`: the
@@ -52,16 +48,13 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 		names[i] = p.Name
 	}
 	sort.Strings(names)
-	old, err := os.ReadFile(out)
-	switch {
-	case err == nil && bytes.Equal(old, data):
+	changed, err := control.WriteIfChanged(out, data, 0o644)
+	if err != nil {
+		return fmt.Errorf("write the %s configuration: %w", kind, err)
+	}
+	if !changed {
 		fmt.Fprintf(a.Out, "unchanged: %s\n", out)
 		return nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("read %s: %w", out, err)
-	}
-	if err := safefs.Write(out, data, 0o644); err != nil {
-		return fmt.Errorf("write the %s configuration: %w", kind, err)
 	}
 	apply := "nginx -t && nginx -s reload"
 	if kind == gateway.KindCaddy {

@@ -4,19 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
-	"github.com/bm2dev/bm2/internal/identity"
-	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
-	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
 	"github.com/bm2dev/bm2/internal/trust"
 )
 
@@ -48,7 +42,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	if err != nil {
 		return err
 	}
-	src, ev, err := ecosystem.Load(ctx, file, ecosystem.Options{Dirs: a.importNodeDirs(), Read: a.ReadFile})
+	src, ev, err := a.LoadEcosystem(ctx, file)
 	if err != nil {
 		return control.Fail(ExitInvalid, "", err)
 	}
@@ -61,7 +55,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}
 	// Who could have written the file decides as whom its apps may run
-	// (package trust): ecosystem.Read read it once through trust.Read, which
+	// (package trust): control.LoadEcosystem read it once through trust.Read, which
 	// counted the owners of the file, of its directories and of the
 	// links on the way, and the group and other write bits; a file more
 	// than one user could have written speaks for no one. Its owner
@@ -85,8 +79,8 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	opts := convert.Options{
 		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.NumCPU,
-		Owner:   a.dirOwner,
-		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, speaker) },
+		Owner:   a.DirOwner,
+		Runtime: func(kind config.Runtime, rp string) string { return a.ImportRuntime(ctx, kind, rp, speaker) },
 	}
 	if f.port != 0 {
 		n := 0
@@ -273,60 +267,6 @@ func findEcosystem(args []string) (string, error) {
 		return found[0], nil
 	}
 	return "", control.Fail(ExitUsage, "name the one to import", fmt.Errorf("more than one ecosystem file here: %s", strings.Join(found, ", ")))
-}
-
-// importNodeDirs is where bm2 import looks for the node that evaluates a
-// JavaScript ecosystem file: $PATH, then systemd's search path.
-func (a *App) importNodeDirs() []string {
-	return append(filepath.SplitList(a.Getenv("PATH")), a.RuntimeDirs...)
-}
-
-// dirOwner names a directory's owner when it is not root.
-func (a *App) dirOwner(dir string) string {
-	var st syscall.Stat_t
-	if err := syscall.Stat(dir, &st); err != nil || st.Uid == 0 {
-		return ""
-	}
-	if u, err := a.Accounts.UserID(int(st.Uid)); err == nil {
-		return u.Name
-	}
-	return strconv.Itoa(int(st.Uid))
-}
-
-// importRuntime checks the runtime an imported project would run, as
-// bm2 check does: systemd's search path, or runtime_path; its --version
-// is asked as the user the file the app comes from speaks for (control.Nobody
-// for root's, or for a file no single user could have written), never
-// as root, and never as whoever owns the binary (a link
-// swapped after a look at it would run someone's program as them); run by
-// root, a binary anyone but root can replace is not run at all.
-func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePath string, owner int) string {
-	command := string(kind)
-	if runtimePath != "" {
-		command = runtimePath
-	}
-	id := control.Nobody
-	if owner > 0 {
-		if u, err := user.LookupId(strconv.Itoa(owner)); err == nil {
-			if gid, err := strconv.Atoi(u.Gid); err == nil {
-				id = identity.Identity{Name: u.Username, UID: owner, GID: gid}
-			}
-		}
-	}
-	ask := func(ctx context.Context, path string) (string, error) {
-		if identity.Self().UID == 0 {
-			// Not outside a sandbox: no project's sandbox exists yet.
-			if who, ok := a.Replaceable(path); ok {
-				return "", &jsruntime.NotRunError{Why: fmt.Sprintf("%s can be replaced by %s; the run wrapper checks it at each start", path, who)}
-			}
-		}
-		return a.RuntimeVersion(ctx, id, path)
-	}
-	rc := jsruntime.Check(ctx, kind, command, a.RuntimeDirs, ask)
-	if rc.OK() {
-		return ""
-	}
-	return rc.Problem + " (" + jsruntime.Advice(kind) + ")"
 }
 
 // serveImported serves an imported project as bm2 serve would serve the
