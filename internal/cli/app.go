@@ -42,6 +42,7 @@ const (
 	ExitNoSystemd = control.ExitNoSystemd
 )
 
+// Run runs the bm2 command line args (without the program name) with the
 // real environment.
 func Run(ctx context.Context, args []string, stdio Stdio) error {
 	app := &App{control.Client{Stdio: stdio}}

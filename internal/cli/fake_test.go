@@ -308,10 +308,10 @@ type testEnv struct {
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
 	layout     *layout.Layout   // nil: system scope
-	sysPath    []string         // IsUser scope: where system projects are
-	minPort    *int             // IsUser scope: net.ipv4.ip_unprivileged_port_start
+	sysPath    []string         // user scope: where system projects are
+	minPort    *int             // user scope: net.ipv4.ip_unprivileged_port_start
 	fenceErr   error            // why the host cannot fence ports; nil: it can
-	fenced     map[string]error // Control group -> nil: fenced; absent: not fenced
+	fenced     map[string]error // control group -> nil: fenced; absent: not fenced
 	// speaker is who the files bm2 reads outside the config dir speak
 	// for (trust.File.Speaker): 0, root, by default; reads counts the
 	// reads of each path.

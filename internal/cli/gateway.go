@@ -48,9 +48,9 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 		names[i] = p.Name
 	}
 	sort.Strings(names)
-	changed, err := control.WriteIfChanged(out, data, 0o644)
+	changed, err := control.WriteIfChanged(out, data, 0o644, fmt.Sprintf("the %s configuration", kind))
 	if err != nil {
-		return fmt.Errorf("write the %s configuration: %w", kind, err)
+		return err
 	}
 	if !changed {
 		fmt.Fprintf(a.Out, "unchanged: %s\n", out)

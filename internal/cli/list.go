@@ -114,7 +114,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 // after them: a pure function (see [control.Snapshot]).
 func listRows(snap control.Snapshot) ([]row, []string) {
 	var rows []row
-	warnings := snap.Warnings
+	warnings := append([]string(nil), snap.Warnings...)
 	for _, ps := range snap.Projects {
 		e := ps.Entry
 		if e.Err != nil || e.Project == nil {
@@ -125,6 +125,9 @@ func listRows(snap control.Snapshot) ([]row, []string) {
 			rows = append(rows, r)
 			warnings = append(warnings, fmt.Sprintf("project %s is invalid: run `bm2 check %s` for details", e.Name, e.Path))
 			continue
+		}
+		if ps.Warning != "" {
+			warnings = append(warnings, ps.Warning)
 		}
 		for k := range ps.IDs {
 			rows = append(rows, instanceRow(snap, ps, k))

@@ -243,7 +243,7 @@ func TestServeWaitsForTheLock(t *testing.T) {
 	if st, err := os.Lstat(filepath.Dir(te.paths.LockFile)); err != nil || st.Mode() != fs.ModeDir|0o755 {
 		t.Fatalf("lock dir: %v, %v", st.Mode(), err)
 	}
-	holdLock(t, te, 1)() // Control.Nobody holds it
+	holdLock(t, te, 1)() // nobody holds it
 }
 
 // A lock file that is a symbolic link is never followed.

@@ -108,12 +108,12 @@ func TestCheckFindsWhatCannotStart(t *testing.T) {
 	dir = filepath.Dir(te.write("srv/api/bm2.toml", fmt.Sprintf("name = \"api\"\nscript = \"server.js\"\nruntime = \"node\"\nport = %d\nexec_mode = \"fork\"\n", port)))
 	a := te.app()
 	a.PortHolder = func(p int, uid uint32) (string, bool) {
-		return "python3 (pid 812), uid 65534 (control.Nobody)", p == port && uid == uint32(identity.Self().UID)
+		return "python3 (pid 812), uid 65534 (nobody)", p == port && uid == uint32(identity.Self().UID)
 	}
 	if code := a.Main(context.Background(), []string{"check", dir}); code != ExitInvalid {
 		t.Fatalf("exit %d", code)
 	}
-	want := fmt.Sprintf("port_in_use: port %d is held by python3 (pid 812), uid 65534 (control.Nobody), not by api: its instances cannot listen there", port)
+	want := fmt.Sprintf("port_in_use: port %d is held by python3 (pid 812), uid 65534 (nobody), not by api: its instances cannot listen there", port)
 	if got := te.stdout.String() + te.stderr.String(); !strings.Contains(got, want) || !strings.Contains(got, "fix: stop that program, or give api another `port =` in bm2.toml; then `bm2 check`") {
 		t.Errorf("check output lacks %q:\n%s", want, got)
 	}

@@ -37,7 +37,7 @@ func TestListRowsFromSnapshot(t *testing.T) {
 		},
 		Events:     []journal.Event{{Kind: journal.ReuseportConfirmed, Instance: "api-0", Invocation: "i0", Time: now.Add(-80 * time.Second)}},
 		EventsRead: true,
-		Warnings:   []string{"box: read errored state: permission denied"},
+		Warnings:   []string{"web: Units: connection reset"},
 	}
 	rows, warnings := listRows(snap)
 	if len(rows) != 5 {
@@ -63,7 +63,9 @@ func TestListRowsFromSnapshot(t *testing.T) {
 	if bad.State != control.StateInvalid || bad.ID != nil {
 		t.Errorf("bad %+v", bad)
 	}
-	if len(warnings) != 2 || !strings.Contains(warnings[1], "bm2 check /etc/bm2/bad.toml") {
+	// systemd's warnings first, then each project's, in order.
+	if len(warnings) != 3 || warnings[0] != "web: Units: connection reset" || warnings[1] != "box: read errored state: permission denied" ||
+		!strings.Contains(warnings[2], "bm2 check /etc/bm2/bad.toml") {
 		t.Errorf("warnings %q", warnings)
 	}
 

@@ -29,7 +29,7 @@ func (c *Client) Control(ctx context.Context, verb, arg string, timeout time.Dur
 	case "restart":
 		return c.restart(ctx, sd, sel, timeout)
 	case "stop":
-		if _, err := stopUnits(ctx, sd, sel.p.Name, sel.idx, sel.unit, sel.names); err != nil {
+		if _, err := stopUnits(ctx, sd, sel.p.Name, sel.idx, sel.unit, sel.names, false); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.Out, "%s stopped (%s)\n", sel.label, Plural(len(sel.ids), "instance", "instances"))
@@ -130,9 +130,10 @@ func (c *Client) settle(ctx context.Context, sd Systemd, sel selection, timeout 
 // stopUnits stops unit (a project's target, or one instance when idx >=
 // 0) the way bm2 always stops: the reusePort probes first, so that none
 // reacts to the stop, then the unit, then any of instances still up (an
-// instance started on its own is not stopped with its target). It
-// returns the probes it stopped.
-func stopUnits(ctx context.Context, sd Systemd, name string, idx int, unit string, instances []string) ([]string, error) {
+// instance started on its own is not stopped with its target); with
+// loadedOnly, only those systemd has a unit file for (delete). It returns
+// the probes it stopped.
+func stopUnits(ctx context.Context, sd Systemd, name string, idx int, unit string, instances []string, loadedOnly bool) ([]string, error) {
 	probes, err := loadedProbes(ctx, sd, name, idx)
 	if err != nil {
 		return nil, err
@@ -153,7 +154,7 @@ func stopUnits(ctx context.Context, sd Systemd, name string, idx int, unit strin
 		return nil, err
 	}
 	for _, u := range statuses {
-		if !u.Down() && u.LoadState != "not-found" {
+		if !u.Down() && !(loadedOnly && u.LoadState == "not-found") {
 			if err := sd.Stop(ctx, u.Name); err != nil {
 				return nil, err
 			}
@@ -214,7 +215,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	// The target's instances are PartOf= it; the slice goes last, with
 	// whatever else still runs in it.
 	target, slice := units.Target(name), units.Slice(name)
-	probes, err := stopUnits(ctx, sd, name, -1, target, instances)
+	probes, err := stopUnits(ctx, sd, name, -1, target, instances, true)
 	if err != nil {
 		return err
 	}
@@ -364,7 +365,7 @@ func instanceOf(unit string) string {
 }
 
 // buildVersion is set at link time by packaging
-// (-ldflags "-X github.com/bm2dev/bm2/cli.buildVersion=1.2.3"); otherwise
+// (-ldflags "-X github.com/bm2dev/bm2/internal/control.buildVersion=1.2.3"); otherwise
 // the module version or VCS revision from the build info is used.
 var buildVersion string
 

@@ -6,7 +6,7 @@
 // and renders, control acts.
 //
 // [Client] holds the streams progress goes to and an [Env] of everything
-// that touches the host: the scope's layout (package scope), the
+// that touches the host: the scope's layout (package layout), the
 // environment, systemd ([Systemd], reached through [ConnectSystemd]), the
 // journal, the port probe and the runtime lookup. Every field has a
 // production default ([Env.WithDefaults]), and tests replace them one by

@@ -48,7 +48,7 @@ type Stdio struct {
 // Env is everything a command needs from the host. The zero value of every
 // field means "the real thing"; tests replace fields one by one.
 type Env struct {
-	// Layout is the scope (system or user, package scope); nil means
+	// Layout is the scope (system or user, package layout); nil means
 	// the one the command line and the caller choose (chooseScope).
 	Layout *layout.Layout
 	// MinPort replaces net.ipv4.ip_unprivileged_port_start in user scope
@@ -301,7 +301,6 @@ func (c *Client) SearchPath() []string {
 	return append([]string(nil), c.ScopeLayout().SearchPath...)
 }
 
-// Run runs the bm2 command line args (without the program name) with the
 // exitError carries an exit code and a hint for the user.
 type exitError struct {
 	code int

@@ -81,9 +81,10 @@ func (c *Client) ImportRuntime(ctx context.Context, kind config.Runtime, runtime
 	return rc.Problem + " (" + jsruntime.Advice(kind) + ")"
 }
 
-// WriteIfChanged writes data to path atomically (mode perm) unless it
-// holds the same bytes already, and tells whether it wrote.
-func WriteIfChanged(path string, data []byte, perm os.FileMode) (bool, error) {
+// WriteIfChanged writes data, which is what (for errors: "the nginx
+// configuration"), to path atomically (mode perm) unless it holds the
+// same bytes already, and tells whether it wrote.
+func WriteIfChanged(path string, data []byte, perm os.FileMode, what string) (bool, error) {
 	old, err := os.ReadFile(path)
 	switch {
 	case err == nil && bytes.Equal(old, data):
@@ -91,5 +92,8 @@ func WriteIfChanged(path string, data []byte, perm os.FileMode) (bool, error) {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
-	return true, safefs.Write(path, data, perm)
+	if err := safefs.Write(path, data, perm); err != nil {
+		return false, fmt.Errorf("write %s: %w", what, err)
+	}
+	return true, nil
 }

@@ -26,7 +26,7 @@ var Nobody = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
 // on their behalf (ports, the runtime): user =, looked up in the user
 // database; or the project's own account: the UID systemd reports for its
 // running instances (when askSystemd), else the static account of that
-// name when one exists, else a user that owns nothing (Nobody).
+// name when one exists, else a user that owns nothing (nobody).
 func (c *Client) ProjectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
 	if !p.OwnAccount() {
 		return c.LookupUser(ctx, p.User, p.Group)
@@ -72,7 +72,7 @@ func (c *Client) runningIdentity(ctx context.Context, p *config.Project) (identi
 }
 
 // CheckRuntime finds p's runtime, asks its version (as the project's
-// IsUser, never as root) and compares it with the floor. Run by root, a
+// user, never as root) and compares it with the floor. Run by root, a
 // runtime that someone other than root can replace (the app's user, the
 // app itself in compat mode) is asked only inside the project's sandbox,
 // as its account, in a transient unit (package confine); and never when

@@ -23,7 +23,7 @@ type Snapshot struct {
 	// whether the journal was read (else every verdict is unknown).
 	Events     []journal.Event
 	EventsRead bool
-	// Warnings are what could not be read, one line each.
+	// Warnings are what systemd could not say, one line each.
 	Warnings []string
 }
 
@@ -42,6 +42,8 @@ type ProjectSnapshot struct {
 	// Marks are the instances' own errored marks that hold for their
 	// current run, by index in IDs.
 	Marks map[int]state.Mark
+	// Warning says why the errored mark could not be read, if it could not.
+	Warning string
 }
 
 // Snapshot reads the state of entries' projects; sd is nil when systemd
@@ -64,6 +66,18 @@ func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd System
 				snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: %v", p.Name, err))
 				statuses = nil
 			}
+			running := false
+			for _, u := range statuses {
+				if st, _ := InstanceState(u); st == StateOnline && !u.ActiveEnter.IsZero() {
+					running = true
+					if since.IsZero() || u.ActiveEnter.Before(since) {
+						since = u.ActiveEnter
+					}
+				}
+			}
+			if running && p.Mode == config.Cluster {
+				probed = append(probed, p.Name)
+			}
 			if p.Mode == config.Cluster && err == nil {
 				// Loaded, not Units: asking for it would load it.
 				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && SurgeActive(l[0]) {
@@ -77,22 +91,10 @@ func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd System
 				}
 			}
 			ps.Statuses = statuses
-			running := false
-			for _, u := range statuses {
-				if st, _ := InstanceState(u); st == StateOnline && !u.ActiveEnter.IsZero() {
-					running = true
-					if since.IsZero() || u.ActiveEnter.Before(since) {
-						since = u.ActiveEnter
-					}
-				}
-			}
-			if running && p.Mode == config.Cluster {
-				probed = append(probed, p.Name)
-			}
 		}
 		mark, errored, err := c.ErroredMark(p.Name)
 		if err != nil {
-			snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: read errored state: %v", p.Name, err))
+			ps.Warning = fmt.Sprintf("%s: read errored state: %v", p.Name, err)
 		}
 		ps.Errored, ps.Mark = errored, mark
 		if !errored {

@@ -18,7 +18,7 @@ var PolkitDaemon = "/usr/lib/polkit-1/polkitd"
 
 // Startup is `bm2 startup`: make the projects start at boot. System
 // projects do already (their targets are wanted by multi-user.target); a
-// IsUser's need their manager to run without a session: lingering.
+// user's need their manager to run without a session: lingering.
 func (c *Client) Startup(ctx context.Context) error {
 	l := c.ScopeLayout()
 	if !l.IsUser() {

@@ -101,7 +101,7 @@ func (c *Client) LeftSurge(ctx context.Context, sd Systemd, p *config.Project) (
 }
 
 // retireSurge stops a surge left running by an interrupted or failed
-// Reload, unless a reload still holds the project's lock. start, restart
+// reload, unless a reload still holds the project's lock. start, restart
 // and serve call it once the instances are online (never before: a surge
 // may be the only listener of a one-instance project whose instance does
 // not come back).
@@ -280,7 +280,7 @@ func (c *Client) startSurge(ctx context.Context, sd Systemd, p *config.Project, 
 	w.before = before[0]
 	w.checkListen = true
 	// Restart, not start: a surge left by an interrupted reload runs the
-	// Version before, and must run the new one.
+	// version before, and must run the new one.
 	err = c.restartAndWait(ctx, sd, w, "starting", timeout)
 	if err == nil {
 		return nil
