@@ -183,11 +183,12 @@ var sendEntry = sdjournal.Send
 // runs under PID 1). The entry given up on is not withdrawn: it still
 // reaches journald if journald reads its socket before the process exits.
 func Send(ctx context.Context, message string, priority int, vars map[string]string) error {
+	send := sendEntry
 	if ctx.Done() == nil {
-		return sendEntry(message, sdjournal.Priority(priority), vars)
+		return send(message, sdjournal.Priority(priority), vars)
 	}
 	sent := make(chan error, 1)
-	go func() { sent <- sendEntry(message, sdjournal.Priority(priority), vars) }()
+	go func() { sent <- send(message, sdjournal.Priority(priority), vars) }()
 	select {
 	case err := <-sent:
 		return err
