@@ -2,7 +2,6 @@ package journal
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,8 +13,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // Query selects journal entries the way journalctl's command line does;
@@ -174,7 +174,7 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 	}
 	args := q.Args()
 	cmd := exec.CommandContext(ctx, "journalctl", args...)
-	var stderr limitedBuffer
+	stderr := safefs.Capped{Max: 8 << 10}
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -337,25 +337,4 @@ func ReadEvents(ctx context.Context, read func(context.Context, Query, func(Entr
 		return nil
 	})
 	return out, err
-}
-
-// limitedBuffer keeps the first 8 KiB written to it.
-type limitedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if room := 8<<10 - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (l *limitedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
