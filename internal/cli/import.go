@@ -55,11 +55,11 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}
 	// Who could have written the file decides as whom its apps may run
-	// (package trust): control.LoadEcosystem read it once through trust.Read, which
-	// counted the owners of the file, of its directories and of the
-	// links on the way, and the group and other write bits; a file more
-	// than one user could have written speaks for no one. Its owner
-	// decides whose the written bm2.toml is.
+	// (package trust): control.LoadEcosystem read it once through
+	// trust.Read, which counted the owners of the file, of its directories
+	// and of the links on the way, and the group and other write bits; a
+	// file more than one user could have written speaks for no one. Its
+	// owner decides whose the written bm2.toml is.
 	if !src.OwnerKnown {
 		return control.Fail(ExitInvalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
 	}
@@ -82,16 +82,8 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		Owner:   a.DirOwner,
 		Runtime: func(kind config.Runtime, rp string) string { return a.ImportRuntime(ctx, kind, rp, speaker) },
 	}
-	if f.port != 0 {
-		n := 0
-		for _, app := range mappedNames(src) {
-			if len(only) == 0 || slices.Contains(only, app) {
-				n++
-			}
-		}
-		if n > 1 {
-			return control.UsageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
-		}
+	if n := picked(src, only); f.port != 0 && n > 1 {
+		return control.UsageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
 	}
 	res := convert.Map(src, opts)
 	for _, n := range res.Notes {
@@ -209,6 +201,18 @@ func importOnly(f importFlags) ([]string, error) {
 		}
 	}
 	return only, nil
+}
+
+// picked counts the apps of src that import takes: those --only names,
+// or all of them.
+func picked(src convert.Source, only []string) int {
+	n := 0
+	for _, app := range mappedNames(src) {
+		if len(only) == 0 || slices.Contains(only, app) {
+			n++
+		}
+	}
+	return n
 }
 
 // countApps counts the distinct apps named in problem lines ("name: ...").
