@@ -13,10 +13,10 @@
 // child process that listens on the port is the app binding it some other
 // way, and the probe judges it.
 //
-// It reads BM2_APP_PORT, once, and under Bun the variables Bun.serve takes
-// its default port from (BUN_PORT, PORT, NODE_PORT), and nothing else: no
-// file, no other variable. Without a valid BM2_APP_PORT it changes
-// nothing.
+// It reads BM2_APP_PORT, once; under Bun, for a Bun.serve given no port,
+// also the variables Bun takes its default port from (BUN_PORT, PORT,
+// NODE_PORT) and whether its command line has --port. It reads no other
+// variable and no file. Without a valid BM2_APP_PORT it changes nothing.
 //
 // Node.js: net.Server.prototype.listen (http, https, http2, tls and every
 // framework on them) adds reusePort: true to a TCP listen on the
@@ -43,8 +43,9 @@
     wrapListen();
   }
 
-  // portNumber reads a port as Node.js and Bun take one from the
-  // environment: decimal digits, 0 to 65535; undefined otherwise.
+  // portNumber reads a port from the environment: decimal digits, 0 to
+  // 65535; undefined otherwise (Bun, too, passes over a port variable
+  // that holds something else).
   function portNumber(s) {
     if (typeof s !== "string" || !/^[0-9]{1,5}$/.test(s)) return undefined;
     const n = Number(s);
@@ -134,7 +135,8 @@
         const n = portNumber(process.env[name]);
         if (n !== undefined) return n;
       }
-      if (process.execArgv.some((a) => a === "--port" || String(a).startsWith("--port="))) return undefined;
+      const argv = Array.isArray(process.execArgv) ? process.execArgv : [];
+      if (argv.some((a) => a === "--port" || String(a).startsWith("--port="))) return undefined;
       return 3000;
     }
     function onInstancePort(options) {
