@@ -79,7 +79,7 @@ install: build install-files
 
 # What install-files reads from the tree besides bin/; the bench copies
 # exactly these into its sandbox (make install-sources prints them).
-INSTALL_SOURCES := Makefile units packaging internal/cli/completion
+INSTALL_SOURCES := Makefile units packaging internal/cli/completion internal/preload/reuseport.cjs
 .PHONY: install-sources
 install-sources:
 	@echo $(INSTALL_SOURCES)
@@ -92,6 +92,9 @@ install-files:
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/bm2
 	install -m 0755 bin/bm2 $(DESTDIR)$(BINDIR)/bm2
 	install -m 0755 bin/bm2-probe $(DESTDIR)$(LIBEXECDIR)/bm2-probe
+	@# The reusePort preload (reuseport = "preload"): root's, beside bm2-probe,
+	@# where the apps that load it cannot change it.
+	install -m 0644 internal/preload/reuseport.cjs $(DESTDIR)$(LIBEXECDIR)/reuseport.cjs
 	install -m 0755 bin/bm2-generator $(DESTDIR)$(GENDIR)/bm2-generator
 	@# The same generator for users' managers: it finds the user's projects
 	@# (SYSTEMD_SCOPE=user, not root).
@@ -144,7 +147,7 @@ uninstall:
 	rm -f $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
 	-rmdir $(DESTDIR)$(USERUNITDIR)/paths.target.wants 2>/dev/null
 	-rmdir $(DESTDIR)$(UNITDIR)/paths.target.wants 2>/dev/null
-	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(GENDIR)/bm2-generator \
+	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(LIBEXECDIR)/reuseport.cjs $(DESTDIR)$(GENDIR)/bm2-generator \
 	  $(DESTDIR)$(USERGENDIR)/bm2-generator \
 	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(STATIC_UNITS)) \
 	  $(addprefix $(DESTDIR)$(USERUNITDIR)/,$(USER_UNITS)) \

@@ -77,6 +77,8 @@ test "$(getent passwd bm2 | cut -d: -f6)" = /var/lib/bm2
 test -d /etc/bm2 && test -d /var/lib/bm2/errored && test -d /var/log/bm2
 # The layout of make install with PREFIX=/usr.
 test -x /usr/bin/bm2 && test -x /usr/lib/bm2/bm2-probe
+# The reusePort preload, root's and read-only beside bm2-probe.
+test "$(stat -c '%a %U' /usr/lib/bm2/reuseport.cjs)" = "644 root"
 test -x /usr/lib/systemd/system-generators/bm2-generator
 test -f /usr/lib/systemd/system/bm2.slice && test -f /usr/lib/systemd/system/bm2@.service
 grep -qx 'ExecStart=/usr/lib/bm2/bm2-probe .*' /usr/lib/systemd/system/bm2-probe@.service

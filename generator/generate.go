@@ -10,6 +10,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -272,6 +273,14 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	}
 	words = append(words, "--", p.RuntimeCommand())
 	words = append(words, p.RuntimeArgs...)
+	if p.Preload() {
+		// reuseport = "preload": the runtime loads bm2's reusePort
+		// preload, root's, beside the helper, on the instance's own
+		// command line (not NODE_OPTIONS, which every child process
+		// would inherit), just before the script (after runtime_args,
+		// where `bun run` still comes first).
+		words = append(words, preload.Args(p.Runtime, preload.Path(opts.Helper))...)
+	}
 	words = append(words, p.Script)
 	words = append(words, p.Args...)
 	s.execStart = units.QuoteCommand(words)

@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/trust"
@@ -67,6 +68,9 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	}
 
 	problems = append(problems, a.checkPorts(ctx, w, p)...)
+	if p.Mode == config.Cluster {
+		fmt.Fprintln(w, reusePortLine(p))
+	}
 
 	fmt.Fprintln(w, a.fenceLine(p, nil))
 
@@ -90,6 +94,22 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	}
 	return nil
 }
+
+// reusePortLine is what bm2 check says of reusePort in cluster mode:
+// whose it is to set (reuseport), and for "preload" what bm2 does.
+func reusePortLine(p *config.Project) string {
+	if !p.Preload() {
+		return "reusePort set by the app (reuseport = \"app\"): it must listen with reusePort: true; the probe checks every start"
+	}
+	line := fmt.Sprintf("reusePort supplied by bm2 (reuseport = \"preload\"): %s loads %s with %s, which ", p.Runtime, preload.FileName, preload.Flag(p.Runtime))
+	if p.Runtime == config.Bun {
+		return line + fmt.Sprintf("gives Bun.serve reusePort: true on port %d; Bun's node:http ignores it (Express or Fastify on Bun cannot share the port); the probe checks every start", p.Port)
+	}
+	return line + fmt.Sprintf("adds reusePort: true to the app's listen on port %d; the probe checks every start", p.Port)
+}
+
+// reusePortSupplied is how status says that bm2 supplies reusePort.
+const reusePortSupplied = "reusePort supplied by bm2 (preload)"
 
 // checkPorts probes p's ports as its user would see them, prints a line
 // per port and returns the problems: an exclusive listener that is not

@@ -76,6 +76,7 @@ func TestCheckSeedOutput(t *testing.T) {
 	want := fmt.Sprintf(`config ok: project "api", 4 x cluster on port %d, runtime bun, as bm2-api:bm2-api
 notify: disabled
 ports %d~%d: free
+reusePort set by the app (reuseport = "app"): it must listen with reusePort: true; the probe checks every start
 ports: fenced at each start: an instance may bind only port %d
 runtime: %s 1.4.4 (>= 1.4.0)
 `, port, port, port, port, filepath.Join(te.bin, "bun"))
@@ -84,6 +85,30 @@ runtime: %s 1.4.4 (>= 1.4.0)
 	}
 	if te.stderr.Len() != 0 {
 		t.Fatalf("stderr: %s", te.stderr.String())
+	}
+}
+
+// check says whose reusePort is: the app's, or bm2's, and what bm2 does
+// under each runtime; fork mode needs none and gets no line.
+func TestCheckReusePort(t *testing.T) {
+	te := newTestEnv(t)
+	port := freePorts(t, 1)
+	for _, c := range []struct{ extra, want string }{
+		{"runtime = \"node\"\nreuseport = \"preload\"\n", fmt.Sprintf("\nreusePort supplied by bm2 (reuseport = \"preload\"): node loads reuseport.cjs with --require, "+
+			"which adds reusePort: true to the app's listen on port %d; the probe checks every start\n", port)},
+		{"reuseport = \"preload\"\n", fmt.Sprintf("\nreusePort supplied by bm2 (reuseport = \"preload\"): bun loads reuseport.cjs with --preload, "+
+			"which gives Bun.serve reusePort: true on port %d; Bun's node:http ignores it (Express or Fastify on Bun cannot share the port); the probe checks every start\n", port)},
+	} {
+		dir := filepath.Dir(te.write("app/bm2.toml", seedProject(port)+c.extra))
+		te.mustRun(ExitOK, "check", dir)
+		if got := te.stdout.String(); !strings.Contains(got, c.want) {
+			t.Errorf("stdout:\n%s\nwant %q", got, c.want)
+		}
+	}
+	dir := filepath.Dir(te.write("web/bm2.toml", forkProject("web", port, 2)))
+	te.mustRun(ExitOK, "check", dir)
+	if got := te.stdout.String(); strings.Contains(got, "reusePort") {
+		t.Errorf("fork mode:\n%s", got)
 	}
 }
 

@@ -119,6 +119,20 @@ func TestStatus(t *testing.T) {
 		}
 	}
 	te.mustRun(ExitNoProject, "status", "nope")
+	if strings.Contains(out, "reusePort supplied") {
+		t.Errorf("an app that sets reusePort itself:\n%s", out)
+	}
+}
+
+// status says when bm2 supplies reusePort (reuseport = "preload").
+func TestStatusPreload(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/shop/bm2.toml", "name = \"shop\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3100\nreuseport = \"preload\"\n"))
+	te.mustRun(ExitOK, "serve", dir)
+	te.mustRun(ExitOK, "status", "shop")
+	if out := te.stdout.String(); !strings.Contains(out, "\n  reusePort supplied by bm2 (preload)\n") {
+		t.Fatalf("status:\n%s", out)
+	}
 }
 
 // status shows the units a project needs with their states in systemd,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
 )
@@ -63,6 +64,9 @@ func (a *App) status(ctx context.Context, name string) error {
 		fenced, _ = sd.Units(ctx, control.InstanceNames(p))
 	}
 	fmt.Fprintf(w, "  %s\n", a.fenceLine(p, fenced))
+	if p.Preload() {
+		fmt.Fprintf(w, "  %s\n", reusePortSupplied)
+	}
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
 	}
@@ -195,6 +199,9 @@ func newestInput(p *config.Project, u UnitStatus) (string, time.Time) {
 	if len(u.ExecStart) > 0 && filepath.IsAbs(u.ExecStart[0]) {
 		helper := u.ExecStart[0]
 		files = append(files, helper, filepath.Join(filepath.Dir(helper), "..", "systemd", "system-generators", "bm2-generator"))
+		if p.Preload() {
+			files = append(files, preload.Path(helper))
+		}
 	}
 	var newest time.Time
 	which := ""

@@ -139,6 +139,14 @@ var specs = []spec{
 			v.add(k, ErrValue, "must be \"cluster\" or \"fork\", got %q", val)
 		}
 	}, get: always(func(p *Project) any { return string(p.Mode) })},
+	{key: "reuseport", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		switch r := ReusePort(val.(string)); r {
+		case ReusePortApp, ReusePortPreload:
+			p.ReusePort = r
+		default:
+			v.add(k, ErrValue, "must be \"app\" (the app listens with reusePort: true) or \"preload\" (bm2 supplies it), got %q", val)
+		}
+	}, get: func(p *Project) (any, bool) { return string(p.ReusePort), p.ReusePort == ReusePortPreload }},
 	{key: "user", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		if s := val.(string); v.account(k, s, "user") {
 			p.User = s

@@ -248,6 +248,7 @@ func (v *validator) merge(main, private []field) []field {
 func (v *validator) build(fields []field, opts Options) *Project {
 	p := &Project{
 		Mode:         Cluster,
+		ReusePort:    ReusePortApp,
 		Instances:    1,
 		RestartDelay: DefaultRestartDelay,
 		MaxRestarts:  DefaultMaxRestarts,
@@ -399,6 +400,9 @@ func (v *validator) finish(p *Project, opts Options) {
 	}
 	if _, ok := v.where["runtime"]; !ok {
 		p.Runtime = RuntimeFor(p.Script)
+	}
+	if p.Mode == Fork && p.ReusePort == ReusePortPreload {
+		v.add("reuseport", ErrValue, "\"preload\" is for cluster mode: in fork mode every instance listens on a port of its own and needs no reusePort; remove the key, or set exec_mode = \"cluster\"")
 	}
 	if p.Mode == Fork && p.Port > 0 && p.Port+p.Instances-1 > 65535 {
 		v.add("port", ErrValue, "fork mode needs ports %d~%d, past 65535", p.Port, p.Port+p.Instances-1)

@@ -288,3 +288,39 @@ func TestC1Refused(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// reuseport: "app" unless the file says "preload"; Marshal writes only
+// "preload", and only a cluster project preloads.
+func TestReusePort(t *testing.T) {
+	base := "name = \"web\"\nscript = \"a.js\"\ncwd = \"/srv\"\nport = 3000\n"
+	for _, c := range []struct {
+		extra   string
+		want    ReusePort
+		preload bool
+		line    string
+	}{
+		{"", ReusePortApp, false, ""},
+		{"reuseport = \"app\"\n", ReusePortApp, false, ""},
+		{"reuseport = \"preload\"\n", ReusePortPreload, true, "reuseport = \"preload\"\n"},
+	} {
+		p, err := Parse("/etc/bm2/web.toml", []byte(base+c.extra), Options{})
+		if err != nil {
+			t.Fatalf("%q: %v", c.extra, err)
+		}
+		if p.ReusePort != c.want || p.Preload() != c.preload {
+			t.Errorf("%q: reuseport %q, Preload %v; want %q, %v", c.extra, p.ReusePort, p.Preload(), c.want, c.preload)
+		}
+		pub, _ := Marshal(p)
+		if got := strings.Contains(string(pub), "reuseport"); got != (c.line != "") || c.line != "" && !strings.Contains(string(pub), "\nexec_mode = \"cluster\"\n"+c.line) {
+			t.Errorf("%q: Marshal wrote:\n%s", c.extra, pub)
+		}
+		roundTrip(t, p, 2)
+	}
+	// A project made in code (bm2 import) without the field is "app".
+	p, _ := Parse("/etc/bm2/web.toml", []byte(base), Options{})
+	q := *p
+	q.ReusePort = ""
+	if !Equal(p, &q) {
+		t.Error(`ReusePort "" is not the default "app"`)
+	}
+}

@@ -21,6 +21,22 @@ const (
 	Fork ExecMode = "fork"
 )
 
+// ReusePort says who gives a cluster-mode app's listener SO_REUSEPORT
+// (reuseport in bm2.toml(5)).
+type ReusePort string
+
+const (
+	// ReusePortApp: the app listens with reusePort: true itself (the
+	// default).
+	ReusePortApp ReusePort = "app"
+	// ReusePortPreload: bm2 supplies it. Every instance's runtime loads
+	// bm2's preload (package preload), which adds reusePort: true to the
+	// app's listen on the instance's port when the app does not set it, so
+	// that a PM2 cluster app runs unchanged. The probe judges the result
+	// as it judges any app.
+	ReusePortPreload ReusePort = "preload"
+)
+
 // Runtime names a JavaScript runtime bm2 knows how to start.
 type Runtime string
 
@@ -151,6 +167,8 @@ type Project struct {
 	// PortEnv names variables that also receive the instance's port
 	// (InstancePort), as written: PM2 apps read PORT, not BM2_APP_PORT.
 	PortEnv []string
+	// ReusePort is who sets reusePort in cluster mode (see Preload).
+	ReusePort ReusePort
 
 	// Wants and Requires are the systemd units the instances need, as
 	// written: every instance pulls them in and is ordered after them
@@ -220,6 +238,12 @@ func (p *Project) Occupied() []PortRange {
 // and [sandbox] extra_ports.
 func (p *Project) AllowedPorts(i int) []int {
 	return append([]int{p.InstancePort(i)}, p.Sandbox.ExtraPorts...)
+}
+
+// Preload tells whether the instances load bm2's reusePort preload:
+// reuseport = "preload", which config accepts in cluster mode only.
+func (p *Project) Preload() bool {
+	return p.Mode == Cluster && p.ReusePort == ReusePortPreload
 }
 
 // InstancePort is the port instance i listens on (BM2_APP_PORT).
@@ -322,6 +346,9 @@ func normalized(p *Project) Project {
 	}
 	if len(c.PortEnv) == 0 {
 		c.PortEnv = nil
+	}
+	if c.ReusePort == "" {
+		c.ReusePort = ReusePortApp
 	}
 	return c
 }

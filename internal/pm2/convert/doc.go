@@ -20,9 +20,12 @@
 //     into port_env, so the app keeps reading them (with port+i in fork
 //     mode).
 //   - reusePort. A PM2 cluster app relies on node:cluster, whose master
-//     shares one socket; under bm2 every instance listens itself and must
-//     pass reusePort: true. Every cluster app gets a note saying so, and
-//     how Options.Fork (--mode fork) avoids the code change.
+//     shares one socket; under bm2 every instance listens itself, with
+//     reusePort: true. The app never passed it, so a cluster app is
+//     imported with reuseport = "preload": bm2 supplies it (package
+//     preload) and the app runs unchanged. Its note says so, what Bun
+//     cannot do (its node:http ignores reusePort), and that Options.Fork
+//     (--mode fork) gives each instance a port of its own instead.
 //   - Privileged ports, which bm2 serves with CAP_NET_BIND_SERVICE alone.
 //   - The environment of a dump, which holds the PM2 daemon's whole
 //     environment: only the app's own variables are kept (OwnEnv), and the

@@ -118,7 +118,7 @@ var rules = []rule{
 	{Key: "min_uptime", To: "min_uptime_ms (bm2 counts it from when the instance listens)"},
 	{Key: "max_restarts", To: "max_restarts (consecutive crashes before the instance is given up on)"},
 	{Key: "execute_command", Note: whenTrue(fixed("%s: execute_command ignored: bm2 runs a script with node or bun"))},
-	{Key: "exec_mode", To: "exec_mode (cluster, cluster_mode: cluster; fork, fork_mode: fork)"},
+	{Key: "exec_mode", To: "exec_mode (cluster, cluster_mode: cluster, with reuseport = \"preload\": bm2 supplies reusePort, which node:cluster's master made unneeded; fork, fork_mode: fork)"},
 	{Key: "force", Note: whenTrue(fixed("%s: force ignored: a project runs once; instances sets how many"))},
 	{Key: "append_env_to_name", Note: whenTrue(fixed("%s: append_env_to_name ignored: the project keeps the app's name"))},
 	{Key: "post_update", Note: monitoringNote("post_update")},

@@ -756,8 +756,16 @@ func (m *mapper) port(env map[string]string) error {
 			m.p.Instances, m.p.Port, m.rangeText())
 	}
 	if m.p.Mode == config.Cluster {
-		m.note("cluster mode: every instance listens on port %d itself (there is no node:cluster master), so the app must listen with reusePort: true (Node.js >= 24: server.listen({ port: process.env.PORT, reusePort: true })); the first `bm2 serve` checks it and stops the project if not. No code change: import with --mode fork (ports %d~%d)",
-			m.p.Port, m.p.Port, m.p.Port+m.p.Instances-1)
+		// PM2's node:cluster master shared the port, so the app never set
+		// reusePort: bm2 supplies it (package preload).
+		m.p.ReusePort = config.ReusePortPreload
+		if m.p.Runtime == config.Bun {
+			m.note("cluster mode: every instance listens on port %d itself (there is no node:cluster master), so bm2 gives Bun.serve reusePort: true on it (reuseport = \"preload\"); Bun's node:http (Express, Fastify, Koa) ignores reusePort, and the first `bm2 serve` stops such an app: then import with --mode fork (ports %d~%d), or run it with node",
+				m.p.Port, m.p.Port, m.p.Port+m.p.Instances-1)
+		} else {
+			m.note("cluster mode: every instance listens on port %d itself (there is no node:cluster master), so bm2 adds reusePort: true to the app's listen on it (reuseport = \"preload\"): no code change; the first `bm2 serve` checks it and stops the project if the port is still held alone (by a child process, say). --mode fork gives each instance a port of its own instead (%d~%d)",
+				m.p.Port, m.p.Port, m.p.Port+m.p.Instances-1)
+		}
 	}
 	lo, hi := m.p.Port, m.p.Port
 	if m.p.Mode == config.Fork {

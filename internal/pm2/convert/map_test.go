@@ -101,6 +101,7 @@ func TestMappings(t *testing.T) {
 		toml      []string // lines bm2.toml must have
 		notes     []string // texts the notes must have
 		refused   string   // the refusal, when refused
+		absent    []string // texts bm2.toml must not have
 	}{
 		{name: "minimal", app: `{"name":"api","script":"./index.js","env":{"PORT":3000}}`,
 			toml: []string{`name = "api"`, `script = "index.js"`, `cwd = "/srv/app"`, `runtime = "node"`, `instances = 1`, `port = 3000`, `exec_mode = "fork"`, `port_env = ["PORT"]`}},
@@ -121,7 +122,10 @@ func TestMappings(t *testing.T) {
 		{name: "interpreter_args", app: `{"name":"a","script":"a.js","port":3000,"interpreter_args":"--inspect --trace-warnings"}`,
 			toml: []string{`runtime_args = ["--inspect", "--trace-warnings"]`}},
 		{name: "node_args array", app: `{"name":"a","script":"a.js","port":3000,"node_args":["--smol"]}`, toml: []string{`runtime_args = ["--smol"]`}},
-		{name: "instances N", app: `{"name":"a","script":"a.js","port":3000,"instances":3}`, toml: []string{`instances = 3`, `exec_mode = "cluster"`}, notes: []string{"reusePort: true", "--mode fork"}},
+		{name: "instances N", app: `{"name":"a","script":"a.js","port":3000,"instances":3}`, toml: []string{`instances = 3`, `exec_mode = "cluster"`, `reuseport = "preload"`},
+			notes: []string{"bm2 adds reusePort: true to the app's listen on it (reuseport = \"preload\"): no code change", "--mode fork"}},
+		{name: "cluster on bun", app: `{"name":"a","script":"a.ts","port":3000,"instances":2,"interpreter":"bun"}`, toml: []string{`exec_mode = "cluster"`, `reuseport = "preload"`},
+			notes: []string{"bm2 gives Bun.serve reusePort: true", "Bun's node:http (Express, Fastify, Koa) ignores reusePort", "or run it with node"}},
 		{name: "instances string", app: `{"name":"a","script":"a.js","port":3000,"instances":"2","exec_mode":"fork"}`, toml: []string{`instances = 2`, `exec_mode = "fork"`}, notes: []string{"3000+i"}},
 		{name: "instances max", app: `{"name":"a","script":"a.js","port":3000,"instances":"max"}`, toml: []string{`instances = "max"`}},
 		{name: "instances 0", app: `{"name":"a","script":"a.js","port":3000,"instances":0}`, toml: []string{`instances = "max"`}},
@@ -130,7 +134,7 @@ func TestMappings(t *testing.T) {
 		{name: "cluster_mode", app: `{"name":"a","script":"a.js","port":3000,"exec_mode":"cluster_mode"}`, toml: []string{`exec_mode = "cluster"`}},
 		{name: "fork_mode", app: `{"name":"a","script":"a.js","port":3000,"exec_mode":"fork_mode","instances":1}`, toml: []string{`exec_mode = "fork"`}},
 		{name: "--mode fork", app: `{"name":"a","script":"a.js","port":3000,"instances":2,"exec_mode":"cluster"}`, opts: Options{Fork: true},
-			toml: []string{`exec_mode = "fork"`}, notes: []string{"fork mode (--mode fork)"}},
+			toml: []string{`exec_mode = "fork"`}, notes: []string{"fork mode (--mode fork)"}, absent: []string{"reuseport"}},
 		{name: "env and env_production", app: `{"name":"a","script":"a.js","env":{"PORT":3000,"A":"1","B":true},"env_production":{"A":"2","PORT":3001}}`, opts: Options{Env: "production"},
 			toml: []string{`port = 3001`, `A = "2"`, `B = "true"`}},
 		{name: "env_staging not used", app: `{"name":"a","script":"a.js","env":{"PORT":3000},"env_staging":{"A":"1"}}`, notes: []string{"env_staging not used"}},
@@ -186,6 +190,11 @@ func TestMappings(t *testing.T) {
 				}
 				if !found {
 					t.Errorf("no line %s in:\n%s", want, p.Data)
+				}
+			}
+			for _, text := range c.absent {
+				if strings.Contains(string(p.Data), text) {
+					t.Errorf("%q in:\n%s", text, p.Data)
 				}
 			}
 			notes := strings.Join(p.Notes, "\n")
