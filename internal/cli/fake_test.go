@@ -242,6 +242,7 @@ func (f *fakeSystemd) job(verb, name string) error {
 func (f *fakeSystemd) Start(ctx context.Context, unit string) error   { return f.job("start", unit) }
 func (f *fakeSystemd) Stop(ctx context.Context, unit string) error    { return f.job("stop", unit) }
 func (f *fakeSystemd) Restart(ctx context.Context, unit string) error { return f.job("restart", unit) }
+func (f *fakeSystemd) Trigger(ctx context.Context, unit string) error { return f.job("start", unit) }
 
 func (f *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
 	f.mu.Lock()

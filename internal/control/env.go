@@ -360,6 +360,13 @@ func Hint(err error) string {
 	}
 	switch ExitCode(err) {
 	case ExitNoSystemd:
+		if sysd.Booted() {
+			// PID 1 is systemd: it did not answer for the whole window (a
+			// re-exec or a bus restart that took longer, or a host too
+			// loaded to answer), which is not the same as having none.
+			return fmt.Sprintf("systemd runs here but did not answer for %s (re-executing, its bus restarting, or overloaded?); `systemctl is-system-running` says when it is back; then run the command again: it completes what is left",
+				sysd.ReconnectWindow)
+		}
 		return "bm2 needs systemd as PID 1 and its system bus (/run/dbus/system_bus_socket); is this host booted with systemd?"
 	case ExitNoProject:
 		return "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"

@@ -28,8 +28,10 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	wctx, cancel := c.Clock.WithTimeout(ctx, timeout)
 	defer cancel()
 	names := make([]string, len(w.ids))
+	probeNames := make([]string, len(w.ids))
 	for k, i := range w.ids {
 		names[k] = units.Instance(w.p.Name, i)
+		probeNames[k] = units.Probe(w.p.Name, i)
 	}
 	tick, stop := c.Clock.Tick(c.PollInterval)
 	defer stop()
@@ -49,6 +51,9 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 			}
 			if ask.events {
 				s.events, s.eventsErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
+				if probes, err := sd.Units(wctx, probeNames); err == nil {
+					s.probes = probes
+				}
 			}
 			if ask.listen && w.mode == untilBack {
 				s.listen, s.listenErr = c.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
@@ -64,6 +69,13 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				r := w.step(s)
 				for _, o := range r.out {
 					fmt.Fprint(c.Out, o)
+				}
+				for _, k := range r.reprobe {
+					// Queued, not waited for: the probe runs for as long
+					// as its window; its verdict comes through the journal.
+					if err := sd.Trigger(wctx, probeNames[k]); err != nil {
+						fmt.Fprintf(c.Err, "bm2: warning: cannot start %s again: %v\n", probeNames[k], err)
+					}
 				}
 				switch r.fail.kind {
 				case failNone:

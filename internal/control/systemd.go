@@ -20,6 +20,10 @@ type Systemd interface {
 	Start(ctx context.Context, unit string) error
 	Stop(ctx context.Context, unit string) error
 	Restart(ctx context.Context, unit string) error
+	// Trigger enqueues a start job for the unit and returns once systemd
+	// has it, without waiting for it to finish (a oneshot that runs for
+	// a while: the probe).
+	Trigger(ctx context.Context, unit string) error
 	// ResetFailed is `systemctl reset-failed UNIT`: it forgets a failed
 	// state and the start-limit counter. A unit systemd does not know is
 	// not an error.

@@ -52,6 +52,7 @@ type waiter struct {
 	crashed   []bool
 	verdictOf []string // the run (invocationKey) the probe gave a verdict on
 	listenOf  []string // untilOnline: the run seen listening on its port
+	reprobed  []string // the run whose lost probe was started again
 	slowSaid  []bool   // untilOnline: "not listening yet" was said for this run
 	listening bool     // untilBack: the new run listens
 	lineOpen  bool     // untilBack: the progress line is not finished
@@ -62,7 +63,7 @@ func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *
 	return &waiter{
 		mode: mode, p: p, ids: ids, probe: p.Mode == config.Cluster, started: started,
 		online: make([]bool, n), crashed: make([]bool, n), verdictOf: make([]string, n),
-		listenOf: make([]string, n), slowSaid: make([]bool, n),
+		listenOf: make([]string, n), slowSaid: make([]bool, n), reprobed: make([]string, n),
 	}
 }
 
@@ -83,7 +84,10 @@ type snapshot struct {
 	listenErr  error
 	listens    []bool
 	listenErrs []error
-	asked      needs
+	// probes are the states of the waited-for instances' probe units
+	// (bm2-probe@…), read with the verdicts; nil when they could not be.
+	probes []UnitStatus
+	asked  needs
 }
 
 // needs is what the next snapshot must include besides unit states and
@@ -120,6 +124,27 @@ type stepResult struct {
 	done bool
 	fail failure
 	next needs
+	// reprobe are the instances (indexes into ids) whose probe ended
+	// without a verdict on their current run, to be started again.
+	reprobe []int
+}
+
+// reprobeAfter is how long a run must have been up, with its probe
+// ended and no verdict, before the probe is taken for lost (its process
+// killed, or its job dropped, across a systemd re-exec) and started
+// again. It leaves a verdict just logged the time to reach the journal.
+const reprobeAfter = 2 * time.Second
+
+// lostProbe tells whether instance k's probe ended without a verdict on
+// its current run u: the probe unit is loaded (bm2's own; a host without
+// it has nothing to start) and gone, and was not started again for this
+// run already.
+func (w *waiter) lostProbe(s snapshot, k int, u UnitStatus) bool {
+	if k >= len(s.probes) || w.reprobed[k] == invocationKey(u) {
+		return false
+	}
+	pr := s.probes[k]
+	return pr.LoadState == "loaded" && pr.Gone() && up(u) && s.now.Sub(u.ActiveEnter) >= reprobeAfter
 }
 
 // invocationKey identifies one run of a unit.
@@ -268,6 +293,14 @@ func (w *waiter) step(s snapshot) stepResult {
 			}
 		}
 		unconfirmed = still
+		for _, k := range unconfirmed {
+			if u := s.units[k]; w.lostProbe(s, k, u) {
+				w.reprobed[k] = invocationKey(u)
+				r.reprobe = append(r.reprobe, k)
+				r.out = append(r.out, fmt.Sprintf("%s: its reusePort probe ended without a verdict; starting the probe again\n",
+					units.InstanceID(w.p.Name, w.ids[k])))
+			}
+		}
 	}
 	if len(unconfirmed) > 0 {
 		// Ask for the verdicts since the oldest unconfirmed run came online.
@@ -365,6 +398,11 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 			w.verdictOf[0] = invocationKey(u)
 			r.out = append(r.out, fmt.Sprintf(", not confirmed (%s)", ev.Message))
 		default:
+			if w.lostProbe(s, 0, u) {
+				// Not said: the progress line is open; the new verdict is.
+				w.reprobed[0] = invocationKey(u)
+				r.reprobe = []int{0}
+			}
 			r.next = needs{events: true, since: u.ActiveEnter}
 			return r
 		}

@@ -139,3 +139,66 @@ func TestStepUntilBack(t *testing.T) {
 		t.Errorf("waitingFor %q", got)
 	}
 }
+
+// A probe that ended without a verdict on the current run (killed, or
+// its job dropped across a systemd re-exec) is started again, once per
+// run, and only once the run has been up for reprobeAfter.
+func TestStepStartsALostProbeAgain(t *testing.T) {
+	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
+	gone := UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
+	runningProbe := UnitStatus{LoadState: "loaded", ActiveState: "activating", SubState: "start", JobPending: true, JobID: 4}
+	ask := needs{events: true, since: t0}
+	listened := func(w *waiter) {
+		w.step(snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}})
+	}
+	cases := []struct {
+		name  string
+		probe UnitStatus
+		at    time.Duration
+		want  []int
+	}{
+		{"probe still running", runningProbe, 5 * time.Second, nil},
+		{"probe gone, but the run is young", gone, time.Second, nil},
+		{"probe gone, the run up for long enough", gone, 3 * time.Second, []int{0}},
+		{"no probe unit on this host", UnitStatus{LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}, 5 * time.Second, nil},
+	}
+	for _, c := range cases {
+		w := newWaiter(untilOnline, p, []int{0}, t0)
+		listened(w)
+		r := w.step(snapshot{now: t0.Add(c.at), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{c.probe}})
+		if len(r.reprobe) != len(c.want) || r.done {
+			t.Fatalf("%s: reprobe %v (out %q), want %v", c.name, r.reprobe, r.out, c.want)
+		}
+		if c.want == nil {
+			continue
+		}
+		if !strings.Contains(strings.Join(r.out, ""), "api-0: its reusePort probe ended without a verdict; starting the probe again") {
+			t.Fatalf("%s: %q", c.name, r.out)
+		}
+		// Once per run: the probe started again has not run yet.
+		if r := w.step(snapshot{now: t0.Add(c.at + time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{gone}}); len(r.reprobe) != 0 {
+			t.Fatalf("%s: started again twice", c.name)
+		}
+		// Its verdict ends the wait.
+		r = w.step(snapshot{now: t0.Add(c.at + 2*time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{gone},
+			events: []journal.Event{confirmedEv("api-0", "a")}})
+		if !r.done {
+			t.Fatalf("%s: not done after the verdict: %q", c.name, r.out)
+		}
+		// A new run whose probe is lost again gets one again.
+		w.step(snapshot{now: t0.Add(20 * time.Second), units: []UnitStatus{running("b", 8, t0.Add(10*time.Second))}, asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}})
+		if r := w.step(snapshot{now: t0.Add(20 * time.Second), units: []UnitStatus{running("b", 8, t0.Add(10*time.Second))}, asked: needs{events: true, since: t0.Add(10 * time.Second)}, probes: []UnitStatus{gone}}); len(r.reprobe) != 1 {
+			t.Fatalf("%s: the new run's lost probe: %v", c.name, r.reprobe)
+		}
+	}
+	// untilBack: the same, without a line of its own.
+	w := newWaiter(untilBack, p, []int{0}, t0)
+	w.probe = true
+	w.before = running("old", 5, t0.Add(-time.Minute))
+	w.step(snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("a", 7, t0)}})
+	w.step(snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listen: true})
+	r := w.step(snapshot{now: t0.Add(3 * time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{gone}})
+	if len(r.reprobe) != 1 || r.done || strings.Contains(strings.Join(r.out, ""), "\n") {
+		t.Fatalf("untilBack: reprobe %v out %q", r.reprobe, r.out)
+	}
+}

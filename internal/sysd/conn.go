@@ -4,31 +4,76 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
 	"github.com/godbus/dbus/v5"
 )
 
-// ConnectTimeout bounds how long a connection attempt waits before it
+// ConnectTimeout bounds how long one connection attempt waits before it
 // decides that systemd is not reachable.
 const ConnectTimeout = 10 * time.Second
 
-// Conn is a connection to systemd's manager.
+// ReconnectWindow is how long a call keeps trying after the connection
+// to systemd was lost, or could not be made, on a host booted with
+// systemd. `systemctl daemon-reexec` (which Debian's systemd package runs
+// on every upgrade) closes every connection and leaves the manager
+// unreachable for a moment, and a restart of dbus-daemon does the same
+// to the system bus; neither means systemd is gone. Past the window the
+// call fails as unreachable.
+const ReconnectWindow = 15 * time.Second
+
+// pollEvery is how often a job wait looks at the unit as well as for
+// the job's JobRemoved signal: a signal sent while the waiter was
+// disconnected (a re-exec, a bus restart), or before systemd was back on
+// the bus, is never delivered, and only the unit's state tells.
+const pollEvery = time.Second
+
+// manager is the part of go-systemd's connection bm2 uses; *sddbus.Conn
+// is one, and the tests fake it to lose the connection at will.
+type manager interface {
+	ReloadContext(ctx context.Context) error
+	StartUnitContext(ctx context.Context, name, mode string, ch chan<- string) (int, error)
+	StopUnitContext(ctx context.Context, name, mode string, ch chan<- string) (int, error)
+	RestartUnitContext(ctx context.Context, name, mode string, ch chan<- string) (int, error)
+	ResetFailedUnitContext(ctx context.Context, name string) error
+	GetUnitPropertiesContext(ctx context.Context, unit string) (map[string]any, error)
+	GetUnitTypePropertiesContext(ctx context.Context, unit, unitType string) (map[string]any, error)
+	ListUnitsByPatternsContext(ctx context.Context, states, patterns []string) ([]sddbus.UnitStatus, error)
+	Connected() bool
+	Close()
+}
+
+// Conn is a connection to systemd's manager. It outlives the D-Bus
+// connection under it: a call that finds the connection lost dials
+// again and runs again (see [ReconnectWindow]), and a job wait that lost
+// its signal reads the unit's state instead.
 type Conn struct {
-	c *sddbus.Conn
+	what   string
+	dial   func(context.Context) (manager, error)
+	retry  func() bool // whether a failed dial is worth another try
+	window time.Duration
+	poll   time.Duration
+
+	mu     sync.Mutex
+	m      manager
+	closed bool
 }
 
 // Connect connects to the system manager over the system bus, or, as
 // root when the bus daemon is not running, over systemd's private socket,
 // as systemctl does. An error means systemd is not reachable
-// ([IsUnreachable]). The connection lives as long as ctx (godbus closes it
-// when ctx ends) or until Close.
+// ([IsUnreachable]). The connection lives until Close; a lost one is
+// made again by the next call.
 func Connect(ctx context.Context) (*Conn, error) {
-	return dial(ctx, "the system bus", func(ctx context.Context) (*sddbus.Conn, error) {
+	return open(ctx, "the system bus", Booted, func(ctx context.Context) (*sddbus.Conn, error) {
 		conn, err := sddbus.NewSystemConnectionContext(ctx)
 		if err != nil && os.Geteuid() == 0 {
 			if c, perr := sddbus.NewSystemdConnectionContext(ctx); perr == nil {
@@ -42,7 +87,7 @@ func Connect(ctx context.Context) (*Conn, error) {
 // ConnectPrivate connects to systemd's private socket, /run/systemd/private:
 // root only, no bus daemon, no environment.
 func ConnectPrivate(ctx context.Context) (*Conn, error) {
-	return dial(ctx, "systemd's private socket", sddbus.NewSystemdConnectionContext)
+	return open(ctx, "systemd's private socket", Booted, sddbus.NewSystemdConnectionContext)
 }
 
 // ConnectUser connects to a user's own manager (systemd --user) through
@@ -53,7 +98,10 @@ func ConnectUser(ctx context.Context, socket string) (*Conn, error) {
 	if _, err := os.Stat(socket); err != nil {
 		return nil, unreachable(fmt.Errorf("your systemd user manager is not running (no %s)", socket))
 	}
-	return dial(ctx, "your systemd user manager ("+socket+")", func(ctx context.Context) (*sddbus.Conn, error) {
+	// The manager re-executing removes and re-creates its socket: retry
+	// while its runtime directory (the user's session) is still there.
+	alive := func() bool { _, err := os.Stat(filepath.Dir(filepath.Dir(socket))); return err == nil }
+	return open(ctx, "your systemd user manager ("+socket+")", alive, func(ctx context.Context) (*sddbus.Conn, error) {
 		return sddbus.NewConnection(func() (*dbus.Conn, error) {
 			conn, err := dbus.Dial("unix:path="+socket, dbus.WithContext(ctx))
 			if err != nil {
@@ -70,85 +118,320 @@ func ConnectUser(ctx context.Context, socket string) (*Conn, error) {
 	})
 }
 
-func dial(ctx context.Context, what string, connect func(context.Context) (*sddbus.Conn, error)) (*Conn, error) {
+// Booted tells whether this host (this mount namespace) was booted with
+// systemd as PID 1, as sd_booted(3) does: /run/systemd/system exists.
+func Booted() bool {
+	fi, err := os.Lstat("/run/systemd/system")
+	return err == nil && fi.IsDir()
+}
+
+// open makes the first connection, with the same retries as a lost one:
+// a command started while systemd re-executes waits for it.
+func open(ctx context.Context, what string, retry func() bool, connect func(context.Context) (*sddbus.Conn, error)) (*Conn, error) {
+	c := &Conn{
+		what:   what,
+		retry:  retry,
+		window: ReconnectWindow,
+		poll:   pollEvery,
+		dial: func(ctx context.Context) (manager, error) {
+			m, err := dial(ctx, what, connect)
+			if err != nil {
+				return nil, err
+			}
+			return m, nil
+		},
+	}
+	if err := c.call(ctx, "connect to "+what, func(manager) error { return nil }); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func dial(ctx context.Context, what string, connect func(context.Context) (*sddbus.Conn, error)) (*sddbus.Conn, error) {
 	type result struct {
 		conn *sddbus.Conn
 		err  error
 	}
+	// The connection must outlive this call (godbus closes it when its
+	// context ends), so it gets a context of its own.
 	ch := make(chan result, 1)
 	go func() {
-		c, err := connect(ctx)
+		c, err := connect(context.WithoutCancel(ctx))
 		ch <- result{c, err}
 	}()
 	timer := time.NewTimer(ConnectTimeout)
 	defer timer.Stop()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, unreachable(fmt.Errorf("connect to %s: %w", what, r.err))
-		}
-		return &Conn{c: r.conn}, nil
-	case <-timer.C:
+	late := func() {
 		go func() { // do not leak a connection that arrives late
 			if r := <-ch; r.conn != nil {
 				r.conn.Close()
 			}
 		}()
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, unreachable(fmt.Errorf("connect to %s: %w", what, r.err))
+		}
+		return r.conn, nil
+	case <-timer.C:
+		late()
 		return nil, unreachable(fmt.Errorf("connect to %s: no answer within %s", what, ConnectTimeout))
 	case <-ctx.Done():
+		late()
 		return nil, ctx.Err()
 	}
 }
 
+// live returns the current connection, dialling a new one when there is
+// none or it was lost.
+func (c *Conn) live(ctx context.Context) (manager, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, unreachable(fmt.Errorf("connection to %s: %w", c.what, dbus.ErrClosed))
+	}
+	if c.m != nil && c.m.Connected() {
+		return c.m, nil
+	}
+	if c.m != nil {
+		c.m.Close()
+		c.m = nil
+	}
+	m, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.m = m
+	return m, nil
+}
+
+// drop forgets m after it failed as a lost connection, so that the next
+// call dials again.
+func (c *Conn) drop(m manager) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == m {
+		c.m.Close()
+		c.m = nil
+	}
+}
+
+// call runs fn on a live connection. When the connection is lost, or
+// cannot be made, and the host runs systemd, it waits a little and runs
+// fn again on a new one, for up to the window from the first failure;
+// any other failure is returned at once, as mapErr words it. Only calls
+// that may be repeated go through call as they are (reads, start, stop,
+// reset-failed, daemon-reload); restart checks first (see job).
+func (c *Conn) call(ctx context.Context, what string, fn func(manager) error) error {
+	var deadline time.Time
+	backoff := 20 * time.Millisecond
+	for {
+		m, err := c.live(ctx)
+		if err == nil {
+			if err = fn(m); err == nil {
+				return nil
+			}
+			if !lost(err) {
+				return mapErr(what, err)
+			}
+			c.drop(m)
+		} else if !lost(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(c.window)
+		}
+		if !c.retry() || !time.Now().Before(deadline) {
+			if !IsUnreachable(err) {
+				err = unreachable(fmt.Errorf("%s: %w", what, err))
+			}
+			if c.retry() {
+				return unreachable(fmt.Errorf("%w (tried again for %s)", errors.Unwrap(err), c.window))
+			}
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// lost tells whether err means the connection went away (or systemd was
+// not on the bus for a moment), as opposed to an answer.
+func lost(err error) bool {
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+		return false // a refusal, not a gap
+	}
+	if IsUnreachable(err) || errors.Is(err, dbus.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ENOENT) {
+		return true
+	}
+	switch errorName(err) {
+	case "org.freedesktop.DBus.Error.ServiceUnknown",
+		"org.freedesktop.DBus.Error.NameHasNoOwner",
+		"org.freedesktop.DBus.Error.NoReply",
+		"org.freedesktop.DBus.Error.Disconnected":
+		return true
+	}
+	return false
+}
+
 // Close releases the connection.
 func (c *Conn) Close() error {
-	c.c.Close()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.m != nil {
+		c.m.Close()
+		c.m = nil
+	}
 	return nil
 }
 
 // Reload is `systemctl daemon-reload`: generators run again and unit files
 // are re-read. It returns when the reload is complete.
 func (c *Conn) Reload(ctx context.Context) error {
-	if err := c.c.ReloadContext(ctx); err != nil {
-		return mapErr("reload systemd (daemon-reload)", err)
-	}
-	return nil
+	return c.call(ctx, "reload systemd (daemon-reload)", func(m manager) error { return m.ReloadContext(ctx) })
 }
 
-type jobFunc func(ctx context.Context, name, mode string, ch chan<- string) (int, error)
+type jobFunc func(m manager) func(ctx context.Context, name, mode string, ch chan<- string) (int, error)
+
+func startFn(m manager) func(context.Context, string, string, chan<- string) (int, error) {
+	return m.StartUnitContext
+}
+
+func stopFn(m manager) func(context.Context, string, string, chan<- string) (int, error) {
+	return m.StopUnitContext
+}
+
+func restartFn(m manager) func(context.Context, string, string, chan<- string) (int, error) {
+	return m.RestartUnitContext
+}
+
+// pendingJob is a job systemd accepted, to be waited for.
+type pendingJob struct {
+	verb, unit string
+	id         uint32        // 0: a job found on the unit after a reconnect
+	ch         <-chan string // its JobRemoved result, on the connection that queued it
+}
 
 // job enqueues a job in "replace" mode and waits for its result.
 func (c *Conn) job(ctx context.Context, verb, unit string, fn jobFunc) error {
-	ch, err := c.enqueue(ctx, verb, unit, fn)
-	if err != nil || ch == nil {
+	j, err := c.enqueue(ctx, verb, unit, fn)
+	if err != nil || j == nil {
 		return err
 	}
-	return wait(ctx, verb, unit, ch)
+	return c.wait(ctx, *j)
 }
 
-func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc) (<-chan string, error) {
+func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc) (*pendingJob, error) {
+	// A restart asked for again after the connection was lost in the
+	// middle of asking could restart the unit twice: first look whether
+	// the first request got through (a job on the unit, or a new run).
+	var before string
+	if verb == "restart" {
+		st, err := c.Unit(ctx, unit)
+		if err != nil {
+			return nil, err
+		}
+		before = st.InvocationID
+	}
 	// Buffered: go-systemd blocks its signal dispatch until the result is
 	// read, and the caller may stop reading when ctx ends.
 	ch := make(chan string, 1)
-	if _, err := fn(ctx, unit, "replace", ch); err != nil {
+	j := &pendingJob{verb: verb, unit: unit, ch: ch}
+	tries := 0
+	err := c.call(ctx, verb+" "+unit, func(m manager) error {
+		tries++
+		if tries > 1 && verb == "restart" {
+			props, err := m.GetUnitPropertiesContext(ctx, unit)
+			if err != nil {
+				return err
+			}
+			var st Status
+			st.fill(props)
+			if st.JobPending || st.InvocationID != before {
+				j.ch = nil // queued on the lost connection: its signal is gone
+				return nil
+			}
+		}
+		id, err := fn(m)(ctx, unit, "replace", ch)
+		j.id = uint32(id)
+		return err
+	})
+	if err != nil {
 		if verb == "stop" && IsNoSuchUnit(err) {
 			return nil, nil // not loaded: nothing runs
 		}
-		return nil, mapErr(verb+" "+unit, err)
+		return nil, err
 	}
-	return ch, nil
+	return j, nil
 }
 
-func wait(ctx context.Context, verb, unit string, ch <-chan string) error {
-	select {
-	case res := <-ch:
-		if res == "done" || res == "skipped" {
-			return nil
+// wait waits for the job's JobRemoved signal. Every poll it also reads
+// the unit: once the job is no longer on it and no signal came, the
+// signal was lost (systemd re-executed, or the bus restarted, in
+// between), and the result is read from the unit's state instead.
+func (c *Conn) wait(ctx context.Context, j pendingJob) error {
+	t := time.NewTicker(c.poll)
+	defer t.Stop()
+	for {
+		select {
+		case res := <-j.ch:
+			return jobResult(j.verb, j.unit, res)
+		case <-ctx.Done():
+			return fmt.Errorf("%s %s: waiting for the job: %w", j.verb, j.unit, ctx.Err())
+		case <-t.C:
 		}
-		return &JobError{Verb: verb, Unit: unit, Result: res}
-	case <-ctx.Done():
-		return fmt.Errorf("%s %s: waiting for the job: %w", verb, unit, ctx.Err())
+		st, err := c.Unit(ctx, j.unit)
+		if err != nil {
+			return err
+		}
+		if (j.id != 0 && st.JobID == j.id) || (j.id == 0 && st.JobPending) {
+			continue // still queued or running
+		}
+		select { // a signal on its way still wins
+		case res := <-j.ch:
+			return jobResult(j.verb, j.unit, res)
+		default:
+		}
+		return jobResult(j.verb, j.unit, inferResult(j.verb, st))
 	}
+}
+
+// inferResult is the result of a finished job whose JobRemoved signal
+// was lost, as the unit's state tells it.
+func inferResult(verb string, st Status) string {
+	switch verb {
+	case "stop":
+		if st.ActiveState == "inactive" || st.ActiveState == "failed" {
+			return "done"
+		}
+		return "canceled" // started again since
+	default:
+		if st.ActiveState == "failed" || st.SubState == "auto-restart" {
+			return "failed"
+		}
+		return "done"
+	}
+}
+
+func jobResult(verb, unit, res string) error {
+	if res == "done" || res == "skipped" {
+		return nil
+	}
+	return &JobError{Verb: verb, Unit: unit, Result: res}
 }
 
 // JobError is a job that did not end "done" (or "skipped").
@@ -166,41 +449,44 @@ func (e *JobError) Error() string {
 
 // Start starts a unit and waits for the job to finish.
 func (c *Conn) Start(ctx context.Context, unit string) error {
-	return c.job(ctx, "start", unit, c.c.StartUnitContext)
+	return c.job(ctx, "start", unit, startFn)
+}
+
+// Trigger enqueues a start job for a unit and returns without waiting
+// for it to finish.
+func (c *Conn) Trigger(ctx context.Context, unit string) error {
+	_, err := c.enqueue(ctx, "start", unit, startFn)
+	return err
 }
 
 // Stop stops a unit and waits; stopping a unit systemd has not loaded is
 // not an error.
 func (c *Conn) Stop(ctx context.Context, unit string) error {
-	return c.job(ctx, "stop", unit, c.c.StopUnitContext)
+	return c.job(ctx, "stop", unit, stopFn)
 }
 
 // Restart restarts a unit and waits.
 func (c *Conn) Restart(ctx context.Context, unit string) error {
-	return c.job(ctx, "restart", unit, c.c.RestartUnitContext)
+	return c.job(ctx, "restart", unit, restartFn)
 }
 
 // StopAll queues a stop job for every unit at once, then waits for all of
 // them, reporting every failure.
 func (c *Conn) StopAll(ctx context.Context, units ...string) error {
 	var errs []error
-	type pending struct {
-		unit string
-		ch   <-chan string
-	}
-	var jobs []pending
+	var jobs []pendingJob
 	for _, u := range units {
-		ch, err := c.enqueue(ctx, "stop", u, c.c.StopUnitContext)
+		j, err := c.enqueue(ctx, "stop", u, stopFn)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if ch != nil {
-			jobs = append(jobs, pending{u, ch})
+		if j != nil {
+			jobs = append(jobs, *j)
 		}
 	}
 	for _, j := range jobs {
-		errs = append(errs, wait(ctx, "stop", j.unit, j.ch))
+		errs = append(errs, c.wait(ctx, j))
 	}
 	return errors.Join(errs...)
 }
@@ -209,11 +495,11 @@ func (c *Conn) StopAll(ctx context.Context, units ...string) error {
 // and the start-limit counter. A unit systemd does not know is not an
 // error.
 func (c *Conn) ResetFailed(ctx context.Context, unit string) error {
-	err := c.c.ResetFailedUnitContext(ctx, unit)
+	err := c.call(ctx, "reset-failed "+unit, func(m manager) error { return m.ResetFailedUnitContext(ctx, unit) })
 	if err == nil || IsNoSuchUnit(err) {
 		return nil
 	}
-	return mapErr("reset-failed "+unit, err)
+	return err
 }
 
 // Units reports the state of each named unit, in the order given. Units
@@ -232,20 +518,30 @@ func (c *Conn) Units(ctx context.Context, names []string) ([]Status, error) {
 
 // Unit reports the state of one unit.
 func (c *Conn) Unit(ctx context.Context, name string) (Status, error) {
-	props, err := c.c.GetUnitPropertiesContext(ctx, name)
-	if err != nil {
-		return Status{}, mapErr("read the state of "+name, err)
-	}
-	s := Status{Name: name, MemoryCurrent: Unknown, CPUUsageNSec: Unknown, UID: NoID, GID: NoID}
-	s.fill(props)
-	// A unit systemd has no file for still has its type's interface, but
-	// ask only services: the other units bm2 reads are targets and slices.
-	if IsService(name) {
-		sp, err := c.c.GetUnitTypePropertiesContext(ctx, name, "Service")
+	var s Status
+	// Both reads on one connection, again together after a reconnect, so
+	// that the two halves describe the same moment as nearly as they can.
+	err := c.call(ctx, "read the state of "+name, func(m manager) error {
+		props, err := m.GetUnitPropertiesContext(ctx, name)
 		if err != nil {
-			return Status{}, mapErr("read the service state of "+name, err)
+			return err
 		}
-		s.fillService(sp)
+		s = Status{Name: name, MemoryCurrent: Unknown, CPUUsageNSec: Unknown, UID: NoID, GID: NoID}
+		s.fill(props)
+		// A unit systemd has no file for still has its type's interface,
+		// but ask only services: the other units bm2 reads are targets
+		// and slices.
+		if IsService(name) {
+			sp, err := m.GetUnitTypePropertiesContext(ctx, name, "Service")
+			if err != nil {
+				return err
+			}
+			s.fillService(sp)
+		}
+		return nil
+	})
+	if err != nil {
+		return Status{}, err
 	}
 	return s, nil
 }
@@ -254,9 +550,13 @@ func (c *Conn) Unit(ctx context.Context, name string) (Status, error) {
 // any of the glob patterns (e.g. "bm2@api-*.service"), sorted by name.
 // Only Name, LoadState, ActiveState and SubState are filled in.
 func (c *Conn) Loaded(ctx context.Context, patterns []string) ([]Status, error) {
-	list, err := c.c.ListUnitsByPatternsContext(ctx, nil, patterns)
+	var list []sddbus.UnitStatus
+	err := c.call(ctx, "list units", func(m manager) (err error) {
+		list, err = m.ListUnitsByPatternsContext(ctx, nil, patterns)
+		return err
+	})
 	if err != nil {
-		return nil, mapErr("list units", err)
+		return nil, err
 	}
 	out := make([]Status, 0, len(list))
 	for _, u := range list {

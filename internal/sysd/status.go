@@ -25,6 +25,7 @@ type Status struct {
 	SubState         string // running, start, auto-restart, dead, failed, ...
 	NeedDaemonReload bool   // a unit file or its source changed since systemd read it
 	JobPending       bool   // a job for the unit is queued or running
+	JobID            uint32 // that job's id; 0 when none
 
 	ActiveEnter          time.Time     // when the unit last became active; zero if never
 	ActiveEnterMonotonic time.Duration // the same on CLOCK_MONOTONIC
@@ -92,7 +93,8 @@ func (s *Status) fill(props map[string]any) {
 	s.ActiveState = str(props["ActiveState"])
 	s.SubState = str(props["SubState"])
 	s.NeedDaemonReload = boolean(props["NeedDaemonReload"])
-	s.JobPending = hasJob(props["Job"])
+	s.JobID = jobID(props["Job"])
+	s.JobPending = s.JobID != 0
 	s.ActiveEnter = usec(props["ActiveEnterTimestamp"])
 	s.ActiveEnterMonotonic = time.Duration(u64(props["ActiveEnterTimestampMonotonic"])) * time.Microsecond
 	s.InvocationID = invocation(props["InvocationID"])
@@ -133,14 +135,14 @@ func (s *Status) fillService(sp map[string]any) {
 	}
 }
 
-// hasJob reads the (id, path) struct of the Job property.
-func hasJob(v any) bool {
+// jobID reads the id of the (id, path) struct of the Job property.
+func jobID(v any) uint32 {
 	if s, ok := v.([]any); ok && len(s) == 2 {
 		if id, ok := s[0].(uint32); ok {
-			return id != 0
+			return id
 		}
 	}
-	return false
+	return 0
 }
 
 // execArgv reads the argv of the first command of an Exec*= property,

@@ -48,8 +48,8 @@ func TestPropertyConversions(t *testing.T) {
 	if !IsService("bm2@api-0.service") || IsService("bm2-api.target") || IsService(".service") {
 		t.Fatal("IsService")
 	}
-	if !hasJob([]any{uint32(5), dbus.ObjectPath("/x")}) || hasJob([]any{uint32(0), dbus.ObjectPath("/")}) || hasJob(nil) {
-		t.Fatal("hasJob")
+	if jobID([]any{uint32(5), dbus.ObjectPath("/x")}) != 5 || jobID([]any{uint32(0), dbus.ObjectPath("/")}) != 0 || jobID(nil) != 0 {
+		t.Fatal("jobID")
 	}
 	argv := execArgv([][]any{{"/usr/lib/bm2/bm2-probe", []string{"/usr/lib/bm2/bm2-probe", "run", "node"}, false}})
 	if strings.Join(argv, " ") != "/usr/lib/bm2/bm2-probe run node" || execArgv(nil) != nil {

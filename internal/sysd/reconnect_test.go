@@ -1,0 +1,306 @@
+package sysd
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sddbus "github.com/coreos/go-systemd/v22/dbus"
+	"github.com/godbus/dbus/v5"
+)
+
+// world is a fake systemd that outlives the fake connections to it, as
+// the real one outlives its D-Bus connections across a re-exec.
+type world struct {
+	mu      sync.Mutex
+	units   map[string]map[string]any // unit properties
+	dials   int
+	downFor int   // the next downFor dials fail as a re-exec does
+	dialErr error // what a failing dial returns
+	// lose, when set, is asked before each call: true cuts the
+	// connection, and the call fails as a cut one does.
+	lose      func(call string) bool
+	restarts  int // restart jobs enqueued
+	nextJob   uint32
+	lastCh    chan<- string // the channel of the last job, never signalled by the fake
+	finishJob func(unit string)
+}
+
+type fakeConn struct {
+	w    *world
+	gone bool
+}
+
+func (w *world) dial(context.Context) (manager, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dials++
+	if w.downFor > 0 {
+		w.downFor--
+		return nil, unreachable(w.dialErr)
+	}
+	return &fakeConn{w: w}, nil
+}
+
+func (f *fakeConn) cut(call string) error {
+	if f.gone {
+		return dbus.ErrClosed
+	}
+	if f.w.lose != nil && f.w.lose(call) {
+		f.gone = true
+		return dbus.ErrClosed
+	}
+	return nil
+}
+
+func (f *fakeConn) ReloadContext(context.Context) error { return f.cut("reload") }
+func (f *fakeConn) ResetFailedUnitContext(context.Context, string) error {
+	return f.cut("reset-failed")
+}
+func (f *fakeConn) StartUnitContext(_ context.Context, name, _ string, ch chan<- string) (int, error) {
+	return f.enqueue("start", name, ch)
+}
+func (f *fakeConn) StopUnitContext(_ context.Context, name, _ string, ch chan<- string) (int, error) {
+	return f.enqueue("stop", name, ch)
+}
+func (f *fakeConn) RestartUnitContext(_ context.Context, name, _ string, ch chan<- string) (int, error) {
+	return f.enqueue("restart", name, ch)
+}
+
+// enqueue queues a job on the unit. Its signal is never sent: the
+// tests cut the connection, so only the unit's state can tell.
+func (f *fakeConn) enqueue(verb, name string, ch chan<- string) (int, error) {
+	if err := f.cut(verb + "-before"); err != nil {
+		return 0, err
+	}
+	f.w.mu.Lock()
+	f.w.nextJob++
+	id := f.w.nextJob
+	f.w.units[name]["Job"] = []any{id, dbus.ObjectPath("/org/freedesktop/systemd1/job/1")}
+	if verb == "restart" {
+		f.w.restarts++
+	}
+	f.w.lastCh = ch
+	f.w.mu.Unlock()
+	// The job is queued but the answer is lost: a re-exec in between.
+	if err := f.cut(verb + "-after"); err != nil {
+		return 0, err
+	}
+	return int(id), nil
+}
+
+func (f *fakeConn) GetUnitPropertiesContext(_ context.Context, unit string) (map[string]any, error) {
+	if err := f.cut("properties"); err != nil {
+		return nil, err
+	}
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	out := map[string]any{}
+	for k, v := range f.w.units[unit] {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (f *fakeConn) GetUnitTypePropertiesContext(context.Context, string, string) (map[string]any, error) {
+	return map[string]any{}, f.cut("service-properties")
+}
+
+func (f *fakeConn) ListUnitsByPatternsContext(context.Context, []string, []string) ([]sddbus.UnitStatus, error) {
+	return nil, f.cut("list")
+}
+func (f *fakeConn) Connected() bool { return !f.gone }
+func (f *fakeConn) Close()          { f.gone = true }
+
+func newWorld() *world {
+	return &world{units: map[string]map[string]any{
+		"bm2@a-0.service": {"ActiveState": "active", "SubState": "running", "InvocationID": []byte{1}, "Job": []any{uint32(0), dbus.ObjectPath("/")}},
+	}, dialErr: errors.New("connect: connection refused")}
+}
+
+func (w *world) conn(window time.Duration, booted bool) *Conn {
+	return &Conn{what: "fake", dial: w.dial, retry: func() bool { return booted }, window: window, poll: 10 * time.Millisecond}
+}
+
+// finish ends the unit's job the way systemd does, leaving the state.
+func (w *world) finish(unit, active, sub string, invocation byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	u := w.units[unit]
+	u["Job"] = []any{uint32(0), dbus.ObjectPath("/")}
+	u["ActiveState"], u["SubState"], u["InvocationID"] = active, sub, []byte{invocation}
+}
+
+func TestCallReconnectsAfterALostConnection(t *testing.T) {
+	w := newWorld()
+	c := w.conn(5*time.Second, true)
+	cuts := 1
+	w.lose = func(call string) bool {
+		if call == "properties" && cuts > 0 {
+			cuts--
+			w.downFor = 3 // systemd re-executing: the next dials are refused
+			return true
+		}
+		return false
+	}
+	st, err := c.Unit(context.Background(), "bm2@a-0.service")
+	if err != nil || st.ActiveState != "active" {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if w.dials != 5 { // the first, three refused, the one that worked
+		t.Fatalf("dials %d", w.dials)
+	}
+}
+
+func TestCallGivesUpAfterTheWindow(t *testing.T) {
+	w := newWorld()
+	w.downFor = 1 << 30
+	c := w.conn(150*time.Millisecond, true)
+	start := time.Now()
+	err := c.Reload(context.Background())
+	if !IsUnreachable(err) || !strings.Contains(err.Error(), "tried again for 150ms") {
+		t.Fatalf("%v", err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("gave up after %v", d)
+	}
+}
+
+// Where systemd is not PID 1 there is nothing to wait for.
+func TestCallDoesNotRetryWithoutSystemd(t *testing.T) {
+	w := newWorld()
+	w.downFor = 1 << 30
+	c := w.conn(time.Hour, false)
+	err := c.Reload(context.Background())
+	if !IsUnreachable(err) || strings.Contains(err.Error(), "tried again") || w.dials != 1 {
+		t.Fatalf("%v after %d dials", err, w.dials)
+	}
+}
+
+// A refusal is an answer: it is not asked again.
+func TestCallReturnsAnswersAtOnce(t *testing.T) {
+	w := newWorld()
+	c := w.conn(time.Hour, true)
+	w.lose = func(string) bool { return false }
+	denied := dbus.Error{Name: "org.freedesktop.DBus.Error.AccessDenied", Body: []any{"no"}}
+	err := c.call(context.Background(), "reload", func(manager) error { return denied })
+	if !IsDenied(err) || w.dials != 1 {
+		t.Fatalf("%v, %d dials", err, w.dials)
+	}
+}
+
+// A job queued just before the connection was cut: its JobRemoved never
+// comes, and the wait reads the unit's state once the job is gone.
+func TestJobWaitSurvivesALostSignal(t *testing.T) {
+	for _, tc := range []struct {
+		verb, active, sub string
+		wantErr           string
+	}{
+		{"start", "active", "running", ""},
+		{"start", "activating", "auto-restart", "start bm2@a-0.service: job failed"},
+		{"stop", "inactive", "dead", ""},
+		{"stop", "active", "running", "stop bm2@a-0.service: job canceled"},
+	} {
+		t.Run(tc.verb+"-"+tc.sub, func(t *testing.T) {
+			w := newWorld()
+			c := w.conn(5*time.Second, true)
+			var once bool
+			w.lose = func(call string) bool {
+				if call == tc.verb+"-after" && !once {
+					once = true
+					return true // queued, then the connection dropped
+				}
+				return false
+			}
+			done := make(chan error, 1)
+			go func() {
+				if tc.verb == "start" {
+					done <- c.Start(context.Background(), "bm2@a-0.service")
+				} else {
+					done <- c.Stop(context.Background(), "bm2@a-0.service")
+				}
+			}()
+			select {
+			case err := <-done:
+				t.Fatalf("returned while the job runs: %v", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			w.finish("bm2@a-0.service", tc.active, tc.sub, 2)
+			select {
+			case err := <-done:
+				if got := errString(err); got != tc.wantErr {
+					t.Fatalf("got %q, want %q", got, tc.wantErr)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the wait never noticed the job had finished")
+			}
+		})
+	}
+}
+
+// A restart whose request got through although its answer was lost is
+// not asked for again: that would restart the instance twice.
+func TestRestartIsNotRepeatedWhenItGotThrough(t *testing.T) {
+	w := newWorld()
+	c := w.conn(5*time.Second, true)
+	var once bool
+	w.lose = func(call string) bool {
+		if call == "restart-after" && !once {
+			once = true
+			return true
+		}
+		return false
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		w.finish("bm2@a-0.service", "active", "running", 9)
+	}()
+	if err := c.Restart(context.Background(), "bm2@a-0.service"); err != nil {
+		t.Fatal(err)
+	}
+	if w.restarts != 1 {
+		t.Fatalf("%d restarts", w.restarts)
+	}
+}
+
+// A restart whose request was lost before systemd had it is asked again.
+func TestRestartIsRepeatedWhenItWasLost(t *testing.T) {
+	w := newWorld()
+	c := w.conn(5*time.Second, true)
+	var once bool
+	w.lose = func(call string) bool {
+		if call == "restart-before" && !once {
+			once = true
+			return true
+		}
+		return false
+	}
+	go func() {
+		for {
+			w.mu.Lock()
+			n := w.restarts
+			w.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		w.finish("bm2@a-0.service", "active", "running", 9)
+	}()
+	if err := c.Restart(context.Background(), "bm2@a-0.service"); err != nil {
+		t.Fatal(err)
+	}
+	if w.restarts != 1 {
+		t.Fatalf("%d restarts", w.restarts)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
