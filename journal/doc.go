@@ -22,7 +22,9 @@
 // under its own user is ignored, by the query and by Decode.
 //
 // The journal catalog (packaging/catalog/bm2.catalog) has an entry per
-// kind; a new kind needs one. Each instance's crash.log is package
+// kind; a new kind needs one. A file the root side cannot write is
+// state_write_failed, with BM2_PATH and BM2_ERRNO ([WriteFailed],
+// [ReportWriteFailure]). Each instance's crash.log is package
 // crashlog's.
 //
 // Notifications of events to a project's webhook are package notify's.

@@ -36,6 +36,8 @@ const (
 	FieldExitStatus    = "BM2_EXIT_STATUS"
 	FieldSignal        = "BM2_SIGNAL"
 	FieldRestarts      = "BM2_RESTARTS"
+	FieldPath          = "BM2_PATH"  // the file a state_write_failed could not write
+	FieldErrno         = "BM2_ERRNO" // why, as the errno's name: ENOSPC, EROFS, EIO
 
 	// Trusted fields, set by journald itself and never by the sender.
 	FieldUID       = "_UID"
@@ -57,6 +59,9 @@ const (
 	// A notification given up by bm2-notify.service (package notify); never
 	// notified itself.
 	NotificationDropped Kind = "notification_dropped"
+	// A file of bm2's root side (a crash.log, an errored mark, the
+	// notification spool) could not be written; see [WriteFailed].
+	StateWriteFailed Kind = "state_write_failed"
 )
 
 type kindInfo struct {
@@ -74,6 +79,7 @@ var kinds = []kindInfo{
 	{InstanceErrored, "8142a04800b24fc794e195b028d94e5e", sdjournal.PriErr},
 	{RuntimeRejected, "a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
 	{NotificationDropped, "d31724daabef434c909c9630aee35e7f", sdjournal.PriWarning},
+	{StateWriteFailed, "a7e82f365d02485483376258c5c55022", sdjournal.PriWarning},
 }
 
 // Kinds returns every event kind, in documentation order.
@@ -135,6 +141,8 @@ type Event struct {
 	ExitStatus    string // BM2_EXIT_STATUS
 	Signal        string // BM2_SIGNAL, e.g. SIGKILL
 	Restarts      string // BM2_RESTARTS
+	Path          string // BM2_PATH: the file not written (state_write_failed)
+	Errno         string // BM2_ERRNO: why, e.g. ENOSPC; "" when the error had none
 
 	MessageID string // on decoded events: MESSAGE_ID as logged
 	Level     string // on decoded events: BM2_LEVEL (or from PRIORITY)
@@ -222,6 +230,8 @@ func Fields(e Event) map[string]string {
 	set(FieldExitStatus, e.ExitStatus)
 	set(FieldSignal, e.Signal)
 	set(FieldRestarts, e.Restarts)
+	set(FieldPath, e.Path)
+	set(FieldErrno, e.Errno)
 	return vars
 }
 
@@ -285,6 +295,8 @@ func DecodeFrom(e Entry, uid string) (ev Event, ok bool) {
 		ExitStatus:    e[FieldExitStatus],
 		Signal:        e[FieldSignal],
 		Restarts:      e[FieldRestarts],
+		Path:          e[FieldPath],
+		Errno:         e[FieldErrno],
 		MessageID:     e[FieldMessageID],
 		Level:         e[FieldLevel],
 	}

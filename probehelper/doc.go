@@ -19,5 +19,8 @@
 // over D-Bus, writes a crash.log line per instance and logs
 // reuseport_missing. Its events go through package notify's sink, which
 // spools their notifications for bm2-notify.service: the probe never
-// waits for a webhook.
+// waits for a webhook. A mark or a crash.log line it cannot write (a full
+// disk) is said as a state_write_failed event and the reaction goes on:
+// the mark falls back to the run directory (package state), and the
+// project is stopped whatever could be written.
 package probehelper

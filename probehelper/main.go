@@ -59,7 +59,9 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		env.Stderr = stderr
 		return hooks.Run(ctx, args[1:], env)
 	case "fence":
-		return portfence.Main(args[1:], stderr)
+		// System scope only (a user's manager cannot fence): the system's
+		// sink says a mark it cannot write.
+		return portfence.Main(args[1:], stderr, notify.NewSink(stderr))
 	}
 	// As root: system scope. As anyone else: the user's own manager runs
 	// it (user scope), and its files are under ~/.bm2.

@@ -261,13 +261,41 @@ func (p *Probe) afterReset(ctx context.Context, unit string) error {
 	}
 	id := p.instanceID()
 	detail := fmt.Sprintf("exit code %d/status %d as the probe reset its restart budget", st.ExecMainCode, st.ExecMainStatus)
+	c := crashlog.Crash{Time: time.Now(), Reason: reason.Exited, Detail: detail}
+	werr := p.Crashes.Append(p.Project, id, c)
 	errs := []error{
-		p.Crashes.Append(p.Project, id, crashlog.Crash{Time: time.Now(), Reason: reason.Exited, Detail: detail}),
 		p.Events.Emit(journal.Event{Kind: journal.InstanceCrashed, Project: p.Project, Instance: id, Invocation: p.invocation,
 			Reason: reason.Exited, Message: fmt.Sprintf("%s crashed as its healthy run was counted (%s); starting it again", id, detail)}),
+		p.crashLogFailed(id, c, werr),
 		p.Systemd.Start(ctx, unit),
 	}
 	return errors.Join(errs...)
+}
+
+// crashLogFailed says that instance's crash.log line c could not be
+// written (err; nil is nothing to say): the probe goes on without it.
+func (p *Probe) crashLogFailed(instance string, c crashlog.Crash, err error) error {
+	return journal.ReportWriteFailure(p.Events, p.Project, instance, p.Crashes.Path(p.Project, instance), err,
+		fmt.Sprintf("its crash.log misses the line reason=%s, which the journal has", c.Reason))
+}
+
+// markFailed says that the project's errored mark could not be written
+// where it belongs (and where it went instead, if anywhere).
+func (p *Probe) markFailed(m *state.MarkError) error {
+	switch m.Held {
+	case m.Fallback:
+		return journal.ReportWriteFailure(p.Events, p.Project, "", m.Path, m.Err,
+			fmt.Sprintf("marked errored in %s instead: project %s is errored until `bm2 start %s` or the next boot, not across a reboot; its units are stopped as usual",
+				m.Fallback, p.Project, p.Project))
+	case m.Path:
+		return journal.ReportWriteFailure(p.Events, p.Project, "", m.Path, m.Err,
+			"the mark is there, but may not be on disk: after a power loss the project may not be errored")
+	}
+	return errors.Join(
+		journal.ReportWriteFailure(p.Events, p.Project, "", m.Path, m.Err,
+			fmt.Sprintf("nor could %s, which stands in for it: project %s is stopped as usual, but marked errored nowhere", m.Fallback, p.Project)),
+		journal.ReportWriteFailure(p.Events, p.Project, "", m.Fallback, m.FallbackErr,
+			fmt.Sprintf("it stands in for %s, which could not be written either: project %s is stopped as usual, but marked errored nowhere", m.Path, p.Project)))
 }
 
 // uncleanExit tells whether the main process ended otherwise than with
@@ -483,11 +511,23 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 	if loopback != "" {
 		why = reason.LoopbackOnly
 	}
+	// A mark that cannot be written (a full /var) is said, and the
+	// reaction goes on: the mark falls back to the run directory (package
+	// state), and when it cannot be written anywhere, nothing holds the
+	// first verdict, and this run reacts rather than leave the project
+	// serving without reusePort.
 	first, err := p.State.SetErrored(p.Project, string(why))
-	if err != nil {
+	var unmarked *state.MarkError
+	if err != nil && !errors.As(err, &unmarked) {
 		return Missing, err
 	}
+	if unmarked != nil && unmarked.Held == "" {
+		first = true
+	}
 	if !first {
+		if unmarked != nil {
+			return AlreadyErrored, p.markFailed(unmarked)
+		}
 		return AlreadyErrored, nil
 	}
 	detail := fmt.Sprintf("cluster mode needs reusePort: port %d is held by a listener that does not allow SO_REUSEPORT; "+
@@ -504,12 +544,15 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 		ev.Message, ev.Detail = e.Message, "listens on "+loopback+" only; "+e.Fix
 		detail = ev.Detail
 	}
-	var errs []error
-	errs = append(errs, p.emit(ev))
+	errs := []error{p.emit(ev)}
+	if unmarked != nil {
+		errs = append(errs, p.markFailed(unmarked))
+	}
 	now := time.Now()
 	for i := 0; i < p.Instances; i++ {
-		errs = append(errs, p.Crashes.Append(p.Project, units.InstanceID(p.Project, i),
-			crashlog.Crash{Time: now, Reason: why, Detail: detail}))
+		id := units.InstanceID(p.Project, i)
+		c := crashlog.Crash{Time: now, Reason: why, Detail: detail}
+		errs = append(errs, p.crashLogFailed(id, c, p.Crashes.Append(p.Project, id, c)))
 	}
 	errs = append(errs, p.Systemd.StopAll(ctx, units.Target(p.Project), units.Slice(p.Project)))
 	return Missing, errors.Join(errs...)

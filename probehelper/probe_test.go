@@ -691,3 +691,119 @@ func TestProbeUserScopeOwner(t *testing.T) {
 		t.Fatalf("user scope: Run = %v, %v; want confirmed", out, err)
 	}
 }
+
+// underFile is a path whose parent is a regular file: every write there
+// fails with ENOTDIR, as root too, the way a full /var fails with ENOSPC.
+func underFile(t *testing.T, name string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(f, name)
+}
+
+// writeFailures are the state_write_failed events among evs, by path.
+func writeFailures(evs []journal.Event) map[string]journal.Event {
+	out := map[string]journal.Event{}
+	for _, e := range evs {
+		if e.Kind == journal.StateWriteFailed {
+			out[e.Path] = e
+		}
+	}
+	return out
+}
+
+// A full /var changes nothing of the reaction but what it writes: the
+// project's mark falls back to the run directory (the project is errored
+// all the same, and a second probe does not react again), the crash.log
+// lines that cannot be written are said with their paths and the errno,
+// and the project is stopped.
+func TestProbeExclusiveOnAFullDisk(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, false)
+	r := newRig(t, port)
+	r.probe.State = state.Dir{Path: underFile(t, "lib"), Run: t.TempDir()}
+	r.probe.Crashes = crashlog.Logs{Dir: underFile(t, "log")}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Missing {
+		t.Fatalf("Run = %v, %v; want missing", out, err)
+	}
+	if len(r.sd.stopped) != 1 || strings.Join(r.sd.stopped[0], " ") != "bm2-api.target bm2-api.slice" {
+		t.Errorf("stopped %v, want the target and the slice once", r.sd.stopped)
+	}
+	if k := r.events.kinds(); len(k) != 4 || k[0] != journal.ReuseportMissing {
+		t.Fatalf("events %v, want reuseport_missing and 3 state_write_failed", k)
+	}
+	failed := writeFailures(r.events.got)
+	mark := failed[r.probe.State.ErroredPath("api")]
+	if mark.Errno != "ENOTDIR" || mark.Project != "api" || mark.Instance != "" ||
+		!strings.Contains(mark.Message, "project api: "+r.probe.State.ErroredPath("api")+" could not be written (ENOTDIR, not a directory)") ||
+		!strings.Contains(mark.Message, "marked errored in "+r.probe.State.ErroredRunPath("api")+" instead") ||
+		!strings.Contains(mark.Message, "until `bm2 start api` or the next boot") {
+		t.Errorf("the mark's state_write_failed: %+v", mark)
+	}
+	for _, id := range []string{"api-0", "api-1"} {
+		e, ok := failed[r.probe.Crashes.Path("api", id)]
+		if !ok || e.Instance != id || e.Errno != "ENOTDIR" || !strings.Contains(e.Message, "reason=reuseport_missing") {
+			t.Errorf("%s crash.log: state_write_failed %+v (%v)", id, e, ok)
+		}
+	}
+	if why, ok, _ := r.probe.State.Errored("api"); !ok || why != "reuseport_missing" {
+		t.Errorf("errored = %q %v; want the mark under Run to hold", why, ok)
+	}
+
+	// The fallback mark holds the first verdict.
+	r2 := newRig(t, port)
+	r2.probe.State, r2.probe.Crashes = r.probe.State, r.probe.Crashes
+	if out, err := r2.probe.Run(context.Background()); err != nil || out != AlreadyErrored || len(r2.sd.stopped)+len(r2.events.got) != 0 {
+		t.Errorf("second probe: %v %v, stopped %v, events %v", out, err, r2.sd.stopped, r2.events.kinds())
+	}
+
+	// No mark anywhere: said for both, and the project is stopped still.
+	r3 := newRig(t, port)
+	r3.probe.State = state.Dir{Path: underFile(t, "lib"), Run: underFile(t, "run")}
+	if out, err := r3.probe.Run(context.Background()); err != nil || out != Missing || len(r3.sd.stopped) != 1 {
+		t.Fatalf("unmarked: %v %v, stopped %v", out, err, r3.sd.stopped)
+	}
+	failed = writeFailures(r3.events.got)
+	for _, p := range []string{r3.probe.State.ErroredPath("api"), r3.probe.State.ErroredRunPath("api")} {
+		if e, ok := failed[p]; !ok || e.Errno != "ENOTDIR" || !strings.Contains(e.Message, "marked errored nowhere") {
+			t.Errorf("%s: state_write_failed %+v (%v)", p, e, ok)
+		}
+	}
+}
+
+// A crash found after the budget reset whose crash.log line cannot be
+// written is still recorded and the instance started again.
+func TestProbeResetRacingACrashOnAFullDisk(t *testing.T) {
+	port := freePort(t)
+	r, listening, _ := budgetRig(t, port)
+	r.probe.Crashes = crashlog.Logs{Dir: underFile(t, "log")}
+	r.clock.onTick = func(now time.Duration) {
+		if now == 12*time.Second {
+			listenOn(t, port, true)
+			*listening = true
+		}
+	}
+	r.sd.afterAsk = func(n int, st sysd.Status) sysd.Status {
+		if len(r.sd.resets) > 0 {
+			return sysd.Status{ActiveState: "inactive", SubState: "dead", Result: "success", ExecMainCode: 1, ExecMainStatus: 1}
+		}
+		return st
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed {
+		t.Fatalf("Run = %v, %v", out, err)
+	}
+	if len(r.sd.started) != 1 {
+		t.Errorf("started %v, want the instance again", r.sd.started)
+	}
+	k := r.events.kinds()
+	if len(k) != 3 || k[1] != journal.InstanceCrashed || k[2] != journal.StateWriteFailed {
+		t.Fatalf("events %v", k)
+	}
+	if e := r.events.got[2]; e.Path != r.probe.Crashes.Path("api", "api-1") || e.Errno != "ENOTDIR" || e.Instance != "api-1" {
+		t.Errorf("state_write_failed %+v", e)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -99,6 +101,13 @@ func (a *App) status(ctx context.Context, name string) error {
 			}
 		}
 	}
+	// Files of the project that bm2 could not write (a full disk): what
+	// its crash.logs and marks miss.
+	if evs, err := a.WriteFailures(ctx, p.Name); err == nil {
+		for _, line := range writeFailureLines(evs, a.Now()) {
+			fmt.Fprintln(w, line)
+		}
+	}
 	// What keeps the next start from working.
 	found, _ := a.PreflightDefinite(ctx, p, "")
 	for _, e := range found {
@@ -112,6 +121,59 @@ func (a *App) status(ctx context.Context, name string) error {
 		fmt.Fprintf(a.Err, "bm2: warning: %s\n", esc(warn))
 	}
 	return nil
+}
+
+// writeFailureLines are status's lines for a project's state_write_failed
+// events (evs, oldest first; now says which are of today): one per file,
+// the newest, with how many times, in the order of their last failure:
+//
+//	! /var/log/bm2/api/api-0.crash.log could not be written (ENOSPC, no space left on device) at 12:03:04, 3 times since 11:58:10
+func writeFailureLines(evs []journal.Event, now time.Time) []string {
+	type file struct {
+		first, last journal.Event
+		n           int
+	}
+	byPath := map[string]*file{}
+	var order []*file
+	for _, ev := range evs {
+		if ev.Kind != journal.StateWriteFailed || ev.Path == "" {
+			continue
+		}
+		f := byPath[ev.Path]
+		if f == nil {
+			f = &file{first: ev}
+			byPath[ev.Path] = f
+		}
+		f.last = ev
+		f.n++
+		order = slices.DeleteFunc(order, func(o *file) bool { return o == f })
+		order = append(order, f)
+	}
+	at := func(t time.Time) string {
+		t, today := t.Local(), now.Local()
+		if t.YearDay() == today.YearDay() && t.Year() == today.Year() {
+			return t.Format("15:04:05")
+		}
+		return t.Format(timeLayout)
+	}
+	esc := termtext.Escape
+	out := make([]string, 0, len(order))
+	for _, f := range order {
+		ev := f.last
+		why := ""
+		switch {
+		case ev.Errno != "":
+			why = " (" + ev.Errno + ", " + journal.ErrnoText(ev.Errno) + ")"
+		case ev.Detail != "":
+			why = " (" + ev.Detail + ")"
+		}
+		line := fmt.Sprintf("  ! %s could not be written%s at %s", esc(ev.Path), esc(why), at(ev.Time))
+		if f.n > 1 {
+			line += fmt.Sprintf(", %d times since %s", f.n, at(f.first.Time))
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // needsText is the units a project needs, each with the key that names it

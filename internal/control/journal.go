@@ -34,3 +34,23 @@ func (c *Client) lastEvent(ctx context.Context, project string, kind journal.Kin
 	})
 	return last, found
 }
+
+// WriteFailureWindow is how far back bm2 status looks for the files of a
+// project that could not be written (state_write_failed): long enough to
+// hold a crash.log line lost overnight, short enough that a disk filled
+// and freed last week is not news.
+const WriteFailureWindow = 24 * time.Hour
+
+// WriteFailures returns the project's state_write_failed events of the
+// last WriteFailureWindow, oldest first: at most the last 100, as a full
+// disk under a crash loop says it at every crash.
+func (c *Client) WriteFailures(ctx context.Context, project string) ([]journal.Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	q := journal.EventQuery([]string{project}, journal.StateWriteFailed)
+	q.Lines = 100
+	if c.IsUser() {
+		q.User = c.uidString()
+	}
+	return journal.ReadEvents(ctx, c.ReadJournal, q, c.Now().Add(-WriteFailureWindow))
+}

@@ -9,5 +9,7 @@
 // previous one, so an instance takes at most 2 MiB however long it crash
 // loops. Root's hooks and probe write the logs ([Logs.AppendGroup]); bm2
 // status and the endings of serve and start read them back
-// ([Logs.LastLines], [Logs.Last]).
+// ([Logs.LastLines], [Logs.Last]). A line that cannot be written (a full
+// /var/log) is an error naming the log, whose errno the writer says in a
+// state_write_failed event (package journal) before it goes on.
 package crashlog

@@ -36,6 +36,14 @@
 // when the event reaches the project's [notify] level. They never wait
 // for a webhook.
 //
+// A file they cannot write (a crash.log on a full /var/log, an instance's
+// mark on a full /run; the spool is the sink's) is said as its own event,
+// state_write_failed, naming the file and the errno (ENOSPC, EROFS, EIO),
+// and the hook goes on and succeeds: the event it wrote the file for is in
+// the journal all the same, the instance restarts or gives up as its
+// budget says, and a failing ExecStopPost= would only add a vaguer record.
+// Only a failure that cannot be said either fails the hook.
+//
 // All three are subcommands of bm2-probe, bm2's static helper binary in
 // /usr/lib/bm2, whose root subcommands start with an empty environment.
 package hooks

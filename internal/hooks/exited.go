@@ -178,8 +178,14 @@ func PortBlocked(ctx context.Context, id string, sd Systemd, now time.Time, sdir
 	}
 	who = reason.Clean(who)
 	first, err := sdir.SetInstanceErrored(id, state.Mark{Reason: string(reason.PortInUse), Detail: who})
-	if err != nil || !first {
-		return err
+	if err != nil {
+		// Without the mark nothing keeps the instance down: it goes
+		// through its restart budget, as any crash does, and gives up.
+		return journal.ReportWriteFailure(events, project, id, sdir.InstanceErroredPath(id), err,
+			fmt.Sprintf("port %d is held by %s, but nothing keeps %s from starting again: it restarts within its restart budget", port, who, id))
+	}
+	if !first {
+		return nil
 	}
 	e, _ := reason.Explain(reason.PortInUse, reason.Facts{Project: project, Instance: id, Port: port, Detail: who})
 	e.Message += "; bm2 keeps " + id + " from starting again until `bm2 start " + id + "` (or the next boot); its neighbours keep serving"
@@ -239,14 +245,16 @@ func Blocking(ls []sockdiag.Listener, uid uint32) (sockdiag.Listener, bool) {
 
 // record appends the crash.log line, giving the log to the group the run
 // had (st.GID: the app's account's, so that it can read how it died;
-// never a dynamic user's, see crashlog.LogGroup), and emits the event.
+// never a dynamic user's, see crashlog.LogGroup), and emits the event. A
+// line that cannot be written (a full /var/log) is said
+// (state_write_failed) after the event, and is no failure of the hook's:
+// the event has the line's facts, and a failing ExecStopPost= or
+// OnFailure= unit would only add a vaguer record of the same.
 func record(crashes crashlog.Logs, events journal.Sink, project, id string, gid uint32, c crashlog.Crash, ev journal.Event) error {
-	err1 := crashes.AppendGroup(project, id, c, crashlog.LogGroup(gid))
-	err2 := events.Emit(ev)
-	if err1 != nil {
-		return err1
-	}
-	return err2
+	werr := crashes.AppendGroup(project, id, c, crashlog.LogGroup(gid))
+	return errors.Join(events.Emit(ev),
+		journal.ReportWriteFailure(events, project, id, crashes.Path(project, id), werr,
+			fmt.Sprintf("its crash.log misses the line reason=%s, which the journal has", c.Reason)))
 }
 
 // Confined runs `<path> --version` on behalf of the instance st: as its

@@ -66,13 +66,8 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		msg = e.Message + "; " + e.Fix
 	}
 	c := crashlog.Crash{Time: now, Reason: why, Detail: fmt.Sprintf("result=%s restarts=%d", f.Result, f.NRestarts)}
-	err1 := crashes.AppendGroup(project, id, c, crashlog.LogGroup(f.GID))
-	err2 := events.Emit(journal.Event{
+	return record(crashes, events, project, id, f.GID, c, journal.Event{
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: why, Message: msg,
 		Restarts: fmt.Sprint(f.NRestarts), ServiceResult: f.Result, Invocation: f.InvocationID,
 	})
-	if err1 != nil {
-		return err1
-	}
-	return err2
 }

@@ -573,3 +573,90 @@ func TestRunRefusesAMarkedInstance(t *testing.T) {
 		t.Errorf("unmarked: %s", r)
 	}
 }
+
+// underFile is a path whose parent is a regular file: writing there fails
+// with ENOTDIR, as root too (a read-only directory does not stop root),
+// the way a full /var/log fails with ENOSPC.
+func underFile(t *testing.T, name string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(f, name)
+}
+
+// A crash.log line that cannot be written is said (state_write_failed,
+// with the log's path and the errno the kernel gave) after the crash's
+// own event, and fails neither hook: the crash is still recorded in the
+// journal, the exit hook leaves the budget alone (no reset after a crash:
+// systemd restarts the instance), and the failure hook still says the
+// instance gave up.
+func TestCrashLogUnwritable(t *testing.T) {
+	c, ev := crashlog.Logs{Dir: underFile(t, "log")}, &sink{}
+	st := state.Dir{Path: t.TempDir(), Run: t.TempDir()}
+	sd := fakeSD{
+		"bm2@api-0.service": {ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1},
+		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
+	}
+	noVerify := func(context.Context, sysd.Status) (reason.Reason, string) { t.Fatal("verified"); return "", "" }
+	check := func(hook string, kind journal.Kind, id string, why reason.Reason) {
+		t.Helper()
+		if len(ev.got) != 2 || ev.got[0].Kind != kind || ev.got[0].Instance != id {
+			t.Fatalf("%s: events %+v, want %s, then state_write_failed", hook, ev.got, kind)
+		}
+		w := ev.got[1]
+		path := c.Path("api", id)
+		if w.Kind != journal.StateWriteFailed || w.Project != "api" || w.Instance != id || w.Path != path || w.Errno != "ENOTDIR" ||
+			!strings.Contains(w.Message, id+": "+path+" could not be written (ENOTDIR, not a directory)") ||
+			!strings.Contains(w.Message, "reason="+string(why)) || !strings.Contains(w.Detail, "not a directory") {
+			t.Errorf("%s: state_write_failed %+v", hook, w)
+		}
+	}
+	if err := Exited(context.Background(), "api-0", sd, time.Now(), c, ev, noVerify); err != nil {
+		t.Fatalf("exit hook failed on a crash.log it could not write: %v", err)
+	}
+	check("exit hook", journal.InstanceCrashed, "api-0", reason.Exited)
+	if _, reset := sd["reset bm2@api-0.service"]; reset {
+		t.Error("the crash reset the restart budget")
+	}
+	ev.got = nil
+	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev); err != nil {
+		t.Fatalf("failure hook failed on a crash.log it could not write: %v", err)
+	}
+	check("failure hook", journal.InstanceErrored, "api-1", reason.Budget)
+
+	// A failure that cannot be said either is the hook's error.
+	broken := failingSink{}
+	if err := Exited(context.Background(), "api-0", sd, time.Now(), c, broken, noVerify); err == nil || !errors.Is(err, unix.ENOTDIR) {
+		t.Errorf("unsaid: %v", err)
+	}
+}
+
+type failingSink struct{}
+
+func (failingSink) Emit(journal.Event) error { return errors.New("journald is gone") }
+
+// An instance mark that cannot be written (a full /run) is said, and the
+// exit hook does not claim the instance is kept down: it goes on through
+// its restart budget.
+func TestPortBlockedMarkUnwritable(t *testing.T) {
+	st, c, ev := state.Dir{Path: t.TempDir(), Run: underFile(t, "run")}, crashlog.Logs{Dir: t.TempDir()}, &sink{}
+	sd := fakeSD{"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1,
+		UID: 61000, Environment: []string{"BM2_APP_PORT=3100"}}}
+	holder := func(port int, uid uint32) (string, bool) { return "python3 (pid 812), uid 65534 (nobody)", true }
+	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil {
+		t.Fatalf("PortBlocked: %v", err)
+	}
+	if len(ev.got) != 1 {
+		t.Fatalf("events %+v, want one state_write_failed", ev.got)
+	}
+	w := ev.got[0]
+	if w.Kind != journal.StateWriteFailed || w.Instance != "api-0" || w.Path != st.InstanceErroredPath("api-0") || w.Errno != "ENOTDIR" ||
+		!strings.Contains(w.Message, "port 3100 is held by python3 (pid 812), uid 65534 (nobody), but nothing keeps api-0 from starting again") {
+		t.Errorf("state_write_failed %+v", w)
+	}
+	if _, ok, _ := st.InstanceErrored("api-0"); ok {
+		t.Error("marked")
+	}
+}

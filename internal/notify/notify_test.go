@@ -135,6 +135,7 @@ func TestSinkLevels(t *testing.T) {
 		journal.ReuseportConfirmed: "info", journal.ReuseportMissing: "error", journal.ReuseportProbeStopped: "warning",
 		journal.InstanceCrashed: "warning", journal.InstanceErrored: "error", journal.RuntimeRejected: "error",
 		journal.NotificationDropped: "never", // its own failure is not sent again
+		journal.StateWriteFailed:    "warning",
 	}
 	if len(levels) != len(journal.Kinds()) {
 		t.Fatalf("the test knows %d kinds, bm2 has %v", len(levels), journal.Kinds())
@@ -179,7 +180,9 @@ func TestSinkLevels(t *testing.T) {
 }
 
 // No webhook, an event of no project: nothing spooled; a spool that
-// cannot be written fails nothing, and the line says so without the token.
+// cannot be written fails nothing, and the line says so without the token,
+// as does a state_write_failed event in the journal, which names the
+// spool and the errno the kernel gave.
 func TestSinkNothingOrBroken(t *testing.T) {
 	s := testSpool(t)
 	next := &recorder{}
@@ -198,8 +201,16 @@ func TestSinkNothingOrBroken(t *testing.T) {
 	if err := sink.Emit(journal.Event{Kind: journal.InstanceErrored, Project: "api"}); err != nil {
 		t.Errorf("a spool that cannot be written failed the emit: %v", err)
 	}
-	if len(next.got) != 3 {
-		t.Errorf("%d events journaled, want 3", len(next.got))
+	if len(next.got) != 4 {
+		t.Fatalf("%d events journaled, want 3 and a state_write_failed", len(next.got))
+	}
+	if e := next.got[2]; e.Kind != journal.InstanceErrored {
+		t.Errorf("the event itself is %+v", e)
+	}
+	if e := next.got[3]; e.Kind != journal.StateWriteFailed || e.Project != "api" || e.Path != sink.Spool.Dir || e.Errno != "ENOTDIR" ||
+		!strings.Contains(e.Message, sink.Spool.Dir+" could not be written (ENOTDIR, not a directory)") ||
+		!strings.Contains(e.Message, "the notification of instance_errored is not sent") || strings.Contains(e.Message+e.Detail, "secret") {
+		t.Errorf("state_write_failed %+v", e)
 	}
 	if l := log.String(); !strings.Contains(l, "instance_errored of api not notified to https://h/x?REDACTED") || strings.Contains(l, "secret") {
 		t.Errorf("log %q", l)

@@ -17,7 +17,8 @@ import (
 // for each one at or above its project's [notify] level, read from the
 // project's file at that moment (Settings). Spooling never fails the
 // emit: a hook that failed for it would fail its unit; the reason goes
-// to Log.
+// to Log, and to Next as a state_write_failed event (not spooled: it
+// would fail the same way).
 type Sink struct {
 	Next     journal.Sink
 	Spool    Spool
@@ -83,6 +84,14 @@ func (s Sink) enqueue(e journal.Event) {
 	}
 	if _, err := s.Spool.Put(Notification{URL: n.Webhook, AllowLocal: n.AllowLocal, Payload: NewPayload(e, host)}, now, log); err != nil {
 		fmt.Fprintf(log, "bm2: %s of %s not notified to %s: %v\n", e.Kind, e.Project, RedactURL(n.Webhook), err)
+		// Said in the journal only: its own notification would go
+		// through the spool that just failed.
+		if s.Next != nil {
+			if err := journal.ReportWriteFailure(s.Next, e.Project, e.Instance, s.Spool.Dir, err,
+				fmt.Sprintf("the notification of %s is not sent to the project's webhook; the event is in the journal", e.Kind)); err != nil {
+				fmt.Fprintf(log, "bm2: %v\n", err)
+			}
+		}
 	}
 }
 

@@ -85,12 +85,12 @@ func TestPorts(t *testing.T) {
 func TestMainArgs(t *testing.T) {
 	var out strings.Builder
 	for _, bad := range [][]string{nil, {"api-0"}, {"../x", "3000"}, {"api-0", "0"}, {"api-0", "70000"}, {"api-0", "http"}} {
-		if err := Main(bad, &out); err == nil {
+		if err := Main(bad, &out, nil); err == nil {
 			t.Errorf("Main(%q): no error", bad)
 		}
 	}
 	// This test runs in no unit's cgroup: no fence, no error, one line.
-	if err := Main([]string{"api-0", "3000", "9229"}, &out); err != nil {
+	if err := Main([]string{"api-0", "3000", "9229"}, &out, nil); err != nil {
 		t.Fatalf("Main outside a unit: %v", err)
 	}
 	if !strings.Contains(out.String(), "bm2-probe fence: ports not fenced: ") || !strings.Contains(out.String(), "bm2@api-0.service starts without the fence") {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
 )
 
 // Main is `bm2-probe fence INSTANCE PORT...`, the ExecStartPre=+ of every
@@ -26,8 +28,9 @@ import (
 // writes the step with "-", so that systemd does not fail the start for it
 // (a failed ExecStartPre= would also turn a missing WorkingDirectory=
 // into a restart loop): the refusal comes from the wrapper instead, with
-// exit status 78, which is not restarted.
-func Main(args []string, stderr io.Writer) error {
+// exit status 78, which is not restarted. A mark that cannot be written
+// is said through events (state_write_failed).
+func Main(args []string, stderr io.Writer, events journal.Sink) error {
 	if len(args) < 2 {
 		return errors.New("usage: bm2-probe fence PROJECT-INDEX PORT...")
 	}
@@ -56,7 +59,7 @@ func Main(args []string, stderr io.Writer) error {
 		return notFenced(err)
 	}
 	if err != nil {
-		return failed(inst, fmt.Errorf("find the cgroup of %s: %w", unit, err))
+		return failed(inst, fmt.Errorf("find the cgroup of %s: %w", unit, err), events)
 	}
 	err = Apply(dir, ports)
 	var unsupported *UnsupportedError
@@ -64,7 +67,7 @@ func Main(args []string, stderr io.Writer) error {
 		return notFenced(err)
 	}
 	if err != nil {
-		return failed(inst, err)
+		return failed(inst, err, events)
 	}
 	return nil
 }
@@ -78,11 +81,22 @@ var Marks = layout.System().State()
 // the run wrapper, which starts the app after this step, refuses to start
 // an instance so marked (exit status 78: no restart loop). The mark keeps
 // later starts out too, until `bm2 start` of the instance clears it.
-func failed(inst string, err error) error {
+// A mark that cannot be written (a full /run) is said through events: the
+// wrapper then has nothing to refuse for.
+func failed(inst string, err error, events journal.Sink) error {
+	outcome := "the instance is marked errored and does not start"
 	if _, merr := Marks.SetInstanceErrored(inst, state.Mark{Reason: "port_fence_failed", Detail: err.Error()}); merr != nil {
 		err = errors.Join(err, merr)
+		outcome = "the instance could not be marked errored, and starts without its fence"
+		if events != nil {
+			project, _, _ := units.ParseInstance(inst)
+			if serr := journal.ReportWriteFailure(events, project, inst, Marks.InstanceErroredPath(inst), merr,
+				"the run wrapper does not know to refuse "+inst+", which starts without its port fence"); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}
 	}
-	return fmt.Errorf("fence bm2@%s.service: %w; the instance is marked errored and does not start", inst, err)
+	return fmt.Errorf("fence bm2@%s.service: %w; %s", inst, err, outcome)
 }
 
 // UserScopeReason is why a user manager's instances are not fenced.

@@ -28,24 +28,107 @@ func (d Dir) ErroredPath(project string) string {
 	return filepath.Join(d.Path, "errored", project)
 }
 
-// SetErrored marks the project errored with a reason, atomically. Marking an
-// already errored project keeps the first reason and reports false.
-func (d Dir) SetErrored(project, reason string) (bool, error) {
-	p := d.ErroredPath(project)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return false, fmt.Errorf("mark %s errored: %w", project, err)
-	}
-	// The first verdict wins, atomically.
-	first, err := safefs.CreateExclusive(p, []byte(reason+"\n"), 0o644)
-	if err != nil {
-		return false, fmt.Errorf("mark %s errored: %w", project, err)
-	}
-	return first, nil
+// ErroredRunPath is where an errored project's mark goes when it cannot
+// be written to ErroredPath: under Run, so it lasts until the next boot
+// only (see the package's doc). Its directory is not Run/errored, where
+// the instances' marks are: a project named like an instance ("api-1")
+// must not be taken for one.
+func (d Dir) ErroredRunPath(project string) string {
+	return filepath.Join(d.runDir(), "errored-projects", project)
 }
 
-// Errored returns the reason a project is errored, and whether it is.
+// MarkError is SetErrored's word that the project's mark could not be
+// written to Path. Held says where the project's mark is nonetheless:
+// Fallback (under Run, until the next boot), Path itself when only the
+// directory's sync failed (the mark is there, perhaps not on disk), or ""
+// when it is nowhere and the project is not marked at all (FallbackErr
+// says why not under Run).
+type MarkError struct {
+	Project     string
+	Path        string
+	Err         error
+	Fallback    string
+	FallbackErr error
+	Held        string
+}
+
+func (e *MarkError) Error() string {
+	msg := fmt.Sprintf("mark %s errored: %s: %v", e.Project, e.Path, e.Err)
+	switch {
+	case e.Held == e.Fallback:
+		msg += "; marked in " + e.Fallback + " instead, until the next boot"
+	case e.Held == "" && e.FallbackErr != nil:
+		msg += fmt.Sprintf("; nor in %s: %v", e.Fallback, e.FallbackErr)
+	}
+	return msg
+}
+
+func (e *MarkError) Unwrap() []error {
+	if e.FallbackErr == nil {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.FallbackErr}
+}
+
+// SetErrored marks the project errored with a reason, atomically. Marking an
+// already errored project keeps the first reason and reports false.
+//
+// When the mark cannot be written under Path (a full /var, one mounted
+// read-only, a failing disk), it is written under Run instead
+// (ErroredRunPath), and the error is a *MarkError saying so: the project
+// is errored all the same, until the next boot. first is then that
+// mark's verdict.
+func (d Dir) SetErrored(project, reason string) (bool, error) {
+	fallback := d.ErroredRunPath(project)
+	if _, err := os.Lstat(fallback); err == nil {
+		// Marked already, under Run: the first verdict stands, even when
+		// /var has room again.
+		return false, nil
+	}
+	p := d.ErroredPath(project)
+	first, err := createMark(p, reason)
+	if err == nil {
+		return first, nil
+	}
+	merr := &MarkError{Project: project, Path: p, Err: err, Fallback: fallback}
+	if first {
+		// Linked, but the directory did not sync: the mark is there.
+		merr.Held = p
+		return true, merr
+	}
+	first, merr.FallbackErr = createMark(fallback, reason)
+	if merr.FallbackErr == nil || first {
+		merr.Held = fallback
+	}
+	return first, merr
+}
+
+// createMark writes a mark atomically; first is whether it is this call's
+// (it may be, with an error: the directory's sync failed).
+func createMark(p, reason string) (bool, error) {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return false, err
+	}
+	// The first verdict wins, atomically.
+	return safefs.CreateExclusive(p, []byte(reason+"\n"), 0o644)
+}
+
+// Errored returns the reason a project is errored, and whether it is: by
+// its mark under Path, or by the one under Run that stands in for it when
+// Path could not be written.
 func (d Dir) Errored(project string) (reason string, ok bool, err error) {
-	data, err := os.ReadFile(d.ErroredPath(project))
+	reason, ok, err = readMark(d.ErroredPath(project))
+	if ok {
+		return reason, ok, err
+	}
+	if r, ok, ferr := readMark(d.ErroredRunPath(project)); ok || ferr != nil {
+		return r, ok, ferr
+	}
+	return "", false, err
+}
+
+func readMark(p string) (string, bool, error) {
+	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
@@ -55,10 +138,11 @@ func (d Dir) Errored(project string) (reason string, ok bool, err error) {
 	return strings.TrimSpace(string(data)), true, nil
 }
 
-// ClearErrored removes the mark; clearing a project that is not errored is
-// not an error.
+// ClearErrored removes the mark, and the one under Run that may stand in
+// for it; clearing a project that is not errored is not an error.
 func (d Dir) ClearErrored(project string) error {
-	if err := safefs.Remove(d.ErroredPath(project)); err != nil {
+	err := errors.Join(safefs.Remove(d.ErroredPath(project)), safefs.Remove(d.ErroredRunPath(project)))
+	if err != nil {
 		return fmt.Errorf("clear errored state of %s: %w", project, err)
 	}
 	return nil
