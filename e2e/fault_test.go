@@ -35,23 +35,41 @@ func faultBed(t *testing.T) *bed {
 
 // settledProject checks what every fault must leave: each instance
 // online and confirmed in its current run, no surge, nothing pending.
+// Once one bm2 list shows that, the next must show the same runs the
+// same way: a verdict does not come and go.
 func (b *bed) settledProject(project string, n int) {
 	b.t.Helper()
-	b.eventually(90*time.Second, project+" online and confirmed",
-		fmt.Sprintf(`bm2 list --json %s | grep -q '"reuseport": *"pending"' && exit 1; bm2 list --json %s | grep -c '"state": *"online"' | grep -qx %d`, project, project, n))
-	rows := b.listJSON(project)
-	if len(rows) != n {
-		b.t.Errorf("bm2 list %s: %d rows, want %d: %+v", project, len(rows), n, rows)
-	}
-	for _, r := range rows {
-		if r.State != "online" || r.Reuseport == nil || *r.Reuseport != "confirmed" {
-			b.t.Errorf("%s: %s, reuseport %v", r.Unit, r.State, deref(r.Reuseport))
+	settled := func(rows []listRow) bool {
+		ok := len(rows) == n
+		for _, r := range rows {
+			ok = ok && r.State == "online" && deref(r.Reuseport) == "confirmed"
 		}
+		return ok
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	rows := b.listJSON(project)
+	for !settled(rows) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s not online and confirmed after 90s: %s", project, rowsText(rows))
+		}
+		time.Sleep(100 * time.Millisecond)
+		rows = b.listJSON(project)
+	}
+	if again := b.listJSON(project); rowsText(again) != rowsText(rows) {
+		b.t.Errorf("%s: bm2 list changed its mind:\n%s\nthen\n%s", project, rowsText(rows), rowsText(again))
 	}
 	if st := b.show("bm2@"+project+"-surge.service", "ActiveState"); st != "inactive" {
 		b.t.Errorf("the surge is %s", st)
 	}
 	b.confirmedNow(project, n)
+}
+
+func rowsText(rows []listRow) string {
+	var out strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&out, "%s %s pid %d reuseport %s; ", r.Unit, r.State, r.PID, deref(r.Reuseport))
+	}
+	return out.String()
 }
 
 func deref(s *string) string {
@@ -223,10 +241,14 @@ func TestFaultKilledCommand(t *testing.T) {
 	for _, delay := range []string{"0.05", "0.3", "0.7", "1.2"} {
 		t.Run("reload killed after "+delay+"s", func(t *testing.T) {
 			b := b.in(t)
-			out := b.sh(fmt.Sprintf(`{ bm2 reload fx >/tmp/k.out 2>&1 & p=$!; sleep %s; kill -KILL $p; wait $p; cat /tmp/k.out; }; true`, delay))
-			t.Logf("reload killed after %ss had said:\n%s", delay, out)
-			r := b.must(0, "/", "reload", "fx")
-			t.Logf("reload again:\n%s", r.stdout)
+			// Under load: the killed reload, then the one that completes
+			// it, lose no request between them.
+			cmd := fmt.Sprintf(`{ bm2 reload fx >/tmp/k.out 2>&1 & p=$!; sleep %s; kill -KILL $p; wait $p; echo "killed reload had said:"; cat /tmp/k.out; echo "reload again:"; bm2 reload fx; }`, delay)
+			res, out, _ := b.reloadCmdUnderLoad(cmd, 3600, true)
+			t.Logf("reload killed after %ss:\n%s", delay, out)
+			if res.errors() != 0 {
+				t.Errorf("%v during the killed reload and the next", res)
+			}
 			b.settledProject("fx", 2)
 		})
 	}
@@ -246,8 +268,11 @@ setTimeout(() => http.createServer((q, r) => r.end("ok\n")).listen({ port: Numbe
 //
 // What 252 does to a probe across a re-exec (checked here): its job
 // (the oneshot's start job) and its process survive, with the same job
-// id and InvocationID; the instance's own finished start job is gone
-// from the job list. So a probe loses nothing but its connection.
+// id and InvocationID, and the instance still Wants= it (re-exec reads
+// the unit files and drop-ins again); the instance's own finished start
+// job is gone from the job list. So a probe loses nothing but its
+// connection to the private socket, which systemd closes at the end of
+// its deserialization.
 func TestFaultReexecWhileWaiting(t *testing.T) {
 	t.Parallel()
 	b := newBed(t)
@@ -256,9 +281,11 @@ func TestFaultReexecWhileWaiting(t *testing.T) {
 	out, err := b.try(`cd /srv/slow && (bm2 serve >/tmp/serve.out 2>&1 & p=$!
 until [ "$(systemctl show -P ActiveState bm2-probe@slow-0.service)" = activating ]; do sleep 0.05; done
 systemctl show -p Job -p MainPID -p InvocationID bm2-probe@slow-0.service >/tmp/probe.before
+echo "Wants=$(systemctl show -P Wants bm2@slow-0.service | tr ' ' '\n' | sort | tr '\n' ' ')" >>/tmp/probe.before
 # Five at once (about 1.2 s: the app listens after 3), while the probe waits.
 for n in 1 2 3 4 5; do systemctl daemon-reexec; sleep 0.05; done
 systemctl show -p Job -p MainPID -p InvocationID bm2-probe@slow-0.service >/tmp/probe.after
+echo "Wants=$(systemctl show -P Wants bm2@slow-0.service | tr ' ' '\n' | sort | tr '\n' ' ')" >>/tmp/probe.after
 while kill -0 $p 2>/dev/null && [ $n -lt 30 ]; do systemctl daemon-reexec; n=$((n+1)); sleep 0.05; done
 echo "re-execs: $n"
 wait $p); rc=$?; cat /tmp/serve.out; echo "rc=$rc"; echo "probe before:"; cat /tmp/probe.before; echo "probe after:"; cat /tmp/probe.after`)
@@ -272,6 +299,9 @@ wait $p); rc=$?; cat /tmp/serve.out; echo "rc=$rc"; echo "probe before:"; cat /t
 	before, after, _ := strings.Cut(out[strings.Index(out, "probe before:"):], "probe after:")
 	if strings.TrimSpace(strings.TrimPrefix(before, "probe before:")) != strings.TrimSpace(after) {
 		t.Errorf("the probe's job, process or run changed across the re-execs")
+	}
+	if !regexp.MustCompile(`(?m)^Wants=.*bm2-probe@slow-0\.service`).MatchString(after) {
+		t.Errorf("the instance no longer wants its probe after the re-execs")
 	}
 	b.settledProject("slow", 2)
 }
@@ -334,7 +364,7 @@ test "$(df --output=avail /var/log/bm2 | tail -1 | tr -d ' ')" -eq 0`)
 // systemd starts it again (Restart=on-abnormal) and the new one judges
 // the run, with no command waiting. Stopped by hand, it ends cleanly
 // without a verdict: the serve waiting for it starts it again; with no
-// command waiting, the instance shows pending until the next bm2 start,
+// command waiting, the instance shows unprobed until the next bm2 start,
 // which probes it again.
 func TestFaultProbeLost(t *testing.T) {
 	t.Parallel()
@@ -361,11 +391,11 @@ wait $p); rc=$?; cat /tmp/serve.out; echo "rc=$rc"`)
 		t.Errorf("the killed probe was not started again (NRestarts=%s)", n)
 	}
 
-	// Stopped, nobody waiting: pending, until bm2 start.
+	// Stopped, nobody waiting: unprobed, until bm2 start.
 	b.sh(`systemctl restart bm2@slow-0.service; ` + inWindow + `systemctl stop bm2-probe@slow-0.service`)
 	b.eventually(20*time.Second, "slow-0 listens", `curl -sf --max-time 2 http://127.0.0.1:3690/`)
-	if rows := b.listJSON("slow"); len(rows) != 1 || deref(rows[0].Reuseport) != "pending" {
-		t.Errorf("with its probe stopped, bm2 list: %+v", rows)
+	if rows := b.listJSON("slow"); len(rows) != 1 || deref(rows[0].Reuseport) != "unprobed" {
+		t.Errorf("with its probe stopped, bm2 list (want unprobed): %+v", rows)
 	}
 	r := b.must(0, "/", "start", "slow")
 	t.Logf("bm2 start:\n%s", r.stdout)

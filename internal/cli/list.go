@@ -172,6 +172,9 @@ func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
 			v, _ := control.ReuseportVerdict(u, units.InstanceID(p.Name, i), snap.Events)
 			if v == "" {
 				v = control.VerdictPending
+				if k < len(ps.Probes) && control.ProbeLost(u, ps.Probes[k], snap.Now) {
+					v = control.VerdictUnprobed
+				}
 			}
 			r.Reuseport = &v
 		}

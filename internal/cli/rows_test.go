@@ -70,6 +70,29 @@ func TestListRowsFromSnapshot(t *testing.T) {
 		t.Errorf("warnings %q", warnings)
 	}
 
+	// A probe that ended without a verdict on api-1's run: unprobed;
+	// one still running, or one of another host's design (not loaded):
+	// pending.
+	gone := control.UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
+	for _, c := range []struct {
+		probe control.UnitStatus
+		want  string
+	}{
+		{gone, control.VerdictUnprobed},
+		{control.UnitStatus{LoadState: "loaded", ActiveState: "activating", SubState: "start", JobPending: true}, control.VerdictPending},
+		{control.UnitStatus{LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}, control.VerdictPending},
+	} {
+		snap.Projects[0].Probes = []control.UnitStatus{gone, c.probe}
+		rows, _ := listRows(snap)
+		if got := rows[1].Reuseport; got == nil || *got != c.want {
+			t.Errorf("api-1 with its probe %s/%s: %v, want %s", c.probe.LoadState, c.probe.ActiveState, got, c.want)
+		}
+		if *rows[0].Reuseport != "confirmed" {
+			t.Errorf("api-0 with a verdict: %s", *rows[0].Reuseport)
+		}
+	}
+	snap.Projects[0].Probes = nil
+
 	// Without the journal, no verdict is claimed.
 	snap.EventsRead = false
 	if rows, _ := listRows(snap); rows[0].Reuseport != nil {

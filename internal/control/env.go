@@ -360,12 +360,15 @@ func Hint(err error) string {
 	}
 	switch ExitCode(err) {
 	case ExitNoSystemd:
-		if sysd.Booted() {
+		switch {
+		case sysd.Retried(err):
 			// PID 1 is systemd: it did not answer for the whole window (a
 			// re-exec or a bus restart that took longer, or a host too
 			// loaded to answer), which is not the same as having none.
 			return fmt.Sprintf("systemd runs here but did not answer for %s (re-executing, its bus restarting, or overloaded?); `systemctl is-system-running` says when it is back; then run the command again: it completes what is left",
 				sysd.ReconnectWindow)
+		case sysd.Booted():
+			return "systemd is PID 1 here, but bm2 could not reach it: is dbus.service running (/run/dbus/system_bus_socket)? As root, bm2 also tries systemd's private socket, /run/systemd/private"
 		}
 		return "bm2 needs systemd as PID 1 and its system bus (/run/dbus/system_bus_socket); is this host booted with systemd?"
 	case ExitNoProject:

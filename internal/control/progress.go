@@ -37,6 +37,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	defer stop()
 	var ask needs
 	var last []UnitStatus
+	var probesRead time.Time // when the probes' states were last read
 	warned := false
 	for {
 		statuses, err := sd.Units(wctx, names)
@@ -50,10 +51,15 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				s.errored = reason
 			}
 			if ask.events {
-				s.events, s.eventsErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
-				if probes, err := sd.Units(wctx, probeNames); err == nil {
-					s.probes = probes
+				// The probes first: a probe seen gone logged its verdict
+				// before it ended, so the events read next hold it.
+				// Once a second is enough for them (reprobeAfter).
+				if now := c.Now(); now.Sub(probesRead) >= time.Second {
+					if probes, err := sd.Units(wctx, probeNames); err == nil {
+						s.probes, probesRead = probes, now
+					}
 				}
+				s.events, s.eventsErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
 			}
 			if ask.listen && w.mode == untilBack {
 				s.listen, s.listenErr = c.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
@@ -73,7 +79,8 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				for _, k := range r.reprobe {
 					// Queued, not waited for: the probe runs for as long
 					// as its window; its verdict comes through the journal.
-					if err := sd.Trigger(wctx, probeNames[k]); err != nil {
+					if err := sd.Trigger(wctx, probeNames[k]); err != nil && w.mode != untilBack {
+						// (untilBack: its line is open; the timeout says the rest.)
 						fmt.Fprintf(c.Err, "bm2: warning: cannot start %s again: %v\n", probeNames[k], err)
 					}
 				}

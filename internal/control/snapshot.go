@@ -36,6 +36,9 @@ type ProjectSnapshot struct {
 	// Statuses are the IDs' unit states, in order; nil when systemd was
 	// not reachable or did not answer.
 	Statuses []UnitStatus
+	// Probes are the IDs' probe units' states, in order, for a cluster
+	// project with an instance running; nil otherwise.
+	Probes []UnitStatus
 	// Errored is the project's errored mark (Mark its reason).
 	Errored bool
 	Mark    string
@@ -91,6 +94,15 @@ func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd System
 				}
 			}
 			ps.Statuses = statuses
+			if running && p.Mode == config.Cluster && statuses != nil {
+				names := make([]string, len(ps.IDs))
+				for k, i := range ps.IDs {
+					names[k] = units.Probe(p.Name, i)
+				}
+				if pr, err := sd.Units(ctx, names); err == nil {
+					ps.Probes = pr
+				}
+			}
 		}
 		mark, errored, err := c.ErroredMark(p.Name)
 		if err != nil {

@@ -135,16 +135,27 @@ type stepResult struct {
 // again. It leaves a verdict just logged the time to reach the journal.
 const reprobeAfter = 2 * time.Second
 
-// lostProbe tells whether instance k's probe ended without a verdict on
-// its current run u: the probe unit is loaded (bm2's own; a host without
-// it has nothing to start) and gone, and was not started again for this
-// run already.
+// probeGoneFor is how long a probe must have ended before it is taken
+// for lost: a verdict it logged just before it ended may not be in the
+// journal yet when the wait reads it.
+const probeGoneFor = time.Second
+
+// ProbeLost tells whether the probe (unit probe) of an instance whose
+// current run u has no verdict ended without giving one: the probe unit
+// is loaded (bm2's own; a host without it has nothing to start) and
+// gone for probeGoneFor, while the run has been up for reprobeAfter.
+func ProbeLost(u, probe UnitStatus, now time.Time) bool {
+	return probe.LoadState == "loaded" && probe.Gone() && up(u) && now.Sub(u.ActiveEnter) >= reprobeAfter &&
+		(probe.InactiveEnter.IsZero() || now.Sub(probe.InactiveEnter) >= probeGoneFor)
+}
+
+// lostProbe is ProbeLost for instance k, unless its probe was started
+// again for this run already.
 func (w *waiter) lostProbe(s snapshot, k int, u UnitStatus) bool {
 	if k >= len(s.probes) || w.reprobed[k] == invocationKey(u) {
 		return false
 	}
-	pr := s.probes[k]
-	return pr.LoadState == "loaded" && pr.Gone() && up(u) && s.now.Sub(u.ActiveEnter) >= reprobeAfter
+	return ProbeLost(u, s.probes[k], s.now)
 }
 
 // invocationKey identifies one run of a unit.
@@ -179,6 +190,9 @@ const (
 	VerdictMissing    = "missing"     // reuseport_missing: the probe stopped the project
 	verdictNoListener = "no_listener" // reuseport_probe_stopped: nobody listened within 60 s
 	VerdictPending    = "pending"     // online, no verdict yet
+	// VerdictUnprobed: online, no verdict, and its probe ended without
+	// one (stopped by hand, or failed); `bm2 start` probes it again.
+	VerdictUnprobed = "unprobed"
 )
 
 var ReuseportKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}

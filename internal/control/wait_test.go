@@ -159,6 +159,9 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 	}{
 		{"probe still running", runningProbe, 5 * time.Second, nil},
 		{"probe gone, but the run is young", gone, time.Second, nil},
+		{"probe gone only just (its verdict may not be in the journal yet)",
+			UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead", InactiveEnter: t0.Add(4500 * time.Millisecond)}, 5 * time.Second, nil},
+		{"probe gone for a second", UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead", InactiveEnter: t0.Add(4 * time.Second)}, 5 * time.Second, []int{0}},
 		{"probe gone, the run up for long enough", gone, 3 * time.Second, []int{0}},
 		{"no probe unit on this host", UnitStatus{LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}, 5 * time.Second, nil},
 	}

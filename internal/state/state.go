@@ -86,6 +86,12 @@ func (d Dir) SetErrored(project, reason string) (bool, error) {
 		return false, nil
 	}
 	p := d.ErroredPath(project)
+	if _, err := os.Lstat(p); err == nil {
+		// Marked already: on a full or read-only /var the exclusive
+		// create would fail before it could tell, and the fallback
+		// would take a second verdict.
+		return false, nil
+	}
 	first, err := createMark(p, reason)
 	if err == nil {
 		return first, nil

@@ -61,11 +61,19 @@ type Conn struct {
 	retry  func() bool // whether a failed dial is worth another try
 	window time.Duration
 	poll   time.Duration
+	grace  time.Duration // signalGrace
 
 	mu     sync.Mutex
 	m      manager
 	closed bool
+	dialed bool // a connection was made once: a missing socket is then a gap
+	// absent tells whether a first dial's error means the socket is not
+	// there for good (nil: every first failure is a gap too).
+	absent func(error) bool
 }
+
+// errClosed is a call on a Conn after Close: not a gap to wait out.
+var errClosed = errors.New("the connection to systemd was closed")
 
 // Connect connects to the system manager over the system bus, or, as
 // root when the bus daemon is not running, over systemd's private socket,
@@ -73,12 +81,18 @@ type Conn struct {
 // ([IsUnreachable]). The connection lives until Close; a lost one is
 // made again by the next call.
 func Connect(ctx context.Context) (*Conn, error) {
-	return open(ctx, "the system bus", Booted, func(ctx context.Context) (*sddbus.Conn, error) {
+	root := os.Geteuid() == 0
+	// A user's first connection finding no bus socket: no bus daemon on
+	// this host (dbus.socket keeps the socket across a restart of the
+	// daemon), not a gap to wait out.
+	absent := func(err error) bool { return !root && errors.Is(err, syscall.ENOENT) }
+	return open(ctx, "the system bus", Booted, absent, func(ctx context.Context) (*sddbus.Conn, error) {
 		conn, err := sddbus.NewSystemConnectionContext(ctx)
-		if err != nil && os.Geteuid() == 0 {
-			if c, perr := sddbus.NewSystemdConnectionContext(ctx); perr == nil {
-				return c, nil
-			}
+		if err != nil && root {
+			// systemd's own socket: while systemd re-executes it refuses
+			// for a moment (a gap, retried); the bus's error would say
+			// less.
+			return sddbus.NewSystemdConnectionContext(ctx)
 		}
 		return conn, err
 	})
@@ -87,7 +101,7 @@ func Connect(ctx context.Context) (*Conn, error) {
 // ConnectPrivate connects to systemd's private socket, /run/systemd/private:
 // root only, no bus daemon, no environment.
 func ConnectPrivate(ctx context.Context) (*Conn, error) {
-	return open(ctx, "systemd's private socket", Booted, sddbus.NewSystemdConnectionContext)
+	return open(ctx, "systemd's private socket", Booted, nil, sddbus.NewSystemdConnectionContext)
 }
 
 // ConnectUser connects to a user's own manager (systemd --user) through
@@ -101,7 +115,7 @@ func ConnectUser(ctx context.Context, socket string) (*Conn, error) {
 	// The manager re-executing removes and re-creates its socket: retry
 	// while its runtime directory (the user's session) is still there.
 	alive := func() bool { _, err := os.Stat(filepath.Dir(filepath.Dir(socket))); return err == nil }
-	return open(ctx, "your systemd user manager ("+socket+")", alive, func(ctx context.Context) (*sddbus.Conn, error) {
+	return open(ctx, "your systemd user manager ("+socket+")", alive, nil, func(ctx context.Context) (*sddbus.Conn, error) {
 		return sddbus.NewConnection(func() (*dbus.Conn, error) {
 			conn, err := dbus.Dial("unix:path="+socket, dbus.WithContext(ctx))
 			if err != nil {
@@ -127,12 +141,14 @@ func Booted() bool {
 
 // open makes the first connection, with the same retries as a lost one:
 // a command started while systemd re-executes waits for it.
-func open(ctx context.Context, what string, retry func() bool, connect func(context.Context) (*sddbus.Conn, error)) (*Conn, error) {
+func open(ctx context.Context, what string, retry func() bool, absent func(error) bool, connect func(context.Context) (*sddbus.Conn, error)) (*Conn, error) {
 	c := &Conn{
 		what:   what,
 		retry:  retry,
+		absent: absent,
 		window: ReconnectWindow,
 		poll:   pollEvery,
+		grace:  signalGrace,
 		dial: func(ctx context.Context) (manager, error) {
 			m, err := dial(ctx, what, connect)
 			if err != nil {
@@ -189,7 +205,7 @@ func (c *Conn) live(ctx context.Context) (manager, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, unreachable(fmt.Errorf("connection to %s: %w", c.what, dbus.ErrClosed))
+		return nil, errClosed
 	}
 	if c.m != nil && c.m.Connected() {
 		return c.m, nil
@@ -200,11 +216,20 @@ func (c *Conn) live(ctx context.Context) (manager, error) {
 	}
 	m, err := c.dial(ctx)
 	if err != nil {
+		if !c.dialed && c.absent != nil && c.absent(err) {
+			return nil, &firstDialError{err}
+		}
 		return nil, err
 	}
-	c.m = m
+	c.m, c.dialed = m, true
 	return m, nil
 }
+
+// firstDialError is a first connection refused for good (see live).
+type firstDialError struct{ err error }
+
+func (e *firstDialError) Error() string { return e.err.Error() }
+func (e *firstDialError) Unwrap() error { return e.err }
 
 // drop forgets m after it failed as a lost connection, so that the next
 // call dials again.
@@ -250,7 +275,7 @@ func (c *Conn) call(ctx context.Context, what string, fn func(manager) error) er
 				err = unreachable(fmt.Errorf("%s: %w", what, err))
 			}
 			if c.retry() {
-				return unreachable(fmt.Errorf("%w (tried again for %s)", errors.Unwrap(err), c.window))
+				return &UnreachableError{err: fmt.Errorf("%w (tried again for %s)", errors.Unwrap(err), c.window), Retried: true}
 			}
 			return err
 		}
@@ -268,7 +293,8 @@ func (c *Conn) call(ctx context.Context, what string, fn func(manager) error) er
 // lost tells whether err means the connection went away (or systemd was
 // not on the bus for a moment), as opposed to an answer.
 func lost(err error) bool {
-	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+	var first *firstDialError
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, errClosed) || errors.As(err, &first) {
 		return false // a refusal, not a gap
 	}
 	if IsUnreachable(err) || errors.Is(err, dbus.ErrClosed) ||
@@ -324,7 +350,15 @@ type pendingJob struct {
 	verb, unit string
 	id         uint32        // 0: a job found on the unit after a reconnect
 	ch         <-chan string // its JobRemoved result, on the connection that queued it
+	on         manager       // that connection; nil when the job was queued on a lost one
+	before     string        // the unit's InvocationID before the job
 }
+
+// signalGrace is how long a wait gives a job's JobRemoved signal once the
+// job is no longer on the unit while the connection that queued it is
+// still up: go-systemd reads signals on a connection of their own, so
+// the answer to the poll may come first.
+const signalGrace = 2 * time.Second
 
 // job enqueues a job in "replace" mode and waits for its result.
 func (c *Conn) job(ctx context.Context, verb, unit string, fn jobFunc) error {
@@ -339,8 +373,10 @@ func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc) (*pen
 	// A restart asked for again after the connection was lost in the
 	// middle of asking could restart the unit twice: first look whether
 	// the first request got through (a job on the unit, or a new run).
+	// The start of a unit systemd has not loaded is its own error; a
+	// stop of one, nothing to do: neither needs the state before.
 	var before string
-	if verb == "restart" {
+	if verb != "stop" {
 		st, err := c.Unit(ctx, unit)
 		if err != nil {
 			return nil, err
@@ -350,7 +386,7 @@ func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc) (*pen
 	// Buffered: go-systemd blocks its signal dispatch until the result is
 	// read, and the caller may stop reading when ctx ends.
 	ch := make(chan string, 1)
-	j := &pendingJob{verb: verb, unit: unit, ch: ch}
+	j := &pendingJob{verb: verb, unit: unit, ch: ch, before: before}
 	tries := 0
 	err := c.call(ctx, verb+" "+unit, func(m manager) error {
 		tries++
@@ -362,12 +398,12 @@ func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc) (*pen
 			var st Status
 			st.fill(props)
 			if st.JobPending || st.InvocationID != before {
-				j.ch = nil // queued on the lost connection: its signal is gone
+				j.ch, j.on = nil, nil // queued on the lost connection: its signal is gone
 				return nil
 			}
 		}
 		id, err := fn(m)(ctx, unit, "replace", ch)
-		j.id = uint32(id)
+		j.id, j.on = uint32(id), m
 		return err
 	})
 	if err != nil {
@@ -401,18 +437,37 @@ func (c *Conn) wait(ctx context.Context, j pendingJob) error {
 		if (j.id != 0 && st.JobID == j.id) || (j.id == 0 && st.JobPending) {
 			continue // still queued or running
 		}
-		select { // a signal on its way still wins
-		case res := <-j.ch:
-			return jobResult(j.verb, j.unit, res)
-		default:
+		if c.current(j.on) {
+			// Its signal may be on its way: it still wins.
+			g := time.NewTimer(c.grace)
+			select {
+			case res := <-j.ch:
+				g.Stop()
+				return jobResult(j.verb, j.unit, res)
+			case <-ctx.Done():
+				g.Stop()
+				return fmt.Errorf("%s %s: waiting for the job: %w", j.verb, j.unit, ctx.Err())
+			case <-g.C:
+			}
+			if st, err = c.Unit(ctx, j.unit); err != nil {
+				return err
+			}
 		}
-		return jobResult(j.verb, j.unit, inferResult(j.verb, st))
+		return jobResult(j.verb, j.unit, inferResult(j.verb, j.before, st))
 	}
 }
 
+// current tells whether m is the connection in use and up.
+func (c *Conn) current(m manager) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return m != nil && c.m == m && m.Connected()
+}
+
 // inferResult is the result of a finished job whose JobRemoved signal
-// was lost, as the unit's state tells it.
-func inferResult(verb string, st Status) string {
+// was lost, as the unit's state tells it; before is the unit's
+// InvocationID before a start or restart.
+func inferResult(verb, before string, st Status) string {
 	switch verb {
 	case "stop":
 		if st.ActiveState == "inactive" || st.ActiveState == "failed" {
@@ -420,8 +475,11 @@ func inferResult(verb string, st Status) string {
 		}
 		return "canceled" // started again since
 	default:
-		if st.ActiveState == "failed" || st.SubState == "auto-restart" {
+		switch {
+		case st.ActiveState == "failed" || st.SubState == "auto-restart":
 			return "failed"
+		case st.ActiveState == "inactive" && st.InvocationID == before:
+			return "canceled" // it never ran: replaced, or a dependency failed
 		}
 		return "done"
 	}
@@ -598,8 +656,12 @@ func (e *DeniedError) Error() string { return e.err.Error() }
 func (e *DeniedError) Unwrap() error { return e.err }
 
 // UnreachableError means systemd could not be reached at all, as opposed
-// to systemd refusing or failing a request.
-type UnreachableError struct{ err error }
+// to systemd refusing or failing a request. Retried is set when it was
+// tried again for the whole ReconnectWindow on a host that runs systemd.
+type UnreachableError struct {
+	err     error
+	Retried bool
+}
 
 func (e *UnreachableError) Error() string { return "systemd is not reachable: " + e.err.Error() }
 func (e *UnreachableError) Unwrap() error { return e.err }
@@ -613,6 +675,13 @@ func Unreachable(err error) error { return unreachable(err) }
 func IsUnreachable(err error) bool {
 	var u *UnreachableError
 	return errors.As(err, &u)
+}
+
+// Retried tells whether err is systemd not answering on a host that runs
+// it, after ReconnectWindow of trying again.
+func Retried(err error) bool {
+	var u *UnreachableError
+	return errors.As(err, &u) && u.Retried
 }
 
 // IsDenied tells whether err is a refusal for lack of privilege.

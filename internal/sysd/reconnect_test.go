@@ -3,8 +3,10 @@ package sysd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,7 +124,7 @@ func newWorld() *world {
 }
 
 func (w *world) conn(window time.Duration, booted bool) *Conn {
-	return &Conn{what: "fake", dial: w.dial, retry: func() bool { return booted }, window: window, poll: 10 * time.Millisecond}
+	return &Conn{what: "fake", dial: w.dial, retry: func() bool { return booted }, window: window, poll: 10 * time.Millisecond, grace: 20 * time.Millisecond}
 }
 
 // finish ends the unit's job the way systemd does, leaving the state.
@@ -303,4 +305,87 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// A Conn closed by its owner and a bus socket that was never there are
+// answers, not gaps: no waiting.
+func TestCallFailsAtOnceForGood(t *testing.T) {
+	w := newWorld()
+	c := w.conn(time.Hour, true)
+	c.Close()
+	start := time.Now()
+	if err := c.Reload(context.Background()); !errors.Is(err, errClosed) {
+		t.Fatalf("closed: %v", err)
+	}
+	// A bus socket that is not there at the first dial (no bus daemon):
+	// at once. A refused private socket (systemd re-executing): retried.
+	w = newWorld()
+	w.downFor, w.dialErr = 1<<30, fmt.Errorf("dial unix /run/dbus/system_bus_socket: %w", syscall.ENOENT)
+	c = w.conn(time.Hour, true)
+	c.absent = func(err error) bool { return errors.Is(err, syscall.ENOENT) }
+	if err := c.Reload(context.Background()); !IsUnreachable(err) || Retried(err) || w.dials != 1 {
+		t.Fatalf("ENOENT: %v after %d dials", err, w.dials)
+	}
+	w = newWorld()
+	w.downFor, w.dialErr = 1<<30, fmt.Errorf("dial unix /run/systemd/private: %w", syscall.ECONNREFUSED)
+	c = w.conn(100*time.Millisecond, true)
+	c.absent = func(err error) bool { return errors.Is(err, syscall.ENOENT) }
+	if err := c.Reload(context.Background()); !Retried(err) || w.dials < 2 {
+		t.Fatalf("ECONNREFUSED: %v after %d dials", err, w.dials)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("took %v", d)
+	}
+	// Once connected, a missing socket is the gap of a restart: retried.
+	w = newWorld()
+	c = w.conn(100*time.Millisecond, true)
+	if err := c.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.lose = func(string) bool { return true }
+	c.absent = func(err error) bool { return errors.Is(err, syscall.ENOENT) }
+	w.downFor, w.dialErr = 1<<30, fmt.Errorf("dial: %w", syscall.ENOENT)
+	if err := c.Reload(context.Background()); !Retried(err) {
+		t.Fatalf("after a connection: %v", err)
+	}
+}
+
+// A cancelled context ends a call waiting to reconnect at once.
+func TestCallEndsWithItsContext(t *testing.T) {
+	w := newWorld()
+	c := w.conn(time.Hour, true)
+	if err := c.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.lose = func(string) bool { return true }
+	w.downFor = 1 << 30
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := c.Reload(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+// What a lost signal leaves is read from the unit: a start whose unit
+// never ran is not "done".
+func TestInferResult(t *testing.T) {
+	for _, c := range []struct {
+		verb, active, sub, inv, want string
+	}{
+		{"start", "active", "running", "b", "done"},
+		{"start", "inactive", "dead", "a", "canceled"},
+		{"start", "inactive", "dead", "b", "done"}, // ran, and exited cleanly
+		{"restart", "failed", "failed", "b", "failed"},
+		{"start", "activating", "auto-restart", "b", "failed"},
+		{"stop", "inactive", "dead", "a", "done"},
+		{"stop", "active", "running", "b", "canceled"},
+	} {
+		if got := inferResult(c.verb, "a", Status{ActiveState: c.active, SubState: c.sub, InvocationID: c.inv}); got != c.want {
+			t.Errorf("%s, then %s/%s (invocation %s): %s, want %s", c.verb, c.active, c.sub, c.inv, got, c.want)
+		}
+	}
 }

@@ -29,6 +29,7 @@ type Status struct {
 
 	ActiveEnter          time.Time     // when the unit last became active; zero if never
 	ActiveEnterMonotonic time.Duration // the same on CLOCK_MONOTONIC
+	InactiveEnter        time.Time     // when the unit last became inactive (or failed); zero if never
 	InvocationID         string        // changes with every start of the unit (hex); "" if never started
 	FragmentPath         string        // the unit file systemd loaded
 	DropInPaths          []string      // its drop-ins
@@ -97,6 +98,7 @@ func (s *Status) fill(props map[string]any) {
 	s.JobPending = s.JobID != 0
 	s.ActiveEnter = usec(props["ActiveEnterTimestamp"])
 	s.ActiveEnterMonotonic = time.Duration(u64(props["ActiveEnterTimestampMonotonic"])) * time.Microsecond
+	s.InactiveEnter = usec(props["InactiveEnterTimestamp"])
 	s.InvocationID = invocation(props["InvocationID"])
 	s.FragmentPath = str(props["FragmentPath"])
 	s.DropInPaths = strv(props["DropInPaths"])
