@@ -163,8 +163,11 @@ func (w *Writer) Flush() error {
 }
 
 // JSON is text for --json that keeps its exact bytes: a JSON string when
-// it is UTF-8 (JSON escapes its control characters), otherwise, as
-// journalctl -o json does, an array of its bytes.
+// it is UTF-8, otherwise, as journalctl -o json does, an array of its
+// bytes. The string has every character Escape would escape written as
+// \uXXXX: JSON's encoder escapes C0 controls (ESC as \u001b) but leaves
+// DEL, C1 controls and bidi overrides raw, which would reach a terminal
+// (and Writer, around it, would turn DEL into \x7f, which is no JSON).
 type JSON string
 
 // MarshalJSON implements json.Marshaler.
@@ -176,7 +179,7 @@ func (t JSON) MarshalJSON() ([]byte, error) {
 		if err := enc.Encode(string(t)); err != nil {
 			return nil, err
 		}
-		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+		return escapeJSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 	}
 	b := []byte{'['}
 	for i := 0; i < len(t); i++ {
@@ -186,4 +189,24 @@ func (t JSON) MarshalJSON() ([]byte, error) {
 		b = strconv.AppendUint(b, uint64(t[i]), 10)
 	}
 	return append(b, ']'), nil
+}
+
+// escapeJSON writes the special characters left in encoded JSON (valid
+// UTF-8) as \uXXXX escapes, which mean the same character in a JSON
+// string. Outside strings JSON has none.
+func escapeJSON(b []byte) []byte {
+	if Safe(string(b)) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if special(r, size, false) && r <= 0xffff {
+			out = append(out, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }

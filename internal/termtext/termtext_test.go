@@ -90,6 +90,8 @@ func TestJSON(t *testing.T) {
 		"ok <b> & \x1b[2J\r\n": `"ok <b> & \u001b[2J\r\n"`,
 		"\xffA":                `[255,65]`,
 		"":                     `""`,
+		// What JSON's encoder leaves raw: DEL, C1, bidi overrides.
+		"del\x7f c1\u009b bidi\u202e é\u2028": `"del\u007f c1\u009b bidi\u202e é\u2028"`,
 	} {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
@@ -97,6 +99,17 @@ func TestJSON(t *testing.T) {
 		err := enc.Encode(JSON(in))
 		if got := strings.TrimSuffix(buf.String(), "\n"); err != nil || got != want {
 			t.Errorf("JSON(%q) = %s, %v; want %s", in, got, err, want)
+		}
+		// Writer, around bm2's stdout, lets it through as it is.
+		var out bytes.Buffer
+		w := NewWriter(&out)
+		w.Write(buf.Bytes())
+		w.Flush()
+		var back JSON
+		if out.String() != buf.String() || !json.Valid(out.Bytes()) {
+			t.Errorf("JSON(%q) through Writer: %s", in, out.String())
+		} else if utf8.ValidString(in) && (json.Unmarshal(out.Bytes(), (*string)(&back)) != nil || string(back) != in) {
+			t.Errorf("JSON(%q) reads back as %q", in, back)
 		}
 	}
 }
