@@ -35,6 +35,13 @@ type Query struct {
 	// Follow is journalctl's -f: after the existing entries, wait for new
 	// ones until ctx ends.
 	Follow bool
+	// Grep is journalctl's --grep: only entries whose MESSAGE matches this
+	// PCRE2 pattern (case-insensitive when it has no capital letter); ""
+	// for all. Lines counts matching entries (see [Read]).
+	Grep string
+	// AfterCursor is journalctl's --after-cursor: only entries after the
+	// one with this __CURSOR; "" for no such limit.
+	AfterCursor string
 	// BM2 restricts the query to entries bm2 wrote itself ([Trusted]), in
 	// the query itself, so that entries an app logs cannot crowd bm2's out
 	// of the last Lines. Messages of the generator are included when
@@ -83,11 +90,30 @@ func (q Query) Args() []string {
 	if q.Since != "" {
 		args = append(args, "--since", q.Since)
 	}
+	if q.AfterCursor != "" {
+		args = append(args, "--after-cursor="+q.AfterCursor)
+	}
 	if q.Lines > 0 {
 		args = append(args, "-n", strconv.Itoa(q.Lines))
 	}
+	if q.newestFirst() {
+		// What journalctl 252 does anyway for --grep with -n (it searches
+		// backwards for the last matches); said, so that every version
+		// prints the same order, which Read turns around.
+		args = append(args, "-r")
+	}
 	if q.Follow {
 		args = append(args, "-f")
+		if q.Lines == 0 {
+			// Without -n or --since, journalctl -f starts with the last
+			// 10 entries, not all of them.
+			args = append(args, "--no-tail")
+		}
+	}
+	if q.Grep != "" {
+		// One argument, so that a pattern that starts with "-" is the
+		// pattern, not an option.
+		args = append(args, "--grep="+q.Grep)
 	}
 	if !q.BM2 {
 		if q.User != "" && len(q.Matches) > 0 {
@@ -105,6 +131,10 @@ func (q Query) Args() []string {
 	}
 	return args
 }
+
+// newestFirst tells whether journalctl is asked for the query's entries
+// newest first: the last Lines entries that match Grep, without -f.
+func (q Query) newestFirst() bool { return q.Grep != "" && q.Lines > 0 && !q.Follow }
 
 // SinceTime renders t for Query.Since, to the microsecond.
 func SinceTime(t time.Time) string {
@@ -162,11 +192,71 @@ const RestrictedHint = "run it as root, or add yourself to the adm or systemd-jo
 // ErrNoJournalctl means journalctl could not be started.
 var ErrNoJournalctl = errors.New("journalctl could not be run")
 
-// Read runs journalctl and calls each for every entry as it arrives. A
-// query that does not follow is bounded to 30 s. When each returns an
-// error, reading stops and that error is returned. Entries of a BM2 query
-// that are not [Trusted] are dropped here as well.
+// ErrPattern means journalctl refused a query's Grep pattern: not valid
+// PCRE2, or a journalctl without PCRE2 (libpcre2-8).
+var ErrPattern = errors.New("journalctl refused the pattern")
+
+// FieldCursor is the field of an entry that journalctl's --after-cursor
+// takes.
+const FieldCursor = "__CURSOR"
+
+// Read runs journalctl and calls each for every entry, oldest first, as
+// it arrives. A query that does not follow is bounded to 30 s. When each
+// returns an error, reading stops and that error is returned. Entries of
+// a BM2 query that are not [Trusted] are dropped here as well.
+//
+// With Grep, Lines counts matching entries, with Follow too (journalctl
+// -f would apply -n before the pattern): the last Lines matches are read
+// first, then journalctl follows from the newest of them, so that no
+// entry is shown twice or missed between the two. A pattern that matches
+// nothing is no error (journalctl exits 1 for it, as grep does).
 func Read(ctx context.Context, q Query, each func(Entry) error) error {
+	switch {
+	case q.newestFirst():
+		var got []Entry
+		if err := read(ctx, q, func(e Entry) error { got = append(got, e); return nil }); err != nil {
+			return err
+		}
+		for i := len(got) - 1; i >= 0; i-- {
+			if err := each(got[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	case q.Grep != "" && q.Lines > 0 && q.Follow:
+		start := time.Now()
+		// Where to follow from when nothing matches yet: the newest entry
+		// of the query without its pattern, taken before the matches are.
+		base := q
+		base.Grep, base.Lines, base.Follow = "", 1, false
+		mark := ""
+		if err := read(ctx, base, func(e Entry) error { mark = e[FieldCursor]; return nil }); err != nil {
+			return err
+		}
+		past := q
+		past.Follow = false
+		if err := Read(ctx, past, func(e Entry) error {
+			if c := e[FieldCursor]; c != "" {
+				mark = c
+			}
+			return each(e)
+		}); err != nil {
+			return err
+		}
+		next := q
+		next.Lines = 0
+		if mark != "" {
+			next.AfterCursor, next.Since = mark, ""
+		} else {
+			next.Since = SinceTime(start)
+		}
+		return read(ctx, next, each)
+	}
+	return read(ctx, q, each)
+}
+
+// read is one run of journalctl for q, its entries in journalctl's order.
+func read(ctx context.Context, q Query, each func(Entry) error) error {
 	if !q.Follow {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
@@ -184,7 +274,7 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		return fmt.Errorf("%w: %v", ErrNoJournalctl, err)
 	}
 	var cbErr error
-	seen := false
+	seen, received := false, false
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -192,6 +282,7 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		if len(line) == 0 || line[0] != '{' {
 			continue // "-- No entries --" and the like
 		}
+		received = true
 		e, err := ParseEntry(line)
 		if err != nil || (q.BM2 && !TrustedFrom(e, q.trustedUID())) || (q.User != "" && e[FieldUID] != q.User) {
 			continue
@@ -206,6 +297,10 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		_, _ = io.Copy(io.Discard, out)
 	}
 	werr := cmd.Wait()
+	var exit *exec.ExitError
+	if q.Grep != "" && !received && errors.As(werr, &exit) && exit.ExitCode() == 1 && noMatchNoise(stderr.String()) {
+		werr = nil // the pattern matched nothing
+	}
 	switch {
 	case cbErr != nil:
 		return cbErr
@@ -222,6 +317,9 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		if msg == "" {
 			msg = werr.Error()
 		}
+		if l := strings.ToLower(msg); q.Grep != "" && !received && (strings.Contains(l, "pattern") || strings.Contains(l, "pcre")) {
+			return fmt.Errorf("%w %q: %s", ErrPattern, q.Grep, msg)
+		}
 		return fmt.Errorf("journalctl %s: %s", strings.Join(args, " "), msg)
 	}
 	s := stderr.String()
@@ -236,6 +334,29 @@ func Read(ctx context.Context, q Query, each func(Entry) error) error {
 		return ErrRestricted
 	}
 	return nil
+}
+
+// noMatchNoise tells whether what journalctl wrote on stderr is only what
+// it may say on a run that found nothing: it exits 1 without a word when
+// --grep matched nothing, and with its error when it failed (a bad
+// pattern, a journal it cannot open), which is not to be taken for an
+// empty result.
+func noMatchNoise(stderr string) bool {
+	hint := false
+	for _, raw := range strings.Split(stderr, "\n") {
+		line := strings.TrimSpace(raw)
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "Hint:"):
+			hint = true // "not seeing messages from other users", indented lines after it
+		case hint && (raw[0] == ' ' || raw[0] == '\t'):
+		case strings.Contains(line, "No journal files were found"), line == "-- No entries --":
+			hint = false
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // ErrUserVolatile means a user-scope reader found nothing in a journal
