@@ -108,11 +108,14 @@ func commands() []*command {
 		{
 			name: "logs", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				follow := fs.BoolP("follow", "f", false, "keep printing new lines")
-				lines := fs.StringP("lines", "n", defaultLines, "show the last `N` lines, or all")
-				since := fs.String("since", "", "show lines since `TIME` (journalctl --since)")
+				var o logsOptions
+				fs.BoolVarP(&o.follow, "follow", "f", false, "keep printing new lines")
+				fs.StringVarP(&o.lines, "lines", "n", defaultLines, "show the last `N` lines, or all")
+				fs.StringVar(&o.since, "since", "", "show lines since `TIME` (journalctl --since)")
+				fs.StringVar(&o.grep, "grep", "", "show only lines that match `PATTERN` (journalctl --grep)")
+				fs.BoolVar(&o.json, "json", false, "print one JSON object per line")
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.logs(ctx, args[0], *follow, *lines, *since)
+					return a.logs(ctx, args[0], o)
 				}
 			},
 		},

@@ -12,7 +12,7 @@
 //	bm2 list     one row per instance, from systemd's unit properties over D-Bus
 //	bm2 start / stop / restart / status / delete
 //	bm2 reload   a rolling restart: one instance at a time, each back before the next
-//	bm2 logs     the app's output: journalctl -u bm2@<name>-<i>.service, prefixed
+//	bm2 logs     the app's output: journalctl -u bm2@<name>-<i>.service, prefixed, or JSON lines; --grep
 //	bm2 events   bm2's own events: journalctl -t bm2, as a table or JSON lines
 //	bm2 completion bash|zsh|fish   the shell completion script (internal/cli/completion/)
 //

@@ -115,7 +115,7 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 		}
 		if asJSON {
 			return enc.Encode(eventJSON{
-				Time:  ev.Time.UTC().Format("2006-01-02T15:04:05.000000Z07:00"),
+				Time:  ev.Time.UTC().Format(jsonTimeLayout),
 				Event: nullable(string(ev.Kind)), Project: nullable(ev.Project), Instance: nullable(ev.Instance),
 				Reason: nullable(string(ev.Reason)), Level: nullable(ev.Level), Message: termtext.JSON(ev.Message),
 				Detail: nullableText(ev.Detail), MessageID: nullable(ev.MessageID),
@@ -135,6 +135,9 @@ const eventFormat = "%-19s  %-10s  %-12s  %-23s  %-17s  %s\n"
 
 // timeLayout is how bm2 logs and bm2 events show a time (local).
 const timeLayout = "2006-01-02 15:04:05"
+
+// jsonTimeLayout is a time in --json: RFC 3339, to the microsecond (UTC).
+const jsonTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
 // eventsFilter turns events' argument into a project and maybe one of its
 // instances. Events outlive projects, so an unregistered name is fine as

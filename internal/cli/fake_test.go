@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -478,6 +479,14 @@ func (j *fakeJournal) read(ctx context.Context, q journal.Query, each func(journ
 				found = found || e["_SYSTEMD_UNIT"] == u || e["UNIT"] == u
 			}
 			ok = ok && found
+		}
+		if q.Grep != "" { // journalctl's PCRE2, near enough
+			re, err := regexp.Compile(q.Grep)
+			if err != nil {
+				j.mu.Unlock()
+				return fmt.Errorf("%w %q: %v", journal.ErrPattern, q.Grep, err)
+			}
+			ok = ok && re.MatchString(e["MESSAGE"])
 		}
 		if ts := e.Time().UnixMicro(); ok && ts >= since {
 			out = append(out, e)
