@@ -22,6 +22,9 @@ type command struct {
 	aliases []string
 	minArgs int
 	maxArgs int // -1: any number
+	// signedArgs: an argument such as "-2" is an argument (bm2 scale api
+	// -2), not a flag.
+	signedArgs bool
 	// setup defines the command's flags on fs and returns the runner that
 	// reads them.
 	setup func(fs *pflag.FlagSet) runner
@@ -103,6 +106,15 @@ func commands() []*command {
 			setup: func(fs *pflag.FlagSet) runner {
 				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for each instance to come back")
 				return func(ctx context.Context, a *App, args []string) error { return a.Reload(ctx, args[0], *timeout) }
+			},
+		},
+		{
+			name: "scale", minArgs: 2, maxArgs: 2, signedArgs: true,
+			setup: func(fs *pflag.FlagSet) runner {
+				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the new instances to come online")
+				return func(ctx context.Context, a *App, args []string) error {
+					return a.Scale(ctx, args[0], args[1], *timeout)
+				}
 			},
 		},
 		{
@@ -250,7 +262,11 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 	fs := newFlagSet(c)
 	run := c.setup(fs)
 	fs.BoolP("help", "h", false, "show this help")
-	if err := fs.Parse(args[1:]); err != nil {
+	words := args[1:]
+	if c.signedArgs {
+		words = shieldSigned(words)
+	}
+	if err := fs.Parse(words); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			a.commandHelp(a.Out, c, fs)
 			return nil
@@ -262,6 +278,9 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		return nil
 	}
 	rest := fs.Args()
+	if c.signedArgs {
+		rest = unshieldSigned(rest)
+	}
 	switch {
 	case len(rest) < c.minArgs:
 		return control.UsageErr(c.name, "%s: missing argument: usage: bm2 %s %s", c.name, c.name, help(c.name).usage)
@@ -270,6 +289,32 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 			c.name, strings.Join(rest[c.maxArgs:], " "), c.name, strings.TrimSpace(help(c.name).usage))
 	}
 	return run(ctx, a, rest)
+}
+
+// signedShield marks a word such as "-2" for the flag parser, which
+// would take it for the shorthand flags -2 otherwise; no flag begins
+// with it.
+const signedShield = "\x00"
+
+// shieldSigned hides the words that are negative whole numbers from the
+// flag parser; unshieldSigned gives them back.
+func shieldSigned(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if len(w) > 1 && w[0] == '-' && strings.Trim(w[1:], "0123456789") == "" {
+			w = signedShield + w
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func unshieldSigned(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = strings.TrimPrefix(w, signedShield)
+	}
+	return out
 }
 
 func (a *App) mainHelp(w io.Writer) {

@@ -209,7 +209,8 @@ func usageSlots(usage string) []slot {
 
 // fill lists what fits a slot: project names for "name", instance names
 // for "name-i", commands for "command", file names (filesDirective) for
-// "dir" and "file"; any other word stands for itself ("nginx", "bash").
+// "dir" and "file", nothing for a value in capitals ("N", "+N"); any
+// other word stands for itself ("nginx", "bash", "max").
 func (a *App) fill(s slot, cur string) []string {
 	var out []string
 	for _, alt := range s.alts {
@@ -222,6 +223,9 @@ func (a *App) fill(s slot, cur string) []string {
 			out = append(out, commandNames()...)
 		case "dir", "file":
 		default:
+			if strings.ToUpper(alt) == alt {
+				continue // a value to type (N, +N): nothing bm2 could list
+			}
 			out = append(out, alt)
 		}
 	}

@@ -96,6 +96,10 @@ var completionCases = []struct {
 	{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
 	{[]string{"help", "st"}, []string{"start", "startup", "status", "stop"}},
 	{[]string{"ls", "a"}, []string{"api"}},
+	{[]string{"sc"}, []string{"scale"}},
+	{[]string{"scale", "w"}, []string{"web"}},
+	{[]string{"scale", "api", ""}, []string{"max"}}, // N, +N and -N are typed
+	{[]string{"scale", "--"}, []string{"--help", "--system", "--timeout", "--user"}},
 	{[]string{"version", ""}, nil},
 	{[]string{"nope", ""}, nil},
 }

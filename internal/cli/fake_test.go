@@ -265,6 +265,9 @@ func (f *fakeSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, 
 				u.ActiveEnter = f.now() // a crash loop caught while running
 			}
 			out[i] = *u
+			if w, ok := f.wants[n]; ok && u.LoadState == "loaded" {
+				out[i].Wants = append([]string(nil), w...) // as systemd reports a target's Wants=
+			}
 		} else {
 			out[i] = UnitStatus{Name: n, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
 				MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}

@@ -139,7 +139,7 @@ func TestReloadLock(t *testing.T) {
 		t.Fatal(l, err)
 	}
 	te.mustRun(ExitFailure, "reload", "api")
-	if !strings.Contains(te.stderr.String(), "is reloading api") {
+	if !strings.Contains(te.stderr.String(), "is reloading or scaling api") {
 		t.Fatalf("stderr:\n%s", te.stderr.String())
 	}
 	te.sd.Start(t.Context(), "bm2@api-surge.service")

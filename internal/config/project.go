@@ -74,12 +74,15 @@ const (
 	DefaultStopTimeout   = 1600 * time.Millisecond
 	DefaultNotifyLevel   = LevelError
 	maxNameLen           = 64
-	maxInstances         = 1024
+	maxInstances         = MaxInstances
 	maxRestartDelay      = time.Hour
 	maxStopTimeout       = time.Hour
 	maxMaxRestarts       = 10000
 	defaultRuntimeNodeJS = Node
 )
+
+// MaxInstances is the most instances a project may have (instances =).
+const MaxInstances = 1024
 
 // EnvVar is one variable of the [env] table.
 type EnvVar struct {

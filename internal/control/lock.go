@@ -32,10 +32,10 @@ const lockPoll = 20 * time.Millisecond
 // decide and write would both pass that check when they run at once, and
 // both files would be left in place, one of them skipped by the generator.
 // So every command that changes the set of registered projects or their
-// files (serve, delete, migrate) holds one exclusive lock from before it
-// reads the registry until systemd has reloaded and the generator's verdict
-// on what it wrote is known (serve; delete and migrate hold it to their
-// end); the commands run one at a time.
+// files (serve, scale, delete, migrate) holds one exclusive lock from
+// before it reads the registry until systemd has reloaded and the
+// generator's verdict on what it wrote is known (serve and scale; delete
+// and migrate hold it to their end); the commands run one at a time.
 //
 // The lock is flock(2) on a file in a root-owned runtime directory
 // (/run/bm2/registry.lock, gone at reboot, when no one can hold it

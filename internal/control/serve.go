@@ -95,6 +95,9 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		return err
 	}
 	changed := reg.changed
+	if changed {
+		c.noteInstances(p, entries)
+	}
 
 	// 2. systemd must be there before anything is written.
 	sd, err := c.Connect(ctx)
@@ -139,6 +142,25 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		return err
 	}
 	return c.startServed(ctx, sd, p, was, changed, wasErrored, timeout)
+}
+
+// noteInstances says so when serve changes the number of instances of a
+// registered project: `bm2 scale` changes only the registered file, and
+// the project file served again sets its own count, as PM2's ecosystem
+// file does. That is never done silently.
+func (c *Client) noteInstances(p *config.Project, entries []entry) {
+	for _, e := range entries {
+		if e.Name != p.Name || e.Project == nil || filepath.Clean(e.Path) != filepath.Clean(p.File) || e.Project.Instances == p.Instances {
+			continue
+		}
+		from := "the project file"
+		if p.Source != "" {
+			from = p.Source
+		}
+		fmt.Fprintf(c.Out, "note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s\n",
+			e.Path, Plural(e.Project.Instances, "instance", "instances"), from, p.Instances, p.Instances,
+			e.Project.Instances, e.Project.Instances, from)
+	}
 }
 
 // servable refuses, before anything changes, what no start could get
@@ -496,6 +518,9 @@ type registration struct {
 	oldPrivate      []byte      // what the private part held before, nil if none
 	existed         bool        // the project file was there before
 	changed         bool
+	// keepPrivate: only the project file is written (bm2 scale); the
+	// private part is left as it is, and undo does not touch it.
+	keepPrivate bool
 }
 
 // registration works out what to write for p and whether anything
@@ -545,7 +570,7 @@ func (c *Client) registration(p *config.Project) (*registration, error) {
 // if that fails, the private part is put back as it was.
 func (r *registration) write() error {
 	priv := config.PrivatePath(r.p.File)
-	if r.private != nil {
+	if r.private != nil && !r.keepPrivate {
 		if err := os.MkdirAll(filepath.Dir(priv), 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", filepath.Dir(priv), err)
 		}
@@ -557,6 +582,9 @@ func (r *registration) write() error {
 		return fmt.Errorf("create %s: %w", filepath.Dir(r.p.File), err)
 	}
 	if err := safefs.Write(r.p.File, r.public, 0o644); err != nil {
+		if r.keepPrivate {
+			return fmt.Errorf("write %s: %w", r.p.File, err)
+		}
 		if r.oldPrivate != nil {
 			_ = safefs.Write(priv, r.oldPrivate, 0o600)
 		} else if r.private != nil {
@@ -564,7 +592,7 @@ func (r *registration) write() error {
 		}
 		return fmt.Errorf("write %s: %w", r.p.File, err)
 	}
-	if r.private == nil && r.oldPrivate != nil {
+	if r.private == nil && r.oldPrivate != nil && !r.keepPrivate {
 		if err := safefs.Remove(priv); err != nil {
 			return fmt.Errorf("remove %s: %w", priv, err)
 		}
@@ -581,6 +609,7 @@ func (r *registration) undo() error {
 	priv := config.PrivatePath(r.p.File)
 	restorePrivate := func() error {
 		switch {
+		case r.keepPrivate:
 		case r.oldPrivate != nil:
 			if err := safefs.Write(priv, r.oldPrivate, 0o600); err != nil {
 				return fmt.Errorf("write %s: %w", priv, err)

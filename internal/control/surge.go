@@ -70,7 +70,7 @@ func (c *Client) lockProject(name string) (*ProjectLock, error) {
 		who += fmt.Sprintf(" (pid %d)", holder)
 	}
 	return nil, Fail(ExitFailure, "wait for it to finish, then try again",
-		fmt.Errorf("%s is reloading %s", who, name))
+		fmt.Errorf("%s is reloading or scaling %s", who, name))
 }
 
 // SurgeActive tells whether the surge unit has a run or a job.

@@ -1,0 +1,440 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/units"
+)
+
+// Scale is `bm2 scale <name> <N | +N | -N | max>`: it changes the number
+// of instances of a registered project and applies it without touching
+// the instances that stay. Scaling up writes the registered file (as
+// serve does: config.Marshal, the registry lock, the private part left
+// as it is), has systemd reload, checks that the generator took it, then
+// starts only the new instances and waits for them as serve does (online,
+// in cluster mode confirmed by the reusePort probe). Scaling down writes
+// the file, stops the instances above the new count, the highest first,
+// each with a normal stop (SIGTERM, then stop_timeout_ms), so that it
+// finishes what it has, then has systemd reload.
+//
+// It does not go through ServeProject: the target's unit changes with the
+// count, and serve restarts every instance of a project whose units
+// changed. Everything that can be refused is refused before anything
+// changes: the count, the port range (fork mode), a project that is not
+// bm2's to rewrite or that is errored.
+//
+// A registered count that systemd has not applied yet (the operator set
+// instances = in the file by hand) is applied the same way when scale is
+// asked for that count: it is how a file bm2 does not rewrite is scaled.
+func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Duration) error {
+	arg, err := parseCount(count)
+	if err != nil {
+		return err
+	}
+	// Refused at once, before waiting for any lock.
+	if _, _, err := c.scalable(name); err != nil {
+		return err
+	}
+	// One reload or scale of a project at a time: a reload's surge and
+	// rolling restart work on the instances there are.
+	lock, err := c.lockProject(name)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	sd, err := c.Connect(ctx)
+	if err != nil {
+		return Fail(ExitNoSystemd, "nothing was changed; bm2 scale needs a running systemd", err)
+	}
+	defer sd.Close()
+
+	// From the registry read to the generator's verdict, as for serve:
+	// no other command changes the registered projects meanwhile.
+	unlock, err := c.lockRegistry(ctx, timeout)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	p, own, err := c.scalable(name)
+	if err != nil {
+		return err
+	}
+	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+		return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
+			fmt.Errorf("project %s is errored (%s): nothing was changed", p.Name, reason))
+	}
+	n, err := arg.resolve(p, c.NumCPU)
+	if err != nil {
+		return err
+	}
+	q := *p
+	// +0 and -0 keep instances = "max" as it is; N and the other
+	// relative counts set a number.
+	q.Instances, q.MaxInstance = n, arg.max || (arg.relative && n == p.Instances && p.MaxInstance)
+
+	was, err := c.scaleUnits(ctx, sd, p, n)
+	if err != nil {
+		return err
+	}
+	rewrite := n != p.Instances || q.MaxInstance != p.MaxInstance
+	if !rewrite && !was.behind && len(was.extra) == 0 {
+		fmt.Fprintf(c.Out, "%s already has %s\n", p.Name, Plural(n, "instance", "instances"))
+		return nil
+	}
+
+	reg := &registration{p: &q}
+	if rewrite {
+		if !own {
+			return Fail(ExitFailure,
+				fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(&q), p.File, p.Name, n),
+				fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.registeredFile(p.Name)))
+		}
+		entries, _ := c.Registry()
+		if err := c.scaleFits(&q, entries); err != nil {
+			return err
+		}
+		if reg, err = c.scaleRegistration(p, &q); err != nil {
+			return err
+		}
+	}
+	if reg.changed {
+		if err := reg.write(); err != nil {
+			return c.rootHint(err)
+		}
+		fmt.Fprintf(c.Out, "updated %s: instances = %s (was %s)\n", p.File, countText(&q), countText(p))
+	} else if !rewrite && was.wanted != n && was.running {
+		fmt.Fprintf(c.Out, "%s says %s, systemd runs %d: applying it\n", p.File, Plural(n, "instance", "instances"), was.wanted)
+	} else if !rewrite && was.behind {
+		fmt.Fprintf(c.Out, "reloading systemd: %s changed since it was read\n", p.File)
+	}
+	// The surplus goes before systemd reloads: the generator drops an
+	// instance's drop-in with the count, and an instance stopped after
+	// that would stop with the bare template's settings (systemd's 90 s
+	// default, not stop_timeout_ms) from a unit that no longer loads. A
+	// stop that fails leaves the file written: the same scale run again
+	// finishes it.
+	if err := c.stopScaledDown(ctx, sd, &q, was.extra); err != nil {
+		return err
+	}
+	if reg.changed || was.behind {
+		if err := sd.Reload(ctx); err != nil {
+			return err
+		}
+		ts, err := sd.Units(ctx, []string{units.Target(p.Name)})
+		if err != nil {
+			return err
+		}
+		if ts[0].LoadState != "loaded" {
+			return c.skipped(ctx, sd, &q, reg)
+		}
+	}
+	unlock()
+	from := was.wanted
+	if !was.loaded {
+		from = p.Instances // what the registered file said; nothing ran
+	}
+	return c.applyScale(ctx, sd, &q, from, was, timeout)
+}
+
+// countArg is scale's count: N, +N, -N or max.
+type countArg struct {
+	n        int  // N, or the change for +N and -N
+	relative bool // +N or -N
+	max      bool // one instance per CPU, as instances = "max"
+	text     string
+}
+
+// parseCount reads the count argument; its range is checked against the
+// project (resolve).
+func parseCount(s string) (countArg, error) {
+	a := countArg{text: s}
+	if s == "max" {
+		a.max = true
+		return a, nil
+	}
+	digits := s
+	sign := 1
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		digits, a.relative = rest, true
+	} else if rest, ok := strings.CutPrefix(s, "-"); ok {
+		digits, a.relative, sign = rest, true, -1
+	}
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return a, UsageErr("scale", "scale: %q is not a number of instances: give N (1 to %d), +N, -N or max", s, config.MaxInstances)
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		n = config.MaxInstances + 1 // past every range
+	}
+	a.n = sign * n
+	return a, nil
+}
+
+// resolve is the count a project gets: from its registered count for +N
+// and -N, the number of CPUs for max (as config reads instances =
+// "max"). It must be 1 to config.MaxInstances.
+func (a countArg) resolve(p *config.Project, numCPU int) (int, error) {
+	n := a.n
+	switch {
+	case a.max:
+		n = max(1, min(numCPU, config.MaxInstances))
+	case a.relative:
+		n = min(p.Instances+a.n, config.MaxInstances+1)
+	}
+	switch {
+	case n < 1 && a.relative:
+		return 0, UsageErr("scale", "scale: %s has %s: %s would leave %d; a project keeps at least 1 (`bm2 stop %s` stops them all)",
+			p.Name, Plural(p.Instances, "instance", "instances"), a.text, n, p.Name)
+	case n < 1:
+		return 0, UsageErr("scale", "scale: a project has at least 1 instance (`bm2 stop %s` stops them all)", p.Name)
+	case n > config.MaxInstances:
+		return 0, UsageErr("scale", "scale: %s is more instances than a project may have (%d)", a.text, config.MaxInstances)
+	}
+	return n, nil
+}
+
+// countText is a project's instances = value as its file has it.
+func countText(p *config.Project) string {
+	if p.MaxInstance {
+		return fmt.Sprintf("\"max\", %d", p.Instances)
+	}
+	return strconv.Itoa(p.Instances)
+}
+
+// scalable is the valid registered project of that name, and whether it
+// is bm2's to rewrite: registered in the scope's config dir, where serve
+// writes (a file elsewhere on the search path is its package's or the
+// operator's).
+func (c *Client) scalable(name string) (*config.Project, bool, error) {
+	e, err := c.FindProject(name)
+	if err != nil {
+		return nil, false, err
+	}
+	p, err := Usable(e)
+	if err != nil {
+		return nil, false, err
+	}
+	return p, filepath.Clean(e.Path) == filepath.Clean(c.registeredFile(name)), nil
+}
+
+// registeredFile is where bm2 serve registers a project of that name.
+func (c *Client) registeredFile(name string) string {
+	return filepath.Join(c.Layout.ConfigDir, name+".toml")
+}
+
+// scaleFits refuses a count the project file could not have: a fork-mode
+// range past port 65535 or over another project's ports, unit names too
+// long for systemd, anything else config refuses.
+func (c *Client) scaleFits(q *config.Project, entries []entry) error {
+	if q.Mode == config.Fork && q.Port+q.Instances-1 > 65535 {
+		return Fail(ExitInvalid, "choose fewer instances",
+			fmt.Errorf("%s cannot have %d instances: fork mode needs ports %d~%d, past 65535", q.Name, q.Instances, q.Port, q.Port+q.Instances-1))
+	}
+	if msg := config.NameError(q.Name, q.Instances); msg != "" {
+		return Fail(ExitInvalid, "choose fewer instances", fmt.Errorf("%s cannot have %d instances: %s", q.Name, q.Instances, msg))
+	}
+	if err := config.CheckConflict(q, Held(entries, q.Name)); err != nil {
+		hint := "choose fewer instances"
+		var ce *config.ConflictError
+		if errors.As(err, &ce) {
+			hint = fmt.Sprintf("choose fewer instances, or move %s or %s (%s) to other ports", q.Name, ce.Holder, ce.HolderFile)
+		}
+		return Fail(ExitInvalid, hint, fmt.Errorf("%w; nothing was changed", err))
+	}
+	if err := c.checkSystemConflict(q); err != nil {
+		return err
+	}
+	// Anything else config checks of a count (the limits above are the
+	// ones known today).
+	pub, priv := config.Marshal(q)
+	src := config.Source{Path: q.File, Data: pub, PrivatePath: config.PrivatePath(q.File), PrivateData: priv}
+	if _, err := config.ParseSource(src, c.ConfigOptions()); err != nil {
+		return Fail(ExitInvalid, "choose another count", fmt.Errorf("%s cannot have %d instances: %w", q.Name, q.Instances, err))
+	}
+	return nil
+}
+
+// scaleRegistration is the registration of q, p with another count: the
+// project file as Marshal writes it, the private part left as it is. A
+// file written by hand is rewritten only when that loses nothing its
+// author wrote: one with comments of its own is refused (its author
+// changes instances = there, and scale applies it).
+func (c *Client) scaleRegistration(p, q *config.Project) (*registration, error) {
+	reg, err := c.registration(q)
+	if err != nil {
+		return nil, err
+	}
+	if !reg.existed {
+		return nil, fmt.Errorf("%s is gone: nothing was changed", p.File)
+	}
+	// The private part stays as it is, byte for byte: the new project
+	// file must read back as q beside it.
+	src := config.Source{Path: q.File, Data: reg.public, PrivatePath: config.PrivatePath(q.File), PrivateData: reg.oldPrivate}
+	if r, err := config.ParseSource(src, c.ConfigOptions()); err != nil || !config.Equal(q, r) {
+		hint := "`bm2 serve` in " + p.Cwd + " registers it afresh"
+		if r == nil || p.SecretsInFile {
+			hint = "`bm2 migrate` moves the secrets out of " + p.File + " first"
+		}
+		return nil, Fail(ExitFailure, hint,
+			fmt.Errorf("%s cannot be rewritten without changing its private part %s: nothing was changed", p.File, config.PrivatePath(p.File)))
+	}
+	reg.private, reg.keepPrivate = reg.oldPrivate, true
+	reg.changed = !bytes.Equal(reg.oldPublic, reg.public)
+	if canon, _ := config.Marshal(p); reg.changed && !bytes.Equal(reg.oldPublic, canon) && config.HasOwnComments(reg.oldPublic) {
+		return nil, Fail(ExitFailure,
+			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay",
+				countText(q), p.File, p.Name, q.Instances),
+			fmt.Errorf("%s was edited by hand and has comments that bm2 did not write; rewriting it would lose them, so bm2 scale leaves it alone", p.File))
+	}
+	return reg, nil
+}
+
+// scaleWas is what systemd runs of a project before a scale.
+type scaleWas struct {
+	loaded  bool  // systemd has the project's target
+	wanted  int   // the instances that target wants: the count systemd applied
+	running bool  // the target is active: new instances are started
+	behind  bool  // systemd's units are not the registered file's
+	extra   []int // running instances at or above the new count, the highest first
+}
+
+// scaleUnits reads the project's target and loaded instances.
+func (c *Client) scaleUnits(ctx context.Context, sd Systemd, p *config.Project, n int) (scaleWas, error) {
+	var w scaleWas
+	ts, err := sd.Units(ctx, []string{units.Target(p.Name)})
+	if err != nil {
+		return w, err
+	}
+	t := ts[0]
+	w.loaded = t.LoadState == "loaded"
+	if w.loaded {
+		for _, u := range t.Wants {
+			if name, i, ok := units.ParseInstance(u); ok && name == p.Name && i != units.Surge {
+				w.wanted++
+			}
+		}
+	}
+	w.running = t.ActiveState == "active"
+	w.behind = !w.loaded || t.NeedDaemonReload || w.wanted != p.Instances
+	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
+	if err != nil {
+		return w, err
+	}
+	for _, u := range loaded {
+		if name, i, ok := units.ParseInstance(u.Name); ok && name == p.Name && i != units.Surge && i >= n && !u.Down() {
+			w.extra = append(w.extra, i)
+		}
+	}
+	slices.Sort(w.extra)
+	slices.Reverse(w.extra)
+	return w, nil
+}
+
+// applyScale starts the instances systemd did not have, when the project
+// runs, once systemd has p's units, and says what the scale did (the
+// instances above p's count were stopped already: stopScaledDown).
+func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, from int, was scaleWas, timeout time.Duration) error {
+	var up []int
+	if was.running {
+		for i := was.wanted; i < p.Instances; i++ {
+			up = append(up, i)
+		}
+	}
+	if len(up) > 0 {
+		names := make([]string, len(up))
+		for k, i := range up {
+			names[k] = units.Instance(p.Name, i)
+		}
+		if err := c.clearInstanceMarks(p, up); err != nil {
+			return err
+		}
+		if err := resetFailed(ctx, sd, names...); err != nil {
+			return err
+		}
+		// A probe left ending by an earlier run of the same instance
+		// would swallow the new run's (stopIdleProbes).
+		if err := c.stopIdleProbes(ctx, sd, p, up); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Out, "starting %s\n", strings.Join(names, ", "))
+		for _, n := range names {
+			if err := c.startErr(p.Name, sd.Start(ctx, n)); err != nil {
+				return err
+			}
+		}
+		if err := c.waitOnline(ctx, sd, p, up, timeout, "scale"); err != nil {
+			return err
+		}
+	}
+	what := Plural(p.Instances, "instance", "instances")
+	if from != p.Instances {
+		what = fmt.Sprintf("from %d to %s", from, what)
+	}
+	switch {
+	case len(up) > 0:
+		fmt.Fprintf(c.Out, "scaled %s %s: %s %s\n", p.Name, what, joinIDs(p, up), readyWord(p))
+	case len(was.extra) > 0:
+		stopped := slices.Clone(was.extra)
+		slices.Sort(stopped)
+		fmt.Fprintf(c.Out, "scaled %s %s: stopped %s\n", p.Name, what, joinIDs(p, stopped))
+	case !was.running && from != p.Instances:
+		fmt.Fprintf(c.Out, "scaled %s %s; it is stopped: `bm2 start %s` starts them\n", p.Name, what, p.Name)
+	case from == p.Instances:
+		fmt.Fprintf(c.Out, "%s keeps %s\n", p.Name, what)
+	default:
+		fmt.Fprintf(c.Out, "scaled %s %s\n", p.Name, what)
+	}
+	return nil
+}
+
+// stopScaledDown stops the instances ids (the highest first) the way
+// bm2 stop stops one: its reusePort probe first, so that it does not
+// react, then the instance, which gets SIGTERM and stop_timeout_ms to
+// finish what it has. Then every probe and mark left of an instance at
+// or above p's count goes, as stopStray does for serve.
+func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Project, ids []int) error {
+	for _, i := range ids {
+		unit := units.Instance(p.Name, i)
+		if _, err := stopUnits(ctx, sd, p.Name, i, unit, nil, false); err != nil {
+			return err
+		}
+		if err := sd.ResetFailed(ctx, unit); err != nil {
+			return err
+		}
+		fmt.Fprintf(c.Out, "stopped %s\n", units.InstanceID(p.Name, i))
+	}
+	probes, err := loadedProbes(ctx, sd, p.Name, -1)
+	if err != nil {
+		return err
+	}
+	for _, pr := range probes {
+		if _, i, _ := units.ParseProbe(pr); i >= p.Instances && i != units.Surge {
+			if err := sd.Stop(ctx, pr); err != nil {
+				return err
+			}
+		}
+	}
+	marked, err := c.state().ErroredInstances(p.Name)
+	if err != nil {
+		return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
+	}
+	var gone []int
+	for _, m := range marked {
+		if _, i, ok := units.ParseInstance(m); ok && i >= p.Instances && i != units.Surge {
+			gone = append(gone, i)
+		}
+	}
+	if len(gone) > 0 {
+		return c.clearInstanceMarks(p, gone)
+	}
+	return nil
+}
