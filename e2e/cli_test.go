@@ -441,3 +441,15 @@ stop_timeout_ms = 1000
 		}
 	})
 }
+
+// restartedAll asserts that every instance of a project runs a new
+// process since before (its pids, as pids returned them).
+func (b *bed) restartedAll(project string, before []string) {
+	b.t.Helper()
+	after := b.pids(project, len(before))
+	for i := range after {
+		if after[i] == before[i] {
+			b.t.Errorf("%s-%d was not restarted (pid %s)", project, i, after[i])
+		}
+	}
+}
