@@ -478,6 +478,7 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
 	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
 	f.Add("Service", "StateDirectory", units.Specifiers("bm2/apps/"+p.Name))
+	logs(&f, p)
 	s.sandbox(&f, p)
 	for _, d := range config.Directives(p) {
 		if d.Name != "Group" {
@@ -485,6 +486,32 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 		}
 	}
 	return f.Bytes()
+}
+
+// logs adds the project's journal settings; none when it sets none.
+// journald's own rate limit (10,000 lines per 30 s per instance, scaled
+// with free disk space) applies unless the project sets one. systemd
+// passes a LogRateLimitBurst= or LogRateLimitIntervalSec= of 0 on as "not
+// set", so no limit is the largest burst journald can scale
+// (config.MaxLogRateLimitBurst), alone. The template turns the level
+// prefixes off (SyslogLevelPrefix=no); log_level_prefix turns them back
+// on.
+func logs(f *units.File, p *config.Project) {
+	l := p.Log
+	switch {
+	case l.Unlimited():
+		f.Add("Service", "LogRateLimitBurst", strconv.Itoa(config.MaxLogRateLimitBurst))
+	case l.RateLimited():
+		if l.RateLimitInterval != nil {
+			f.Add("Service", "LogRateLimitIntervalSec", config.FormatMS(*l.RateLimitInterval))
+		}
+		if l.RateLimitBurst != nil {
+			f.Add("Service", "LogRateLimitBurst", strconv.Itoa(*l.RateLimitBurst))
+		}
+	}
+	if l.LevelPrefix {
+		f.Add("Service", "SyslogLevelPrefix", "yes")
+	}
 }
 
 // sandbox adds what the project changes in the template's sandbox (see

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,11 @@ type Query struct {
 	// AfterCursor is journalctl's --after-cursor: only entries after the
 	// one with this __CURSOR; "" for no such limit.
 	AfterCursor string
+	// Fields is journalctl's --output-fields: only these fields of each
+	// entry (and those journalctl always prints: __CURSOR,
+	// __REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP, _BOOT_ID); nil for all.
+	// Not for BM2 queries, whose entries are judged by their fields.
+	Fields []string
 	// BM2 restricts the query to entries bm2 wrote itself ([Trusted]), in
 	// the query itself, so that entries an app logs cannot crowd bm2's out
 	// of the last Lines. Messages of the generator are included when
@@ -109,6 +115,13 @@ func (q Query) Args() []string {
 			// 10 entries, not all of them.
 			args = append(args, "--no-tail")
 		}
+	}
+	if len(q.Fields) > 0 && !q.BM2 {
+		fields := q.Fields
+		if q.User != "" && !slices.Contains(fields, FieldUID) {
+			fields = append(slices.Clip(fields), FieldUID) // Read checks whose each entry is
+		}
+		args = append(args, "--output-fields="+strings.Join(fields, ","))
 	}
 	if q.Grep != "" {
 		// One argument, so that a pattern that starts with "-" is the

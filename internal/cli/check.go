@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,6 +62,9 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	}
 	if len(p.After) > 0 {
 		fmt.Fprintf(w, "after: %s (ordering only)\n", strings.Join(p.After, ", "))
+	}
+	if line := logsLine(p.Log); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	if p.ExposedSecrets {
 		problems = append(problems, fmt.Sprintf("%s holds [env] or the webhook and every user can read it: move them to %s (mode 0600), or let `bm2 serve` or `bm2 migrate` do it",
@@ -393,4 +397,32 @@ func usableErr(e entry) error {
 		return err
 	}
 	return fmt.Errorf("project %s: %s has no project", e.Name, e.Path)
+}
+
+// logsLine is check's line about the log keys, "" when none is set
+// (journald's own rate limit applies, and level prefixes are ignored):
+//
+//	logs: at most 100 lines per 1000 ms per instance, which journald scales up with free disk space (4 times with 4 GiB free)
+func logsLine(l config.Log) string {
+	var parts []string
+	switch {
+	case l.Unlimited():
+		parts = append(parts, "no rate limit: one instance may flood the journal and push its older entries out sooner, bm2's events included")
+	case l.RateLimited():
+		burst, interval := "journald's burst (RateLimitBurst=)", "journald's interval (RateLimitIntervalSec=)"
+		if l.RateLimitBurst != nil {
+			burst = strconv.Itoa(*l.RateLimitBurst)
+		}
+		if l.RateLimitInterval != nil {
+			interval = strconv.FormatInt(l.RateLimitInterval.Milliseconds(), 10) + " ms"
+		}
+		parts = append(parts, fmt.Sprintf("at most %s lines per %s per instance, which journald scales up with free disk space (4 times with 4 GiB free)", burst, interval))
+	}
+	if l.LevelPrefix {
+		parts = append(parts, "the app's <N> prefixes set its lines' priorities (log_level_prefix)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "logs: " + strings.Join(parts, "; ")
 }

@@ -127,6 +127,30 @@ requires = ["redis-server.service"]
 	}
 }
 
+// check says what the log keys do, after the needs; without them it says
+// nothing (TestCheckSeedOutput): journald's own limit applies.
+func TestCheckLogs(t *testing.T) {
+	te := newTestEnv(t)
+	port := freePorts(t, 1)
+	for _, c := range []struct{ keys, want string }{
+		{"log_rate_limit_burst = 100\nlog_rate_limit_interval_ms = 1000\n",
+			"logs: at most 100 lines per 1000 ms per instance, which journald scales up with free disk space (4 times with 4 GiB free)\n"},
+		{"log_rate_limit_burst = 100\n",
+			"logs: at most 100 lines per journald's interval (RateLimitIntervalSec=) per instance, which journald scales up with free disk space (4 times with 4 GiB free)\n"},
+		{"log_rate_limit_interval_ms = 500\nlog_level_prefix = true\n",
+			"logs: at most journald's burst (RateLimitBurst=) lines per 500 ms per instance, which journald scales up with free disk space (4 times with 4 GiB free); " +
+				"the app's <N> prefixes set its lines' priorities (log_level_prefix)\n"},
+		{"log_rate_limit_burst = 0\nlog_rate_limit_interval_ms = 1000\n",
+			"logs: no rate limit: one instance may flood the journal and push its older entries out sooner, bm2's events included\n"},
+	} {
+		dir := filepath.Dir(te.write("app/bm2.toml", seedProject(port)+c.keys))
+		te.mustRun(ExitOK, "check", dir)
+		if got := te.stdout.String(); !strings.Contains(got, "notify: disabled\n"+c.want+"ports ") {
+			t.Errorf("%q: stdout:\n%s\nwant %q", c.keys, got, c.want)
+		}
+	}
+}
+
 func TestCheckDefaultsToCurrentDirFile(t *testing.T) {
 	te := newTestEnv(t)
 	port := freePorts(t, 1)

@@ -335,6 +335,10 @@ type testEnv struct {
 	versionLog []string
 	// lookupUser replaces LookupUser (identity.Self by default).
 	lookupUser func(name string) identity.Identity
+	// diskUsage is what journalctl --disk-usage says (DiskUsage): 0
+	// bytes by default.
+	diskUsage    int64
+	diskUsageErr error
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -398,6 +402,9 @@ func (te *testEnv) probeRun(unit string) {
 type fakeJournal struct {
 	mu      sync.Mutex
 	entries []journal.Entry
+	// err is what every read returns when set (journal.ErrRestricted:
+	// a reader outside adm).
+	err     error
 	queries []journal.Query
 	uid     string // who writes bm2's events: "0", or the user in user scope
 }
@@ -448,6 +455,10 @@ func (j *fakeJournal) line(at time.Time, unit, msg string) {
 func (j *fakeJournal) read(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
 	j.mu.Lock()
 	j.queries = append(j.queries, q)
+	if j.err != nil {
+		j.mu.Unlock()
+		return j.err
+	}
 	byField := map[string][]string{}
 	for _, m := range q.Matches {
 		k, v, _ := strings.Cut(m, "=")
@@ -607,6 +618,7 @@ func (te *testEnv) app() *App {
 				return te.confined(p, path)
 			},
 			ReadJournal: te.entries.read,
+			DiskUsage:   func(ctx context.Context) (int64, error) { return te.diskUsage, te.diskUsageErr },
 			Listening: func(ctx context.Context, u UnitStatus, port int) (bool, error) {
 				if u.MainPID == 0 {
 					return false, nil

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
 	}
+	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, a.JournalUse(ctx, p), a.IsUser()))
 	rows, warnings := listRows(a.Snapshot(ctx, []entry{e}, sd))
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -174,6 +176,54 @@ func writeFailureLines(evs []journal.Event, now time.Time) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// journalLine is status's line about the project's journal: how far back
+// its entries go, and what the journal takes in all, said to be that,
+// since journald keeps no size per project:
+//
+//	journal: api's entries since 2026-11-30 04:00:00; all journal files take 1.1 GiB (journalctl --disk-usage; journald keeps no size per project)
+//
+// A journal this user cannot read is a note, not an error.
+func journalLine(name string, u control.JournalUse, user bool) string {
+	switch {
+	case errors.Is(u.Err, journal.ErrRestricted):
+		return "journal: not readable as this user (" + journal.RestrictedHint + ")"
+	case errors.Is(u.Err, journal.ErrUserVolatile):
+		return "journal: not readable as you: this host keeps its journal in memory only, and your services' entries are in the system journal (`bm2 logs " + name + "` says what to do)"
+	case u.Err != nil:
+		return "journal: not read (" + termtext.Escape(control.OneLine(u.Err)) + ")"
+	}
+	line := "journal: no entries of " + name
+	if !u.Oldest.IsZero() {
+		line = "journal: " + name + "'s entries since " + u.Oldest.Local().Format(timeLayout)
+	}
+	if u.Total >= 0 {
+		if user {
+			line += "; your journal files take " + iecBytes(u.Total) + " (journalctl --user --disk-usage; journald keeps no size per project)"
+		} else {
+			line += "; all journal files take " + iecBytes(u.Total) + " (journalctl --disk-usage; journald keeps no size per project)"
+		}
+	}
+	return line
+}
+
+// iecBytes renders a size in bytes with binary units, one decimal:
+// "512 B", "24.0 MiB", "1.1 GiB".
+func iecBytes(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	v := float64(n)
+	unit := ""
+	for _, u := range []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"} {
+		v /= 1024
+		unit = u
+		if v < 1024 {
+			break
+		}
+	}
+	return fmt.Sprintf("%.1f %s", v, unit)
 }
 
 // needsText is the units a project needs, each with the key that names it

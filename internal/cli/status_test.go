@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -78,3 +79,86 @@ func TestStatusShowsWriteFailures(t *testing.T) {
 }
 
 var errNoSpace = fmt.Errorf("crash log: %w", syscall.ENOSPC)
+
+// The journal line says how far back the project's entries go and what
+// the journal takes in all, labelled as the whole journal's (journald
+// keeps no size per project); a journal this user cannot read is a note.
+func TestJournalLine(t *testing.T) {
+	oldest := time.Date(2026, 11, 30, 4, 0, 0, 0, time.Local)
+	gib := int64(1181116006) // journalctl: 1.1G
+	for _, c := range []struct {
+		u    control.JournalUse
+		user bool
+		want string
+	}{
+		{control.JournalUse{Oldest: oldest, Total: gib}, false,
+			"journal: api's entries since 2026-11-30 04:00:00; all journal files take 1.1 GiB (journalctl --disk-usage; journald keeps no size per project)"},
+		{control.JournalUse{Oldest: oldest, Total: 24 << 20}, true,
+			"journal: api's entries since 2026-11-30 04:00:00; your journal files take 24.0 MiB (journalctl --user --disk-usage; journald keeps no size per project)"},
+		{control.JournalUse{Total: 512}, false,
+			"journal: no entries of api; all journal files take 512 B (journalctl --disk-usage; journald keeps no size per project)"},
+		{control.JournalUse{Oldest: oldest, Total: -1}, false,
+			"journal: api's entries since 2026-11-30 04:00:00"},
+		{control.JournalUse{Total: -1, Err: journal.ErrRestricted}, false,
+			"journal: not readable as this user (run it as root, or add yourself to the adm or systemd-journal group)"},
+		{control.JournalUse{Total: 8 << 20, Err: journal.ErrUserVolatile}, true,
+			"journal: not readable as you: this host keeps its journal in memory only, and your services' entries are in the system journal (`bm2 logs api` says what to do)"},
+		{control.JournalUse{Total: -1, Err: fmt.Errorf("%w: exec: \"journalctl\": \x1b[2Jnot found", journal.ErrNoJournalctl)}, false,
+			`journal: not read (journalctl could not be run: exec: "journalctl": \x1b[2Jnot found)`},
+	} {
+		if got := journalLine("api", c.u, c.user); got != c.want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.u, got, c.want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 3 << 29: "1.5 GiB", 5 << 40: "5.0 TiB"} {
+		if got := iecBytes(n); got != want {
+			t.Errorf("iecBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// bm2 status asks the journal for the oldest entry of the project's own
+// units, by name (bm2@api-* would be api-v2's too), and for the journal's
+// disk usage, and shows both on the journal line.
+func TestStatusShowsJournalUse(t *testing.T) {
+	te := served(t)
+	te.entries.line(te.now.Add(-3*time.Hour), "bm2@api-v2-0.service", "another project's")
+	te.entries.line(te.now.Add(-2*time.Hour), "bm2@api-surge.service", "the surge's, during a reload")
+	te.entries.line(te.now.Add(-time.Hour), "bm2@api-1.service", "hello")
+	te.diskUsage = 1181116006 // journalctl: 1.1G
+	te.mustRun(ExitOK, "status", "api")
+	want := "  journal: api's entries since " + te.now.Add(-2*time.Hour).Local().Format(timeLayout) +
+		"; all journal files take 1.1 GiB (journalctl --disk-usage; journald keeps no size per project)\n"
+	if out := te.stdout.String(); !strings.Contains(out, want) {
+		t.Fatalf("status lacks %q:\n%s", want, out)
+	}
+	var asked []string
+	for _, q := range te.entries.queries {
+		if len(q.Fields) > 0 {
+			if q.BM2 || q.Lines != 0 || q.Follow {
+				t.Errorf("oldest-entry query %+v", q)
+			}
+			asked = append(asked, q.Units...)
+		}
+	}
+	if got := strings.Join(asked, " "); got != "bm2@api-0.service bm2@api-1.service bm2@api-2.service bm2@api-3.service bm2@api-surge.service" {
+		t.Errorf("the oldest entry was asked of %q", got)
+	}
+}
+
+// A journal this user may not read (outside adm and systemd-journal) is
+// a short note on the journal line; status still succeeds and says
+// nothing of it on stderr.
+func TestStatusUnreadableJournal(t *testing.T) {
+	te := served(t)
+	te.entries.err = journal.ErrRestricted
+	te.diskUsageErr = journal.ErrRestricted
+	te.mustRun(ExitOK, "status", "api")
+	want := "  journal: not readable as this user (" + journal.RestrictedHint + ")\n"
+	if out := te.stdout.String(); !strings.Contains(out, want) {
+		t.Fatalf("status lacks %q:\n%s", want, out)
+	}
+	if strings.Contains(te.stderr.String(), "journal") {
+		t.Errorf("stderr speaks of the journal:\n%s", te.stderr.String())
+	}
+}

@@ -192,6 +192,34 @@ var specs = []spec{
 		}
 	}, get: str(func(p *Project) string { return p.Source })},
 	{key: "port_env", kind: kStrings, set: setPortEnv, get: list(func(p *Project) []string { return p.PortEnv })},
+	// journald's rate limit of each instance and whether it reads level
+	// prefixes: directives of their own (package generator), as no limit
+	// is not 0 in the unit.
+	{key: "log_rate_limit_burst", kind: kInt, set: func(v *validator, p *Project, k string, val any) {
+		if n := val.(int64); v.intRange(k, n, 0, MaxLogRateLimitBurst) {
+			b := int(n)
+			p.Log.RateLimitBurst = &b
+		}
+	}, get: func(p *Project) (any, bool) {
+		if p.Log.RateLimitBurst == nil {
+			return nil, false
+		}
+		return *p.Log.RateLimitBurst, true
+	}},
+	{key: "log_rate_limit_interval_ms", kind: kInt, set: func(v *validator, p *Project, k string, val any) {
+		if n := val.(int64); v.intRange(k, n, 0, MaxLogRateLimitInterval.Milliseconds()) {
+			d := time.Duration(n) * time.Millisecond
+			p.Log.RateLimitInterval = &d
+		}
+	}, get: func(p *Project) (any, bool) {
+		if p.Log.RateLimitInterval == nil {
+			return nil, false
+		}
+		return int(p.Log.RateLimitInterval.Milliseconds()), true
+	}},
+	{key: "log_level_prefix", kind: kBool, set: func(v *validator, p *Project, k string, val any) {
+		p.Log.LevelPrefix = val.(bool)
+	}, get: func(p *Project) (any, bool) { return p.Log.LevelPrefix, p.Log.LevelPrefix }},
 	{key: "env", kind: kEnv, private: true, set: setEnv},
 	{key: "notify", kind: kTable},
 	{key: "notify.webhook", kind: kString, private: true, set: func(v *validator, p *Project, k string, val any) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,4 +143,55 @@ func FuzzMarshal(f *testing.F) {
 		}
 		roundTrip(t, p, 4)
 	})
+}
+
+// The log keys survive serve's rewrite, 0 (no limit) included, which is
+// not the same as leaving a key out (journald's default): Marshal writes
+// what was set and nothing else.
+func TestMarshalLogKeys(t *testing.T) {
+	base := "name = \"l\"\nscript = \"a.js\"\ncwd = \"/srv/l\"\nport = 3000\n"
+	for _, c := range []struct {
+		keys   string
+		burst  string // "" for not set
+		inter  string
+		prefix bool
+	}{
+		{"", "", "", false},
+		{"log_rate_limit_burst = 0\n", "0", "", false},
+		{"log_rate_limit_interval_ms = 0\n", "", "0s", false},
+		{"log_rate_limit_burst = 100\nlog_rate_limit_interval_ms = 1000\n", "100", "1s", false},
+		{"log_level_prefix = true\n", "", "", true},
+		{"log_level_prefix = false\n", "", "", false},
+	} {
+		p, err := Parse("/etc/bm2/l.toml", []byte(base+c.keys), Options{NumCPU: 1})
+		if err != nil {
+			t.Fatalf("%q: %v", c.keys, err)
+		}
+		burst, inter := "", ""
+		if p.Log.RateLimitBurst != nil {
+			burst = fmt.Sprint(*p.Log.RateLimitBurst)
+		}
+		if p.Log.RateLimitInterval != nil {
+			inter = p.Log.RateLimitInterval.String()
+		}
+		if burst != c.burst || inter != c.inter || p.Log.LevelPrefix != c.prefix {
+			t.Errorf("%q: burst %q, interval %q, prefix %v; want %q, %q, %v", c.keys, burst, inter, p.Log.LevelPrefix, c.burst, c.inter, c.prefix)
+		}
+		out := string(roundTrip(t, p, 1))
+		want := strings.ReplaceAll(c.keys, "log_level_prefix = false\n", "")
+		if got := logLines(out); got != want {
+			t.Errorf("%q: Marshal wrote the log keys %q, want %q", c.keys, got, want)
+		}
+	}
+}
+
+// logLines is the log_* lines of a file, in order.
+func logLines(file string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(file, "\n") {
+		if strings.HasPrefix(l, "log_") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
 }

@@ -595,7 +595,8 @@ func FormatMS(d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
-// suggest returns ` (did you mean "x"?)` for a near miss, or "".
+// suggest returns ` (did you mean "x"?)` for a near miss, or for the
+// start of keys (log_rate_limit: the burst and the interval), or "".
 func suggest(key string) string {
 	best, bestD := "", 3
 	for _, k := range known {
@@ -603,10 +604,23 @@ func suggest(key string) string {
 			best, bestD = k, d
 		}
 	}
-	if best == "" {
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	// A key cut short at a word: every key it starts, when they are few.
+	var starts []string
+	for _, k := range known {
+		if strings.HasPrefix(k, key+"_") {
+			starts = append(starts, strconv.Quote(k))
+		}
+	}
+	if len(starts) == 0 || len(starts) > 3 {
 		return ""
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	if n := len(starts); n > 1 {
+		return " (did you mean " + strings.Join(starts[:n-1], ", ") + " or " + starts[n-1] + "?)"
+	}
+	return " (did you mean " + starts[0] + "?)"
 }
 
 func editDistance(a, b string) int {

@@ -149,6 +149,47 @@ type Sandbox struct {
 	ExtraPorts []int
 }
 
+// Log is how the instances' output reaches the journal (bm2.toml(5),
+// LOGS).
+type Log struct {
+	// RateLimitBurst and RateLimitInterval are log_rate_limit_burst and
+	// log_rate_limit_interval_ms: journald's rate limit of each instance
+	// (LogRateLimitBurst=, LogRateLimitIntervalSec=). nil when not set:
+	// journald's own limit applies. 0 is no limit (see Unlimited).
+	RateLimitBurst    *int
+	RateLimitInterval *time.Duration
+	// LevelPrefix is log_level_prefix: journald takes a line's "<N>"
+	// prefix (sd-daemon(3)) for its priority. Off by default: an app's
+	// output is not to log at emerg, which journald walls to every
+	// terminal, nor to pass for an error.
+	LevelPrefix bool
+}
+
+// RateLimited tells whether the project sets its own rate limit, either
+// key.
+func (l Log) RateLimited() bool { return l.RateLimitBurst != nil || l.RateLimitInterval != nil }
+
+// Unlimited tells whether the project asks for no rate limit at all: a
+// burst or an interval of 0, as journald.conf(5) reads them.
+func (l Log) Unlimited() bool {
+	return (l.RateLimitBurst != nil && *l.RateLimitBurst == 0) ||
+		(l.RateLimitInterval != nil && *l.RateLimitInterval == 0)
+}
+
+// MaxLogRateLimitBurst is the largest log_rate_limit_burst, and what
+// "no limit" becomes in the unit. systemd passes a burst of 0 on as
+// "not set" (journald's default applies, not no limit), so no limit is
+// a burst too large to reach: journald multiplies the burst by up to 47
+// and divides by 4 to scale it with free disk space (journald.conf(5)),
+// in 32 bits, and this is the largest burst that does not wrap around
+// there: 2^32-1 / 47. It allows more than 3 million lines a second per
+// instance in journald's default 30 s window.
+const MaxLogRateLimitBurst = (1<<32 - 1) / 47
+
+// MaxLogRateLimitInterval is the longest log_rate_limit_interval_ms: a
+// day.
+const MaxLogRateLimitInterval = 24 * time.Hour
+
 // Project is one validated project file with every default filled in.
 type Project struct {
 	Name        string
@@ -195,6 +236,7 @@ type Project struct {
 	Notify    Notify
 	Resources Resources
 	Sandbox   Sandbox
+	Log       Log
 
 	// PrivateFile is the project's private part (see PrivatePath) when it
 	// has one; PrivateUnread says it exists but this process may not read

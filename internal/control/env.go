@@ -91,6 +91,10 @@ type Env struct {
 	// bm2 events and the wait for reusePort verdicts read the journal
 	// through it.
 	ReadJournal func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error
+	// DiskUsage is what the journal's files take, in bytes: the whole
+	// journal's, or in user scope the user's own files
+	// (journal.DiskUsage: journalctl --disk-usage by default).
+	DiskUsage func(ctx context.Context) (int64, error)
 	// Security returns the exposure score systemd-analyze security gives a
 	// unit (systemd-analyze by default).
 	Security func(ctx context.Context, unit string) (string, error)
@@ -209,6 +213,10 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.Layout != nil && e.Layout.IsUser() {
 		e.ReadJournal = scopedJournal(e.ReadJournal, strconv.Itoa(e.Layout.UID))
+	}
+	if e.DiskUsage == nil {
+		user := e.Layout.IsUser()
+		e.DiskUsage = func(ctx context.Context) (int64, error) { return journal.DiskUsage(ctx, user) }
 	}
 	if e.Listening == nil {
 		e.Listening = listensOn
