@@ -10,6 +10,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/parallel"
 	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/units"
 )
@@ -129,7 +130,20 @@ func Generate(sources []config.Source, opts Options) Result {
 			continue
 		}
 		res.Projects = append(res.Projects, e.Project)
-		res.Files = append(res.Files, ProjectFiles(e.Project, opts)...)
+	}
+	// Each project's files are its own: rendered in parallel, then put
+	// in project order.
+	perProject := make([][]File, len(res.Projects))
+	parallel.For(len(res.Projects), 8, func(i int) { perProject[i] = ProjectFiles(res.Projects[i], opts) })
+	n := 0
+	for _, fs := range perProject {
+		n += len(fs)
+	}
+	if n > 0 {
+		res.Files = make([]File, 0, n)
+	}
+	for _, fs := range perProject {
+		res.Files = append(res.Files, fs...)
 	}
 	for _, p := range res.Projects {
 		if p.ExposedSecrets {
