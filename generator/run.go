@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -101,12 +102,17 @@ func Run(ctx context.Context, args []string, env Env) error {
 	for _, p := range found.Masked {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
-	res := Generate(found.Sources, Options{NumCPU: env.NumCPU, Helper: env.Helper, OutDir: out, Layout: *env.Layout})
+	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, OutDir: out, Layout: *env.Layout}.withDefaults()
+	res := plan(found.Sources, opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Generate's files, each project's rendered by the goroutine that
+	// writes them: written while they are still in the cache, and never
+	// all in memory at once.
 	written := res.Projects
-	if err := Write(out, res.Files); err != nil {
+	err := write(out, len(res.Projects), func(i int) []File { return ProjectFiles(res.Projects[i], opts) })
+	if err != nil {
 		var we *WriteError
 		if !errors.As(err, &we) {
 			return err
@@ -166,14 +172,6 @@ func Run(ctx context.Context, args []string, env Env) error {
 // instances' drop-ins would not load), its error is returned in a
 // *WriteError, and every other project is still written.
 func Write(dir string, files []File) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	dfd, fresh, err := openOut(dir)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
 	// Split by project, keeping the order.
 	var groups [][]File
 	for i := 0; i < len(files); {
@@ -184,22 +182,46 @@ func Write(dir string, files []File) error {
 		groups = append(groups, files[i:j])
 		i = j
 	}
+	return write(dir, len(groups), func(i int) []File { return groups[i] })
+}
+
+// write is Write of n projects, whose files group(i) gives (called once
+// for each, from the goroutine that writes them).
+func write(dir string, n int, group func(i int) []File) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	dfd, fresh, err := openOut(dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
 	var made sync.Map
-	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(files)/64))
+	// A project is about ten files, each a few system calls.
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, n/8))
 	failed := make([]map[string]error, workers)
 	ws := make([]writer, workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range ws {
 		ws[w] = writer{dfd: dfd, dir: dir, fresh: fresh, made: &made}
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for g := w; g < len(groups); g += workers {
-				if err := ws[w].group(groups[g]); err != nil {
+			for {
+				g := int(next.Add(1)) - 1
+				if g >= n {
+					return
+				}
+				files := group(g)
+				if len(files) == 0 {
+					continue
+				}
+				if err := ws[w].group(files); err != nil {
 					if failed[w] == nil {
 						failed[w] = map[string]error{}
 					}
-					failed[w][groups[g][0].Project] = err
+					failed[w][files[0].Project] = err
 				}
 			}
 		}(w)

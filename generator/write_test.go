@@ -2,6 +2,8 @@ package generator
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -107,4 +109,38 @@ func TestWriteSamePathTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkOnDisk(t, dir, []File{files[1], files[3]})
+}
+
+// Run writes exactly the files Generate gives for the same project files
+// (it renders each project as it writes it), and only those: none of a
+// broken project or of one refused for a port conflict.
+func TestRunWritesWhatGenerateGives(t *testing.T) {
+	etc, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	for i := range 40 {
+		name := fmt.Sprintf("p%02d", i)
+		body := project(name, 3000+10*i) + "instances = 3\n"
+		switch i % 4 {
+		case 1:
+			body += "exec_mode = \"fork\"\n"
+		case 2:
+			body += "[env]\nK = \"v\"\n"
+		}
+		writeProject(t, etc, name, body)
+	}
+	writeProject(t, etc, "broken", "name = \"broken\"\nport = 1\n")
+	writeProject(t, etc, "zz", project("zz", 3000)) // p00's port
+	env := Env{Getenv: func(k string) string {
+		if k == "BM2_CONFIG_PATH" {
+			return etc
+		}
+		return ""
+	}, Log: &recorder{}, NumCPU: 2, Helper: DefaultHelper, Layout: systemScope()}
+	if err := Run(context.Background(), []string{out}, env); !errors.Is(err, ErrSkipped) {
+		t.Fatalf("Run = %v, want ErrSkipped (broken, zz)", err)
+	}
+	res := Generate(config.Discover([]string{etc}).Sources, Options{NumCPU: 2, Helper: DefaultHelper, OutDir: out, Layout: *systemScope()})
+	if len(res.Projects) != 40 || len(res.Skipped) != 2 {
+		t.Fatalf("%d projects, %d skipped", len(res.Projects), len(res.Skipped))
+	}
+	checkOnDisk(t, out, res.Files)
 }

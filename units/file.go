@@ -20,6 +20,11 @@ type entry struct {
 	key, value string
 }
 
+// Reset empties f for another file, keeping its memory.
+func (f *File) Reset() {
+	f.comments, f.sections, f.entries = f.comments[:0], f.sections[:0], f.entries[:0]
+}
+
 // Comment adds a "# " line to the file's header.
 func (f *File) Comment(line string) { f.comments = append(f.comments, line) }
 
@@ -30,9 +35,6 @@ func (f *File) Add(sectionName, key, value string) {
 	if s < 0 {
 		s = len(f.sections)
 		f.sections = append(f.sections, sectionName)
-	}
-	if f.entries == nil {
-		f.entries = make([]entry, 0, 32) // an instance's drop-in has about 25
 	}
 	f.entries = append(f.entries, entry{section: s, key: key, value: value})
 }

@@ -25,17 +25,21 @@ func serialize(comments []string, sections []*unit.UnitSection) []byte {
 }
 
 // File renders byte for byte what go-systemd's serializer does, for any
-// mix of comments, sections (revisited out of order) and entries.
+// mix of comments, sections (revisited out of order) and entries, and so
+// does a File used before and Reset.
 func TestFileMatchesSerializeSections(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	names := []string{"Unit", "Service", "Install", "Slice"}
+	var reused File // Reset between rounds: renders as a new one would
 	for round := range 2000 {
 		var f File
+		reused.Reset()
 		var comments []string
 		var sections []*unit.UnitSection
 		for range rng.Intn(3) {
 			c := fmt.Sprintf("comment %d", rng.Intn(100))
 			f.Comment(c)
+			reused.Comment(c)
 			comments = append(comments, c)
 		}
 		for range rng.Intn(12) {
@@ -45,6 +49,7 @@ func TestFileMatchesSerializeSections(t *testing.T) {
 				value = ""
 			}
 			f.Add(name, key, value)
+			reused.Add(name, key, value)
 			var s *unit.UnitSection
 			for _, x := range sections {
 				if x.Section == name {
@@ -60,6 +65,9 @@ func TestFileMatchesSerializeSections(t *testing.T) {
 		got, want := f.Bytes(), serialize(comments, sections)
 		if !bytes.Equal(got, want) || (got == nil) != (want == nil) {
 			t.Fatalf("round %d:\n%q\nwant\n%q", round, got, want)
+		}
+		if again := reused.Bytes(); !bytes.Equal(again, want) {
+			t.Fatalf("round %d, reused File:\n%q\nwant\n%q", round, again, want)
 		}
 		if cap(got) != len(got) {
 			t.Fatalf("round %d: buffer of %d for %d bytes", round, cap(got), len(got))
