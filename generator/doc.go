@@ -15,8 +15,10 @@
 // project is still generated.
 //
 // [Run] is the thin edge that systemd calls (see systemd.generator(7)): it
-// reads the search path, calls Generate, writes the files atomically into the
-// generator directory and logs diagnostics to /dev/kmsg as "bm2: ..." so
+// reads the search path, resolves the projects as Generate does, renders and
+// writes each project's files into the generator directory (which systemd
+// empties before each run: each file is created in place, see [Write]) and
+// logs diagnostics to /dev/kmsg as "bm2: ..." so
 // that `journalctl -t bm2` shows them. It exits non-zero when any project
 // was skipped.
 package generator

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/parallel"
 	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/units"
 )
@@ -98,6 +100,26 @@ type Result struct {
 // Generate converts project files into unit files. Sources need not be
 // sorted; output is ordered by project name.
 func Generate(sources []config.Source, opts Options) Result {
+	opts = opts.withDefaults()
+	res := plan(sources, opts)
+	// Each project's files are its own: rendered in parallel, then put
+	// in project order.
+	perProject := make([][]File, len(res.Projects))
+	parallel.For(len(res.Projects), 8, func(i int) { perProject[i] = ProjectFiles(res.Projects[i], opts) })
+	n := 0
+	for _, fs := range perProject {
+		n += len(fs)
+	}
+	if n > 0 {
+		res.Files = make([]File, 0, n)
+	}
+	for _, fs := range perProject {
+		res.Files = append(res.Files, fs...)
+	}
+	return res
+}
+
+func (opts Options) withDefaults() Options {
 	if opts.Helper == "" {
 		opts.Helper = DefaultHelper
 	}
@@ -107,6 +129,13 @@ func Generate(sources []config.Source, opts Options) Result {
 	if opts.OutDir == "" {
 		opts.OutDir = opts.Layout.GeneratorDir
 	}
+	return opts
+}
+
+// plan is Generate less the files: which projects are generated, which
+// are skipped and why, and the warnings. Each generated project's files
+// are then ProjectFiles (opts with its defaults).
+func plan(sources []config.Source, opts Options) Result {
 	copts := config.Options{NumCPU: opts.NumCPU}
 	if opts.user() {
 		min := opts.MinPort
@@ -129,7 +158,6 @@ func Generate(sources []config.Source, opts Options) Result {
 			continue
 		}
 		res.Projects = append(res.Projects, e.Project)
-		res.Files = append(res.Files, ProjectFiles(e.Project, opts)...)
 	}
 	for _, p := range res.Projects {
 		if p.ExposedSecrets {
@@ -145,11 +173,12 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 	if opts.Layout.Kind == "" {
 		opts.Layout = layout.System()
 	}
-	files := []File{
-		{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl)},
-		{Path: units.Target(p.Name), Data: targetUnit(p, opts.Layout.Systemctl)},
-		{Path: path.Join(opts.Layout.WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
-	}
+	files := make([]File, 0, 5+p.Instances) // slice, target, link, env, instances, surge
+	files = append(files,
+		File{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl)},
+		File{Path: units.Target(p.Name), Data: targetUnit(p, opts.Layout.Systemctl)},
+		File{Path: path.Join(opts.Layout.WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
+	)
 	shared := newInstanceShared(p, opts)
 	if shared.envFile != "" {
 		files = append(files, File{Path: path.Join(PrivateDir, p.Name+".env"), Data: envFile(p), Mode: 0o600})
@@ -188,6 +217,18 @@ func envFile(p *config.Project) []byte {
 	return []byte(b.String())
 }
 
+// unitFiles recycles the units.File a unit is built in before it is
+// rendered: a thousand projects render four units each.
+var unitFiles = sync.Pool{New: func() any { return new(units.File) }}
+
+func newUnitFile() *units.File {
+	f := unitFiles.Get().(*units.File)
+	f.Reset()
+	return f
+}
+
+func freeUnitFile(f *units.File) { unitFiles.Put(f) }
+
 // header names the project file and how to apply edits to it: the
 // scope's `systemctl [--user] daemon-reload`.
 func header(f *units.File, p *config.Project, systemctl string) {
@@ -196,8 +237,9 @@ func header(f *units.File, p *config.Project, systemctl string) {
 }
 
 func sliceUnit(p *config.Project, systemctl string) []byte {
-	var f units.File
-	header(&f, p, systemctl)
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, systemctl)
 	f.Add("Unit", "Description", "bm2 project "+p.Name)
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -211,8 +253,9 @@ func sliceUnit(p *config.Project, systemctl string) []byte {
 }
 
 func targetUnit(p *config.Project, systemctl string) []byte {
-	var f units.File
-	header(&f, p, systemctl)
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, systemctl)
 	f.Add("Unit", "Description", "bm2 project "+p.Name)
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -380,8 +423,9 @@ func (t dropInTemplate) instance(i, port int) []byte {
 // "surge"), BM2_APP_INSTANCE and port are given as text (the template's
 // placeholders).
 func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) []byte {
-	var f units.File
-	header(&f, p, s.systemctl)
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, s.systemctl)
 	if suffix == units.SurgeName {
 		f.Add("Unit", "Description", "bm2 "+p.Name+" surge instance (BM2_APP_INSTANCE="+index+"), run by bm2 reload")
 	} else {
@@ -478,8 +522,8 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
 	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
 	f.Add("Service", "StateDirectory", units.Specifiers("bm2/apps/"+p.Name))
-	logs(&f, p)
-	s.sandbox(&f, p)
+	logs(f, p)
+	s.sandbox(f, p)
 	for _, d := range config.Directives(p) {
 		if d.Name != "Group" {
 			f.Add("Service", d.Name, d.Value) // parsed without specifier expansion

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -101,12 +102,17 @@ func Run(ctx context.Context, args []string, env Env) error {
 	for _, p := range found.Masked {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
-	res := Generate(found.Sources, Options{NumCPU: env.NumCPU, Helper: env.Helper, OutDir: out, Layout: *env.Layout})
+	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, OutDir: out, Layout: *env.Layout}.withDefaults()
+	res := plan(found.Sources, opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Generate's files, each project's rendered by the goroutine that
+	// writes them: written while they are still in the cache, and never
+	// all in memory at once.
 	written := res.Projects
-	if err := Write(out, res.Files); err != nil {
+	err := write(out, len(res.Projects), func(i int) []File { return ProjectFiles(res.Projects[i], opts) })
+	if err != nil {
 		var we *WriteError
 		if !errors.As(err, &we) {
 			return err
@@ -147,19 +153,25 @@ func Run(ctx context.Context, args []string, env Env) error {
 	return nil
 }
 
-// Write puts files into dir, each atomically (package safefs), the
-// directories synced once at the end. Directories are made first; the
-// projects are then written by a few goroutines (the work is all system
+// Write puts files into dir. Directories are made as they are needed;
+// the projects are written by a few goroutines (the work is all system
 // calls, and they run in parallel).
+//
+// systemd gives its generators empty directories, reads them only once
+// the generators have exited, and empties them before the next run, so
+// when dir is empty at the start nothing in it is replaced and nothing
+// reads it while it is written: each file is created in place, with one
+// open (O_EXCL|O_NOFOLLOW), write and close (safefs.CreateAt). When dir
+// already holds files (a generator run by hand into an old output
+// directory), or should a name exist after all, the file replaces the old
+// one atomically instead (safefs.Batch), and the directories are synced
+// once at the end. Nothing is synced on a tmpfs, such as /run.
 //
 // A file that cannot be written fails its own project only: that
 // project's other files are removed again (a target without its
 // instances' drop-ins would not load), its error is returned in a
 // *WriteError, and every other project is still written.
 func Write(dir string, files []File) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	// Split by project, keeping the order.
 	var groups [][]File
 	for i := 0; i < len(files); {
@@ -170,38 +182,46 @@ func Write(dir string, files []File) error {
 		groups = append(groups, files[i:j])
 		i = j
 	}
-	made := sync.Map{}
-	mkdir := func(p string, perm os.FileMode) error {
-		if _, ok := made.Load(p); ok {
-			return nil
-		}
-		if err := unix.Mkdir(p, uint32(perm)); err != nil && err != unix.EEXIST {
-			if err := os.MkdirAll(p, perm); err != nil {
-				return err
-			}
-		}
-		if perm != 0o755 {
-			if err := os.Chmod(p, perm); err != nil { // whatever the umask
-				return err
-			}
-		}
-		made.Store(p, true)
-		return nil
+	return write(dir, len(groups), func(i int) []File { return groups[i] })
+}
+
+// write is Write of n projects, whose files group(i) gives (called once
+// for each, from the goroutine that writes them).
+func write(dir string, n int, group func(i int) []File) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
 	}
-	workers := min(runtime.GOMAXPROCS(0), 4, max(1, len(files)/64))
+	dfd, fresh, err := openOut(dir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	var made sync.Map
+	// A project is about ten files, each a few system calls.
+	workers := min(runtime.GOMAXPROCS(0), 4, max(1, n/8))
 	failed := make([]map[string]error, workers)
-	batches := make([]safefs.Batch, workers)
+	ws := make([]writer, workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := range ws {
+		ws[w] = writer{dfd: dfd, dir: dir, fresh: fresh, made: &made}
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for g := w; g < len(groups); g += workers {
-				if err := writeGroup(dir, groups[g], &batches[w], mkdir); err != nil {
+			for {
+				g := int(next.Add(1)) - 1
+				if g >= n {
+					return
+				}
+				files := group(g)
+				if len(files) == 0 {
+					continue
+				}
+				if err := ws[w].group(files); err != nil {
 					if failed[w] == nil {
 						failed[w] = map[string]error{}
 					}
-					failed[w][groups[g][0].Project] = err
+					failed[w][files[0].Project] = err
 				}
 			}
 		}(w)
@@ -209,11 +229,11 @@ func Write(dir string, files []File) error {
 	wg.Wait()
 	we := &WriteError{Failed: map[string]error{}}
 	var syncErrs []error
-	for w := range batches {
+	for w := range ws {
 		for k, v := range failed[w] {
 			we.Failed[k] = v
 		}
-		syncErrs = append(syncErrs, batches[w].Sync())
+		syncErrs = append(syncErrs, ws[w].batch.Sync())
 	}
 	if err := errors.Join(syncErrs...); err != nil {
 		return err
@@ -224,30 +244,104 @@ func Write(dir string, files []File) error {
 	return nil
 }
 
-// writeGroup writes one project's files; on failure it removes those it
+// openOut opens the output directory, for the writes relative to it, and
+// tells whether it is empty.
+func openOut(dir string) (fd int, empty bool, err error) {
+	fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err != nil {
+			unix.Close(fd)
+			return -1, false, &os.PathError{Op: "readdir", Path: dir, Err: err}
+		}
+		if n <= 0 {
+			return fd, true, nil
+		}
+		if _, _, names := unix.ParseDirent(buf[:n], 1, nil); len(names) > 0 {
+			return fd, false, nil // the first entries may be "." and ".." alone
+		}
+	}
+}
+
+// writer writes projects into the output directory, for one goroutine.
+type writer struct {
+	dfd   int    // the output directory
+	dir   string // its path
+	fresh bool   // it was empty: files are created in place
+	made  *sync.Map
+	batch safefs.Batch // the atomic replacement of what is there
+}
+
+// group writes one project's files; on failure it removes those it
 // wrote, so the project is either complete or absent.
-func writeGroup(dir string, files []File, b *safefs.Batch, mkdir func(string, os.FileMode) error) error {
+func (w *writer) group(files []File) error {
 	var written []string
 	for _, f := range files {
-		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
+		rel := filepath.FromSlash(f.Path)
 		perm := os.FileMode(0o755)
 		if f.Mode != 0 && f.Mode&0o077 == 0 {
 			perm = 0o700 // a private file's directory is private too
 		}
-		err := mkdir(filepath.Dir(dst), perm)
-		if err == nil && f.Link != "" {
-			err = b.Symlink(f.Link, dst)
-		} else if err == nil {
-			err = b.Write(dst, f.Data, f.Perm())
+		err := w.mkdir(filepath.Dir(rel), perm)
+		if err == nil {
+			err = w.file(rel, f)
 		}
 		if err != nil {
-			for _, w := range written {
-				_ = os.Remove(w)
+			for _, p := range written {
+				_ = unix.Unlinkat(w.dfd, p, 0)
 			}
 			return err
 		}
-		written = append(written, dst)
+		written = append(written, rel)
 	}
+	return nil
+}
+
+// file writes one file at rel: in place in a fresh directory, else (or
+// if the name exists after all) replacing what is there atomically.
+func (w *writer) file(rel string, f File) error {
+	if w.fresh {
+		var err error
+		if f.Link != "" {
+			err = safefs.SymlinkAt(f.Link, w.dfd, w.dir, rel)
+		} else {
+			err = safefs.CreateAt(w.dfd, w.dir, rel, f.Data, f.Perm())
+		}
+		if !safefs.IsExist(err) {
+			return err
+		}
+	}
+	dst := filepath.Join(w.dir, rel)
+	if f.Link != "" {
+		return w.batch.Symlink(f.Link, dst)
+	}
+	return w.batch.Write(dst, f.Data, f.Perm())
+}
+
+// mkdir makes the directory rel (of the output directory) with mode
+// perm, whatever the umask, unless it was made already.
+func (w *writer) mkdir(rel string, perm os.FileMode) error {
+	if rel == "." {
+		return nil
+	}
+	if _, ok := w.made.Load(rel); ok {
+		return nil
+	}
+	if err := unix.Mkdirat(w.dfd, rel, uint32(perm)); err != nil && err != unix.EEXIST {
+		if err := os.MkdirAll(filepath.Join(w.dir, rel), perm); err != nil {
+			return err
+		}
+	}
+	if perm != 0o755 {
+		if err := unix.Fchmodat(w.dfd, rel, uint32(perm), 0); err != nil { // whatever the umask
+			return &os.PathError{Op: "chmod", Path: filepath.Join(w.dir, rel), Err: err}
+		}
+	}
+	w.made.Store(rel, true)
 	return nil
 }
 
@@ -303,8 +397,12 @@ func (l *lineLogger) Log(priority int, msg string) {
 
 // kmsgFormat: priority with the user facility (8), then "bm2[pid]: ".
 func kmsgFormat(priority int, msg string) string {
-	return fmt.Sprintf("<%d>bm2[%d]: %s\n", 8+priority, os.Getpid(), msg)
+	return fmt.Sprintf("<%d>bm2[%d]: %s\n", 8+priority, pid(), msg)
 }
+
+// pid is the generator's, asked once: a thousand projects may log a
+// warning each.
+var pid = sync.OnceValue(os.Getpid)
 
 func plainFormat(priority int, msg string) string { return "bm2-generator: " + msg + "\n" }
 
@@ -326,7 +424,7 @@ func (l *journalLogger) Log(priority int, msg string) {
 	vars := map[string]string{
 		"SYSLOG_FACILITY":       "1",
 		journal.FieldIdentifier: journal.Identifier,
-		"SYSLOG_PID":            strconv.Itoa(os.Getpid()),
+		"SYSLOG_PID":            strconv.Itoa(pid()),
 	}
 	if err := l.send(ctx, msg, priority, vars); err != nil && l.fallback != nil {
 		io.WriteString(l.fallback, plainFormat(priority, msg))

@@ -1,20 +1,28 @@
 package units
 
 import (
-	"bytes"
-	"io"
+	"slices"
 	"strings"
-
-	"github.com/coreos/go-systemd/v22/unit"
 )
 
 // File is a unit file or drop-in under construction: a header comment and
-// sections rendered by go-systemd's unit.SerializeSections. Sections and
-// keys keep the order in which they were first added, so rendering is
-// deterministic.
+// sections, rendered as go-systemd's unit.SerializeSections renders them.
+// Sections and keys keep the order in which they were first added, so
+// rendering is deterministic.
 type File struct {
 	comments []string
-	sections []*unit.UnitSection
+	sections []string // names, in the order of first use
+	entries  []entry
+}
+
+type entry struct {
+	section    int // index in sections
+	key, value string
+}
+
+// Reset empties f for another file, keeping its memory.
+func (f *File) Reset() {
+	f.comments, f.sections, f.entries = f.comments[:0], f.sections[:0], f.entries[:0]
 }
 
 // Comment adds a "# " line to the file's header.
@@ -23,33 +31,64 @@ func (f *File) Comment(line string) { f.comments = append(f.comments, line) }
 // Add appends key=value to the named section, creating it on first use. The
 // value must already be escaped for its key (see the Quote functions).
 func (f *File) Add(sectionName, key, value string) {
-	var s *unit.UnitSection
-	for _, x := range f.sections {
-		if x.Section == sectionName {
-			s = x
-			break
-		}
+	s := slices.Index(f.sections, sectionName)
+	if s < 0 {
+		s = len(f.sections)
+		f.sections = append(f.sections, sectionName)
 	}
-	if s == nil {
-		s = &unit.UnitSection{Section: sectionName}
-		f.sections = append(f.sections, s)
-	}
-	s.Entries = append(s.Entries, &unit.UnitEntry{Name: key, Value: value})
+	f.entries = append(f.entries, entry{section: s, key: key, value: value})
 }
 
-// Bytes renders the file.
+// Bytes renders the file: the comments, a blank line, then each section's
+// "[Name]" line and its "Key=value" lines, a blank line between sections.
+// It is built in one buffer of the exact size: the generator renders
+// thousands of these at every daemon-reload.
 func (f *File) Bytes() []byte {
-	var b bytes.Buffer
+	n := 0
 	for _, c := range f.comments {
-		b.WriteString("# ")
-		b.WriteString(c)
-		b.WriteByte('\n')
+		n += len("# \n") + len(c)
 	}
 	if len(f.comments) > 0 && len(f.sections) > 0 {
-		b.WriteByte('\n')
+		n++
 	}
-	io.Copy(&b, unit.SerializeSections(f.sections))
-	return b.Bytes()
+	for i, s := range f.sections {
+		n += len("[]\n") + len(s)
+		if i < len(f.sections)-1 {
+			n++
+		}
+	}
+	for _, e := range f.entries {
+		n += len("=\n") + len(e.key) + len(e.value)
+	}
+	if n == 0 {
+		return nil
+	}
+	b := make([]byte, 0, n)
+	for _, c := range f.comments {
+		b = append(b, "# "...)
+		b = append(b, c...)
+		b = append(b, '\n')
+	}
+	if len(f.comments) > 0 && len(f.sections) > 0 {
+		b = append(b, '\n')
+	}
+	for i, s := range f.sections {
+		b = append(b, '[')
+		b = append(b, s...)
+		b = append(b, "]\n"...)
+		for _, e := range f.entries {
+			if e.section == i {
+				b = append(b, e.key...)
+				b = append(b, '=')
+				b = append(b, e.value...)
+				b = append(b, '\n')
+			}
+		}
+		if i < len(f.sections)-1 {
+			b = append(b, '\n')
+		}
+	}
+	return b
 }
 
 // Specifiers escapes "%" so systemd does not expand specifiers in a value

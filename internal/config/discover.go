@@ -10,6 +10,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/bm2dev/bm2/internal/parallel"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultSearchPath is where project files are looked for, highest priority
@@ -98,6 +101,16 @@ func Owned(path string, uid int) error {
 
 func discover(dirs []string, owner int) Found {
 	var f Found
+	// First the names, in search-path order (the first of a name wins);
+	// then the files, read in parallel, each into its own Found, merged
+	// in that order: the same result as reading them one by one.
+	type candidate struct {
+		path   string
+		isLink bool
+		priv   *dirStat // of the directory's private/, shared by its files
+	}
+	var files []candidate
+	var dirErrs []int // len(files) when each of f.Errors was found, to keep the order
 	seen := make(map[string]bool)
 	for _, dir := range dirs {
 		if owner >= 0 {
@@ -107,6 +120,7 @@ func discover(dirs []string, owner int) Found {
 			}
 			if err != nil {
 				f.Errors = append(f.Errors, err)
+				dirErrs = append(dirErrs, len(files))
 				continue
 			}
 		}
@@ -114,9 +128,11 @@ func discover(dirs []string, owner int) Found {
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				f.Errors = append(f.Errors, fmt.Errorf("%s: %w", dir, err))
+				dirErrs = append(dirErrs, len(files))
 			}
 			continue
 		}
+		var priv *dirStat
 		for _, e := range entries { // ReadDir sorts by name
 			if !strings.HasSuffix(e.Name(), ".toml") || strings.HasPrefix(e.Name(), ".") {
 				continue
@@ -128,23 +144,42 @@ func discover(dirs []string, owner int) Found {
 				continue
 			}
 			seen[name] = true
-			if owner >= 0 {
-				target := p
-				if e.Type()&fs.ModeSymlink != 0 {
-					if t, err := os.Readlink(p); err == nil && t == os.DevNull {
-						target = "" // a mask
-					} else if target, err = filepath.EvalSymlinks(p); err != nil {
-						target = p // add reports it
-					}
-				}
-				if err := ownedTarget(target, owner); err != nil {
-					f.Errors = append(f.Errors, &Error{File: p, Msg: err.Error(), Err: ErrValue})
-					continue
-				}
+			if priv == nil {
+				priv = lstatDir(filepath.Join(dir, "private"))
 			}
-			f.add(p, e.Type()&fs.ModeSymlink != 0)
+			files = append(files, candidate{p, e.Type()&fs.ModeSymlink != 0, priv})
 		}
 	}
+	read := make([]Found, len(files))
+	parallel.For(len(files), 32, func(i int) {
+		p, isLink := files[i].path, files[i].isLink
+		if owner >= 0 {
+			target := p
+			if isLink {
+				if t, err := os.Readlink(p); err == nil && t == os.DevNull {
+					target = "" // a mask
+				} else if target, err = filepath.EvalSymlinks(p); err != nil {
+					target = p // add reports it
+				}
+			}
+			if err := ownedTarget(target, owner); err != nil {
+				read[i].Errors = append(read[i].Errors, &Error{File: p, Msg: err.Error(), Err: ErrValue})
+				return
+			}
+		}
+		read[i].add(p, isLink, files[i].priv)
+	})
+	errs := f.Errors
+	f.Errors = nil
+	for i, r := range read {
+		for len(dirErrs) > 0 && dirErrs[0] == i {
+			f.Errors, errs, dirErrs = append(f.Errors, errs[0]), errs[1:], dirErrs[1:]
+		}
+		f.Sources = append(f.Sources, r.Sources...)
+		f.Masked = append(f.Masked, r.Masked...)
+		f.Errors = append(f.Errors, r.Errors...)
+	}
+	f.Errors = append(f.Errors, errs...)
 	sort.Slice(f.Sources, func(i, j int) bool { return f.Sources[i].Name() < f.Sources[j].Name() })
 	return f
 }
@@ -160,7 +195,7 @@ func DiscoverOne(dirs []string, name string) (Source, bool) {
 			continue
 		}
 		var f Found
-		f.add(p, st.Mode()&fs.ModeSymlink != 0)
+		f.add(p, st.Mode()&fs.ModeSymlink != 0, nil)
 		if len(f.Sources) == 1 {
 			return f.Sources[0], true
 		}
@@ -206,7 +241,10 @@ func ownedPath(dir string, uid int) error {
 
 // add reads one project file found at p (isLink: the directory entry is
 // a symbolic link) into the sources, the masks or the errors.
-func (f *Found) add(p string, isLink bool) {
+//
+// priv is the Lstat of the file's private/ directory, when the caller
+// took it already; nil takes it here.
+func (f *Found) add(p string, isLink bool, priv *dirStat) {
 	name := Stem(p)
 	if !nameRE.MatchString(name) || len(name) > maxNameLen {
 		f.Errors = append(f.Errors, &Error{File: p, Msg: fmt.Sprintf("%q is not a valid project name: use 1 to %d of a-z, 0-9, '-' and '_', starting with a letter or digit", name, maxNameLen), Err: ErrValue})
@@ -227,7 +265,7 @@ func (f *Found) add(p string, isLink bool) {
 		f.Errors = append(f.Errors, &Error{File: p, Msg: "not a regular file", Err: ErrValue})
 		return
 	}
-	data, err := os.ReadFile(p)
+	data, err := readFile(p, st.Size(), 0)
 	if err != nil {
 		f.Errors = append(f.Errors, fmt.Errorf("%s: %w", p, err))
 		return
@@ -236,7 +274,49 @@ func (f *Found) add(p string, isLink bool) {
 		f.Masked = append(f.Masked, p)
 		return
 	}
-	f.Sources = append(f.Sources, readPrivate(Source{Path: p, Data: data, Mode: st.Mode()}))
+	f.Sources = append(f.Sources, readPrivate(Source{Path: p, Data: data, Mode: st.Mode()}, priv))
+}
+
+// readFile is os.ReadFile of a file that stat found to be size bytes
+// long: open (with the extra flags), read, close, without what os.File
+// adds for files that may block (the runtime poller's system calls, six
+// per file), which only costs time with a thousand project files.
+func readFile(p string, size int64, flags int) ([]byte, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer unix.Close(fd)
+	// One more byte than stat said, so that the read which finds the end
+	// needs no larger buffer; a file that grew since stat still reads whole.
+	buf := make([]byte, 0, max(size, 0)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &fs.PathError{Op: "read", Path: p, Err: err}
+		case n == 0:
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// dirStat is os.Lstat of a directory, taken once for every project file
+// that shares it (their private/ directory).
+type dirStat struct {
+	st  fs.FileInfo
+	err error
+}
+
+func lstatDir(dir string) *dirStat {
+	st, err := os.Lstat(dir)
+	return &dirStat{st, err}
 }
 
 // readPrivate reads a project's private part. It must be a regular file
@@ -245,10 +325,13 @@ func (f *Found) add(p string, isLink bool) {
 // is refused with the reason (a secret that others may read, or may swap,
 // is not one). A process that may not look into the directory (a normal
 // user running bm2 list) reads the project without it.
-func readPrivate(s Source) Source {
+func readPrivate(s Source, priv *dirStat) Source {
 	s.PrivatePath = PrivatePath(s.Path)
 	dir := filepath.Dir(s.PrivatePath)
-	dst, err := os.Lstat(dir)
+	if priv == nil {
+		priv = lstatDir(dir)
+	}
+	dst, err := priv.st, priv.err
 	if errors.Is(err, fs.ErrNotExist) {
 		return s
 	}
@@ -275,7 +358,8 @@ func readPrivate(s Source) Source {
 			owner, owner, st.Mode().Perm(), chown, s.PrivatePath, s.PrivatePath)
 		return s
 	}
-	data, err := os.ReadFile(s.PrivatePath)
+	// O_NOFOLLOW: a link put in its place since the Lstat is not read.
+	data, err := readFile(s.PrivatePath, st.Size(), unix.O_NOFOLLOW)
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		s.PrivateUnread = true
@@ -358,22 +442,27 @@ func Load(dirs []string, opts Options) Loaded {
 // ranges (ResolveConflicts). It does no I/O.
 func Resolve(sources []Source, opts Options) Loaded {
 	var l Loaded
-	var parsed []*Project
-	for _, src := range sources {
+	l.Entries = make([]Entry, len(sources))
+	parallel.For(len(sources), 16, func(i int) { // each file on its own
+		src := sources[i]
 		e := Entry{Name: src.Name(), Path: src.Path}
-		p, err := ParseSource(src, opts)
-		if err != nil {
-			e.Err = err
-		} else {
-			e.Project = p
-			parsed = append(parsed, p)
+		e.Project, e.Err = ParseSource(src, opts)
+		l.Entries[i] = e
+	})
+	var parsed []*Project
+	for _, e := range l.Entries {
+		if e.Err == nil {
+			parsed = append(parsed, e.Project)
 		}
-		l.Entries = append(l.Entries, e)
 	}
 	_, refused := ResolveConflicts(parsed)
-	for _, c := range refused {
-		for i := range l.Entries {
-			if l.Entries[i].Name == c.Project {
+	if len(refused) > 0 {
+		byName := make(map[string][]int, len(l.Entries))
+		for i, e := range l.Entries {
+			byName[e.Name] = append(byName[e.Name], i)
+		}
+		for _, c := range refused {
+			for _, i := range byName[c.Project] {
 				l.Entries[i].Err = c
 			}
 		}

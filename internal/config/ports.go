@@ -98,15 +98,99 @@ func overlap(p, h *Project) (int, int, bool) {
 // The winner between two files therefore never depends on directory order,
 // file times or which file was written last: the name that sorts first wins.
 // The result is sorted by name.
+//
+// It is CheckConflict of each project against those kept before it, but
+// the candidates come from an index of the ports kept so far, so that the
+// generator's cost stays linear in the number of projects.
 func ResolveConflicts(projects []*Project) (kept []*Project, refused []*ConflictError) {
 	sorted := append([]*Project(nil), projects...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	var idx portIndex
 	for _, p := range sorted {
-		if err := CheckConflict(p, kept); err != nil {
-			refused = append(refused, err.(*ConflictError))
+		if err := idx.check(p, kept); err != nil {
+			refused = append(refused, err)
 			continue
 		}
+		idx.add(p, len(kept))
 		kept = append(kept, p)
 	}
 	return kept, refused
+}
+
+// maxIndexed is the widest range portIndex indexes port by port; a wider
+// one (none that config accepts: ports end at 65535) is compared with
+// every project, as CheckConflict does.
+const maxIndexed = 1 << 16
+
+// portIndex holds the kept projects, as indexes into the kept list, by
+// each port they occupy.
+type portIndex struct {
+	byPort map[int][]int
+	wide   []int // projects with a range wider than maxIndexed
+}
+
+func (x *portIndex) add(p *Project, k int) {
+	if x.byPort == nil {
+		x.byPort = make(map[int][]int)
+	}
+	rs := p.Occupied()
+	for _, r := range rs {
+		if r.Hi-r.Lo >= maxIndexed {
+			x.wide = append(x.wide, k)
+			return
+		}
+	}
+	for _, r := range rs {
+		for port := r.Lo; port <= r.Hi; port++ {
+			x.byPort[port] = append(x.byPort[port], k)
+		}
+	}
+}
+
+// check is CheckConflict(p, kept) with the same holder: of those that
+// overlap p, the lowest port, then name, then the first kept.
+func (x *portIndex) check(p *Project, kept []*Project) *ConflictError {
+	best := -1
+	consider := func(k int) {
+		h := kept[k]
+		if h.Name == p.Name {
+			return
+		}
+		if _, _, ok := overlap(p, h); !ok {
+			return
+		}
+		if best < 0 {
+			best = k
+			return
+		}
+		b := kept[best]
+		if h.Port < b.Port || (h.Port == b.Port && (h.Name < b.Name || (h.Name == b.Name && k < best))) {
+			best = k
+		}
+	}
+	for _, r := range p.Occupied() {
+		if r.Hi-r.Lo >= maxIndexed {
+			for k := range kept {
+				consider(k)
+			}
+			break
+		}
+		for port := r.Lo; port <= r.Hi; port++ {
+			for _, k := range x.byPort[port] {
+				consider(k)
+			}
+		}
+	}
+	for _, k := range x.wide {
+		consider(k)
+	}
+	if best < 0 {
+		return nil
+	}
+	holder := kept[best]
+	pi, hi, _ := overlap(p, holder)
+	return &ConflictError{
+		Project: p.Name, ProjectFile: p.File, ProjectPorts: p.Occupied()[pi], ProjectExtra: pi > 0,
+		Holder: holder.Name, HolderFile: holder.File, HolderPorts: holder.Occupied()[hi], HolderExtra: hi > 0,
+	}
 }

@@ -261,3 +261,51 @@ func (b *Batch) Sync() error {
 	b.dirs = nil
 	return errors.Join(errs...)
 }
+
+// CreateAt creates name (a path relative to dfd, whose directories the
+// kernel resolves) with data and mode perm whatever the umask, in place:
+// O_CREAT|O_EXCL|O_NOFOLLOW, so it never opens, replaces or follows
+// anything that is there already (the error is then EEXIST, see
+// [IsExist]). It is for a directory that was empty when its writer began
+// and that nobody reads until the writer is done, such as a systemd
+// generator's output directory, which systemd empties before it runs
+// its generators and reads once they have exited: there is no old file
+// to replace atomically, and no temporary name and rename(2) is needed.
+// It does not fsync; use it on a file system that keeps nothing across a
+// reboot (tmpfs), or sync yourself. On failure nothing is left at name
+// unless it was there before. dir names dfd in errors.
+func CreateAt(dfd int, dir, name string, data []byte, perm os.FileMode) error {
+	fd, err := OpenAt(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, uint32(perm.Perm()))
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: filepath.Join(dir, name), Err: err}
+	}
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, data)
+		data = data[n:]
+	}
+	if err == nil && perm.Perm()&umask() != 0 {
+		err = unix.Fchmod(fd, uint32(perm.Perm()))
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = unix.Unlinkat(dfd, name, 0)
+		return &fs.PathError{Op: "write", Path: filepath.Join(dir, name), Err: err}
+	}
+	return nil
+}
+
+// SymlinkAt is [CreateAt] for a symbolic link to target: symlinkat(2),
+// which never replaces anything (EEXIST).
+func SymlinkAt(target string, dfd int, dir, name string) error {
+	if err := unix.Symlinkat(target, dfd, name); err != nil {
+		return &fs.PathError{Op: "symlink", Path: filepath.Join(dir, name), Err: err}
+	}
+	return nil
+}
+
+// IsExist tells whether CreateAt or SymlinkAt failed because something
+// is at the name already.
+func IsExist(err error) bool { return errors.Is(err, unix.EEXIST) }

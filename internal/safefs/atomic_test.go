@@ -122,3 +122,55 @@ func TestCreateExclusive(t *testing.T) {
 		t.Fatalf("left %v", m)
 	}
 }
+
+// CreateAt creates a new file with its content and mode, and refuses (EEXIST)
+// to open, replace or follow whatever is at the name already.
+func TestCreateAt(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDir(dir, Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	if err := CreateAt(d.Fd(), dir, "sub/f", []byte("one"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(filepath.Join(dir, "sub", "f"))
+	if data, _ := os.ReadFile(filepath.Join(dir, "sub", "f")); string(data) != "one" || st.Mode().Perm() != 0o666 {
+		t.Fatalf("%q %v (the mode whatever the umask)", data, st.Mode())
+	}
+	if err := CreateAt(d.Fd(), dir, "sub/f", []byte("two"), 0o644); !IsExist(err) {
+		t.Fatalf("over an existing file: %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "sub", "f")); string(data) != "one" {
+		t.Fatalf("existing file now %q", data)
+	}
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	os.Symlink(victim, filepath.Join(dir, "planted"))
+	os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, "dangling"))
+	for _, name := range []string{"planted", "dangling"} {
+		if err := CreateAt(d.Fd(), dir, name, []byte("new"), 0o644); !IsExist(err) {
+			t.Fatalf("over the link %s: %v", name, err)
+		}
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "keep" {
+		t.Fatalf("victim now %q", data)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); !os.IsNotExist(err) {
+		t.Fatalf("created through the dangling link: %v", err)
+	}
+	if err := CreateAt(d.Fd(), dir, "missing/f", nil, 0o644); err == nil || IsExist(err) {
+		t.Fatalf("in a missing directory: %v", err)
+	}
+	if err := SymlinkAt("sub/f", d.Fd(), dir, "l"); err != nil {
+		t.Fatal(err)
+	}
+	if target, _ := os.Readlink(filepath.Join(dir, "l")); target != "sub/f" {
+		t.Fatalf("link -> %q", target)
+	}
+	if err := SymlinkAt("other", d.Fd(), dir, "l"); !IsExist(err) {
+		t.Fatalf("link over a link: %v", err)
+	}
+}

@@ -52,6 +52,13 @@
 // thousand directories on tmpfs and must stay fast. [CreateExclusive]
 // creates a file only if it does not exist (the errored marks).
 //
+// Where there is nothing to replace and nobody reads until the writer is
+// done (the empty directory systemd gives a generator, on a tmpfs), the
+// recipe's temporary name and rename buy nothing: [CreateAt] and
+// [SymlinkAt] create each file in place, O_EXCL|O_NOFOLLOW, so they never
+// open, replace or follow anything that is there already (EEXIST, and the
+// caller falls back to the recipe).
+//
 // Reading. What bm2 reads from someone else, a file or a child's output,
 // is bounded: [ReadAll] reads at most a given size and says when there
 // was more ([ErrTooLarge]); a [Capped] keeps the first bytes written to
