@@ -161,7 +161,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 // the generators have exited, and empties them before the next run, so
 // when dir is empty at the start nothing in it is replaced and nothing
 // reads it while it is written: each file is created in place, with one
-// open (O_EXCL|O_NOFOLLOW), write and close (safefs.CreateAt). When dir
+// exclusive, link-refusing open, write and close (safefs.CreateAt). When dir
 // already holds files (a generator run by hand into an old output
 // directory), or should a name exist after all, the file replaces the old
 // one atomically instead (safefs.Batch), and the directories are synced

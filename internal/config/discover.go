@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -265,7 +266,7 @@ func (f *Found) add(p string, isLink bool, priv *dirStat) {
 		f.Errors = append(f.Errors, &Error{File: p, Msg: "not a regular file", Err: ErrValue})
 		return
 	}
-	data, err := readFile(p, st.Size(), 0)
+	data, err := readFile(p, st.Size(), true)
 	if err != nil {
 		f.Errors = append(f.Errors, fmt.Errorf("%s: %w", p, err))
 		return
@@ -281,8 +282,14 @@ func (f *Found) add(p string, isLink bool, priv *dirStat) {
 // long: open (with the extra flags), read, close, without what os.File
 // adds for files that may block (the runtime poller's system calls, six
 // per file), which only costs time with a thousand project files.
-func readFile(p string, size int64, flags int) ([]byte, error) {
-	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
+func readFile(p string, size int64, follow bool) ([]byte, error) {
+	var fd int
+	var err error
+	if follow {
+		fd, err = unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	} else {
+		fd, err = safefs.OpenAt(unix.AT_FDCWD, p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
@@ -358,8 +365,8 @@ func readPrivate(s Source, priv *dirStat) Source {
 			owner, owner, st.Mode().Perm(), chown, s.PrivatePath, s.PrivatePath)
 		return s
 	}
-	// O_NOFOLLOW: a link put in its place since the Lstat is not read.
-	data, err := readFile(s.PrivatePath, st.Size(), unix.O_NOFOLLOW)
+	// Not following: a link put in its place since the Lstat is not read.
+	data, err := readFile(s.PrivatePath, st.Size(), false)
 	switch {
 	case errors.Is(err, fs.ErrPermission):
 		s.PrivateUnread = true

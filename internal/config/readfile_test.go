@@ -20,22 +20,22 @@ func TestReadFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, size := range []int64{0, 1, int64(len(data)), int64(len(data)) + 100} {
-		got, err := readFile(p, size, 0)
+		got, err := readFile(p, size, true)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("size %d: %d bytes, %v", size, len(got), err)
 		}
 	}
-	if _, err := readFile(filepath.Join(t.TempDir(), "none"), 0, 0); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := readFile(filepath.Join(t.TempDir(), "none"), 0, true); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(p, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readFile(link, 0, unix.O_NOFOLLOW); !errors.Is(err, unix.ELOOP) {
+	if _, err := readFile(link, 0, false); !errors.Is(err, unix.ELOOP) {
 		t.Fatalf("O_NOFOLLOW through a link: %v", err)
 	}
-	if got, err := readFile(link, 0, 0); err != nil || !bytes.Equal(got, data) {
+	if got, err := readFile(link, 0, true); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("through a link: %d bytes, %v", len(got), err)
 	}
 }
