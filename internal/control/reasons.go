@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/crashlog"
@@ -47,7 +48,7 @@ func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, ve
 		kind = journal.InstanceErrored
 	}
 	inst = -1
-	ev, found := c.lastEvent(ctx, p.Name, kind)
+	ev, found := c.eventOfMark(ctx, p.Name, kind, why)
 	if found && ev.Reason == why {
 		facts.Instance = ev.Instance
 		if ev.Port != 0 {
@@ -69,6 +70,35 @@ func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, ve
 		e.Message = reason.CleanMessage(ev.Message)
 	}
 	return e, inst, true
+}
+
+// markEventWait bounds how long ExplainErrored waits for the event of a
+// mark it has just seen: root's side writes the mark first and sends the
+// event right after, and on a loaded host journalctl may not have it yet.
+const markEventWait = 2 * time.Second
+
+// eventOfMark is the last event of kind for the project, waiting up to
+// markEventWait for one with reason why (the words of a loopback_only or
+// port_in_use verdict are in it alone).
+func (c *Client) eventOfMark(ctx context.Context, project string, kind journal.Kind, why reason.Reason) (journal.Event, bool) {
+	ev, found := c.lastEvent(ctx, project, kind)
+	if (found && ev.Reason == why) || why == reason.ReuseportMissing {
+		return ev, found
+	}
+	wctx, cancel := c.Clock.WithTimeout(ctx, markEventWait)
+	defer cancel()
+	tick, stop := c.Clock.Tick(100 * time.Millisecond)
+	defer stop()
+	for {
+		select {
+		case <-wctx.Done():
+			return ev, found
+		case <-tick:
+		}
+		if ev, found = c.lastEvent(ctx, project, kind); found && ev.Reason == why {
+			return ev, found
+		}
+	}
 }
 
 // ExplainInstance words how instance i of p failed (u: its last state),
