@@ -73,6 +73,27 @@ var umask = sync.OnceValue(func() os.FileMode {
 	return os.FileMode(m)
 })
 
+// fill writes data to the new file fd, gives it perm where the umask
+// took bits away at open, syncs it when asked, and closes it.
+func fill(fd int, data []byte, perm os.FileMode, sync bool) error {
+	var err error
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, data)
+		data = data[n:]
+	}
+	if err == nil && perm.Perm()&umask() != 0 {
+		err = unix.Fchmod(fd, uint32(perm.Perm()))
+	}
+	if err == nil && sync {
+		err = unix.Fsync(fd)
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // writeTemp does steps 1 to 3 for one file, name in the directory dfd
 // (unix.AT_FDCWD: name is a path), which errors call dir; sync false
 // skips the fsync (a file system that keeps nothing across a reboot:
@@ -83,21 +104,7 @@ func writeTemp(dfd int, dir, name string, data []byte, perm os.FileMode, sync bo
 	if err != nil {
 		return &fs.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}
 	}
-	for len(data) > 0 && err == nil {
-		var n int
-		n, err = unix.Write(fd, data)
-		data = data[n:]
-	}
-	if err == nil && perm.Perm()&umask() != 0 {
-		// The umask took bits away at open.
-		err = unix.Fchmod(fd, uint32(perm.Perm()))
-	}
-	if err == nil && sync {
-		err = unix.Fsync(fd)
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
+	err = fill(fd, data, perm, sync)
 	if err != nil {
 		_ = unix.Unlinkat(dfd, tmp, 0)
 		return &fs.PathError{Op: "write", Path: filepath.Join(dir, name), Err: err}
@@ -279,18 +286,7 @@ func CreateAt(dfd int, dir, name string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return &fs.PathError{Op: "create", Path: filepath.Join(dir, name), Err: err}
 	}
-	for len(data) > 0 && err == nil {
-		var n int
-		n, err = unix.Write(fd, data)
-		data = data[n:]
-	}
-	if err == nil && perm.Perm()&umask() != 0 {
-		err = unix.Fchmod(fd, uint32(perm.Perm()))
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fill(fd, data, perm, false); err != nil {
 		_ = unix.Unlinkat(dfd, name, 0)
 		return &fs.PathError{Op: "write", Path: filepath.Join(dir, name), Err: err}
 	}
