@@ -18,9 +18,11 @@ SYSCONFDIR  ?= /etc
 
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
-STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service
+STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
+                bm2-metrics.socket bm2-metrics@.service
 # The units for users' own managers (user scope): units/user/.
-USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service
+USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
+                bm2-metrics.socket bm2-metrics@.service
 
 .PHONY: all build test test-deps test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
@@ -101,13 +103,13 @@ install-files:
 	install -m 0755 bin/bm2-generator $(DESTDIR)$(USERGENDIR)/bm2-generator
 	@# Static units name the helper as /usr/lib/bm2/bm2-probe: follow LIBEXECDIR.
 	for u in $(STATIC_UNITS); do \
-	  sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/static/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
+	  sed -e 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' -e 's|/usr/bin/bm2 |$(BINDIR)/bm2 |g' units/static/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	@# bm2-notify.path is enabled statically: paths.target (pulled in by
 	@# basic.target) wants it at every boot.
 	install -d $(DESTDIR)$(UNITDIR)/paths.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
 	for u in $(USER_UNITS); do \
-	  sed 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' units/user/$$u > $(DESTDIR)$(USERUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$u || exit 1; done
+	  sed -e 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' -e 's|/usr/bin/bm2 |$(BINDIR)/bm2 |g' units/user/$$u > $(DESTDIR)$(USERUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$u || exit 1; done
 	install -d $(DESTDIR)$(USERUNITDIR)/paths.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf

@@ -61,6 +61,18 @@ func requireAnalyze(t *testing.T) {
 	}
 }
 
+// The scrape endpoint's units, shipped for both scopes, load without a
+// word from systemd-analyze verify: the socket, and its service as a
+// connection instantiates it.
+func TestVerifyMetricsUnits(t *testing.T) {
+	requireAnalyze(t)
+	for kind, static := range map[string]fs.FS{"system": units.Static(), "user": units.UserStatic()} {
+		if out, err := verifyIn(t, Result{}, kind, static, "bm2-metrics.socket", "bm2-metrics@0.service"); err != nil {
+			t.Errorf("%s: systemd-analyze verify: %v\n%s", kind, err, out)
+		}
+	}
+}
+
 // verify lays out a root with the host's system units, bm2's static units,
 // the generated files and a stub for
 // every runtime executable, then runs systemd-analyze verify --root on every
@@ -75,7 +87,9 @@ func verifyUser(t *testing.T, res Result) (string, error) {
 	return verifyIn(t, res, "user", units.UserStatic())
 }
 
-func verifyIn(t *testing.T, res Result, kind string, static fs.FS) (string, error) {
+// verifyIn verifies the generated units and, besides them, the shipped
+// units named in also.
+func verifyIn(t *testing.T, res Result, kind string, static fs.FS, also ...string) (string, error) {
 	t.Helper()
 	root := t.TempDir()
 	sys := filepath.Join(root, "usr/lib/systemd", kind)
@@ -89,7 +103,8 @@ func verifyIn(t *testing.T, res Result, kind string, static fs.FS) (string, erro
 	rewrite := func(b []byte) []byte { return b }
 	if kind == "user" {
 		rewrite = func(b []byte) []byte {
-			return bytes.ReplaceAll(b, []byte("/usr/lib/bm2/"), []byte(root+"/usr/lib/bm2/"))
+			b = bytes.ReplaceAll(b, []byte("/usr/lib/bm2/"), []byte(root+"/usr/lib/bm2/"))
+			return bytes.ReplaceAll(b, []byte("/usr/bin/bm2 "), []byte(root+"/usr/bin/bm2 "))
 		}
 		files := make([]File, len(res.Files))
 		for i, f := range res.Files {
@@ -111,13 +126,15 @@ func verifyIn(t *testing.T, res Result, kind string, static fs.FS) (string, erro
 	if err := Write(gen, res.Files); err != nil {
 		t.Fatal(err)
 	}
-	names := []string{}
-	probe := filepath.Join(root, "usr/lib/bm2/bm2-probe")
-	if err := os.MkdirAll(filepath.Dir(probe), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(probe, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
+	names := append([]string{}, also...)
+	for _, helper := range []string{"usr/lib/bm2/bm2-probe", "usr/bin/bm2"} {
+		helper = filepath.Join(root, helper)
+		if err := os.MkdirAll(filepath.Dir(helper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(helper, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, p := range res.Projects {
 		stub := p.RuntimeCommand()

@@ -86,7 +86,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		problems = append(problems, control.ProblemText(e))
 	}
 
-	problems = append(problems, a.checkRegistered(w, p)...)
+	problems = append(problems, a.checkRegistered(ctx, w, p)...)
 
 	if len(problems) > 0 {
 		noun := "problem"
@@ -204,14 +204,14 @@ func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project
 
 // checkRegistered says whether p could be registered beside the
 // projects already registered: its name's owner, and its port range.
-func (a *App) checkRegistered(w io.Writer, p *config.Project) []string {
+func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
 	entries, _ := a.Registry()
 	if err := a.CheckOwner(p, entries, false); err != nil {
 		fmt.Fprintln(w, err.Error())
 		problems = append(problems, err.Error()+" ("+control.OwnHint(err)+")")
 	}
-	if err := config.CheckConflict(p, control.Held(entries, p.Name)); err != nil {
+	if err := a.CheckConflict(ctx, p, entries); err != nil {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {

@@ -302,7 +302,8 @@ type testEnv struct {
 	paths      testPaths
 	bin        string
 	sd         *fakeSystemd
-	noSD       bool // Connect fails
+	noSD       bool   // Connect fails
+	accounting string // what Accounting says of the host's control groups
 	searchPath []string
 	journal    map[string][]string
 	entries    *fakeJournal
@@ -570,8 +571,9 @@ func (te *testEnv) app() *App {
 				}
 				return ""
 			},
-			NumCPU: 2,
-			Now:    func() time.Time { return te.now },
+			NumCPU:     2,
+			Now:        func() time.Time { return te.now },
+			Accounting: func(int) string { return te.accounting },
 			Connect: func(ctx context.Context) (Systemd, error) {
 				if te.noSD {
 					return nil, sysd.Unreachable(errors.New("connect to the system bus: dial unix /run/dbus/system_bus_socket: connect: no such file or directory"))

@@ -115,6 +115,9 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 func listRows(snap control.Snapshot) ([]row, []string) {
 	var rows []row
 	warnings := append([]string(nil), snap.Warnings...)
+	if snap.Accounting != "" {
+		warnings = append(warnings, snap.Accounting)
+	}
 	for _, ps := range snap.Projects {
 		e := ps.Entry
 		if e.Err != nil || e.Project == nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -161,5 +162,43 @@ func TestUserScopeManagerNotRunning(t *testing.T) {
 	te.run("start", "app")
 	if err := te.stderr.String(); !strings.Contains(err, "bm2 startup") || !strings.Contains(err, "su -l alice") {
 		t.Errorf("start without a manager:\n%s", err)
+	}
+}
+
+// In user scope, a running instance without MEM or CPU figures gets the
+// reason after the table (the kernel's control groups say it), not a
+// bare "-"; in system scope, and once the figures are there, nothing.
+func TestUserScopeListSaysWhyNoMemory(t *testing.T) {
+	const gap = "MEM and CPU are unknown in user scope on this host: cgroup v1"
+	te := userEnv(t)
+	te.accounting = gap
+	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\nport = 8080\n"))
+	te.mustRun(ExitOK, "serve", dir)
+	te.stderr.Reset()
+	te.mustRun(ExitOK, "list")
+	if strings.Contains(te.stderr.String(), gap) {
+		t.Errorf("list explains figures it has:\n%s", te.stderr.String())
+	}
+
+	u, _ := te.sd.Units(context.Background(), []string{"bm2@app-0.service"})
+	u[0].MemoryCurrent, u[0].CPUUsageNSec = control.Unknown, control.Unknown
+	te.sd.set(u[0])
+	te.stderr.Reset()
+	te.mustRun(ExitOK, "list")
+	if !strings.Contains(te.stderr.String(), "bm2: warning: "+gap+"\n") {
+		t.Errorf("list does not say why MEM and CPU are unknown:\n%s", te.stderr.String())
+	}
+
+	sys := newTestEnv(t)
+	sys.accounting = gap
+	dir = filepath.Dir(sys.write("srv/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\nport = 8080\n"))
+	sys.mustRun(ExitOK, "serve", dir)
+	u, _ = sys.sd.Units(context.Background(), []string{"bm2@app-0.service"})
+	u[0].MemoryCurrent, u[0].CPUUsageNSec = control.Unknown, control.Unknown
+	sys.sd.set(u[0])
+	sys.stderr.Reset()
+	sys.mustRun(ExitOK, "list")
+	if strings.Contains(sys.stderr.String(), gap) {
+		t.Errorf("system scope explains user scope's gap:\n%s", sys.stderr.String())
 	}
 }

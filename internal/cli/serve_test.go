@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
@@ -405,5 +407,51 @@ func TestMigrateSecretsOnly(t *testing.T) {
 	te.mustRun(ExitOK, "migrate")
 	if te.stdout.String() != "nothing to migrate in "+te.paths.ConfigDir+"\n" {
 		t.Fatalf("second run:\n%s", te.stdout.String())
+	}
+}
+
+// The scrape endpoint's port is never given to a project: the shipped
+// 9615 while systemd has no bm2-metrics.socket, the socket's own
+// ListenStream= once it has one (a drop-in moved it), and a user's
+// socket's shipped 9616 in either case.
+func TestServeRefusesTheMetricsPort(t *testing.T) {
+	project := func(port int) string {
+		return fmt.Sprintf("name = \"api\"\nscript = \"a.js\"\nport = %d\n", port)
+	}
+	for _, tc := range []struct {
+		name   string
+		listen []string // nil: systemd has no such unit
+		port   int
+		refuse bool
+	}{
+		{"shipped port", nil, control.MetricsPort, true},
+		{"users' shipped port", nil, control.UserMetricsPort, true},
+		{"moved away", []string{"Stream 127.0.0.1:9100"}, control.MetricsPort, false},
+		{"moved here", []string{"Stream 127.0.0.1:9100"}, 9100, true},
+		{"moved here, IPv6", []string{"Stream [::1]:9200", "Stream /run/x.sock"}, 9200, true},
+		{"another port", nil, 3000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			te := newTestEnv(t)
+			if tc.listen != nil {
+				te.sd.set(UnitStatus{Name: control.MetricsSocket, ActiveState: "active", SubState: "listening",
+					UnitFileState: "disabled", FragmentPath: "/usr/lib/systemd/system/bm2-metrics.socket", Listen: tc.listen})
+			}
+			dir := filepath.Dir(te.write("srv/api/bm2.toml", project(tc.port)))
+			code := te.app().Main(context.Background(), []string{"serve", dir})
+			if !tc.refuse {
+				if code != ExitOK {
+					t.Fatalf("exit %d\n%s", code, te.stderr.String())
+				}
+				return
+			}
+			want := fmt.Sprintf("bm2: port conflict: api port range %d~%d overlaps bm2-metrics.socket %d~%d\n", tc.port, tc.port, tc.port, tc.port)
+			if code != ExitInvalid || !strings.HasPrefix(te.stderr.String(), want) {
+				t.Fatalf("exit %d, stderr:\n%s\nwant %q", code, te.stderr.String(), want)
+			}
+			if _, err := os.Stat(filepath.Join(te.paths.ConfigDir, "api.toml")); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("api.toml written: %v", err)
+			}
+		})
 	}
 }

@@ -63,6 +63,9 @@ type Env struct {
 
 	// Connect reaches systemd; ConnectSystemd by default.
 	Connect func(ctx context.Context) (Systemd, error)
+	// Accounting says why a user's instances have no MEM or CPU figures;
+	// AccountingGap by default.
+	Accounting func(uid int) string
 	// Journal returns the last n lines a unit logged: by default what its
 	// processes wrote (journalctl _SYSTEMD_UNIT=UNIT), or when that is
 	// nothing, journalctl -u UNIT -n N -o cat --no-pager.
@@ -181,6 +184,9 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.Connect == nil {
 		e.Connect = ConnectSystemd
+	}
+	if e.Accounting == nil {
+		e.Accounting = AccountingGap
 	}
 	if e.LookupUser == nil {
 		e.LookupUser = identity.Lookup

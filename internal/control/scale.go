@@ -99,7 +99,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 				fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.registeredFile(p.Name)))
 		}
 		entries, _ := c.Registry()
-		if err := c.scaleFits(&q, entries); err != nil {
+		if err := c.scaleFits(ctx, &q, entries); err != nil {
 			return err
 		}
 		if reg, err = c.scaleRegistration(p, &q); err != nil {
@@ -234,7 +234,7 @@ func (c *Client) registeredFile(name string) string {
 // scaleFits refuses a count the project file could not have: a fork-mode
 // range past port 65535 or over another project's ports, unit names too
 // long for systemd, anything else config refuses.
-func (c *Client) scaleFits(q *config.Project, entries []entry) error {
+func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []entry) error {
 	if q.Mode == config.Fork && q.Port+q.Instances-1 > 65535 {
 		return Fail(ExitInvalid, "choose fewer instances",
 			fmt.Errorf("%s cannot have %d instances: fork mode needs ports %d~%d, past 65535", q.Name, q.Instances, q.Port, q.Port+q.Instances-1))
@@ -242,7 +242,7 @@ func (c *Client) scaleFits(q *config.Project, entries []entry) error {
 	if msg := config.NameError(q.Name, q.Instances); msg != "" {
 		return Fail(ExitInvalid, "choose fewer instances", fmt.Errorf("%s cannot have %d instances: %s", q.Name, q.Instances, msg))
 	}
-	if err := config.CheckConflict(q, Held(entries, q.Name)); err != nil {
+	if err := c.CheckConflict(ctx, q, entries); err != nil {
 		hint := "choose fewer instances"
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {

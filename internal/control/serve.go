@@ -84,7 +84,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.CheckOwner(p, entries, f.Replace); err != nil {
 		return err
 	}
-	if err := config.CheckConflict(p, Held(entries, p.Name)); err != nil {
+	if err := c.CheckConflict(ctx, p, entries); err != nil {
 		return conflictErr(err)
 	}
 	if err := c.checkSystemConflict(p); err != nil {

@@ -25,6 +25,9 @@ type Snapshot struct {
 	EventsRead bool
 	// Warnings are what systemd could not say, one line each.
 	Warnings []string
+	// Accounting says why, in user scope, a running instance has no
+	// memory or CPU figure ([AccountingGap]); "" when all have them.
+	Accounting string
 }
 
 // ProjectSnapshot is one registered project at the moment of a Snapshot.
@@ -126,9 +129,25 @@ func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd System
 		}
 		snap.Projects = append(snap.Projects, ps)
 	}
+	if c.IsUser() && unaccounted(snap.Projects) {
+		snap.Accounting = c.Accounting(c.ScopeLayout().UID)
+	}
 	if len(probed) > 0 {
 		evs, err := c.ProjectEvents(ctx, probed, ReuseportKinds, since)
 		snap.Events, snap.EventsRead = evs, err == nil
 	}
 	return snap
+}
+
+// unaccounted tells whether a running instance lacks a memory or CPU
+// figure.
+func unaccounted(projects []ProjectSnapshot) bool {
+	for _, ps := range projects {
+		for _, u := range ps.Statuses {
+			if u.MainPID != 0 && (u.MemoryCurrent == Unknown || u.CPUUsageNSec == Unknown) {
+				return true
+			}
+		}
+	}
+	return false
 }

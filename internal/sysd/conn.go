@@ -596,6 +596,13 @@ func (c *Conn) Unit(ctx context.Context, name string) (Status, error) {
 			}
 			s.fillService(sp)
 		}
+		if IsSocket(name) && s.LoadState == "loaded" {
+			sp, err := m.GetUnitTypePropertiesContext(ctx, name, "Socket")
+			if err != nil {
+				return err
+			}
+			s.fillSocket(sp)
+		}
 		return nil
 	})
 	if err != nil {

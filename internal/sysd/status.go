@@ -52,6 +52,10 @@ type Status struct {
 	Environment      []string  // Environment= as configured (not EnvironmentFile= contents)
 	ExecStart        []string  // argv of the first ExecStart= command
 	TimeoutStop      time.Duration
+
+	// Socket properties (.socket units): Listen= as systemd has it,
+	// "TYPE ADDRESS" each ("Stream 127.0.0.1:9615").
+	Listen []string
 }
 
 // Running reports whether the unit is active with its main process up.
@@ -135,6 +139,41 @@ func (s *Status) fillService(sp map[string]any) {
 	if us := u64(sp["TimeoutStopUSec"]); us < uint64(time.Hour/time.Microsecond)*24*365 {
 		s.TimeoutStop = time.Duration(us) * time.Microsecond
 	}
+}
+
+// IsSocket tells a .socket unit by its name.
+func IsSocket(name string) bool {
+	return len(name) > len(".socket") && strings.HasSuffix(name, ".socket")
+}
+
+// fillSocket reads the Socket interface's properties.
+func (s *Status) fillSocket(sp map[string]any) {
+	s.Listen = listen(sp["Listen"])
+}
+
+// listen reads Listen, an array of (type, address) structs.
+func listen(v any) []string {
+	var out []string
+	add := func(f []any) {
+		if len(f) == 2 {
+			t, _ := f[0].(string)
+			a, _ := f[1].(string)
+			out = append(out, t+" "+a)
+		}
+	}
+	switch l := v.(type) {
+	case [][]any:
+		for _, f := range l {
+			add(f)
+		}
+	case []any:
+		for _, f := range l {
+			if ff, ok := f.([]any); ok {
+				add(ff)
+			}
+		}
+	}
+	return out
 }
 
 // jobID reads the id of the (id, path) struct of the Job property.
