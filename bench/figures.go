@@ -62,6 +62,14 @@ var sampleFigures = []sampleFigure{
 		intro: "The exposure level `systemd-analyze security` gives the units of a running project (0 is the best, 10 " +
 			"the worst): a default Node.js project, the same with `user =` a static " +
 			"account, its probe and failure units (root), and bm2-notify.service. One run: the levels do not vary."},
+	{key: "metrics", num: "11b", title: "One scrape of bm2 metrics with 100 projects (bm2)", prec: 1,
+		intro: "100 registered projects of one running Node.js instance each (cluster mode, the app of the other figures), " +
+			"online and probed, then one scrape, three ways: `bm2 metrics` (every series of every instance: systemd's " +
+			"figures over D-Bus, the probe's verdicts from the journal, the kernel's sockets through sock_diag and /proc); " +
+			"the command the socket's service runs, `bm2 --system metrics --http`, with a request on stdin (the scrape's " +
+			"own work, without systemd's spawn); and `curl` through bm2-metrics.socket (wall time only, from the " +
+			"connection to the last byte: systemd starts the service, which answers and exits). Wall and CPU (user + " +
+			"system, bash's `time`) of the command; the goal is below 100 ms. bm2 only: PM2 keeps a daemon for this."},
 	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
 		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
 			"on the host (wall time); then `dpkg -i` of this tree's package in a fresh sandbox (wall time, the " +

@@ -66,13 +66,14 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 // tcp_migrate_req and apps that do less on SIGTERM (bm2 only); gwreload a
 // fork-mode reload behind nginx, gwdefault the same with nginx's default
 // max_fails, gwcluster a cluster-mode reload behind nginx; fleet two bm2
-// hosts behind one gateway; package make deb and dpkg -i.
+// hosts behind one gateway; metrics one scrape of 100 projects; package
+// make deb and dpkg -i.
 var allScenarios = []string{"generator", "package", "throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "daemonreload"}
 
 // sandboxedScenarios need the two sandboxes of setup.
 var sandboxedScenarios = []string{"throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -271,6 +272,7 @@ func run(ctx context.Context, s settings, out string) error {
 			{"gwcluster", r.gatewayCluster},
 			{"gwdefault", r.gatewayDefaults},
 			{"fleet", r.fleet},
+			{"metrics", r.metrics},
 			{"daemonreload", r.daemonReload}, // last: it deletes every project registered before
 		}
 		for _, st := range steps {

@@ -169,6 +169,30 @@ loginctl enable-linger alice bob`)
 		}
 	})
 
+	t.Run("metrics, and why MEM is unknown", func(t *testing.T) {
+		b := b.in(t)
+		list := b.mustAs(0, "alice", "bm2 list --json; bm2 list >/dev/null")
+		if strings.Contains(list.stdout, `"memory_bytes": null`) && !strings.Contains(list.stderr, "unknown in user scope on this host") {
+			t.Errorf("alice's list has no MEM and does not say why:\n%s\n%s", list.stdout, list.stderr)
+		}
+		text := b.mustAs(0, "alice", "bm2 metrics").stdout
+		ss := samples(t, text)
+		for _, inst := range []string{"web-0", "web-1", "fk-0", "fk-1"} {
+			if v, ok := find(ss, "bm2_instance_up", "instance", inst); !ok || v != 1 {
+				t.Errorf("alice's metrics: bm2_instance_up{instance=%s} %v (found %v)", inst, v, ok)
+			}
+		}
+		if v, _ := find(ss, "bm2_project_instances", "project", "web"); v != 2 {
+			t.Errorf("alice's metrics show %v instances of web (hers has 2, bob's 1)", v)
+		}
+		b.mustAs(0, "alice", "systemctl --user enable --now bm2-metrics.socket")
+		defer b.mustAs(0, "alice", "systemctl --user disable --now bm2-metrics.socket")
+		scrape := b.mustAs(0, "alice", "curl -sf --max-time 10 http://127.0.0.1:9616/metrics").stdout
+		if _, ok := find(samples(t, scrape), "bm2_instance_up", "instance", "fk-1"); !ok {
+			t.Errorf("alice's socket on 9616:\n%s", scrape)
+		}
+	})
+
 	t.Run("stop, start, restart, status", func(t *testing.T) {
 		b := b.in(t)
 		b.mustAs(0, "alice", "bm2 stop fk")
