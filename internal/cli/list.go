@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
@@ -117,7 +115,7 @@ func listRows(snap control.Snapshot) ([]row, []string) {
 	for pi, ps := range snap.Projects {
 		e := ps.Entry
 		if e.Err != nil || e.Project == nil {
-			r := row{Project: e.Name, State: control.StateInvalid, Reason: invalidReason(e)}
+			r := row{Project: e.Name, State: control.StateInvalid, Reason: control.InvalidReason(e)}
 			if p := e.Project; p != nil {
 				r.Mode, r.Port = string(p.Mode), p.Port
 			}
@@ -245,31 +243,4 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-// invalidReason is why a project file is invalid, on one line and without
-// the file's name (the row names the project).
-func invalidReason(e entry) string {
-	var es config.Errors
-	var one *config.Error
-	switch {
-	case errors.As(e.Err, &es):
-	case errors.As(e.Err, &one):
-		es = config.Errors{one}
-	default:
-		return strings.TrimPrefix(control.OneLine(e.Err), e.Path+": ")
-	}
-	parts := make([]string, len(es))
-	for i, ce := range es {
-		var b strings.Builder
-		if ce.Line > 0 {
-			fmt.Fprintf(&b, "line %d: ", ce.Line)
-		}
-		if ce.Key != "" {
-			b.WriteString(ce.Key + ": ")
-		}
-		b.WriteString(ce.Msg)
-		parts[i] = b.String()
-	}
-	return strings.Join(parts, "; ")
 }

@@ -2,7 +2,9 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -193,4 +195,32 @@ func (s Snapshot) Instance(p, k int) InstanceView {
 		}
 	}
 	return v
+}
+
+// InvalidReason is why a project file is invalid, on one line and without
+// the file's name (bm2 list's and bm2 top's row names the project): its
+// errors as "line 3: prot: unknown key", joined by "; ".
+func InvalidReason(e config.Entry) string {
+	var es config.Errors
+	var one *config.Error
+	switch {
+	case errors.As(e.Err, &es):
+	case errors.As(e.Err, &one):
+		es = config.Errors{one}
+	default:
+		return strings.TrimPrefix(OneLine(e.Err), e.Path+": ")
+	}
+	parts := make([]string, len(es))
+	for i, ce := range es {
+		var b strings.Builder
+		if ce.Line > 0 {
+			fmt.Fprintf(&b, "line %d: ", ce.Line)
+		}
+		if ce.Key != "" {
+			b.WriteString(ce.Key + ": ")
+		}
+		b.WriteString(ce.Msg)
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "; ")
 }
