@@ -76,6 +76,12 @@ func commands() []*command {
 			},
 		},
 		{
+			name: "top", maxArgs: -1,
+			setup: func(fs *pflag.FlagSet) runner {
+				return func(ctx context.Context, a *App, args []string) error { return a.top(ctx, args) }
+			},
+		},
+		{
 			name: "start", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
 				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the instances to come online")

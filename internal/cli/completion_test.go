@@ -91,6 +91,8 @@ var completionCases = []struct {
 	{[]string{"logs", "-n", ""}, nil}, // a count: nothing to offer
 	{[]string{"start", "api", ""}, nil},
 	{[]string{"list", "api", "w"}, []string{"web"}},
+	{[]string{"top", "a"}, []string{"api"}},
+	{[]string{"top", "api", "w"}, []string{"web"}},
 	{[]string{"gateway", ""}, []string{"caddy", "nginx"}},
 	{[]string{"gateway", "nginx", "a"}, []string{"api"}},
 	{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},

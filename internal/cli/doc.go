@@ -10,6 +10,7 @@
 //	bm2 check    validate a project file, probe its ports, find its runtime (no root, no systemd)
 //	bm2 serve    write /etc/bm2/<name>.toml from a project dir's bm2.toml, daemon-reload, start
 //	bm2 list     one row per instance, from systemd's unit properties over D-Bus
+//	bm2 top      the same, live: package top's view, read every second (top.go)
 //	bm2 start / stop / restart / status / delete
 //	bm2 reload   a rolling restart: one instance at a time, each back before the next
 //	bm2 logs     the app's output: journalctl -u bm2@<name>-<i>.service, prefixed, or JSON lines; --grep

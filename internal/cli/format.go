@@ -21,25 +21,6 @@ func formatCPU(nsec uint64) string {
 	return control.FormatUptime(d)
 }
 
-// formatMem renders bytes with binary units, as systemctl does: "512B",
-// "41.2M", "1.5G". control.Unknown is "-".
-func formatMem(b uint64) string {
-	if b == control.Unknown {
-		return "-"
-	}
-	if b < 1024 {
-		return fmt.Sprintf("%dB", b)
-	}
-	v := float64(b)
-	for _, unit := range []string{"K", "M", "G", "T", "P"} {
-		v /= 1024
-		if v < 1024 || unit == "P" {
-			return fmt.Sprintf("%.1f%s", v, unit)
-		}
-	}
-	return fmt.Sprintf("%dB", b)
-}
-
 func sortUnits(us []UnitStatus) {
 	sort.Slice(us, func(i, j int) bool { return us[i].Name < us[j].Name })
 }

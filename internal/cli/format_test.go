@@ -19,8 +19,8 @@ func TestFormats(t *testing.T) {
 	for b, want := range map[uint64]string{
 		0: "0B", 512: "512B", 1024: "1.0K", 43201331: "41.2M", 3 << 30: "3.0G", control.Unknown: "-",
 	} {
-		if got := formatMem(b); got != want {
-			t.Errorf("formatMem(%d) = %q, want %q", b, got, want)
+		if got := control.FormatMem(b); got != want {
+			t.Errorf("control.FormatMem(%d) = %q, want %q", b, got, want)
 		}
 	}
 	for ns, want := range map[uint64]string{

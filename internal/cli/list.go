@@ -3,16 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
-	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
 )
@@ -118,10 +115,10 @@ func listRows(snap control.Snapshot) ([]row, []string) {
 	if snap.Accounting != "" {
 		warnings = append(warnings, snap.Accounting)
 	}
-	for _, ps := range snap.Projects {
+	for pi, ps := range snap.Projects {
 		e := ps.Entry
 		if e.Err != nil || e.Project == nil {
-			r := row{Project: e.Name, State: control.StateInvalid, Reason: invalidReason(e)}
+			r := row{Project: e.Name, State: control.StateInvalid, Reason: control.InvalidReason(e)}
 			if p := e.Project; p != nil {
 				r.Mode, r.Port = string(p.Mode), p.Port
 			}
@@ -133,18 +130,22 @@ func listRows(snap control.Snapshot) ([]row, []string) {
 			warnings = append(warnings, ps.Warning)
 		}
 		for k := range ps.IDs {
-			rows = append(rows, instanceRow(snap, ps, k))
+			rows = append(rows, instanceRow(snap, pi, k))
 		}
 	}
 	return rows, warnings
 }
 
-// instanceRow is the row of ps's k-th instance.
-func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
+// instanceRow is the row of the k-th instance of the pi-th project; its
+// state, reason and verdict are the snapshot's view of it
+// ([control.Snapshot.Instance]), as bm2 top shows them.
+func instanceRow(snap control.Snapshot, pi, k int) row {
+	ps := snap.Projects[pi]
 	p, i := ps.Entry.Project, ps.IDs[k]
+	v := snap.Instance(pi, k)
 	r := row{
 		Project: p.Name, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
-		State: control.StateUnknown, Port: p.InstancePort(i),
+		State: v.State, Reason: v.Reason, Holder: v.Holder, Port: p.InstancePort(i),
 	}
 	if i == units.Surge {
 		r.Surge = true
@@ -152,15 +153,14 @@ func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
 		id := i
 		r.ID = &id
 	}
-	if ps.Statuses != nil {
-		u := ps.Statuses[k]
-		r.State, r.Reason = control.ProjectInstanceState(u, p.MaxRestarts)
-		if r.Surge && r.Reason == "" {
-			r.Reason = "surge of a reload"
-		}
+	if v.Verdict != "" {
+		verdict := v.Verdict
+		r.Reuseport = &verdict
+	}
+	if u := v.Status; u != nil {
 		r.PID = u.MainPID
 		r.Restarts = u.NRestarts
-		if r.State == control.StateOnline && !u.ActiveEnter.IsZero() {
+		if st, _ := control.ProjectInstanceState(*u, p.MaxRestarts); st == control.StateOnline && !u.ActiveEnter.IsZero() {
 			r.UptimeMS = max(snap.Now.Sub(u.ActiveEnter).Milliseconds(), 0)
 		}
 		if u.MemoryCurrent != control.Unknown {
@@ -170,29 +170,6 @@ func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
 		if u.CPUUsageNSec != control.Unknown {
 			c := u.CPUUsageNSec / 1e6
 			r.CPUMS = &c
-		}
-		if p.Mode == config.Cluster && r.State == control.StateOnline && snap.EventsRead {
-			v, _ := control.ReuseportVerdict(u, units.InstanceID(p.Name, i), snap.Events)
-			if v == "" {
-				v = control.VerdictPending
-				if k < len(ps.Probes) && control.ProbeLost(u, ps.Probes[k], snap.Now) {
-					v = control.VerdictUnprobed
-				}
-			}
-			r.Reuseport = &v
-		}
-	}
-	if m, ok := ps.Marks[k]; ok {
-		r.State, r.Reason, r.Holder = control.StateErrored, m.Reason, m.Detail
-	}
-	if ps.Errored {
-		r.State, r.Reason = control.StateErrored, ps.Mark
-		if r.Reason == "" {
-			r.Reason = "errored"
-		}
-		if ps.Mark == string(reason.ReuseportMissing) || ps.Mark == string(reason.LoopbackOnly) {
-			v := control.VerdictMissing
-			r.Reuseport = &v
 		}
 	}
 	return r
@@ -226,7 +203,7 @@ func (r row) cells() cells {
 		c.uptime = control.FormatUptime(control.MsDuration(r.UptimeMS))
 	}
 	if r.MemoryBytes != nil {
-		c.mem = formatMem(*r.MemoryBytes)
+		c.mem = control.FormatMem(*r.MemoryBytes)
 	}
 	if r.CPUMS != nil {
 		c.cpu = formatCPU(*r.CPUMS * 1e6)
@@ -269,31 +246,4 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-// invalidReason is why a project file is invalid, on one line and without
-// the file's name (the row names the project).
-func invalidReason(e entry) string {
-	var es config.Errors
-	var one *config.Error
-	switch {
-	case errors.As(e.Err, &es):
-	case errors.As(e.Err, &one):
-		es = config.Errors{one}
-	default:
-		return strings.TrimPrefix(control.OneLine(e.Err), e.Path+": ")
-	}
-	parts := make([]string, len(es))
-	for i, ce := range es {
-		var b strings.Builder
-		if ce.Line > 0 {
-			fmt.Fprintf(&b, "line %d: ", ce.Line)
-		}
-		if ce.Key != "" {
-			b.WriteString(ce.Key + ": ")
-		}
-		b.WriteString(ce.Msg)
-		parts[i] = b.String()
-	}
-	return strings.Join(parts, "; ")
 }

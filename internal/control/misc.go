@@ -36,6 +36,26 @@ func FormatUptime(d time.Duration) string {
 	return fmt.Sprintf("%dd%dh", s/86400, s%86400/3600)
 }
 
+// FormatMem renders bytes with binary units, as systemctl does: "512B",
+// "41.2M", "1.5G"; Unknown is "-". bm2 list, bm2 status and bm2 top show
+// memory so.
+func FormatMem(b uint64) string {
+	if b == Unknown {
+		return "-"
+	}
+	if b < 1024 {
+		return fmt.Sprintf("%dB", b)
+	}
+	v := float64(b)
+	for _, unit := range []string{"K", "M", "G", "T", "P"} {
+		v /= 1024
+		if v < 1024 || unit == "P" {
+			return fmt.Sprintf("%.1f%s", v, unit)
+		}
+	}
+	return fmt.Sprintf("%dB", b)
+}
+
 // OneLine renders an error on one line.
 func OneLine(err error) string {
 	if err == nil {

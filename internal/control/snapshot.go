@@ -2,10 +2,13 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -150,4 +153,93 @@ func unaccounted(projects []ProjectSnapshot) bool {
 		}
 	}
 	return false
+}
+
+// InstanceView is what bm2 list, bm2 status and bm2 top say of one
+// instance of a Snapshot: its state word and reason, who holds its port,
+// its reusePort verdict. [Snapshot.Instance] is the one place these are
+// decided, so that the table and the live view cannot disagree.
+type InstanceView struct {
+	// State is one of the State words, Reason why (a reason of package
+	// reason, a unit's result, or "surge of a reload").
+	State, Reason string
+	// Holder is who holds the port of an instance errored as
+	// port_in_use (its mark, written by the exit hook).
+	Holder string
+	// Verdict is the reusePort probe's verdict on the current run of a
+	// cluster-mode instance that is online (VerdictPending while there
+	// is none yet), or VerdictMissing for a project the probe stopped;
+	// "" when none is claimed: fork mode, not online, the journal unread.
+	Verdict string
+	// Status is the instance's unit as systemd told it; nil when
+	// systemd did not say (see ProjectSnapshot.Statuses).
+	Status *UnitStatus
+}
+
+// Instance is the view of the k-th instance (ProjectSnapshot.IDs[k]) of
+// the p-th project of s, a valid one (Entry.Project set, Entry.Err nil).
+// It is a pure function of s.
+func (s Snapshot) Instance(p, k int) InstanceView {
+	ps := s.Projects[p]
+	proj, i := ps.Entry.Project, ps.IDs[k]
+	v := InstanceView{State: StateUnknown}
+	if ps.Statuses != nil {
+		u := ps.Statuses[k]
+		v.Status = &u
+		v.State, v.Reason = ProjectInstanceState(u, proj.MaxRestarts)
+		if i == units.Surge && v.Reason == "" {
+			v.Reason = "surge of a reload"
+		}
+		if proj.Mode == config.Cluster && v.State == StateOnline && s.EventsRead {
+			verdict, _ := ReuseportVerdict(u, units.InstanceID(proj.Name, i), s.Events)
+			if verdict == "" {
+				verdict = VerdictPending
+				if k < len(ps.Probes) && ProbeLost(u, ps.Probes[k], s.Now) {
+					verdict = VerdictUnprobed
+				}
+			}
+			v.Verdict = verdict
+		}
+	}
+	if m, ok := ps.Marks[k]; ok {
+		v.State, v.Reason, v.Holder = StateErrored, m.Reason, m.Detail
+	}
+	if ps.Errored {
+		v.State, v.Reason = StateErrored, ps.Mark
+		if v.Reason == "" {
+			v.Reason = "errored"
+		}
+		if ps.Mark == string(reason.ReuseportMissing) || ps.Mark == string(reason.LoopbackOnly) {
+			v.Verdict = VerdictMissing
+		}
+	}
+	return v
+}
+
+// InvalidReason is why a project file is invalid, on one line and without
+// the file's name (bm2 list's and bm2 top's row names the project): its
+// errors as "line 3: prot: unknown key", joined by "; ".
+func InvalidReason(e config.Entry) string {
+	var es config.Errors
+	var one *config.Error
+	switch {
+	case errors.As(e.Err, &es):
+	case errors.As(e.Err, &one):
+		es = config.Errors{one}
+	default:
+		return strings.TrimPrefix(OneLine(e.Err), e.Path+": ")
+	}
+	parts := make([]string, len(es))
+	for i, ce := range es {
+		var b strings.Builder
+		if ce.Line > 0 {
+			fmt.Fprintf(&b, "line %d: ", ce.Line)
+		}
+		if ce.Key != "" {
+			b.WriteString(ce.Key + ": ")
+		}
+		b.WriteString(ce.Msg)
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, "; ")
 }

@@ -1,0 +1,2 @@
+// Package isatty implements interface to isatty
+package isatty

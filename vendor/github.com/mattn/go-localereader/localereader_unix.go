@@ -1,0 +1,11 @@
+// +build !windows
+
+package localereader
+
+import (
+	"io"
+)
+
+func newReader(r io.Reader) io.Reader {
+	return r
+}
