@@ -12,7 +12,6 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
-	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
 )
@@ -141,7 +140,7 @@ func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
 	p, i := ps.Entry.Project, ps.IDs[k]
 	r := row{
 		Project: p.Name, Unit: units.Instance(p.Name, i), Mode: string(p.Mode),
-		State: control.StateUnknown, Port: p.InstancePort(i),
+		Port: p.InstancePort(i),
 	}
 	if i == units.Surge {
 		r.Surge = true
@@ -149,15 +148,16 @@ func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
 		id := i
 		r.ID = &id
 	}
+	v := snap.View(ps, k)
+	r.State, r.Reason, r.Holder = v.State, v.Reason, v.Holder
+	if v.Reuseport != "" {
+		r.Reuseport = &v.Reuseport
+	}
 	if ps.Statuses != nil {
 		u := ps.Statuses[k]
-		r.State, r.Reason = control.ProjectInstanceState(u, p.MaxRestarts)
-		if r.Surge && r.Reason == "" {
-			r.Reason = "surge of a reload"
-		}
 		r.PID = u.MainPID
 		r.Restarts = u.NRestarts
-		if r.State == control.StateOnline && !u.ActiveEnter.IsZero() {
+		if st, _ := control.ProjectInstanceState(u, p.MaxRestarts); st == control.StateOnline && !u.ActiveEnter.IsZero() {
 			r.UptimeMS = max(snap.Now.Sub(u.ActiveEnter).Milliseconds(), 0)
 		}
 		if u.MemoryCurrent != control.Unknown {
@@ -167,29 +167,6 @@ func instanceRow(snap control.Snapshot, ps control.ProjectSnapshot, k int) row {
 		if u.CPUUsageNSec != control.Unknown {
 			c := u.CPUUsageNSec / 1e6
 			r.CPUMS = &c
-		}
-		if p.Mode == config.Cluster && r.State == control.StateOnline && snap.EventsRead {
-			v, _ := control.ReuseportVerdict(u, units.InstanceID(p.Name, i), snap.Events)
-			if v == "" {
-				v = control.VerdictPending
-				if k < len(ps.Probes) && control.ProbeLost(u, ps.Probes[k], snap.Now) {
-					v = control.VerdictUnprobed
-				}
-			}
-			r.Reuseport = &v
-		}
-	}
-	if m, ok := ps.Marks[k]; ok {
-		r.State, r.Reason, r.Holder = control.StateErrored, m.Reason, m.Detail
-	}
-	if ps.Errored {
-		r.State, r.Reason = control.StateErrored, ps.Mark
-		if r.Reason == "" {
-			r.Reason = "errored"
-		}
-		if ps.Mark == string(reason.ReuseportMissing) || ps.Mark == string(reason.LoopbackOnly) {
-			v := control.VerdictMissing
-			r.Reuseport = &v
 		}
 	}
 	return r

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -131,4 +132,58 @@ func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd System
 		snap.Events, snap.EventsRead = evs, err == nil
 	}
 	return snap
+}
+
+// InstanceView is what bm2 list and bm2 metrics say of one instance of a
+// Snapshot beyond its unit's figures: its state and why, and the probe's
+// verdict.
+type InstanceView struct {
+	// State is one of InstanceStates (or systemd's own word for a state
+	// bm2 has none for), Reason why, "" when there is nothing to say.
+	State, Reason string
+	// Reuseport is the reusePort probe's verdict on the current run of an
+	// online cluster-mode instance (one of ReuseportVerdicts), or missing
+	// for a project the probe stopped; "" otherwise, and when the journal
+	// was not read.
+	Reuseport string
+	// Holder is who holds the port of an instance errored as
+	// port_in_use (its mark, written by the exit hook).
+	Holder string
+}
+
+// View is ps's k-th instance as bm2 list shows it: a pure function of the
+// Snapshot.
+func (s Snapshot) View(ps ProjectSnapshot, k int) InstanceView {
+	p, i := ps.Entry.Project, ps.IDs[k]
+	v := InstanceView{State: StateUnknown}
+	if ps.Statuses != nil {
+		u := ps.Statuses[k]
+		v.State, v.Reason = ProjectInstanceState(u, p.MaxRestarts)
+		if i == units.Surge && v.Reason == "" {
+			v.Reason = "surge of a reload"
+		}
+		if p.Mode == config.Cluster && v.State == StateOnline && s.EventsRead {
+			verdict, _ := ReuseportVerdict(u, units.InstanceID(p.Name, i), s.Events)
+			if verdict == "" {
+				verdict = VerdictPending
+				if k < len(ps.Probes) && ProbeLost(u, ps.Probes[k], s.Now) {
+					verdict = VerdictUnprobed
+				}
+			}
+			v.Reuseport = verdict
+		}
+	}
+	if m, ok := ps.Marks[k]; ok {
+		v.State, v.Reason, v.Holder = StateErrored, m.Reason, m.Detail
+	}
+	if ps.Errored {
+		v.State, v.Reason = StateErrored, ps.Mark
+		if v.Reason == "" {
+			v.Reason = "errored"
+		}
+		if ps.Mark == string(reason.ReuseportMissing) || ps.Mark == string(reason.LoopbackOnly) {
+			v.Reuseport = VerdictMissing
+		}
+	}
+	return v
 }
