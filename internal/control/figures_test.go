@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +80,7 @@ func TestFigures(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	api := &config.Project{Name: "api", Mode: config.Cluster, Port: 3000, Instances: 2}
 	web := &config.Project{Name: "web", Mode: config.Fork, Port: 4000, Instances: 3}
-	fs := &fakeSockets{
+	host := &fakeSockets{
 		pids: map[string][]uint32{
 			"bm2@api-0.service":     {100, 101},
 			"bm2@api-1.service":     {200},
@@ -136,7 +138,7 @@ func TestFigures(t *testing.T) {
 		},
 		EventsRead: true,
 	}
-	c := &Client{Env: Env{Sockets: fs}}
+	c := &Client{Env: Env{Sockets: host}}
 	got := c.Figures(context.Background(), snap)
 
 	want := [][]InstanceFigures{
@@ -159,10 +161,10 @@ func TestFigures(t *testing.T) {
 	if len(got.Warnings) != 0 {
 		t.Errorf("warnings: %q", got.Warnings)
 	}
-	if fs.asked[3000] != 1 || fs.asked[4000] != 1 || fs.asked[4001] != 1 || len(fs.asked) != 3 {
-		t.Errorf("ports asked %v, want each once", fs.asked)
+	if host.asked[3000] != 1 || host.asked[4000] != 1 || host.asked[4001] != 1 || len(host.asked) != 3 {
+		t.Errorf("ports asked %v, want each once", host.asked)
 	}
-	for _, pid := range fs.read {
+	for _, pid := range host.read {
 		if pid == 0 {
 			t.Errorf("read pid 0")
 		}
@@ -295,5 +297,47 @@ func TestConfirmLatency(t *testing.T) {
 		if d := ConfirmLatency(c.u, "api-0", c.evs); d != 0 {
 			t.Errorf("%s: latency %v, want 0 (unknown)", name, d)
 		}
+	}
+}
+
+func TestFiguresOfThisProcess(t *testing.T) {
+	// The real kernel and /proc: this test is the instance, its main
+	// process (no control group to read), listening on its port with one
+	// connection accepted and one waiting.
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for range 2 {
+		c, err := net.Dial("tcp4", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	accepted, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer accepted.Close()
+	p := &config.Project{Name: "self", Mode: config.Cluster, Port: port, Instances: 1}
+	u := runningSince("bm2@self-0.service", "aa", uint32(os.Getpid()), time.Now())
+	snap := Snapshot{Projects: []ProjectSnapshot{projectSnap(p, []int{0}, []UnitStatus{u})}}
+	c := &Client{Env: Env{}.WithDefaults()}
+	var got InstanceFigures
+	for range 200 {
+		f := c.Figures(context.Background(), snap)
+		if len(f.Warnings) != 0 {
+			t.Fatalf("warnings: %q", f.Warnings)
+		}
+		if got = f.Projects[0][0]; got.AcceptQueued == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got.Connections != 1 || got.AcceptQueued != 1 || got.AcceptLimit < 1 {
+		t.Errorf("figures %+v, want 1 connection, 1 queued", got)
 	}
 }
