@@ -91,6 +91,9 @@ var completionCases = []struct {
 	{[]string{"logs", "-n", ""}, nil}, // a count: nothing to offer
 	{[]string{"start", "api", ""}, nil},
 	{[]string{"list", "api", "w"}, []string{"web"}},
+	{[]string{"metrics", "--h"}, []string{"--help", "--http"}},
+	{[]string{"metrics", "--http", "api", ""}, []string{"api", "broken", "web"}},
+	{[]string{"m"}, []string{"metrics", "migrate"}},
 	{[]string{"gateway", ""}, []string{"caddy", "nginx"}},
 	{[]string{"gateway", "nginx", "a"}, []string{"api"}},
 	{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
