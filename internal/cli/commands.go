@@ -156,6 +156,13 @@ func commands() []*command {
 			},
 		},
 		{
+			name: "metrics", maxArgs: -1,
+			setup: func(fs *pflag.FlagSet) runner {
+				overHTTP := fs.Bool("http", false, "answer one HTTP request on standard input, for a socket unit with Accept=yes")
+				return func(ctx context.Context, a *App, args []string) error { return a.metricsCmd(ctx, args, *overHTTP) }
+			},
+		},
+		{
 			name: "gateway", minArgs: 1, maxArgs: -1,
 			setup: func(fs *pflag.FlagSet) runner {
 				names := fs.StringArray("server-name", nil, "answer for host `NAME` (repeatable; default: any host)")

@@ -15,6 +15,8 @@
 //	bm2 reload   a rolling restart: one instance at a time, each back before the next
 //	bm2 logs     the app's output: journalctl -u bm2@<name>-<i>.service, prefixed, or JSON lines; --grep
 //	bm2 events   bm2's own events: journalctl -t bm2, as a table or JSON lines
+//	bm2 metrics  what bm2 list reads, and the kernel's count of each instance's sockets, for Prometheus;
+//	             --http answers one scrape on a connection a socket unit (Accept=yes) hands over
 //	bm2 completion bash|zsh|fish   the shell completion script (internal/cli/completion/)
 //
 // The completion scripts are thin: they call the hidden `bm2 __complete --

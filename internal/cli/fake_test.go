@@ -334,6 +334,9 @@ type testEnv struct {
 	// account (RuntimeVersion), "uid path".
 	versionMu  sync.Mutex
 	versionLog []string
+	// sockets is the host's sockets for bm2 metrics: by default no
+	// process of any instance is there to be read.
+	sockets *fakeSockets
 	// lookupUser replaces LookupUser (identity.Self by default).
 	lookupUser func(name string) identity.Identity
 	// diskUsage is what journalctl --disk-usage says (DiskUsage): 0
@@ -361,6 +364,7 @@ func newTestEnv(t *testing.T) *testEnv {
 		listening: map[uint32]bool{},
 		access:    map[string]error{},
 		now:       time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
+		sockets:   &fakeSockets{},
 	}
 	te.searchPath = []string{te.paths.ConfigDir, filepath.Join(root, "usr", "lib", "bm2")}
 	te.sd = newFakeSystemd(te.searchPath, state.Dir{Path: te.paths.StateDir}, func() time.Time { return te.now })
@@ -634,6 +638,7 @@ func (te *testEnv) app() *App {
 				}
 				return nil
 			},
+			Sockets:      te.sockets,
 			RuntimeDirs:  []string{te.bin},
 			PollInterval: time.Millisecond,
 			Clock:        &pollClock{},

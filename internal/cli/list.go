@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
@@ -41,32 +42,11 @@ const maxReason = 40
 
 // list is `bm2 list [name...]`.
 func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
-	entries, found := a.Registry()
-	if len(names) > 0 {
-		var picked []entry
-		for _, n := range names {
-			e, err := a.FindProject(n)
-			if err != nil {
-				return err
-			}
-			picked = append(picked, e)
-		}
-		entries = picked
-		sortEntries(entries)
+	entries, found, err := a.selected(names)
+	if err != nil {
+		return err
 	}
-
-	var sd Systemd
-	if len(entries) > 0 {
-		var err error
-		sd, err = a.Connect(ctx)
-		if err != nil {
-			fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
-			sd = nil
-		} else {
-			defer sd.Close()
-		}
-	}
-	rows, warnings := listRows(a.Snapshot(ctx, entries, sd))
+	rows, warnings := listRows(a.readSnapshot(ctx, entries, func(w string) { fmt.Fprintf(a.Err, "bm2: warning: %s\n", w) }))
 	for i := range rows {
 		rows[i].Scope = string(a.ScopeLayout().Kind)
 	}
@@ -107,14 +87,47 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 	return nil
 }
 
+// selected is what bm2 list and bm2 metrics show: the named projects, in
+// name order, or every registered one when none is named; and what the
+// search path holds.
+func (a *App) selected(names []string) ([]entry, config.Loaded, error) {
+	entries, found := a.Registry()
+	if len(names) > 0 {
+		var picked []entry
+		for _, n := range names {
+			e, err := a.FindProject(n)
+			if err != nil {
+				return nil, found, err
+			}
+			picked = append(picked, e)
+		}
+		entries = picked
+		sortEntries(entries)
+	}
+	return entries, found, nil
+}
+
+// readSnapshot reads the state of entries; systemd out of reach makes
+// every instance's state unknown, which warn says.
+func (a *App) readSnapshot(ctx context.Context, entries []entry, warn func(string)) control.Snapshot {
+	var sd Systemd
+	if len(entries) > 0 {
+		var err error
+		sd, err = a.Connect(ctx)
+		if err != nil {
+			warn(fmt.Sprintf("%v; instance states are unknown", err))
+			sd = nil
+		} else {
+			defer sd.Close()
+		}
+	}
+	return a.Snapshot(ctx, entries, sd)
+}
+
 // listRows renders a snapshot as the list's rows, and the warnings to print
 // after them: a pure function (see [control.Snapshot]).
 func listRows(snap control.Snapshot) ([]row, []string) {
 	var rows []row
-	warnings := append([]string(nil), snap.Warnings...)
-	if snap.Accounting != "" {
-		warnings = append(warnings, snap.Accounting)
-	}
 	for pi, ps := range snap.Projects {
 		e := ps.Entry
 		if e.Err != nil || e.Project == nil {
@@ -123,17 +136,32 @@ func listRows(snap control.Snapshot) ([]row, []string) {
 				r.Mode, r.Port = string(p.Mode), p.Port
 			}
 			rows = append(rows, r)
-			warnings = append(warnings, fmt.Sprintf("project %s is invalid: run `bm2 check %s` for details", e.Name, e.Path))
 			continue
-		}
-		if ps.Warning != "" {
-			warnings = append(warnings, ps.Warning)
 		}
 		for k := range ps.IDs {
 			rows = append(rows, instanceRow(snap, pi, k))
 		}
 	}
-	return rows, warnings
+	return rows, snapshotWarnings(snap)
+}
+
+// snapshotWarnings are what a snapshot says could not be read, and its
+// invalid projects, in order.
+func snapshotWarnings(snap control.Snapshot) []string {
+	warnings := append([]string(nil), snap.Warnings...)
+	if snap.Accounting != "" {
+		warnings = append(warnings, snap.Accounting)
+	}
+	for _, ps := range snap.Projects {
+		e := ps.Entry
+		switch {
+		case e.Err != nil || e.Project == nil:
+			warnings = append(warnings, fmt.Sprintf("project %s is invalid: run `bm2 check %s` for details", e.Name, e.Path))
+		case ps.Warning != "":
+			warnings = append(warnings, ps.Warning)
+		}
+	}
+	return warnings
 }
 
 // instanceRow is the row of the k-th instance of the pi-th project; its

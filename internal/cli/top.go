@@ -33,9 +33,7 @@ func (a *App) top(ctx context.Context, names []string) error {
 		return control.UsageErr("top", "top: standard output is not a terminal: bm2 top is a live view; "+
 			"`bm2 list` prints the same table once (--json for scripts)")
 	}
-	// Until control's Client.Figures is in, every figure is unknown ("-");
-	// this one line becomes `figures := a.Figures`.
-	figures := unknownFigures
+	figures := a.Figures
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -70,22 +68,6 @@ func terminalOf(w io.Writer) (*os.File, bool) {
 	}
 	f, ok := w.(*os.File)
 	return f, ok && term.IsTerminal(f.Fd())
-}
-
-// unknownFigures are a Snapshot's figures when nothing can be read of
-// them: control.UnknownFigures for each instance.
-func unknownFigures(_ context.Context, snap control.Snapshot) control.Figures {
-	f := control.Figures{Projects: make([][]control.InstanceFigures, len(snap.Projects))}
-	for p, ps := range snap.Projects {
-		if ps.Entry.Err != nil || ps.Entry.Project == nil || ps.Statuses == nil {
-			continue
-		}
-		f.Projects[p] = make([]control.InstanceFigures, len(ps.IDs))
-		for k := range ps.IDs {
-			f.Projects[p][k] = control.UnknownFigures
-		}
-	}
-	return f
 }
 
 // topHost is what bm2 top's view reaches the host through: its readings,

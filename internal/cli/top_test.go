@@ -165,3 +165,19 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 	}
 	return []tea.Msg{msg}
 }
+
+// unknownFigures are a Snapshot's figures when nothing can be read of
+// them: control.UnknownFigures for each instance.
+func unknownFigures(_ context.Context, snap control.Snapshot) control.Figures {
+	f := control.Figures{Projects: make([][]control.InstanceFigures, len(snap.Projects))}
+	for p, ps := range snap.Projects {
+		if ps.Entry.Err != nil || ps.Entry.Project == nil || ps.Statuses == nil {
+			continue
+		}
+		f.Projects[p] = make([]control.InstanceFigures, len(ps.IDs))
+		for k := range ps.IDs {
+			f.Projects[p][k] = control.UnknownFigures
+		}
+	}
+	return f
+}

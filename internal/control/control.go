@@ -369,9 +369,12 @@ func instanceOf(unit string) string {
 // the module version or VCS revision from the build info is used.
 var buildVersion string
 
-// Version is `bm2 version`.
-func (c *Client) Version() error {
-	v, goVersion := buildVersion, ""
+// BuildVersion is the version bm2 says it is, and the Go toolchain that
+// built it ("" when the binary has no build info): buildVersion when
+// packaging set it, else the module's version, else "devel-<revision>"
+// (with "-dirty" for a modified tree), else "devel".
+func BuildVersion() (version, goVersion string) {
+	v := buildVersion
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		goVersion = bi.GoVersion
 		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
@@ -401,6 +404,12 @@ func (c *Client) Version() error {
 	if v == "" {
 		v = "devel"
 	}
+	return v, goVersion
+}
+
+// Version is `bm2 version`.
+func (c *Client) Version() error {
+	v, goVersion := BuildVersion()
 	if goVersion != "" {
 		fmt.Fprintf(c.Out, "bm2 %s (%s)\n", v, goVersion)
 	} else {

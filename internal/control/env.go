@@ -101,6 +101,11 @@ type Env struct {
 	// Security returns the exposure score systemd-analyze security gives a
 	// unit (systemd-analyze by default).
 	Security func(ctx context.Context, unit string) (string, error)
+	// Sockets is what bm2 metrics reads of each instance's sockets:
+	// the processes of its control group, their descriptors, and the
+	// kernel's listeners and connections on a port (sockdiag and /proc
+	// by default).
+	Sockets Sockets
 	// Listening tells whether a unit's processes hold a listening TCP
 	// socket on port (listensOn, from /proc, by default).
 	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
@@ -226,6 +231,9 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.Listening == nil {
 		e.Listening = listensOn
+	}
+	if e.Sockets == nil {
+		e.Sockets = hostSockets{}
 	}
 	if e.Accounts == nil {
 		e.Accounts = trust.System()

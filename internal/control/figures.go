@@ -1,6 +1,17 @@
 package control
 
-import "time"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
 
 // Figures are what the kernel and the probe's events say of each instance
 // of a [Snapshot], beyond its unit's status: what bm2 metrics and bm2 top
@@ -17,18 +28,239 @@ type Figures struct {
 
 // InstanceFigures are one instance's figures. A figure that could not be
 // read is -1 (counts) or 0 (durations): unknown, never a made-up zero.
+// An instance without a running main process has none.
 type InstanceFigures struct {
 	// Connections is how many established TCP connections the instance's
-	// processes hold on its port.
+	// processes hold on its port: accepted ones (those still in the
+	// accept queue are in AcceptQueued).
 	Connections int
-	// AcceptQueued and AcceptLimit are its listener's accept queue: the
-	// connections the kernel completed that the app has not accepted yet,
-	// and the backlog the app asked for (capped by net.core.somaxconn).
+	// AcceptQueued and AcceptLimit are its listeners' accept queue on its
+	// port, summed over them (an app may listen on IPv4 and IPv6 apart):
+	// the connections the kernel completed that the app has not accepted
+	// yet, and the backlog the app asked for (capped by
+	// net.core.somaxconn). Unknown (-1) when it holds no listener there.
 	AcceptQueued, AcceptLimit int
 	// ConfirmLatency is, in cluster mode, the time from the start of the
-	// instance's current run to the probe's reuseport_confirmed event.
+	// instance's current run (its main process, ExecMainStart) to the
+	// probe's reuseport_confirmed event on that run.
 	ConfirmLatency time.Duration
 }
 
 // UnknownFigures are the figures of an instance nothing could be read of.
 var UnknownFigures = InstanceFigures{Connections: -1, AcceptQueued: -1, AcceptLimit: -1}
+
+// Sockets is what [Client.Figures] reads of the kernel and of /proc: the
+// real thing by default ([Env.Sockets]), a fake in tests.
+type Sockets interface {
+	// PIDs are the processes of a unit's control group, or its main
+	// process when the group cannot be read (sysd.Status.PIDs).
+	PIDs(u UnitStatus) []uint32
+	// SocketsOf lists the socket inodes among a process's first limit
+	// descriptors and how many it read (sockdiag.SocketsOf).
+	SocketsOf(pid uint32, limit int) (inodes []uint64, n int, err error)
+	// Listeners and Established are the TCP sockets listening on a port
+	// and established on it (sockdiag).
+	Listeners(port int) ([]sockdiag.Listener, error)
+	Established(port int) ([]sockdiag.Connection, error)
+}
+
+// hostSockets is this host's kernel and /proc.
+type hostSockets struct{}
+
+func (hostSockets) PIDs(u UnitStatus) []uint32 { return u.PIDs() }
+func (hostSockets) SocketsOf(pid uint32, limit int) ([]uint64, int, error) {
+	return sockdiag.SocketsOf(pid, limit)
+}
+func (hostSockets) Listeners(port int) ([]sockdiag.Listener, error) { return sockdiag.Listeners(port) }
+func (hostSockets) Established(port int) ([]sockdiag.Connection, error) {
+	return sockdiag.Established(port)
+}
+
+// Figures reads the figures of snap's instances that have a running main
+// process. The sockets of an instance are those its processes hold (the
+// processes of its control group): its connections are the ones
+// established on its port (fork mode: port+i; cluster mode: the port its
+// instances share), its accept queue that of its listeners there. At most
+// sockdiag.MaxFDs descriptors are read of one instance, whatever its
+// number of processes. What cannot be read stays unknown and is said in
+// Warnings; reading the descriptors of another user's processes takes
+// root, and without it every such figure is unknown, in one warning.
+func (c *Client) Figures(ctx context.Context, snap Snapshot) Figures {
+	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}}
+	out := Figures{Projects: make([][]InstanceFigures, len(snap.Projects))}
+	for j, ps := range snap.Projects {
+		p := ps.Entry.Project
+		if ps.Entry.Err != nil || p == nil || ps.Statuses == nil {
+			continue
+		}
+		figs := make([]InstanceFigures, len(ps.IDs))
+		for k, i := range ps.IDs {
+			figs[k] = UnknownFigures
+			u := ps.Statuses[k]
+			if !up(u) || ctx.Err() != nil {
+				continue
+			}
+			id := units.InstanceID(p.Name, i)
+			if p.Mode == config.Cluster {
+				figs[k].ConfirmLatency = ConfirmLatency(u, id, snap.Events)
+			}
+			r.read(&figs[k], id, u, p.InstancePort(i))
+		}
+		out.Projects[j] = figs
+	}
+	out.Warnings = r.warnings
+	if r.denied > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the sockets of %d %s (permission denied: reading another user's processes takes root): %s connections and accept queues are unknown",
+			r.denied, plural(r.denied, "instance", "instances"), plural(r.denied, "its", "their")))
+	}
+	if err := ctx.Err(); err != nil {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("figures not read: %v", err))
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// ConfirmLatency is the time from the start of u's main process to the
+// first reuseport_confirmed event of instance id on u's current run (the
+// event's Invocation is u's InvocationID); 0 when there is none.
+func ConfirmLatency(u UnitStatus, id string, evs []journal.Event) time.Duration {
+	if u.InvocationID == "" || u.ExecMainStart.IsZero() {
+		return 0
+	}
+	var first time.Time
+	for _, ev := range evs {
+		if ev.Kind == journal.ReuseportConfirmed && ev.Instance == id && ev.Invocation == u.InvocationID &&
+			!ev.Time.IsZero() && (first.IsZero() || ev.Time.Before(first)) {
+			first = ev.Time
+		}
+	}
+	if d := first.Sub(u.ExecMainStart); !first.IsZero() && d > 0 {
+		return d
+	}
+	return 0
+}
+
+// figureReader reads the sockets of one Figures call: each port's are
+// asked of the kernel once, however many instances share it.
+type figureReader struct {
+	sockets  Sockets
+	ports    map[int]*portSockets
+	warnings []string
+	seen     map[string]bool
+	denied   int // instances whose descriptors this user may not read
+}
+
+// portSockets are the sockets on one port; an error leaves its half
+// unknown.
+type portSockets struct {
+	listeners   []sockdiag.Listener
+	established []sockdiag.Connection
+	lerr, eerr  error
+}
+
+func (r *figureReader) warn(format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	if !r.seen[w] {
+		r.seen[w] = true
+		r.warnings = append(r.warnings, w)
+	}
+}
+
+func (r *figureReader) port(port int) *portSockets {
+	if ps, ok := r.ports[port]; ok {
+		return ps
+	}
+	ps := &portSockets{}
+	ps.listeners, ps.lerr = r.sockets.Listeners(port)
+	ps.established, ps.eerr = r.sockets.Established(port)
+	for _, err := range []error{ps.lerr, ps.eerr} {
+		if err != nil {
+			r.warn("port %d: %v", port, err)
+		}
+	}
+	r.ports[port] = ps
+	return ps
+}
+
+// read fills in f's socket figures for instance id, unit u, on port.
+func (r *figureReader) read(f *InstanceFigures, id string, u UnitStatus, port int) {
+	if port < 1 || port > 65535 {
+		return
+	}
+	held, ok := r.held(id, u)
+	if !ok {
+		return
+	}
+	ps := r.port(port)
+	if ps.eerr == nil {
+		f.Connections = 0
+		for _, c := range ps.established {
+			if c.Inode != 0 && held[c.Inode] {
+				f.Connections++
+			}
+		}
+	}
+	if ps.lerr == nil {
+		for _, l := range ps.listeners {
+			if l.Inode == 0 || !held[l.Inode] {
+				continue
+			}
+			if f.AcceptQueued < 0 {
+				f.AcceptQueued, f.AcceptLimit = 0, 0
+			}
+			f.AcceptQueued += int(l.Queued)
+			f.AcceptLimit += int(l.Backlog)
+		}
+	}
+}
+
+// held is the set of socket inodes the processes of u hold; ok is false
+// when it could not be read whole.
+func (r *figureReader) held(id string, u UnitStatus) (map[uint64]bool, bool) {
+	pids := r.sockets.PIDs(u)
+	held := map[uint64]bool{}
+	budget, read := sockdiag.MaxFDs, 0
+	tooMany := func(pid uint32) {
+		what := fmt.Sprintf("pid %d holds", pid)
+		if len(pids) > 1 {
+			what = fmt.Sprintf("its %d processes hold", len(pids))
+		}
+		r.warn("%s: %s more than %d file descriptors, and bm2 reads no more of one instance: its connections and accept queue are unknown",
+			id, what, sockdiag.MaxFDs)
+	}
+	for _, pid := range pids {
+		if budget <= 0 {
+			tooMany(pid)
+			return nil, false
+		}
+		inodes, used, err := r.sockets.SocketsOf(pid, budget)
+		budget -= used
+		switch {
+		case errors.Is(err, sockdiag.ErrTooManyFDs):
+			tooMany(pid)
+			return nil, false
+		case errors.Is(err, fs.ErrNotExist):
+			continue // exited meanwhile
+		case errors.Is(err, fs.ErrPermission):
+			r.denied++
+			return nil, false
+		case err != nil:
+			r.warn("%s: %v", id, err)
+			return nil, false
+		}
+		read++
+		for _, in := range inodes {
+			held[in] = true
+		}
+	}
+	return held, read > 0
+}

@@ -52,38 +52,28 @@ func listensOn(_ context.Context, u UnitStatus, port int) (bool, error) {
 	return false, firstErr
 }
 
+// pidListensOn is listensOn for one process without sock_diag: the
+// sockets /proc/<pid>/net/tcp{,6} lists as listening on port, looked for
+// among the process's descriptors (sockdiag.Holds, the one reader of
+// them).
 func pidListensOn(pid uint32, port int) (bool, error) {
 	proc := filepath.Join("/proc", strconv.FormatUint(uint64(pid), 10))
-	listening := map[string]bool{} // socket inodes listening on port
+	var listening []uint64 // socket inodes listening on port
 	for _, f := range []string{"net/tcp", "net/tcp6"} {
 		inodes, err := listeningInodes(filepath.Join(proc, f), port)
 		if err != nil && !os.IsNotExist(err) {
 			return false, err
 		}
 		for _, in := range inodes {
-			listening[in] = true
+			if n, err := strconv.ParseUint(in, 10, 64); err == nil {
+				listening = append(listening, n)
+			}
 		}
 	}
 	if len(listening) == 0 {
 		return false, nil
 	}
-	fds, err := os.ReadDir(filepath.Join(proc, "fd"))
-	if os.IsNotExist(err) {
-		return false, nil // gone meanwhile
-	}
-	if err != nil {
-		return false, fmt.Errorf("read the sockets of pid %d: %w", pid, err)
-	}
-	for _, fd := range fds {
-		link, err := os.Readlink(filepath.Join(proc, "fd", fd.Name()))
-		if err != nil {
-			continue // closed meanwhile
-		}
-		if in, ok := strings.CutPrefix(link, "socket:["); ok && listening[strings.TrimSuffix(in, "]")] {
-			return true, nil
-		}
-	}
-	return false, nil
+	return sockdiag.Holds([]uint32{pid}, listening)
 }
 
 // listeningInodes returns the inodes of the sockets /proc/net/tcp (or

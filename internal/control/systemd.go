@@ -66,6 +66,10 @@ const (
 	StateUnknown   = "unknown"
 )
 
+// InstanceStates are the states an instance of a valid project can be in,
+// as bm2 list shows them (StateInvalid is a project's).
+var InstanceStates = []string{StateOnline, StateLaunching, StateWaiting, StateStopping, StateStopped, StateErrored, StateUnknown}
+
 // ReasonNotLoaded is the reason of an instance systemd has no unit for:
 // the generator has not run since the project was registered.
 const ReasonNotLoaded = "not_loaded"

@@ -50,6 +50,10 @@ func TestListensOn(t *testing.T) {
 	if ok, err := listensOn(ctx, self, port); !ok || err != nil {
 		t.Fatalf("listening socket not found: %v %v", ok, err)
 	}
+	// Without sock_diag, from /proc/<pid>/net/tcp.
+	if ok, err := pidListensOn(pid, port); !ok || err != nil {
+		t.Fatalf("pidListensOn: %v %v", ok, err)
+	}
 	// A connected socket on the port is not a listener of this process.
 	c, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
@@ -59,6 +63,9 @@ func TestListensOn(t *testing.T) {
 	l.Close()
 	if ok, err := listensOn(ctx, self, port); ok || err != nil {
 		t.Fatalf("closed listener found: %v %v", ok, err)
+	}
+	if ok, err := pidListensOn(pid, port); ok || err != nil {
+		t.Fatalf("pidListensOn, closed listener: %v %v", ok, err)
 	}
 	if ok, err := listensOn(ctx, UnitStatus{}, port); ok || err != nil {
 		t.Fatalf("pid 0: %v %v", ok, err)

@@ -195,6 +195,10 @@ const (
 	VerdictUnprobed = "unprobed"
 )
 
+// ReuseportVerdicts are the verdicts bm2 list and bm2 metrics show, in
+// the order of bm2(1).
+var ReuseportVerdicts = []string{verdictConfirmed, VerdictPending, VerdictUnprobed, verdictNoListener, VerdictMissing}
+
 var ReuseportKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}
 
 // ReuseportVerdict is the probe's latest verdict on the current run of

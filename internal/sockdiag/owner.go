@@ -1,13 +1,120 @@
 package sockdiag
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 )
+
+// MaxFDs is how many file descriptors [SocketsOf] reads of a process at
+// most, unless asked for fewer. An app is code bm2 does not trust: it can
+// open a million descriptors, and reading every link of them would make
+// each bm2 metrics as slow as the app likes. A web service holds one
+// descriptor per connection and a few hundred besides, far below this.
+const MaxFDs = 1 << 16
+
+// ErrTooManyFDs is what [SocketsOf] says of a process holding more file
+// descriptors than it reads.
+var ErrTooManyFDs = errors.New("more file descriptors than are read of one process")
+
+// fdBatch is how many names of an fd directory are read at a time.
+const fdBatch = 1024
+
+// eachFD calls fn with the target of each link in /proc/<pid>/fd (under
+// proc), in the kernel's order, lowest descriptor first, until fn
+// returns false. It is the one reader of other processes' descriptors in
+// bm2. A link that cannot be read (the descriptor closed meanwhile) is
+// skipped.
+//
+// limit > 0 bounds the descriptors read: once limit are, eachFD stops
+// and, if the process holds more, returns an error wrapping
+// ErrTooManyFDs. The directory is read in batches, so that neither the
+// time nor the memory it takes grows past the limit however many
+// descriptors the process holds. n is how many descriptors were read.
+//
+// The error of a directory that cannot be read wraps fs.ErrNotExist (no
+// such process, or it exited) or fs.ErrPermission (another user's
+// process, read by a process without CAP_SYS_PTRACE).
+func eachFD(proc string, pid uint32, limit int, fn func(link string) bool) (n int, err error) {
+	dir := filepath.Join(proc, strconv.FormatUint(uint64(pid), 10), "fd")
+	d, err := os.Open(dir)
+	if err != nil {
+		return 0, fmt.Errorf("sock_diag: read the descriptors of pid %d: %w", pid, err)
+	}
+	defer d.Close()
+	for {
+		batch := fdBatch
+		if limit > 0 {
+			if n == limit {
+				if more, _ := d.Readdirnames(1); len(more) > 0 {
+					return n, fmt.Errorf("sock_diag: pid %d: %w (%d)", pid, ErrTooManyFDs, limit)
+				}
+				return n, nil
+			}
+			batch = min(batch, limit-n)
+		}
+		names, err := d.Readdirnames(batch)
+		for _, name := range names {
+			n++
+			if link, err := os.Readlink(dir + "/" + name); err == nil && !fn(link) {
+				return n, nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, fmt.Errorf("sock_diag: read the descriptors of pid %d: %w", pid, err)
+		}
+	}
+}
+
+// socketInode reads the inode of a socket's fd link, "socket:[N]".
+func socketInode(link string) (uint64, bool) {
+	n, ok := strings.CutPrefix(link, "socket:[")
+	if !ok {
+		return 0, false
+	}
+	n, ok = strings.CutSuffix(n, "]")
+	if !ok {
+		return 0, false
+	}
+	ino, err := strconv.ParseUint(n, 10, 64)
+	return ino, err == nil
+}
+
+// SocketsOf returns the inodes of the sockets (of any kind) among process
+// pid's file descriptors, lowest descriptor first, once per descriptor: a
+// socket held twice (dup(2)) is listed twice. It reads at most limit
+// descriptors (MaxFDs when limit is 0 or more than MaxFDs); n is how many
+// it read. A process holding more is an error wrapping ErrTooManyFDs,
+// with the sockets found among the first limit.
+//
+// Reading another user's /proc/<pid>/fd takes root (CAP_SYS_PTRACE): the
+// error then wraps fs.ErrPermission. A process that is gone is an error
+// wrapping fs.ErrNotExist.
+func SocketsOf(pid uint32, limit int) (inodes []uint64, n int, err error) {
+	return socketsOf("/proc", pid, limit)
+}
+
+func socketsOf(proc string, pid uint32, limit int) (inodes []uint64, n int, err error) {
+	if limit <= 0 || limit > MaxFDs {
+		limit = MaxFDs
+	}
+	n, err = eachFD(proc, pid, limit, func(link string) bool {
+		if ino, ok := socketInode(link); ok {
+			inodes = append(inodes, ino)
+		}
+		return true
+	})
+	return inodes, n, err
+}
 
 // OwnerOf finds a process holding l's socket: it scans /proc/*/fd for a
 // link to socket:[l.Inode] and returns that process's PID and command
@@ -29,10 +136,14 @@ func ownerOf(proc string, inode uint64) (pid int, comm string, ok bool) {
 	if inode == 0 {
 		return 0, "", false
 	}
-	want := "socket:[" + strconv.FormatUint(inode, 10) + "]"
 	for _, pid := range pids(proc) {
-		dir := filepath.Join(proc, strconv.Itoa(pid), "fd")
-		if !holds(dir, want) {
+		found := false
+		eachFD(proc, uint32(pid), 0, func(link string) bool {
+			ino, ok := socketInode(link)
+			found = ok && ino == inode
+			return !found
+		})
+		if !found {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "comm"))
@@ -62,23 +173,6 @@ func pids(proc string) []int {
 	return out
 }
 
-// holds tells whether one of the links in an fd directory reads want.
-// An unreadable directory (not permitted, process gone) holds nothing.
-func holds(dir, want string) bool {
-	d, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer d.Close()
-	fds, _ := d.Readdirnames(-1)
-	for _, fd := range fds {
-		if link, err := os.Readlink(dir + "/" + fd); err == nil && link == want {
-			return true
-		}
-	}
-	return false
-}
-
 // Holds tells whether one of the processes holds one of the sockets (by
 // inode) among its file descriptors. Reading another user's
 // /proc/<pid>/fd needs that user's fsuid or root's ptrace capability; when
@@ -88,38 +182,32 @@ func Holds(pids []uint32, inodes []uint64) (bool, error) {
 }
 
 func holdsAny(proc string, pids []uint32, inodes []uint64) (bool, error) {
-	want := make(map[string]bool, len(inodes))
+	want := make(map[uint64]bool, len(inodes))
 	for _, in := range inodes {
-		want["socket:["+strconv.FormatUint(in, 10)+"]"] = true
+		want[in] = true
 	}
 	var firstErr error
 	read := 0
 	for _, pid := range pids {
-		dir := filepath.Join(proc, strconv.FormatUint(uint64(pid), 10), "fd")
-		d, err := os.Open(dir)
-		if err != nil {
-			if !os.IsNotExist(err) && firstErr == nil {
-				firstErr = err
-			}
-			continue
+		found := false
+		_, err := eachFD(proc, pid, 0, func(link string) bool {
+			ino, ok := socketInode(link)
+			found = ok && want[ino]
+			return !found
+		})
+		if found {
+			return true, nil
 		}
-		names, err := d.Readdirnames(-1)
-		d.Close()
 		if err != nil {
-			if firstErr == nil {
+			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
 				firstErr = err
 			}
 			continue
 		}
 		read++
-		for _, n := range names {
-			if link, err := os.Readlink(filepath.Join(dir, n)); err == nil && want[link] {
-				return true, nil
-			}
-		}
 	}
 	if read == 0 && firstErr != nil {
-		return false, fmt.Errorf("sock_diag: read the sockets of pid %d: %w", pids[0], firstErr)
+		return false, firstErr
 	}
 	return false, nil
 }

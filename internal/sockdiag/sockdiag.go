@@ -32,6 +32,25 @@ type Listener struct {
 	// kernel reports it with every AF_INET6 socket (INET_DIAG_SKV6ONLY);
 	// it is false for AF_INET, and on kernels too old to send it.
 	V6Only bool
+	// Queued and Backlog are the listener's accept queue: the
+	// connections the kernel completed that the app has not accepted
+	// yet, and how many it holds at most, the backlog the app passed to
+	// listen(2) capped by net.core.somaxconn (inet_diag_msg's
+	// idiag_rqueue and idiag_wqueue, which mean that for a listener).
+	Queued, Backlog uint32
+}
+
+// Connection is one TCP socket in state ESTABLISHED.
+type Connection struct {
+	// Family is unix.AF_INET or unix.AF_INET6.
+	Family int
+	// UID is the socket's owner: for an accepted connection, the owner
+	// of the listener it came from.
+	UID uint32
+	// Inode is the socket's inode, as in /proc/<pid>/fd -> socket:[N];
+	// 0 for a connection still in the accept queue, which no process
+	// holds yet (the kernel gives it an inode when it is accepted).
+	Inode uint64
 }
 
 // replyTimeout bounds each wait for a datagram from the kernel. The kernel
@@ -106,6 +125,17 @@ func (c *Conn) Close() error {
 // Listeners returns every TCP listener on port (both families). It opens
 // one netlink socket per call; see Conn for callers that ask often.
 func Listeners(port int) ([]Listener, error) {
+	return oneShot(port, (*Conn).Listeners)
+}
+
+// Established returns every TCP socket in state ESTABLISHED whose local
+// port is port (both families), as [Conn.Established] does. It opens one
+// netlink socket per call.
+func Established(port int) ([]Connection, error) {
+	return oneShot(port, (*Conn).Established)
+}
+
+func oneShot[T any](port int, ask func(*Conn, int) ([]T, error)) ([]T, error) {
 	if err := checkPort(port); err != nil {
 		return nil, err
 	}
@@ -114,13 +144,45 @@ func Listeners(port int) ([]Listener, error) {
 		return nil, err
 	}
 	defer c.Close()
-	return c.Listeners(port)
+	return ask(c, port)
 }
 
 // Listeners returns every TCP listener on port: the AF_INET ones first,
 // then the AF_INET6 ones, each family in the kernel's order. No listener
 // is an empty slice, not an error.
 func (c *Conn) Listeners(port int) ([]Listener, error) {
+	return query(c, tcpListen, port, "TCP listeners", func(m *diagMsg, attrs []byte) Listener {
+		l := Listener{
+			Family:  int(m.Family),
+			Addr:    m.ID.srcAddr(m.Family),
+			Port:    int(binary.BigEndian.Uint16(m.ID.SPort[:])),
+			UID:     m.UID,
+			Inode:   uint64(m.Inode),
+			Queued:  m.RQueue,
+			Backlog: m.WQueue,
+		}
+		if m.Family == unix.AF_INET6 {
+			l.V6Only, _ = v6Only(attrs)
+		}
+		return l
+	})
+}
+
+// Established returns every TCP socket in state ESTABLISHED whose local
+// port is port: the connections a server on that port accepted or has
+// yet to accept, AF_INET first, then AF_INET6 (an IPv4 client of a
+// dual-stack listener is an AF_INET6 socket). None is an empty slice,
+// not an error. Connections in other states (closing, half closed) are
+// not listed.
+func (c *Conn) Established(port int) ([]Connection, error) {
+	return query(c, tcpEstablished, port, "established TCP sockets", func(m *diagMsg, _ []byte) Connection {
+		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode)}
+	})
+}
+
+// query asks for the TCP sockets in state on port, both families, and
+// converts each with conv. Its requests are serialised on c.
+func query[T any](c *Conn, state uint8, port int, what string, conv func(m *diagMsg, attrs []byte) T) ([]T, error) {
 	if err := checkPort(port); err != nil {
 		return nil, err
 	}
@@ -136,11 +198,11 @@ func (c *Conn) Listeners(port int) ([]Listener, error) {
 		}
 		c.fd = fd
 	}
-	out := []Listener{}
+	out := []T{}
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		var err error
-		if out, err = c.listeners(out, family, port); err != nil {
-			return nil, err
+		if out, err = dumpFamily(c, out, family, state, port, conv); err != nil {
+			return nil, fmt.Errorf("sock_diag: list %s %s on port %d: %w", familyName(family), what, port, err)
 		}
 	}
 	return out, nil
@@ -153,48 +215,40 @@ func checkPort(port int) error {
 	return nil
 }
 
-// listeners appends the listeners of one family on port to out.
+// dumpFamily appends the TCP sockets of one family in state on port to
+// out.
 //
-// The kernel does the filtering. The request asks for state LISTEN only,
-// so the kernel walks nothing but its table of listeners, and it carries
-// the port in id.sport, which the TCP dump compares with each socket's
-// port (tcp_diag has done so since it first appeared). A bytecode filter
-// (INET_DIAG_REQ_BYTECODE with S_GE and S_LE) would only say the same
-// again, so none is sent; bytecode is for what id cannot express, such as
-// ranges or address prefixes. Each reply is still checked here (family,
-// state, port), so that a kernel filtering less than asked could cost
-// time but never give a wrong answer.
-func (c *Conn) listeners(out []Listener, family uint8, port int) ([]Listener, error) {
+// The kernel does the filtering. The request asks for one state only, so
+// that for LISTEN the kernel walks nothing but its table of listeners,
+// and it carries the port in id.sport, which the TCP dump compares with
+// each socket's local port (tcp_diag has done so since it first
+// appeared, in the table of listeners and in that of connections alike).
+// A bytecode filter (INET_DIAG_REQ_BYTECODE with S_GE and S_LE) would
+// only say the same again, so none is sent; bytecode is for what id
+// cannot express, such as ranges or address prefixes. Each reply is still
+// checked here (family, state, port), so that a kernel filtering less
+// than asked could cost time but never give a wrong answer.
+func dumpFamily[T any](c *Conn, out []T, family, state uint8, port int, conv func(m *diagMsg, attrs []byte) T) ([]T, error) {
 	req := reqV2{
 		Family:   family,
 		Protocol: unix.IPPROTO_TCP,
-		States:   1 << tcpListen,
+		States:   1 << state,
 		ID:       sockID{SPort: bePort(port)},
 	}
 	kept := len(out)
 	for attempt := 1; ; attempt++ {
 		err := c.dump(&req, func(m *diagMsg, attrs []byte) {
-			if m.Family != family || m.State != tcpListen || m.ID.SPort != req.ID.SPort {
+			if m.Family != family || m.State != state || m.ID.SPort != req.ID.SPort {
 				return
 			}
-			l := Listener{
-				Family: int(m.Family),
-				Addr:   m.ID.srcAddr(m.Family),
-				Port:   int(binary.BigEndian.Uint16(m.ID.SPort[:])),
-				UID:    m.UID,
-				Inode:  uint64(m.Inode),
-			}
-			if m.Family == unix.AF_INET6 {
-				l.V6Only, _ = v6Only(attrs)
-			}
-			out = append(out, l)
+			out = append(out, conv(m, attrs))
 		})
 		if errors.Is(err, errDumpInterrupted) && attempt < maxDumpAttempts {
 			out = out[:kept]
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sock_diag: list %s TCP listeners on port %d: %w", familyName(family), port, err)
+			return nil, err
 		}
 		return out, nil
 	}

@@ -7,10 +7,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/bm2dev/bm2/internal/testutil"
@@ -133,11 +135,15 @@ func TestTCP4Listener(t *testing.T) {
 		t.Fatalf("port %d: %d listeners, want 1: %+v", port, len(ls), ls)
 	}
 	want := Listener{
-		Family: unix.AF_INET,
-		Addr:   netip.MustParseAddr("127.0.0.1"),
-		Port:   port,
-		UID:    uint32(os.Getuid()),
-		Inode:  inodeOf(t, ln),
+		Family:  unix.AF_INET,
+		Addr:    netip.MustParseAddr("127.0.0.1"),
+		Port:    port,
+		UID:     uint32(os.Getuid()),
+		Inode:   inodeOf(t, ln),
+		Backlog: ls[0].Backlog, // Go's backlog is net.core.somaxconn: see TestAcceptQueue
+	}
+	if ls[0].Backlog == 0 {
+		t.Errorf("no backlog: %+v", ls[0])
 	}
 	if ls[0] != want {
 		t.Errorf("got  %+v\nwant %+v", ls[0], want)
@@ -156,7 +162,7 @@ func TestTCP6Listener(t *testing.T) {
 		t.Fatalf("[::1]:%d not listed", port)
 	}
 	// Go sets IPV6_V6ONLY on "tcp6" listeners.
-	want := Listener{Family: unix.AF_INET6, Addr: netip.IPv6Loopback(), Port: port, UID: uint32(os.Getuid()), Inode: l.Inode, V6Only: true}
+	want := Listener{Family: unix.AF_INET6, Addr: netip.IPv6Loopback(), Port: port, UID: uint32(os.Getuid()), Inode: l.Inode, V6Only: true, Backlog: l.Backlog}
 	if l != want {
 		t.Errorf("got  %+v\nwant %+v", l, want)
 	}
@@ -475,6 +481,184 @@ func TestOwnerOf(t *testing.T) {
 	}
 	if _, _, ok := ownerOf(t.TempDir(), inode); ok {
 		t.Error("found an owner in an empty /proc")
+	}
+}
+
+// listenBacklog listens on a loopback port of family with exactly
+// backlog, which the net package does not let one choose.
+func listenBacklog(t *testing.T, family int, backlog int) (fd, port int) {
+	t.Helper()
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
+	if family == unix.AF_INET6 {
+		sa = &unix.SockaddrInet6{Addr: netip.IPv6Loopback().As16()}
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		testutil.Skip(t, testutil.Need{What: "no loopback of family " + strconv.Itoa(family), Fix: "sudo sysctl net.ipv6.conf.lo.disable_ipv6=0"}, err)
+	}
+	if err := unix.Listen(fd, backlog); err != nil {
+		t.Fatal(err)
+	}
+	got, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch a := got.(type) {
+	case *unix.SockaddrInet4:
+		port = a.Port
+	case *unix.SockaddrInet6:
+		port = a.Port
+	}
+	return fd, port
+}
+
+func fdInode(t *testing.T, fd int) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// eventually asks until ok says the answer is the one awaited, for up to
+// two seconds: the kernel completes a loopback handshake as connect
+// returns, but need not have queued the server's side by then.
+func eventually[T any](t *testing.T, ask func() (T, error), ok func(T) bool) T {
+	t.Helper()
+	var v T
+	var err error
+	for range 200 {
+		if v, err = ask(); err != nil {
+			t.Fatal(err)
+		}
+		if ok(v) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return v
+}
+
+func TestAcceptQueue(t *testing.T) {
+	// A listener with a backlog of 7 and 3 connections not accepted: the
+	// kernel says 3 of 7, and the 3 are established sockets on the port
+	// that no process holds yet (inode 0). One accepted and kept is a
+	// socket of this process's, and leaves 2 in the queue.
+	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
+		t.Run(familyName(uint8(family)), func(t *testing.T) {
+			fd, port := listenBacklog(t, family, 7)
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			if family == unix.AF_INET6 {
+				addr = fmt.Sprintf("[::1]:%d", port)
+			}
+			for range 3 {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { c.Close() })
+			}
+			c, err := Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			ls := eventually(t, func() ([]Listener, error) { return c.Listeners(port) },
+				func(ls []Listener) bool { return len(ls) == 1 && ls[0].Queued == 3 })
+			if len(ls) != 1 || ls[0].Queued != 3 || ls[0].Backlog != 7 || ls[0].Inode != fdInode(t, fd) {
+				t.Fatalf("port %d: %+v, want one listener with 3 of 7 queued", port, ls)
+			}
+			es, err := c.Established(port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(es) != 3 {
+				t.Fatalf("port %d: %d established sockets, want 3: %+v", port, len(es), es)
+			}
+			for _, e := range es {
+				if e.Inode != 0 || e.Family != family || e.UID != uint32(os.Getuid()) {
+					t.Errorf("queued connection %+v, want inode 0, family %d, uid %d", e, family, os.Getuid())
+				}
+			}
+
+			nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(nfd)
+			ls = eventually(t, func() ([]Listener, error) { return Listeners(port) },
+				func(ls []Listener) bool { return len(ls) == 1 && ls[0].Queued == 2 })
+			if len(ls) != 1 || ls[0].Queued != 2 || ls[0].Backlog != 7 {
+				t.Errorf("after one accept: %+v, want 2 of 7 queued", ls)
+			}
+			es, err = Established(port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			accepted := fdInode(t, nfd)
+			held := 0
+			for _, e := range es {
+				if e.Inode == accepted {
+					held++
+				} else if e.Inode != 0 {
+					t.Errorf("unexpected %+v", e)
+				}
+			}
+			if len(es) != 3 || held != 1 {
+				t.Errorf("after one accept: %+v, want 3 with one of inode %d", es, accepted)
+			}
+			// The accepted socket is among this process's sockets.
+			inodes, _, err := SocketsOf(uint32(os.Getpid()), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(inodes, accepted) || !slices.Contains(inodes, fdInode(t, fd)) {
+				t.Errorf("SocketsOf(self) = %v, lacks %d or the listener", inodes, accepted)
+			}
+		})
+	}
+}
+
+func TestEstablishedOnlyOnThePort(t *testing.T) {
+	// The client's side of a connection has its own local port: it is
+	// listed there, not on the server's; a listener is never listed as
+	// established.
+	ln := listen(t, "tcp4", "127.0.0.1:0")
+	client, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	es, err := Established(portOf(ln.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Inode != inodeOf(t, server.(*net.TCPConn)) {
+		t.Errorf("server port: %+v, want the accepted socket alone", es)
+	}
+	es, err = Established(portOf(client.LocalAddr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Inode != inodeOf(t, client.(*net.TCPConn)) {
+		t.Errorf("client port: %+v, want the client's socket alone", es)
+	}
+	if es, err := Established(0); err == nil || !strings.Contains(err.Error(), "sock_diag") {
+		t.Errorf("port 0: %v %v", es, err)
+	}
+	free := listen(t, "tcp4", "127.0.0.1:0")
+	if es, err := Established(portOf(free.Addr())); err != nil || es == nil || len(es) != 0 {
+		t.Errorf("a port with no connection: %#v %v, want an empty slice", es, err)
 	}
 }
 

@@ -56,8 +56,10 @@ const (
 	// socket it reports, IPV6_V6ONLY as set on the socket.
 	attrSKV6Only = 11
 
-	// TCP_LISTEN in the kernel's TCP state enum (include/net/tcp_states.h).
-	tcpListen = 10
+	// TCP_ESTABLISHED and TCP_LISTEN in the kernel's TCP state enum
+	// (include/net/tcp_states.h).
+	tcpEstablished = 1
+	tcpListen      = 10
 )
 
 // sockID is struct inet_diag_sockid. Ports and addresses keep the

@@ -584,7 +584,7 @@ func (c *Conn) Unit(ctx context.Context, name string) (Status, error) {
 		if err != nil {
 			return err
 		}
-		s = Status{Name: name, MemoryCurrent: Unknown, CPUUsageNSec: Unknown, UID: NoID, GID: NoID}
+		s = Status{Name: name, MemoryCurrent: Unknown, CPUUsageNSec: Unknown, TasksCurrent: Unknown, UID: NoID, GID: NoID}
 		s.fill(props)
 		// A unit systemd has no file for still has its type's interface,
 		// but ask only services: the other units bm2 reads are targets
@@ -627,7 +627,7 @@ func (c *Conn) Loaded(ctx context.Context, patterns []string) ([]Status, error) 
 	for _, u := range list {
 		out = append(out, Status{
 			Name: u.Name, LoadState: u.LoadState, ActiveState: u.ActiveState, SubState: u.SubState,
-			MemoryCurrent: Unknown, CPUUsageNSec: Unknown, UID: NoID, GID: NoID,
+			MemoryCurrent: Unknown, CPUUsageNSec: Unknown, TasksCurrent: Unknown, UID: NoID, GID: NoID,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

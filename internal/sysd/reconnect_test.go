@@ -19,6 +19,7 @@ import (
 type world struct {
 	mu      sync.Mutex
 	units   map[string]map[string]any // unit properties
+	service map[string]map[string]any // Service interface properties, by unit
 	dials   int
 	downFor int   // the next downFor dials fail as a re-exec does
 	dialErr error // what a failing dial returns
@@ -107,8 +108,19 @@ func (f *fakeConn) GetUnitPropertiesContext(_ context.Context, unit string) (map
 	return out, nil
 }
 
-func (f *fakeConn) GetUnitTypePropertiesContext(context.Context, string, string) (map[string]any, error) {
-	return map[string]any{}, f.cut("service-properties")
+func (f *fakeConn) GetUnitTypePropertiesContext(_ context.Context, unit, unitType string) (map[string]any, error) {
+	if err := f.cut("service-properties"); err != nil {
+		return nil, err
+	}
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	out := map[string]any{}
+	if unitType == "Service" {
+		for k, v := range f.w.service[unit] {
+			out[k] = v
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeConn) ListUnitsByPatternsContext(context.Context, []string, []string) ([]sddbus.UnitStatus, error) {

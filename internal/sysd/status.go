@@ -46,6 +46,7 @@ type Status struct {
 	ControlGroup     string    // e.g. /bm2.slice/bm2-api.slice/bm2@api-0.service; "" when it has none
 	MemoryCurrent    uint64    // bytes; Unknown when not accounted or not running
 	CPUUsageNSec     uint64    // cumulative CPU time; Unknown when not accounted
+	TasksCurrent     uint64    // processes and threads in its control group; Unknown when not accounted or not running
 	UID, GID         uint32    // the identity the running unit has (DynamicUser= included); NoID when not running
 	User, Group      string    // User= and Group= as configured
 	WorkingDirectory string    // WorkingDirectory=
@@ -84,7 +85,7 @@ func (s Status) Env(name string) string {
 // NotFound returns the status systemd gives a unit it has no file for.
 func NotFound(name string) Status {
 	return Status{Name: name, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
-		MemoryCurrent: Unknown, CPUUsageNSec: Unknown, UID: NoID, GID: NoID}
+		MemoryCurrent: Unknown, CPUUsageNSec: Unknown, TasksCurrent: Unknown, UID: NoID, GID: NoID}
 }
 
 // IsService tells a .service unit by its name.
@@ -124,6 +125,9 @@ func (s *Status) fillService(sp map[string]any) {
 	}
 	if v, ok := sp["CPUUsageNSec"].(uint64); ok {
 		s.CPUUsageNSec = v
+	}
+	if v, ok := sp["TasksCurrent"].(uint64); ok {
+		s.TasksCurrent = v
 	}
 	if v, ok := sp["UID"].(uint32); ok {
 		s.UID = v

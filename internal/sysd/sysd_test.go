@@ -96,3 +96,28 @@ func TestConnectWithoutSystemd(t *testing.T) {
 		t.Fatalf("took %v", d)
 	}
 }
+
+// TasksCurrent comes with the Service properties Unit reads; systemd's
+// 2^64-1, or no property at all (no TasksAccounting=), is Unknown.
+func TestUnitTasksCurrent(t *testing.T) {
+	w := newWorld()
+	w.units["bm2@a-1.service"] = map[string]any{"ActiveState": "active", "SubState": "running"}
+	w.units["bm2@a-2.service"] = map[string]any{"ActiveState": "active", "SubState": "running"}
+	w.service = map[string]map[string]any{
+		"bm2@a-0.service": {"TasksCurrent": uint64(12), "MemoryCurrent": uint64(1 << 20)},
+		"bm2@a-1.service": {"TasksCurrent": uint64(Unknown)},
+	}
+	c := w.conn(time.Second, true)
+	for unit, want := range map[string]uint64{"bm2@a-0.service": 12, "bm2@a-1.service": Unknown, "bm2@a-2.service": Unknown} {
+		st, err := c.Unit(context.Background(), unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.TasksCurrent != want {
+			t.Errorf("%s: TasksCurrent %d, want %d", unit, st.TasksCurrent, want)
+		}
+	}
+	if n := NotFound("x.service"); n.TasksCurrent != Unknown {
+		t.Errorf("NotFound: TasksCurrent %d", n.TasksCurrent)
+	}
+}

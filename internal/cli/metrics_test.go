@@ -1,0 +1,420 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/metrics"
+	"github.com/bm2dev/bm2/internal/sockdiag"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// fakeSockets is the host's sockets as bm2 metrics reads them: the main
+// process of each unit, the sockets each process holds (a process it does
+// not know has exited), the sockets on each port.
+type fakeSockets struct {
+	mu          sync.Mutex
+	fds         map[uint32][]uint64
+	listeners   map[int][]sockdiag.Listener
+	established map[int][]sockdiag.Connection
+}
+
+func (f *fakeSockets) PIDs(u UnitStatus) []uint32 {
+	if u.MainPID == 0 {
+		return nil
+	}
+	return []uint32{u.MainPID}
+}
+
+func (f *fakeSockets) SocketsOf(pid uint32, limit int) ([]uint64, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fds, ok := f.fds[pid]
+	if !ok {
+		return nil, 0, fmt.Errorf("pid %d: %w", pid, fs.ErrNotExist)
+	}
+	return fds, len(fds), nil
+}
+
+func (f *fakeSockets) Listeners(port int) ([]sockdiag.Listener, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.listeners[port], nil
+}
+
+func (f *fakeSockets) Established(port int) ([]sockdiag.Connection, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.established[port], nil
+}
+
+// metricsEnv is listEnv with the sockets of api-0 (pid 1234) and web-2
+// (pid 77).
+func metricsEnv(t *testing.T) *testEnv {
+	te := listEnv(t)
+	te.sockets.fds = map[uint32][]uint64{1234: {10, 11, 12}, 77: {20}}
+	te.sockets.listeners = map[int][]sockdiag.Listener{3000: {{Inode: 10, Queued: 1, Backlog: 511}, {Inode: 99, Queued: 4, Backlog: 511}}, 4002: {{Inode: 20, Backlog: 128}}}
+	te.sockets.established = map[int][]sockdiag.Connection{3000: {{Inode: 11}, {Inode: 12}, {Inode: 0}, {Inode: 98}}}
+	return te
+}
+
+func parseExposition(t *testing.T, text []byte) map[string]*dto.MetricFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(text))
+	if err != nil {
+		t.Fatalf("exposition: %v\n%s", err, text)
+	}
+	return fams
+}
+
+// instanceSeries are the series of one family for one instance, by
+// their extra label's value ("" when it has none).
+func instanceSeries(fams map[string]*dto.MetricFamily, name, instance, extra string) map[string]float64 {
+	out := map[string]float64{}
+	for _, m := range fams[name].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["instance"] == instance {
+			out[l[extra]] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+func TestMetricsSaysWhatListSays(t *testing.T) {
+	te := metricsEnv(t)
+	te.mustRun(ExitOK, "list", "--json")
+	var rows []row
+	if err := json.Unmarshal(te.stdout.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	te.mustRun(ExitOK, "metrics")
+	fams := parseExposition(t, te.stdout.Bytes())
+	if !strings.Contains(te.stderr.String(), "bm2: warning: project bad is invalid") {
+		t.Errorf("stderr: %s", te.stderr.String())
+	}
+	instances := 0
+	for _, r := range rows {
+		if r.ID == nil && !r.Surge {
+			continue // invalid
+		}
+		instances++
+		id := strings.TrimSuffix(strings.TrimPrefix(r.Unit, "bm2@"), ".service")
+		states := instanceSeries(fams, "bm2_instance_state", id, "state")
+		if states[r.State] != 1 {
+			t.Errorf("%s: list says %q, metrics %v", id, r.State, states)
+		}
+		up := instanceSeries(fams, "bm2_instance_up", id, "")
+		if len(up) != 1 || (up[""] == 1) != (r.State == "online") {
+			t.Errorf("%s: up %v in state %q", id, up, r.State)
+		}
+		verdicts := instanceSeries(fams, "bm2_instance_reuseport", id, "verdict")
+		switch {
+		case r.Reuseport == nil && len(verdicts) != 0:
+			t.Errorf("%s: list shows no verdict, metrics %v", id, verdicts)
+		case r.Reuseport != nil && verdicts[*r.Reuseport] != 1:
+			t.Errorf("%s: list says %q, metrics %v", id, *r.Reuseport, verdicts)
+		}
+		mem := instanceSeries(fams, "bm2_instance_memory_bytes", id, "")
+		if (r.MemoryBytes == nil) != (len(mem) == 0) || r.MemoryBytes != nil && mem[""] != float64(*r.MemoryBytes) {
+			t.Errorf("%s: list's memory %v, metrics %v", id, r.MemoryBytes, mem)
+		}
+	}
+	if got := len(fams["bm2_instance_up"].GetMetric()); got != instances || instances != 8 {
+		t.Errorf("%d instances up or down, list has %d", got, instances)
+	}
+
+	// The kernel's figures, for the sockets each instance holds.
+	for _, c := range []struct {
+		name, instance string
+		want           float64 // -1: absent
+	}{
+		{"bm2_instance_connections", "api-0", 2},
+		{"bm2_instance_accept_queue_length", "api-0", 1},
+		{"bm2_instance_accept_queue_limit", "api-0", 511},
+		{"bm2_instance_connections", "web-2", 0},
+		{"bm2_instance_accept_queue_limit", "web-2", 128},
+		{"bm2_instance_connections", "api-1", -1},  // launching
+		{"bm2_probe_confirm_seconds", "api-0", -1}, // the fake journal's events have no invocation
+	} {
+		s := instanceSeries(fams, c.name, c.instance, "")
+		if c.want < 0 && len(s) != 0 || c.want >= 0 && (len(s) != 1 || s[""] != c.want) {
+			t.Errorf("%s{instance=%q} = %v, want %v", c.name, c.instance, s, c.want)
+		}
+	}
+	if b := fams["bm2_build_info"].GetMetric(); len(b) != 1 {
+		t.Errorf("build info %v", b)
+	}
+
+	// Named projects only.
+	te.mustRun(ExitOK, "metrics", "web")
+	fams = parseExposition(t, te.stdout.Bytes())
+	if n := len(fams["bm2_instance_up"].GetMetric()); n != 3 || len(instanceSeries(fams, "bm2_instance_up", "web-0", "")) != 1 {
+		t.Errorf("bm2 metrics web: %d instances", n)
+	}
+	te.mustRun(ExitNoProject, "metrics", "nope")
+}
+
+func TestMetricsWithoutSystemd(t *testing.T) {
+	te := metricsEnv(t)
+	te.noSD = true
+	te.mustRun(ExitOK, "metrics")
+	fams := parseExposition(t, te.stdout.Bytes())
+	if s := instanceSeries(fams, "bm2_instance_state", "api-0", "state"); s["unknown"] != 1 {
+		t.Errorf("api-0 without systemd: %v", s)
+	}
+	if fams["bm2_instance_memory_bytes"] != nil || fams["bm2_instance_restarts"] != nil {
+		t.Error("figures systemd did not give are written")
+	}
+	if !strings.Contains(te.stderr.String(), "instance states are unknown") {
+		t.Errorf("stderr: %s", te.stderr.String())
+	}
+}
+
+// exchange runs answerHTTP on a request and reads the answer back as a
+// client would.
+func exchange(t *testing.T, request string, expose func() ([]byte, error)) (*http.Response, []byte, error) {
+	t.Helper()
+	var out bytes.Buffer
+	status, err := answerHTTP(strings.NewReader(request), &out, expose)
+	head := strings.HasPrefix(request, "HEAD ")
+	resp, rerr := http.ReadResponse(bufio.NewReader(bytes.NewReader(out.Bytes())), &http.Request{Method: map[bool]string{true: "HEAD", false: "GET"}[head]})
+	if rerr != nil {
+		t.Fatalf("the answer is not HTTP: %v\n%q", rerr, out.String())
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != status {
+		t.Errorf("answerHTTP says %d, sent %d", status, resp.StatusCode)
+	}
+	if !resp.Close || !strings.Contains(out.String(), "\r\nConnection: close\r\n") {
+		t.Errorf("answer does not close the connection: %q", out.String())
+	}
+	if head && !strings.HasSuffix(out.String(), "\r\n\r\n") {
+		t.Errorf("HEAD answer has a body: %q", out.String())
+	}
+	return resp, body, err
+}
+
+func TestAnswerHTTP(t *testing.T) {
+	text := []byte("# HELP x y\n# TYPE x gauge\nx 1\n")
+	calls := 0
+	expose := func() ([]byte, error) { calls++; return text, nil }
+
+	for _, req := range []string{
+		"GET /metrics HTTP/1.1\r\nHost: h\r\nAccept: text/plain\r\n\r\n",
+		"GET /metrics?name[]=x HTTP/1.0\r\n\r\n",
+	} {
+		resp, body, err := exchange(t, req, expose)
+		if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, text) ||
+			resp.Header.Get("Content-Type") != string(metrics.Format) || resp.ContentLength != int64(len(text)) {
+			t.Errorf("%q: %d %v %q %v", req, resp.StatusCode, resp.Header, body, err)
+		}
+	}
+	if metrics.Format != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Errorf("content type %q", metrics.Format)
+	}
+	resp, body, err := exchange(t, "HEAD /metrics HTTP/1.1\r\nHost: h\r\n\r\n", expose)
+	if err != nil || resp.StatusCode != 200 || len(body) != 0 || resp.Header.Get("Content-Length") != strconv.Itoa(len(text)) {
+		t.Errorf("HEAD: %d %v %q %v", resp.StatusCode, resp.Header, body, err)
+	}
+	if calls != 3 {
+		t.Errorf("exposition made %d times for 3 requests of it", calls)
+	}
+
+	calls = 0
+	for _, c := range []struct {
+		req    string
+		status int
+		failed bool // the request is said to be wrong
+	}{
+		{"GET / HTTP/1.1\r\nHost: h\r\n\r\n", 404, false},
+		{"GET /metrics/ HTTP/1.1\r\n\r\n", 404, false},
+		{"HEAD /other HTTP/1.1\r\n\r\n", 404, false},
+		{"POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", 405, false},
+		{"DELETE /metrics HTTP/1.1\r\n\r\n", 405, false},
+		{"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400, true}, // a TLS hello
+		{"GET /metrics\r\n\r\n", 400, true},                         // HTTP/0.9
+		{"", 400, true},
+		{"GET /metrics HTTP/1.1\r\nX: " + strings.Repeat("a", httpHeaderLimit) + "\r\n\r\n", 431, true},
+		{"GET /metrics HTTP/1.1\r\n" + strings.Repeat("X-A: b\r\n", httpHeaderLimit/8) + "\r\n", 431, true},
+		{"GET /metrics HTTP/2.0\r\n\r\n", 505, true},
+	} {
+		resp, body, err := exchange(t, c.req, expose)
+		if resp.StatusCode != c.status || (err != nil) != c.failed {
+			t.Errorf("%.40q: %d, %v; want %d", c.req, resp.StatusCode, err, c.status)
+		}
+		if c.status == 405 && resp.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%.40q: Allow %q", c.req, resp.Header.Get("Allow"))
+		}
+		if !strings.HasPrefix(c.req, "HEAD") && !strings.HasPrefix(string(body), strconv.Itoa(c.status)+" ") {
+			t.Errorf("%.40q: body %q", c.req, body)
+		}
+	}
+	if calls != 0 {
+		t.Errorf("exposition made for %d requests that were not for it", calls)
+	}
+
+	resp, body, err = exchange(t, "GET /metrics HTTP/1.1\r\n\r\n", func() ([]byte, error) {
+		return nil, errors.New("metrics: a label is not UTF-8\nsecond line")
+	})
+	if resp.StatusCode != 500 || err == nil || string(body) != "metrics: a label is not UTF-8; second line\n" {
+		t.Errorf("failed exposition: %d %q %v", resp.StatusCode, body, err)
+	}
+}
+
+func TestAnswerHTTPOverAPipe(t *testing.T) {
+	// Over a connection: the request is read up to its end, not to EOF
+	// (the client waits for the answer), and a client that sends nothing
+	// is left after the deadline.
+	server, client := net.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		status, _ := answerHTTP(server, server, func() ([]byte, error) { return []byte("x 1\n"), nil })
+		server.Close()
+		done <- status
+	}()
+	if _, err := io.WriteString(client, "GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(client), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "x 1\n" || <-done != 200 {
+		t.Errorf("%d %q", resp.StatusCode, body)
+	}
+
+	server, client = net.Pipe()
+	defer client.Close()
+	server.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	go io.Copy(io.Discard, client)
+	start := time.Now()
+	if status, err := answerHTTP(server, server, func() ([]byte, error) { return nil, nil }); status != 400 || err == nil {
+		t.Errorf("silent client: %d %v", status, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("waited %v for a silent client", d)
+	}
+}
+
+func TestMetricsHTTPOnStdin(t *testing.T) {
+	// Standard input that is not a socket: the request from it, the
+	// answer on standard output, byte for byte (CRLFs are not escaped).
+	te := metricsEnv(t)
+	a := te.app()
+	a.In = strings.NewReader("GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n")
+	if code := a.Main(context.Background(), []string{"metrics", "--http"}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, te.stderr.String())
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(te.stdout.Bytes())), nil)
+	if err != nil {
+		t.Fatalf("%v\n%q", err, te.stdout.String())
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || len(parseExposition(t, body)["bm2_instance_up"].GetMetric()) != 8 {
+		t.Errorf("%d\n%s", resp.StatusCode, body)
+	}
+	if !strings.Contains(te.stderr.String(), "bm2: warning: project bad is invalid") {
+		t.Errorf("stderr: %s", te.stderr.String())
+	}
+
+	// A bad request is answered, and bm2 exits 0 all the same.
+	te.stdout.Reset()
+	te.stderr.Reset()
+	a = te.app()
+	a.In = strings.NewReader("hello\r\n\r\n")
+	if code := a.Main(context.Background(), []string{"metrics", "--http"}); code != ExitOK ||
+		!strings.HasPrefix(te.stdout.String(), "HTTP/1.1 400 Bad Request\r\n") || !strings.Contains(te.stderr.String(), "HTTP request") {
+		t.Errorf("exit %d\n%q\n%s", code, te.stdout.String(), te.stderr.String())
+	}
+}
+
+func TestMetricsHTTPOnASocket(t *testing.T) {
+	// As a socket unit with Accept=yes runs it: the connection is
+	// standard input, output and error. The answer goes to the socket;
+	// the warnings go to the journal, not into the answer.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	answer := make(chan []byte, 1)
+	go func() {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			answer <- []byte(err.Error())
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: h\r\n\r\n")
+		b, _ := io.ReadAll(c)
+		answer <- b
+	}()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := conn.(*net.TCPConn).File()
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	defer func(old func(context.Context, string)) { journalWarning = old }(journalWarning)
+	journalWarning = func(_ context.Context, msg string) { logged = append(logged, msg) }
+
+	te := metricsEnv(t)
+	a := te.app()
+	a.In, a.Out, a.Err = f, f, f
+	code := a.Main(context.Background(), []string{"metrics", "--http"})
+	f.Close()
+	got := <-answer
+	if code != ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(got)), nil)
+	if err != nil {
+		t.Fatalf("%v\n%q", err, got)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || bytes.Contains(got, []byte("warning")) {
+		t.Errorf("%d\n%s", resp.StatusCode, got)
+	}
+	parseExposition(t, body)
+	if len(logged) == 0 || !strings.Contains(strings.Join(logged, "\n"), "bm2 metrics: project bad is invalid") {
+		t.Errorf("journal: %q", logged)
+	}
+}
+
+// The help gives the bounds the code sets.
+func TestMetricsHelpSaysTheBounds(t *testing.T) {
+	long := help("metrics").long
+	for _, s := range []string{
+		"at most " + strconv.Itoa(sockdiag.MaxFDs) + " file\ndescriptors",
+		fmt.Sprintf("%d KiB", httpHeaderLimit>>10),
+		fmt.Sprintf("%d s.", int(httpReadTimeout.Seconds())),
+	} {
+		if !strings.Contains(long, s) {
+			t.Errorf("bm2 metrics --help does not say %q", s)
+		}
+	}
+}
