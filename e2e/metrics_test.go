@@ -27,7 +27,10 @@ func samples(t *testing.T, text string) []sample {
 			continue
 		}
 		s := sample{labels: map[string]string{}}
-		head, val, ok := strings.Cut(line, " ")
+		// The value follows the last space: label values may hold spaces
+		// ("waiting restart").
+		cut := strings.LastIndexByte(line, ' ')
+		head, val, ok := line[:max(cut, 0)], line[cut+1:], cut > 0
 		if !ok {
 			t.Fatalf("not a sample: %q", line)
 		}
@@ -39,7 +42,7 @@ func samples(t *testing.T, text string) []sample {
 		name, labels, has := strings.Cut(head, "{")
 		s.name = name
 		if has {
-			for _, kv := range strings.Split(strings.TrimSuffix(labels, "}"), ",") {
+			for _, kv := range strings.Split(strings.TrimSuffix(labels, "}"), `",`) {
 				k, v, _ := strings.Cut(kv, "=")
 				s.labels[k] = strings.Trim(v, `"`)
 			}
@@ -207,7 +210,7 @@ scrape_configs:
 `)
 		b.sh(`systemd-run --unit=prom-e2e --property=Type=exec /usr/bin/prometheus --config.file=/tmp/prom/prometheus.yml \
   --storage.tsdb.path=/tmp/prom/data --web.listen-address=127.0.0.1:9090`)
-		defer b.sh("systemctl stop prom-e2e.service")
+		defer b.try("systemctl stop prom-e2e.service")
 		query := func(q string) []map[string]any {
 			out, err := b.try("curl -sf --max-time 5 'http://127.0.0.1:9090/api/v1/query?query=" + url.QueryEscape(q) + "'")
 			if err != nil {
@@ -284,5 +287,5 @@ for (let i = 0; i < 300; i++) one();
 func (b *bed) noScrapeLeft() {
 	b.t.Helper()
 	b.eventually(30*time.Second, "no scrape left running",
-		`test -z "$(systemctl list-units --all --no-legend --plain 'bm2-metrics@*')" && ! pgrep -f 'bm2 --system metrics'`)
+		`test -z "$(systemctl list-units --all --no-legend --plain 'bm2-metrics@*')" && ! pgrep -f '^/usr/bin/bm2 --system metrics'`)
 }
