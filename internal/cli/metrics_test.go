@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,16 +53,30 @@ func (f *fakeSockets) SocketsOf(pid uint32, limit int) ([]uint64, int, error) {
 	return fds, len(fds), nil
 }
 
-func (f *fakeSockets) Listeners(port int) ([]sockdiag.Listener, error) {
+func (f *fakeSockets) Listeners() ([]sockdiag.Listener, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.listeners[port], nil
+	var out []sockdiag.Listener
+	for _, port := range slices.Sorted(maps.Keys(f.listeners)) {
+		for _, l := range f.listeners[port] {
+			l.Port = port
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }
 
-func (f *fakeSockets) Established(port int) ([]sockdiag.Connection, error) {
+func (f *fakeSockets) Established() ([]sockdiag.Connection, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.established[port], nil
+	var out []sockdiag.Connection
+	for _, port := range slices.Sorted(maps.Keys(f.established)) {
+		for _, c := range f.established[port] {
+			c.Port = port
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // metricsEnv is listEnv with the sockets of api-0 (pid 1234) and web-2

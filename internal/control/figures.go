@@ -58,10 +58,12 @@ type Sockets interface {
 	// SocketsOf lists the socket inodes among a process's first limit
 	// descriptors and how many it read (sockdiag.SocketsOf).
 	SocketsOf(pid uint32, limit int) (inodes []uint64, n int, err error)
-	// Listeners and Established are the TCP sockets listening on a port
-	// and established on it (sockdiag).
-	Listeners(port int) ([]sockdiag.Listener, error)
-	Established(port int) ([]sockdiag.Connection, error)
+	// Listeners and Established are the host's TCP sockets listening
+	// and established, on every port (sockdiag.AllListeners,
+	// sockdiag.AllEstablished): one walk of each of the kernel's tables
+	// per Figures, however many ports the instances have.
+	Listeners() ([]sockdiag.Listener, error)
+	Established() ([]sockdiag.Connection, error)
 }
 
 // hostSockets is this host's kernel and /proc.
@@ -71,10 +73,8 @@ func (hostSockets) PIDs(u UnitStatus) []uint32 { return u.PIDs() }
 func (hostSockets) SocketsOf(pid uint32, limit int) ([]uint64, int, error) {
 	return sockdiag.SocketsOf(pid, limit)
 }
-func (hostSockets) Listeners(port int) ([]sockdiag.Listener, error) { return sockdiag.Listeners(port) }
-func (hostSockets) Established(port int) ([]sockdiag.Connection, error) {
-	return sockdiag.Established(port)
-}
+func (hostSockets) Listeners() ([]sockdiag.Listener, error)     { return sockdiag.AllListeners() }
+func (hostSockets) Established() ([]sockdiag.Connection, error) { return sockdiag.AllEstablished() }
 
 // Figures reads the figures of snap's instances that have a running main
 // process. The sockets of an instance are those its processes hold (the
@@ -146,11 +146,14 @@ func ConfirmLatency(u UnitStatus, id string, evs []journal.Event) time.Duration 
 	return 0
 }
 
-// figureReader reads the sockets of one Figures call: each port's are
-// asked of the kernel once, however many instances share it.
+// figureReader reads the sockets of one Figures call: the kernel is
+// asked once for every port's, when the first instance needs them.
 type figureReader struct {
 	sockets  Sockets
 	ports    map[int]*portSockets
+	dumped   bool
+	lerr     error // why the listeners could not be listed
+	eerr     error // why the connections could not be listed
 	warnings []string
 	seen     map[string]bool
 	denied   int // instances whose descriptors this user may not read
@@ -176,18 +179,40 @@ func (r *figureReader) warn(format string, args ...any) {
 }
 
 func (r *figureReader) port(port int) *portSockets {
-	if ps, ok := r.ports[port]; ok {
-		return ps
-	}
-	ps := &portSockets{}
-	ps.listeners, ps.lerr = r.sockets.Listeners(port)
-	ps.established, ps.eerr = r.sockets.Established(port)
-	for _, err := range []error{ps.lerr, ps.eerr} {
-		if err != nil {
-			r.warn("port %d: %v", port, err)
+	if !r.dumped {
+		r.dumped = true
+		var ls []sockdiag.Listener
+		var es []sockdiag.Connection
+		ls, r.lerr = r.sockets.Listeners()
+		es, r.eerr = r.sockets.Established()
+		for _, err := range []error{r.lerr, r.eerr} {
+			if err != nil {
+				r.warn("%v", err)
+			}
+		}
+		at := func(port int) *portSockets {
+			ps, ok := r.ports[port]
+			if !ok {
+				ps = &portSockets{}
+				r.ports[port] = ps
+			}
+			return ps
+		}
+		for _, l := range ls {
+			ps := at(l.Port)
+			ps.listeners = append(ps.listeners, l)
+		}
+		for _, e := range es {
+			ps := at(e.Port)
+			ps.established = append(ps.established, e)
 		}
 	}
-	r.ports[port] = ps
+	ps, ok := r.ports[port]
+	if !ok {
+		ps = &portSockets{}
+		r.ports[port] = ps
+	}
+	ps.lerr, ps.eerr = r.lerr, r.eerr
 	return ps
 }
 

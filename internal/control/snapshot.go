@@ -57,80 +57,53 @@ type ProjectSnapshot struct {
 
 // Snapshot reads the state of entries' projects; sd is nil when systemd
 // is not reachable.
+//
+// It asks systemd in a few batches for all projects at once, not project
+// by project: every instance's unit, then which surges are loaded (one
+// listing), the running surges' units, and last, once the journal has
+// told the verdicts, the probes of the instances still waiting for one
+// (what tells pending from unprobed). A scrape of a hundred projects is a
+// few round trips of many calls each (see [Systemd.Units]), not hundreds
+// in a row.
 func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd Systemd) Snapshot {
 	snap := Snapshot{Now: c.Now()}
+	snap.Projects = make([]ProjectSnapshot, len(entries))
+	var valid []int // indexes of the projects that have instances
+	for j, e := range entries {
+		snap.Projects[j] = ProjectSnapshot{Entry: e}
+		if e.Err == nil && e.Project != nil {
+			snap.Projects[j].IDs = AllInstances(e.Project)
+			valid = append(valid, j)
+		}
+	}
+	if sd != nil {
+		c.readStatuses(ctx, sd, &snap, valid)
+	}
 	var probed []string // cluster-mode projects with a running instance
-	var since time.Time // when the oldest of their running instances came online
-	for _, e := range entries {
-		ps := ProjectSnapshot{Entry: e}
-		p := e.Project
-		if e.Err != nil || p == nil {
-			snap.Projects = append(snap.Projects, ps)
+	var since time.Time // when the oldest of their running instances (or surges) came online
+	for _, j := range valid {
+		ps := &snap.Projects[j]
+		if ps.Entry.Project.Mode != config.Cluster {
 			continue
 		}
-		ps.IDs = AllInstances(p)
-		if sd != nil {
-			statuses, err := sd.Units(ctx, InstanceNames(p))
-			if err != nil {
-				snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: %v", p.Name, err))
-				statuses = nil
+		running := false
+		for k, u := range ps.Statuses {
+			online := !u.ActiveEnter.IsZero()
+			if ps.IDs[k] != units.Surge {
+				st, _ := InstanceState(u)
+				online = online && st == StateOnline
+				running = running || online
 			}
-			running := false
-			for _, u := range statuses {
-				if st, _ := InstanceState(u); st == StateOnline && !u.ActiveEnter.IsZero() {
-					running = true
-					if since.IsZero() || u.ActiveEnter.Before(since) {
-						since = u.ActiveEnter
-					}
-				}
-			}
-			if running && p.Mode == config.Cluster {
-				probed = append(probed, p.Name)
-			}
-			if p.Mode == config.Cluster && err == nil {
-				// Loaded, not Units: asking for it would load it.
-				if l, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)}); err == nil && len(l) == 1 && SurgeActive(l[0]) {
-					if st, err := sd.Units(ctx, []string{l[0].Name}); err == nil {
-						ps.IDs = append(ps.IDs, units.Surge)
-						statuses = append(statuses, st[0])
-						if s := st[0].ActiveEnter; !s.IsZero() && (since.IsZero() || s.Before(since)) {
-							since = s // its verdict too
-						}
-					}
-				}
-			}
-			ps.Statuses = statuses
-			if running && p.Mode == config.Cluster && statuses != nil {
-				names := make([]string, len(ps.IDs))
-				for k, i := range ps.IDs {
-					names[k] = units.Probe(p.Name, i)
-				}
-				if pr, err := sd.Units(ctx, names); err == nil {
-					ps.Probes = pr
-				}
+			if online && (since.IsZero() || u.ActiveEnter.Before(since)) {
+				since = u.ActiveEnter
 			}
 		}
-		mark, errored, err := c.ErroredMark(p.Name)
-		if err != nil {
-			ps.Warning = fmt.Sprintf("%s: read errored state: %v", p.Name, err)
+		if running {
+			probed = append(probed, ps.Entry.Name)
 		}
-		ps.Errored, ps.Mark = errored, mark
-		if !errored {
-			ps.Marks = map[int]state.Mark{}
-			for k, i := range ps.IDs {
-				var m state.Mark
-				var ok bool
-				if ps.Statuses != nil {
-					m, ok = c.MarkOf(p, i, ps.Statuses[k])
-				} else {
-					m, ok = c.InstanceMark(units.InstanceID(p.Name, i))
-				}
-				if ok {
-					ps.Marks[k] = m
-				}
-			}
-		}
-		snap.Projects = append(snap.Projects, ps)
+	}
+	for _, j := range valid {
+		c.readMarks(&snap.Projects[j])
 	}
 	if c.IsUser() && unaccounted(snap.Projects) {
 		snap.Accounting = c.Accounting(c.ScopeLayout().UID)
@@ -139,7 +112,150 @@ func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd System
 		evs, err := c.ProjectEvents(ctx, probed, ReuseportKinds, since)
 		snap.Events, snap.EventsRead = evs, err == nil
 	}
+	if sd != nil && snap.EventsRead {
+		c.readProbes(ctx, sd, &snap, valid)
+	}
 	return snap
+}
+
+// readStatuses fills in the Statuses of the valid projects of snap, and
+// their surges (IDs and Statuses) where one runs.
+func (c *Client) readStatuses(ctx context.Context, sd Systemd, snap *Snapshot, valid []int) {
+	var names []string
+	for _, j := range valid {
+		names = append(names, InstanceNames(snap.Projects[j].Entry.Project)...)
+	}
+	all, err := sd.Units(ctx, names)
+	var surges []string
+	off := 0
+	for _, j := range valid {
+		ps := &snap.Projects[j]
+		p := ps.Entry.Project
+		n := len(ps.IDs)
+		if err != nil {
+			// Ask again for this project alone: which ones systemd
+			// could not say.
+			st, perr := sd.Units(ctx, InstanceNames(p))
+			if perr != nil {
+				snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: %v", p.Name, perr))
+				continue
+			}
+			ps.Statuses = st
+		} else {
+			ps.Statuses = all[off : off+n : off+n]
+		}
+		off += n
+		if p.Mode == config.Cluster {
+			surges = append(surges, units.Instance(p.Name, units.Surge))
+		}
+	}
+	if len(surges) == 0 {
+		return
+	}
+	// Loaded, not Units: asking for a unit would load it.
+	loaded, err := sd.Loaded(ctx, surges)
+	if err != nil {
+		return
+	}
+	active := map[string]bool{}
+	var running []string
+	for _, l := range loaded {
+		if SurgeActive(l) {
+			active[l.Name] = true
+			running = append(running, l.Name)
+		}
+	}
+	if len(running) == 0 {
+		return
+	}
+	st, err := sd.Units(ctx, running)
+	if err != nil {
+		return
+	}
+	byName := map[string]UnitStatus{}
+	for _, u := range st {
+		byName[u.Name] = u
+	}
+	for _, j := range valid {
+		ps := &snap.Projects[j]
+		name := units.Instance(ps.Entry.Name, units.Surge)
+		if u, ok := byName[name]; ok && active[name] && ps.Statuses != nil {
+			ps.IDs = append(ps.IDs, units.Surge)
+			ps.Statuses = append(ps.Statuses, u)
+		}
+	}
+}
+
+// readProbes fills in the Probes of the cluster-mode projects that have
+// an online instance whose run the journal holds no verdict on: only
+// those need to know whether a probe still waits for it (pending) or
+// none does (unprobed).
+func (c *Client) readProbes(ctx context.Context, sd Systemd, snap *Snapshot, valid []int) {
+	var want []int
+	var names []string
+	for _, j := range valid {
+		ps := &snap.Projects[j]
+		p := ps.Entry.Project
+		if p.Mode != config.Cluster || ps.Statuses == nil {
+			continue
+		}
+		pending := false
+		for k, i := range ps.IDs {
+			u := ps.Statuses[k]
+			if st, _ := InstanceState(u); st != StateOnline {
+				continue
+			}
+			if v, _ := ReuseportVerdict(u, units.InstanceID(p.Name, i), snap.Events); v == "" {
+				pending = true
+			}
+		}
+		if !pending {
+			continue
+		}
+		want = append(want, j)
+		for _, i := range ps.IDs {
+			names = append(names, units.Probe(p.Name, i))
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	pr, err := sd.Units(ctx, names)
+	if err != nil {
+		return
+	}
+	off := 0
+	for _, j := range want {
+		n := len(snap.Projects[j].IDs)
+		snap.Projects[j].Probes = pr[off : off+n : off+n]
+		off += n
+	}
+}
+
+// readMarks reads a project's errored mark, and its instances' own.
+func (c *Client) readMarks(ps *ProjectSnapshot) {
+	p := ps.Entry.Project
+	mark, errored, err := c.ErroredMark(p.Name)
+	if err != nil {
+		ps.Warning = fmt.Sprintf("%s: read errored state: %v", p.Name, err)
+	}
+	ps.Errored, ps.Mark = errored, mark
+	if errored {
+		return
+	}
+	ps.Marks = map[int]state.Mark{}
+	for k, i := range ps.IDs {
+		var m state.Mark
+		var ok bool
+		if ps.Statuses != nil {
+			m, ok = c.MarkOf(p, i, ps.Statuses[k])
+		} else {
+			m, ok = c.InstanceMark(units.InstanceID(p.Name, i))
+		}
+		if ok {
+			ps.Marks[k] = m
+		}
+	}
 }
 
 // unaccounted tells whether a running instance lacks a memory or CPU

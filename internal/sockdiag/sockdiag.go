@@ -51,6 +51,8 @@ type Connection struct {
 	// 0 for a connection still in the accept queue, which no process
 	// holds yet (the kernel gives it an inode when it is accepted).
 	Inode uint64
+	// Port is its local port.
+	Port int
 }
 
 // replyTimeout bounds each wait for a datagram from the kernel. The kernel
@@ -135,10 +137,28 @@ func Established(port int) ([]Connection, error) {
 	return oneShot(port, (*Conn).Established)
 }
 
+// AllListeners returns every TCP listener of the host (its network
+// namespace), on any port: one walk of the kernel's table of listeners,
+// for a caller that wants those of many ports at once. It opens one
+// netlink socket per call.
+func AllListeners() ([]Listener, error) {
+	return oneShot(anyPort, (*Conn).listeners)
+}
+
+// AllEstablished returns every TCP socket in state ESTABLISHED, on any
+// local port: one walk of the kernel's table of connections, which a
+// dump for one port walks whole as well (the table is hashed on both
+// ends of a connection, not on the local port alone). It opens one
+// netlink socket per call.
+func AllEstablished() ([]Connection, error) {
+	return oneShot(anyPort, (*Conn).established)
+}
+
+// anyPort asks for the sockets of every port: a request whose id.sport
+// is 0 is not filtered on it.
+const anyPort = 0
+
 func oneShot[T any](port int, ask func(*Conn, int) ([]T, error)) ([]T, error) {
-	if err := checkPort(port); err != nil {
-		return nil, err
-	}
 	c, err := Open()
 	if err != nil {
 		return nil, err
@@ -151,6 +171,16 @@ func oneShot[T any](port int, ask func(*Conn, int) ([]T, error)) ([]T, error) {
 // then the AF_INET6 ones, each family in the kernel's order. No listener
 // is an empty slice, not an error.
 func (c *Conn) Listeners(port int) ([]Listener, error) {
+	if err := checkPort(port); err != nil {
+		return nil, err
+	}
+	return c.listeners(port)
+}
+
+// AllListeners is [Conn.Listeners] of every port.
+func (c *Conn) AllListeners() ([]Listener, error) { return c.listeners(anyPort) }
+
+func (c *Conn) listeners(port int) ([]Listener, error) {
 	return query(c, tcpListen, port, "TCP listeners", func(m *diagMsg, attrs []byte) Listener {
 		l := Listener{
 			Family:  int(m.Family),
@@ -175,17 +205,25 @@ func (c *Conn) Listeners(port int) ([]Listener, error) {
 // not an error. Connections in other states (closing, half closed) are
 // not listed.
 func (c *Conn) Established(port int) ([]Connection, error) {
+	if err := checkPort(port); err != nil {
+		return nil, err
+	}
+	return c.established(port)
+}
+
+// AllEstablished is [Conn.Established] of every port.
+func (c *Conn) AllEstablished() ([]Connection, error) { return c.established(anyPort) }
+
+func (c *Conn) established(port int) ([]Connection, error) {
 	return query(c, tcpEstablished, port, "established TCP sockets", func(m *diagMsg, _ []byte) Connection {
-		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode)}
+		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode), Port: int(binary.BigEndian.Uint16(m.ID.SPort[:]))}
 	})
 }
 
 // query asks for the TCP sockets in state on port, both families, and
 // converts each with conv. Its requests are serialised on c.
+// Port anyPort asks for every port.
 func query[T any](c *Conn, state uint8, port int, what string, conv func(m *diagMsg, attrs []byte) T) ([]T, error) {
-	if err := checkPort(port); err != nil {
-		return nil, err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -202,7 +240,11 @@ func query[T any](c *Conn, state uint8, port int, what string, conv func(m *diag
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		var err error
 		if out, err = dumpFamily(c, out, family, state, port, conv); err != nil {
-			return nil, fmt.Errorf("sock_diag: list %s %s on port %d: %w", familyName(family), what, port, err)
+			on := fmt.Sprintf("on port %d", port)
+			if port == anyPort {
+				on = "on any port"
+			}
+			return nil, fmt.Errorf("sock_diag: list %s %s %s: %w", familyName(family), what, on, err)
 		}
 	}
 	return out, nil
@@ -238,7 +280,7 @@ func dumpFamily[T any](c *Conn, out []T, family, state uint8, port int, conv fun
 	kept := len(out)
 	for attempt := 1; ; attempt++ {
 		err := c.dump(&req, func(m *diagMsg, attrs []byte) {
-			if m.Family != family || m.State != state || m.ID.SPort != req.ID.SPort {
+			if m.Family != family || m.State != state || (port != anyPort && m.ID.SPort != req.ID.SPort) {
 				return
 			}
 			out = append(out, conv(m, attrs))

@@ -662,6 +662,53 @@ func TestEstablishedOnlyOnThePort(t *testing.T) {
 	}
 }
 
+func TestAllPorts(t *testing.T) {
+	// Every port at once: both listeners, with their ports, and the
+	// accepted connection with the server's port, the client's with its
+	// own.
+	a := listen(t, "tcp4", "127.0.0.1:0")
+	b := listen(t, "tcp6", "[::1]:0")
+	client, err := net.Dial("tcp4", a.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := a.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	ls, err := AllListeners()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[int]bool{}
+	for _, l := range ls {
+		if l.Inode == inodeOf(t, a) || l.Inode == inodeOf(t, b) {
+			found[l.Port] = true
+		}
+	}
+	if !found[portOf(a.Addr())] || !found[portOf(b.Addr())] {
+		t.Errorf("AllListeners lacks %v or %v: %+v", a.Addr(), b.Addr(), ls)
+	}
+	es, err := AllEstablished()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]int{inodeOf(t, server.(*net.TCPConn)): portOf(a.Addr()), inodeOf(t, client.(*net.TCPConn)): portOf(client.LocalAddr())}
+	for _, e := range es {
+		if port, ok := want[e.Inode]; ok {
+			if e.Port != port {
+				t.Errorf("connection %d on port %d, want %d", e.Inode, e.Port, port)
+			}
+			delete(want, e.Inode)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("AllEstablished lacks %v: %+v", want, es)
+	}
+}
+
 func BenchmarkListeners(b *testing.B) {
 	ln := listen(b, "tcp4", "127.0.0.1:0")
 	port := portOf(ln.Addr())
