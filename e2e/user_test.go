@@ -193,6 +193,18 @@ loginctl enable-linger alice bob`)
 		}
 	})
 
+	t.Run("top in user scope", func(t *testing.T) {
+		b := b.in(t)
+		b.mustAs(0, "alice", `rm -f ~/top.rc; tmux -f /dev/null new-session -d -s top -x 120 -y 20 "env TERM=tmux-256color bm2 top; echo \$? > ~/top.rc"`)
+		pane := b.eventually(20*time.Second, "alice's bm2 top shows her instances",
+			`p=$(su -l alice -c 'tmux capture-pane -p -t top'); echo "$p"; echo "$p" | grep -q 'user scope' && echo "$p" | grep -Eq '^[> ]*fk +1 +online'`)
+		if strings.Contains(pane, "8320") || strings.Contains(pane, "sys ") {
+			t.Errorf("alice's top shows what is not hers:\n%s", pane)
+		}
+		b.mustAs(0, "alice", "tmux send-keys -t top q")
+		b.eventually(10*time.Second, "alice's bm2 top quits on q", `test "$(cat /home/alice/top.rc 2>/dev/null)" = 0`)
+	})
+
 	t.Run("stop, start, restart, status", func(t *testing.T) {
 		b := b.in(t)
 		b.mustAs(0, "alice", "bm2 stop fk")

@@ -86,7 +86,7 @@ func (hostSockets) Established() ([]sockdiag.Connection, error) { return sockdia
 // Warnings; reading the descriptors of another user's processes takes
 // root, and without it every such figure is unknown, in one warning.
 func (c *Client) Figures(ctx context.Context, snap Snapshot) Figures {
-	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}}
+	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}, left: MaxScrapeFDs}
 	out := Figures{Projects: make([][]InstanceFigures, len(snap.Projects))}
 	for j, ps := range snap.Projects {
 		p := ps.Entry.Project
@@ -157,7 +157,15 @@ type figureReader struct {
 	warnings []string
 	seen     map[string]bool
 	denied   int // instances whose descriptors this user may not read
+	left     int // descriptors this Figures may still read, of all instances
 }
+
+// MaxScrapeFDs bounds the descriptors one Figures reads, all instances
+// together (a quarter million: about a second of readlink): an app is
+// untrusted code, and however many descriptors its instances open, a
+// scrape of every other project still answers in time. Past it, the
+// remaining instances' socket figures are unknown, and said.
+const MaxScrapeFDs = 1 << 18
 
 // portSockets are the sockets on one port; an error leaves its half
 // unknown.
@@ -251,10 +259,23 @@ func (r *figureReader) read(f *InstanceFigures, id string, u UnitStatus, port in
 // held is the set of socket inodes the processes of u hold; ok is false
 // when it could not be read whole.
 func (r *figureReader) held(id string, u UnitStatus) (map[uint64]bool, bool) {
+	scrapeFull := func() {
+		r.warn("this scrape read %d file descriptors: the connections and accept queues of the instances it did not finish are unknown", MaxScrapeFDs)
+	}
+	if r.left <= 0 {
+		scrapeFull()
+		return nil, false
+	}
 	pids := r.sockets.PIDs(u)
 	held := map[uint64]bool{}
-	budget, read := sockdiag.MaxFDs, 0
+	start := min(sockdiag.MaxFDs, r.left)
+	budget, read := start, 0
+	defer func() { r.left -= start - budget }()
 	tooMany := func(pid uint32) {
+		if start < sockdiag.MaxFDs {
+			scrapeFull()
+			return
+		}
 		what := fmt.Sprintf("pid %d holds", pid)
 		if len(pids) > 1 {
 			what = fmt.Sprintf("its %d processes hold", len(pids))

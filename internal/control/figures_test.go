@@ -354,3 +354,38 @@ func TestFiguresOfThisProcess(t *testing.T) {
 		t.Errorf("figures %+v, want 1 connection, 1 queued", got)
 	}
 }
+
+func TestFiguresBoundTheScrape(t *testing.T) {
+	// Instances that each stay within their own bound but together hold
+	// more than one scrape reads: the first ones are counted, the rest
+	// unknown, in one warning.
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	const n, each = 6, 60000
+	p := &config.Project{Name: "many", Mode: config.Fork, Port: 3000, Instances: n}
+	f := &fakeSockets{pids: map[string][]uint32{}, fds: map[uint32][]uint64{}, nfds: map[uint32]int{}}
+	var ids []int
+	var st []UnitStatus
+	for i := range n {
+		pid := uint32(100 + i)
+		name := fmt.Sprintf("bm2@many-%d.service", i)
+		f.pids[name], f.fds[pid], f.nfds[pid] = []uint32{pid}, []uint64{uint64(pid)}, each
+		ids, st = append(ids, i), append(st, runningSince(name, "aa", pid, t0))
+	}
+	got := (&Client{Env: Env{Sockets: f}}).Figures(context.Background(), Snapshot{Projects: []ProjectSnapshot{projectSnap(p, ids, st)}})
+	known := MaxScrapeFDs / each
+	for i, fig := range got.Projects[0] {
+		if (fig.Connections >= 0) != (i < known) {
+			t.Errorf("many-%d: %+v; want the first %d known", i, fig, known)
+		}
+	}
+	read := 0
+	for _, l := range f.limits {
+		read += min(l, each)
+	}
+	if read > MaxScrapeFDs {
+		t.Errorf("read up to %d descriptors, more than %d", read, MaxScrapeFDs)
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], fmt.Sprintf("this scrape read %d file descriptors", MaxScrapeFDs)) {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -298,7 +299,9 @@ func lost(err error) bool {
 	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) || errors.Is(err, errClosed) || errors.As(err, &first) {
 		return false // a refusal, not a gap
 	}
-	if IsUnreachable(err) || errors.Is(err, dbus.ErrClosed) ||
+	// net.ErrClosed: a read in flight on a connection that another
+	// read of the same Units found lost, and closed (drop).
+	if IsUnreachable(err) || errors.Is(err, dbus.ErrClosed) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ENOENT) {
