@@ -101,6 +101,11 @@ type Env struct {
 	// Security returns the exposure score systemd-analyze security gives a
 	// unit (systemd-analyze by default).
 	Security func(ctx context.Context, unit string) (string, error)
+	// Calendar is what systemd-analyze calendar says of a calendar
+	// expression (restart_schedule): its next elapse ("Sun 2026-12-06
+	// 04:00:00 UTC", or NeverNext), ErrNoAnalyze without systemd-analyze,
+	// a *CalendarRefused when it refuses it (analyzeCalendar by default).
+	Calendar func(ctx context.Context, expr string) (string, error)
 	// Listening tells whether a unit's processes hold a listening TCP
 	// socket on port (listensOn, from /proc, by default).
 	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
@@ -226,6 +231,9 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.Listening == nil {
 		e.Listening = listensOn
+	}
+	if e.Calendar == nil {
+		e.Calendar = analyzeCalendar
 	}
 	if e.Accounts == nil {
 		e.Accounts = trust.System()

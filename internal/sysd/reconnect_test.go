@@ -29,6 +29,10 @@ type world struct {
 	nextJob   uint32
 	lastCh    chan<- string // the channel of the last job, never signalled by the fake
 	finishJob func(unit string)
+	// types are the properties of a unit's type interface, by
+	// "unit/Type"; asked records which were asked for.
+	types map[string]map[string]any
+	asked []string
 }
 
 type fakeConn struct {
@@ -107,8 +111,18 @@ func (f *fakeConn) GetUnitPropertiesContext(_ context.Context, unit string) (map
 	return out, nil
 }
 
-func (f *fakeConn) GetUnitTypePropertiesContext(context.Context, string, string) (map[string]any, error) {
-	return map[string]any{}, f.cut("service-properties")
+func (f *fakeConn) GetUnitTypePropertiesContext(_ context.Context, unit, unitType string) (map[string]any, error) {
+	if err := f.cut("service-properties"); err != nil {
+		return nil, err
+	}
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.w.asked = append(f.w.asked, unit+"/"+unitType)
+	out := map[string]any{}
+	for k, v := range f.w.types[unit+"/"+unitType] {
+		out[k] = v
+	}
+	return out, nil
 }
 
 func (f *fakeConn) ListUnitsByPatternsContext(context.Context, []string, []string) ([]sddbus.UnitStatus, error) {

@@ -67,6 +67,19 @@ func TestPropertyConversions(t *testing.T) {
 	if n := NotFound("x.service"); !n.Gone() || n.Running() || n.UID != NoID {
 		t.Fatalf("%+v", n)
 	}
+	// A timer: when it triggers next and last; never is the zero time.
+	if !IsTimer("bm2-api-restart.timer") || IsTimer(".timer") || IsTimer("bm2-api-restart.service") {
+		t.Fatal("IsTimer")
+	}
+	var tm Status
+	tm.fillTimer(map[string]any{"NextElapseUSecRealtime": uint64(1_796_529_600_000_000), "LastTriggerUSec": uint64(0)})
+	if !tm.NextElapse.Equal(time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC)) || !tm.LastTrigger.IsZero() {
+		t.Fatalf("%+v", tm)
+	}
+	tm.fillTimer(map[string]any{"NextElapseUSecRealtime": uint64(Unknown)})
+	if !tm.NextElapse.IsZero() {
+		t.Fatalf("infinity: %v", tm.NextElapse)
+	}
 }
 
 // On a host without systemd (like the one unit tests run on), connecting
@@ -94,5 +107,26 @@ func TestConnectWithoutSystemd(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %v", d)
+	}
+}
+
+// A loaded timer's Timer properties are read with its state; an unloaded
+// one's are not asked for (systemd would answer for a bare unit).
+func TestUnitReadsTimers(t *testing.T) {
+	w := newWorld()
+	w.units["bm2-api-restart.timer"] = map[string]any{"LoadState": "loaded", "ActiveState": "active", "SubState": "waiting"}
+	w.units["bm2-web-restart.timer"] = map[string]any{"LoadState": "not-found", "ActiveState": "inactive", "SubState": "dead"}
+	w.types = map[string]map[string]any{"bm2-api-restart.timer/Timer": {
+		"NextElapseUSecRealtime": uint64(1_796_529_600_000_000), "LastTriggerUSec": uint64(1_795_924_800_000_000)}}
+	c := w.conn(time.Second, true)
+	st, err := c.Units(context.Background(), []string{"bm2-api-restart.timer", "bm2-web-restart.timer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC); !st[0].NextElapse.Equal(want) || !st[0].LastTrigger.Equal(want.AddDate(0, 0, -7)) || st[0].SubState != "waiting" {
+		t.Fatalf("%+v", st[0])
+	}
+	if !st[1].NextElapse.IsZero() || strings.Join(w.asked, " ") != "bm2-api-restart.timer/Timer" {
+		t.Fatalf("%+v, asked %q", st[1], w.asked)
 	}
 }
