@@ -175,3 +175,24 @@ func TestCheckRestartSchedule(t *testing.T) {
 		})
 	}
 }
+
+// bm2 delete stops the restart timer and a scheduled reload that runs
+// before it stops the project, and leaves neither unit failed behind.
+func TestDeleteStopsTheScheduledReload(t *testing.T) {
+	te := servedScheduled(t, time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC))
+	te.sd.set(UnitStatus{Name: apiService, ActiveState: "activating", SubState: "start", MainPID: 4242,
+		MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+	te.mustRun(ExitOK, "delete", "api")
+	calls := strings.Join(te.sd.Calls(), "\n")
+	if !strings.Contains(calls, "stop bm2-api-restart.timer\nstop bm2-api-restart.service\nstop bm2-api.target\n") {
+		t.Fatalf("calls:\n%s", calls)
+	}
+	for _, n := range []string{apiService, apiTimer} {
+		if !strings.Contains(calls, "reset-failed "+n+"\n") {
+			t.Errorf("%s not reset:\n%s", n, calls)
+		}
+		if u := te.sd.units[n]; u != nil && u.ActiveState != "inactive" {
+			t.Errorf("%s still %s", n, u.ActiveState)
+		}
+	}
+}
