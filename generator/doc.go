@@ -10,6 +10,12 @@
 //	multi-user.target.wants/bm2-<name>.target   symlink: the project starts at boot
 //	bm2@<name>-<i>.service.d/50-bm2.conf        instance i's settings for the shipped template
 //
+// and for a project with restart_schedule
+//
+//	bm2-<name>-restart.timer                    OnCalendar= the schedule, PartOf= the target
+//	bm2-<name>.target.wants/bm2-<name>-restart.timer   symlink: the timer runs while the project does
+//	bm2-<name>-restart.service                  `bm2 reload <name>`, which the timer starts
+//
 // A project file that does not parse, or whose port range overlaps a project
 // whose name sorts before it, is skipped with a diagnostic; every other
 // project is still generated.

@@ -40,6 +40,9 @@ type Options struct {
 	// MinPort is the lowest port of user scope
 	// (net.ipv4.ip_unprivileged_port_start when 0).
 	MinPort int
+	// CLI is the bm2 command, which a project's restart schedule runs
+	// (`bm2 reload <name>`); DefaultCLI if "".
+	CLI string
 }
 
 // user tells whether generation is for a user's manager.
@@ -47,6 +50,9 @@ func (o Options) user() bool { return o.Layout.IsUser() }
 
 // DefaultHelper is where packages install bm2-probe.
 const DefaultHelper = "/usr/lib/bm2/bm2-probe"
+
+// DefaultCLI is where packages install the bm2 command.
+const DefaultCLI = "/usr/bin/bm2"
 
 // File is one output file, relative to the generator directory. Exactly one
 // of Data and Link is meaningful: Link != "" makes a symlink. Mode is the
@@ -123,6 +129,9 @@ func (opts Options) withDefaults() Options {
 	if opts.Helper == "" {
 		opts.Helper = DefaultHelper
 	}
+	if opts.CLI == "" {
+		opts.CLI = DefaultCLI
+	}
 	if opts.Layout.Kind == "" {
 		opts.Layout = layout.System()
 	}
@@ -173,7 +182,10 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 	if opts.Layout.Kind == "" {
 		opts.Layout = layout.System()
 	}
-	files := make([]File, 0, 5+p.Instances) // slice, target, link, env, instances, surge
+	if opts.CLI == "" {
+		opts.CLI = DefaultCLI
+	}
+	files := make([]File, 0, 8+p.Instances) // slice, target, link, env, instances, surge, the restart schedule's three
 	files = append(files,
 		File{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl)},
 		File{Path: units.Target(p.Name), Data: targetUnit(p, opts.Layout.Systemctl)},
@@ -201,6 +213,18 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		// BM2_APP_SURGE=1.
 		data := shared.dropIn(p, units.SurgeName, strconv.Itoa(p.Instances), strconv.Itoa(p.Port))
 		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, units.Surge), DropInName), Data: data})
+	}
+	if p.RestartSchedule != "" {
+		// The restart schedule: a timer the project's target wants (the
+		// link is the generator's WantedBy=) and that is PartOf= it, so it
+		// runs while the project does and stops with it, and the oneshot
+		// it starts.
+		timer := units.RestartTimer(p.Name)
+		files = append(files,
+			File{Path: timer, Data: restartTimer(p, opts.Layout.Systemctl)},
+			File{Path: path.Join(units.Target(p.Name)+".wants", timer), Link: "../" + timer},
+			File{Path: units.RestartService(p.Name), Data: restartService(p, opts)},
+		)
 	}
 	for i := range files {
 		files[i].Project = p.Name
@@ -269,6 +293,103 @@ func targetUnit(p *config.Project, systemctl string) []byte {
 		f.Add("Unit", "Wants", units.Instance(p.Name, i))
 	}
 	return f.Bytes()
+}
+
+// restartTimer is bm2-<name>-restart.timer: restart_schedule as
+// OnCalendar=, to the second (systemd's default accuracy is a minute),
+// and no catching up after a time the host was off (Persistent=false: a
+// reload at boot would only restart what has just started).
+func restartTimer(p *config.Project, systemctl string) []byte {
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, systemctl)
+	f.Add("Unit", "Description", "bm2 "+p.Name+" restart schedule")
+	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
+	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	f.Add("Unit", "PartOf", units.Target(p.Name))
+	f.Add("Timer", "OnCalendar", p.RestartSchedule) // config's calendar subset: nothing to quote
+	f.Add("Timer", "AccuracySec", "1s")
+	f.Add("Timer", "Persistent", "false")
+	f.Add("Timer", "Unit", units.RestartService(p.Name))
+	return f.Bytes()
+}
+
+// restartService is bm2-<name>-restart.service, which the restart timer
+// starts: `bm2 reload <name>`, the rolling reload of the command line (in
+// cluster mode the surge serves beside the instances, and no request
+// fails), run by the scope's manager: root's in system scope, the user's
+// in user scope, as the user. A oneshot has no start timeout: the reload
+// bounds each instance's wait itself.
+//
+// It is sandboxed as bm2's other helpers are, as far as the reload lets
+// it be: it needs systemd's bus (AF_UNIX), the journal (journalctl, for
+// the probe's verdicts), the project registry and bm2's state (written:
+// the reload lock), and, as root, the instances' sockets (/proc/<pid>/fd
+// of other users: CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, and sock_diag:
+// AF_NETLINK), as bm2-metrics@.service does.
+func restartService(p *config.Project, opts Options) []byte {
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, opts.Layout.Systemctl)
+	f.Add("Unit", "Description", "bm2 "+p.Name+" scheduled reload")
+	f.Add("Unit", "Documentation", "man:bm2.toml(5) man:bm2(1)")
+	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	scope := "--system"
+	if opts.user() {
+		scope = "--user"
+	}
+	f.Add("Service", "Type", "oneshot")
+	f.Add("Service", "ExecStart", units.QuoteCommand([]string{opts.CLI, scope, "reload", p.Name}))
+	var sandbox [][2]string
+	if opts.user() {
+		sandbox = userHelperSandbox
+	} else {
+		l := opts.Layout
+		sandbox = append([][2]string{
+			{"CapabilityBoundingSet", "CAP_SYS_PTRACE CAP_DAC_READ_SEARCH"},
+			{"AmbientCapabilities", ""},
+			{"ProtectSystem", "strict"},
+			{"ReadWritePaths", "-" + units.Specifiers(l.StateDir) + " -" + units.Specifiers(l.RunStateDir) + " -" + units.Specifiers(l.CrashLogs.Dir)},
+			// Read-only, not hidden: a reload that stops at an instance
+			// says why, and a cwd under /home must not look missing.
+			{"ProtectHome", "read-only"},
+			{"PrivateTmp", "yes"},
+			{"PrivateDevices", "yes"},
+			{"PrivateIPC", "yes"},
+			{"ProtectKernelTunables", "yes"},
+			{"ProtectKernelModules", "yes"},
+			{"ProtectKernelLogs", "yes"},
+			{"ProtectControlGroups", "yes"},
+			{"ProtectClock", "yes"},
+			{"ProtectHostname", "yes"},
+		}, userHelperSandbox...)
+		sandbox = append(sandbox, [2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
+	}
+	for _, kv := range sandbox {
+		f.Add("Service", kv[0], kv[1])
+	}
+	if opts.user() {
+		f.Add("Service", "UMask", "0077")
+	}
+	return f.Bytes()
+}
+
+// userHelperSandbox is what bm2's helper units have in both scopes (a
+// user's manager can apply no more without a user namespace of the
+// service's own), as the reload needs it: no address family but
+// systemd's bus and the journal (AF_UNIX) and sock_diag (AF_NETLINK).
+var userHelperSandbox = [][2]string{
+	{"NoNewPrivileges", "yes"},
+	{"RestrictNamespaces", "yes"},
+	{"RestrictRealtime", "yes"},
+	{"RestrictSUIDSGID", "yes"},
+	{"LockPersonality", "yes"},
+	{"MemoryDenyWriteExecute", "yes"},
+	{"RestrictAddressFamilies", "AF_UNIX AF_NETLINK"},
+	{"SystemCallArchitectures", "native"},
+	{"SystemCallFilter", "@system-service"},
+	{"SystemCallFilter", "~@resources @privileged ptrace process_vm_readv process_vm_writev"},
+	{"SystemCallErrorNumber", "EPERM"},
 }
 
 // StartLimit returns the start-limit window and burst that implement the

@@ -32,6 +32,7 @@ type Env struct {
 	Log    Logger
 	NumCPU int
 	Helper string // bm2-probe's path; "" means next to this generator (see HelperNextTo)
+	CLI    string // bm2's path; "" means where it sits for this generator (see CLINextTo)
 	// Layout is the scope to generate for; nil means the process's own:
 	// system scope as root, user scope for anyone else (as
 	// /usr/lib/systemd/user-generators/bm2-generator, run by a user's
@@ -48,6 +49,18 @@ func HelperNextTo(exe string) string {
 		return p
 	}
 	return DefaultHelper
+}
+
+// CLINextTo is where the bm2 command sits for a generator installed at
+// exe: <prefix>/lib/systemd/system-generators/bm2-generator (or
+// user-generators) → <prefix>/bin/bm2. It falls back to DefaultCLI when
+// there is no such file.
+func CLINextTo(exe string) string {
+	p := filepath.Join(filepath.Dir(exe), "..", "..", "..", "bin", "bm2")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return DefaultCLI
 }
 
 // Logger receives the generator's messages with a syslog priority
@@ -70,9 +83,14 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if env.NumCPU == 0 {
 		env.NumCPU = runtime.NumCPU()
 	}
-	if env.Helper == "" {
+	if env.Helper == "" || env.CLI == "" {
 		if exe, err := os.Executable(); err == nil {
-			env.Helper = HelperNextTo(exe)
+			if env.Helper == "" {
+				env.Helper = HelperNextTo(exe)
+			}
+			if env.CLI == "" {
+				env.CLI = CLINextTo(exe)
+			}
 		}
 	}
 	if env.Layout == nil {
@@ -102,7 +120,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	for _, p := range found.Masked {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
-	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, OutDir: out, Layout: *env.Layout}.withDefaults()
+	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, CLI: env.CLI, OutDir: out, Layout: *env.Layout}.withDefaults()
 	res := plan(found.Sources, opts)
 	if err := ctx.Err(); err != nil {
 		return err

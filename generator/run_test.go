@@ -288,3 +288,45 @@ func TestRunUserScope(t *testing.T) {
 		t.Errorf("log %v", log.lines)
 	}
 }
+
+// The scheduled reload runs the bm2 installed with the generator:
+// <prefix>/bin/bm2 for <prefix>/lib/systemd/{system,user}-generators/,
+// DefaultCLI when there is none; Run hands it to the restart service.
+func TestCLINextTo(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "opt", "bin", "bm2")
+	for _, gens := range []string{"system-generators", "user-generators"} {
+		exe := filepath.Join(root, "opt", "lib", "systemd", gens, "bm2-generator")
+		if got := CLINextTo(exe); got != DefaultCLI {
+			t.Fatalf("without %s: %s", bin, got)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := CLINextTo(filepath.Join(root, "opt", "lib", "systemd", "user-generators", "bm2-generator")); got != bin {
+		t.Fatalf("CLINextTo = %s, want %s", got, bin)
+	}
+
+	etc, out := filepath.Join(root, "etc"), filepath.Join(root, "out")
+	writeProject(t, etc, "api", project("api", 3000)+"restart_schedule = \"daily\"\n")
+	env := Env{Getenv: func(k string) string {
+		if k == "BM2_CONFIG_PATH" {
+			return etc
+		}
+		return ""
+	}, Log: &recorder{}, NumCPU: 2, Helper: DefaultHelper, CLI: bin, Layout: systemScope()}
+	if err := Run(context.Background(), []string{out}, env); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "bm2-api-restart.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nExecStart=" + bin + " --system reload api\n"; !strings.Contains(string(data), want) {
+		t.Fatalf("no %q in\n%s", want, data)
+	}
+}

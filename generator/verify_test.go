@@ -148,6 +148,9 @@ func verifyIn(t *testing.T, res Result, kind string, static fs.FS, also ...strin
 			t.Fatal(err)
 		}
 		names = append(names, units.Slice(p.Name), units.Target(p.Name))
+		if p.RestartSchedule != "" {
+			names = append(names, units.RestartTimer(p.Name), units.RestartService(p.Name))
+		}
 		for i := 0; i < p.Instances; i++ {
 			names = append(names, units.Instance(p.Name, i))
 			if p.Mode == config.Cluster {

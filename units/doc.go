@@ -10,6 +10,8 @@
 //	bm2-my-api.target            wants every instance; enabled from multi-user.target
 //	bm2@my-api-0.service         instance 0 of the shipped template
 //	bm2@my-api-1.service         instance 1
+//	bm2-my-api-restart.timer     restart_schedule: starts the next one at the times it names
+//	bm2-my-api-restart.service   `bm2 reload my-api`, run by that timer
 //
 // Instance names split at their last "-": the index is always the digits
 // after it, so project names may themselves contain "-" and digits.

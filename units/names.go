@@ -28,6 +28,15 @@ func Slice(project string) string { return "bm2-" + Escape(project) + ".slice" }
 // Target is the project's target, which wants every instance.
 func Target(project string) string { return "bm2-" + project + ".target" }
 
+// RestartTimer is the timer of a project's restart_schedule: it starts
+// RestartService at the times the schedule names, while the project's
+// target is active.
+func RestartTimer(project string) string { return "bm2-" + project + "-restart.timer" }
+
+// RestartService is the oneshot a project's RestartTimer starts: `bm2
+// reload <project>`, the rolling reload.
+func RestartService(project string) string { return "bm2-" + project + "-restart.service" }
+
 // Surge is the index of a cluster-mode project's surge instance,
 // "<project>-surge": a generated unit that no target wants, which `bm2
 // reload` starts beside the others so that the port keeps as many
@@ -82,9 +91,13 @@ func Account(project string) string {
 
 // LongestName is the longest file name the generator writes for a project
 // with the given number of instances, including the temporary prefix: it
-// must not exceed NameMax.
+// must not exceed NameMax. The restart schedule's units count whether the
+// project has one or not (they are never the longest: the surge's drop-in
+// directory is as long as RestartService, and the slice, where every "-"
+// takes four bytes, is longer than both).
 func LongestName(project string, instances int) int {
-	n := max(len(Slice(project)), len(Target(project)), len(DropInDir(project, max(instances-1, 0))), len(DropInDir(project, Surge)))
+	n := max(len(Slice(project)), len(Target(project)), len(DropInDir(project, max(instances-1, 0))), len(DropInDir(project, Surge)),
+		len(RestartTimer(project)), len(RestartService(project)), len(Target(project)+".wants"))
 	return len(TempPrefix) + n
 }
 

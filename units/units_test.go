@@ -102,6 +102,16 @@ func TestAccountAndLongestName(t *testing.T) {
 	if n := LongestName("a-b-c-d-e-f", 1); n != len(`.#bm2-a\x2db\x2dc\x2dd\x2de\x2df.slice`) {
 		t.Fatal(n)
 	}
+	// The restart schedule's units: as long as the surge's drop-in
+	// directory at most, so they never make a name too long that was not
+	// already.
+	if RestartTimer("my-api") != "bm2-my-api-restart.timer" || RestartService("my-api") != "bm2-my-api-restart.service" {
+		t.Fatal(RestartTimer("my-api"), RestartService("my-api"))
+	}
+	longest := strings.Repeat("n", 64)
+	if n := LongestName(longest, 1); n != len(TempPrefix+DropInDir(longest, Surge)) || n != len(TempPrefix+RestartService(longest)) || n > NameMax {
+		t.Fatal(n)
+	}
 	if p, i, ok := ParseProbe("bm2-probe@my-api-2.service"); !ok || p != "my-api" || i != 2 {
 		t.Fatal(p, i, ok)
 	}

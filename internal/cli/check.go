@@ -63,6 +63,13 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	if len(p.After) > 0 {
 		fmt.Fprintf(w, "after: %s (ordering only)\n", strings.Join(p.After, ", "))
 	}
+	if p.RestartSchedule != "" {
+		line, problem := a.scheduleCheck(ctx, p)
+		fmt.Fprintln(w, line)
+		if problem != "" {
+			problems = append(problems, problem)
+		}
+	}
 	if line := logsLine(p.Log); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -97,6 +104,32 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 			fmt.Errorf("check found %d %s in %s:\n  %s", len(problems), noun, label, strings.Join(problems, "\n  ")))
 	}
 	return nil
+}
+
+// scheduleCheck is what bm2 check says of restart_schedule: when it
+// runs next, as systemd-analyze calendar computes it (config's subset
+// took the expression already; systemd refusing it, or a schedule that
+// never comes, is a problem):
+//
+//	restart schedule: Sun 04:00, next run Sun 2026-12-06 04:00:00 UTC (`bm2 reload api`, started by bm2-api-restart.timer)
+func (a *App) scheduleCheck(ctx context.Context, p *config.Project) (line, problem string) {
+	expr := p.RestartSchedule
+	by := fmt.Sprintf(" (`bm2 reload %s`, started by %s)", p.Name, units.RestartTimer(p.Name))
+	next, err := a.Calendar(ctx, expr)
+	var refused *control.CalendarRefused
+	switch {
+	case errors.As(err, &refused):
+		return fmt.Sprintf("restart schedule: %s: systemd-analyze calendar refuses it (%s)", expr, refused.Msg),
+			fmt.Sprintf("restart_schedule %q: %v, though bm2 took it: please report it; meanwhile write the schedule in another form (bm2.toml(5) lists them)", expr, err)
+	case errors.Is(err, control.ErrNoAnalyze):
+		return "restart schedule: " + expr + ", next run not computed (no systemd-analyze)" + by, ""
+	case err != nil:
+		return "restart schedule: " + expr + ", next run not computed (" + control.OneLine(err) + ")" + by, ""
+	case next == control.NeverNext:
+		return "restart schedule: " + expr + ", next run never" + by,
+			fmt.Sprintf("restart_schedule %q never comes (again): systemd-analyze calendar finds no next run, so the project would never be reloaded; fix the date or remove the key", expr)
+	}
+	return "restart schedule: " + expr + ", next run " + next + by, ""
 }
 
 // reusePortLine is what bm2 check says of reusePort in cluster mode:

@@ -56,6 +56,8 @@ type fakeSystemd struct {
 	onStartUnit []string            // instances started since the last onStart drain
 
 	beforeReload func() // called (unlocked) as Reload begins: files written behind bm2's back
+
+	next map[string]time.Time // restart timer -> its NextElapse while it runs (zero: never)
 }
 
 func newFakeSystemd(dirs []string, st state.Dir, now func() time.Time) *fakeSystemd {
@@ -63,7 +65,7 @@ func newFakeSystemd(dirs []string, st state.Dir, now func() time.Time) *fakeSyst
 		dirs: dirs, stateDir: st, now: now,
 		units: map[string]*UnitStatus{}, wants: map[string][]string{},
 		nextPID: 1000, fail: map[string]UnitStatus{}, stuck: map[string]bool{}, fresh: map[string]bool{},
-		cluster: map[string]bool{}, env: map[string][]string{},
+		cluster: map[string]bool{}, env: map[string][]string{}, next: map[string]time.Time{},
 	}
 }
 
@@ -128,6 +130,11 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 			loaded[n] = true // wanted by nobody
 			f.env[n] = []string{"BM2_EXEC_MODE=cluster", fmt.Sprintf("BM2_APP_PORT=%d", p.Port), "BM2_APP_SURGE=1"}
 		}
+		if p.RestartSchedule != "" {
+			// The restart timer, in the target's .wants, and its service.
+			loaded[units.RestartTimer(p.Name)], loaded[units.RestartService(p.Name)] = true, true
+			f.wants[t] = append(f.wants[t], units.RestartTimer(p.Name))
+		}
 	}
 	for name, u := range f.units {
 		u.NeedDaemonReload = false
@@ -151,6 +158,11 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 
 func (f *fakeSystemd) startInstance(name string) {
 	u := f.unit(name)
+	if strings.HasSuffix(name, ".timer") {
+		// A timer waits for its next elapse.
+		u.ActiveState, u.SubState, u.NextElapse = "active", "waiting", f.next[name]
+		return
+	}
 	proj, _, _ := units.ParseInstance(name)
 	if _, errored, _ := f.stateDir.Errored(proj); errored {
 		return // condition failed: stays inactive
@@ -191,6 +203,7 @@ func (f *fakeSystemd) stopInstance(name string) {
 	}
 	u.ActiveState, u.SubState, u.MainPID = "inactive", "dead", 0
 	u.MemoryCurrent, u.CPUUsageNSec = control.Unknown, control.Unknown
+	u.NextElapse = time.Time{}
 }
 
 func (f *fakeSystemd) job(verb, name string) error {
@@ -206,10 +219,11 @@ func (f *fakeSystemd) job(verb, name string) error {
 	}
 	if strings.HasSuffix(name, ".target") {
 		proj := strings.TrimSuffix(strings.TrimPrefix(name, "bm2-"), ".target")
-		// PartOf= propagates stop and restart to every loaded instance.
+		// PartOf= propagates stop and restart to every loaded instance,
+		// and to the restart timer.
 		var members []string
 		for n := range f.units {
-			if p, _, ok := units.ParseInstance(n); ok && p == proj {
+			if p, _, ok := units.ParseInstance(n); (ok && p == proj) || n == units.RestartTimer(proj) {
 				members = append(members, n)
 			}
 		}
@@ -343,6 +357,9 @@ type testEnv struct {
 	// bytes by default.
 	diskUsage    int64
 	diskUsageErr error
+	// calendar answers as systemd-analyze calendar would (Calendar);
+	// nil: there is no systemd-analyze.
+	calendar func(expr string) (string, error)
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -600,7 +617,13 @@ func (te *testEnv) app() *App {
 				}
 				return identity.Self(), nil
 			},
-			Security:     func(ctx context.Context, unit string) (string, error) { return "1.2 OK", nil },
+			Security: func(ctx context.Context, unit string) (string, error) { return "1.2 OK", nil },
+			Calendar: func(ctx context.Context, expr string) (string, error) {
+				if te.calendar != nil {
+					return te.calendar(expr)
+				}
+				return "", control.ErrNoAnalyze
+			},
 			FenceSupport: func() error { return te.fenceErr },
 			FenceAttached: func(cg string) (bool, error) {
 				err, ok := te.fenced[cg]

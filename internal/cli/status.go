@@ -73,6 +73,15 @@ func (a *App) status(ctx context.Context, name string) error {
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
 	}
+	if p.RestartSchedule != "" {
+		var st []UnitStatus
+		if sd != nil {
+			st, _ = sd.Units(ctx, []string{units.RestartTimer(p.Name), units.RestartService(p.Name)})
+		}
+		for _, line := range scheduleLines(p, st, a.ScopeLayout().JournalUnit) {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
 	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, a.JournalUse(ctx, p), a.IsUser()))
 	rows, warnings := listRows(a.Snapshot(ctx, []entry{e}, sd))
 	fmt.Fprintln(w)
@@ -123,6 +132,48 @@ func (a *App) status(ctx context.Context, name string) error {
 		fmt.Fprintf(a.Err, "bm2: warning: %s\n", esc(warn))
 	}
 	return nil
+}
+
+// scheduleLines are status's lines about a project's restart schedule,
+// from its timer's and its service's states (st; nil without systemd):
+//
+//	restart schedule: Sun 04:00, next 2026-12-06 04:00:00 UTC (bm2-api-restart.timer)
+//
+// and, while a scheduled reload runs or when the last one failed, a line
+// that says so and where its output is.
+func scheduleLines(p *config.Project, st []UnitStatus, journalUnit string) []string {
+	timer, service := units.RestartTimer(p.Name), units.RestartService(p.Name)
+	line := "restart schedule: " + p.RestartSchedule
+	switch {
+	case len(st) != 2:
+		line += ", next run unknown (systemd not reachable)"
+	case st[0].LoadState != "loaded":
+		line += ", not loaded by systemd yet (`bm2 serve` or daemon-reload loads it)"
+	case st[0].ActiveState != "active":
+		line += fmt.Sprintf(", timer %s: it runs while %s is active (`bm2 start %s`)", st[0].ActiveState, units.Target(p.Name), p.Name)
+	case st[0].NextElapse.IsZero():
+		line += ", next never (the schedule does not come again)"
+	default:
+		line += ", next " + st[0].NextElapse.Local().Format(timeLayout+" MST")
+	}
+	out := []string{line + " (" + timer + ")"}
+	if len(st) != 2 {
+		return out
+	}
+	switch u := st[1]; u.ActiveState {
+	case "activating":
+		out = append(out, fmt.Sprintf("a scheduled reload is running: `%s %s -f` follows it", journalUnit, service))
+	case "failed":
+		how, at := control.ExitText(u), ""
+		if how != "" {
+			how = " (" + how + ")"
+		}
+		if !u.InactiveEnter.IsZero() {
+			at = " at " + u.InactiveEnter.Local().Format(timeLayout+" MST")
+		}
+		out = append(out, fmt.Sprintf("the last scheduled reload failed%s%s: `%s %s` says why", how, at, journalUnit, service))
+	}
+	return out
 }
 
 // writeFailureLines are status's lines for a project's state_write_failed

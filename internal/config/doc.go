@@ -12,6 +12,11 @@
 // touches systemd; the package is shared by the generator (which runs at boot,
 // before /var may be mounted), the bm2 command and the tests.
 //
+// restart_schedule, a systemd calendar expression, is checked against a
+// subset of systemd.time(7)'s grammar that this package knows exactly
+// ([CheckCalendar]): an expression systemd would refuse in the timer's
+// OnCalendar= is refused here, with the file, the line and the key.
+//
 // Project files are found along a search path ([DefaultSearchPath], replaced
 // by $BM2_CONFIG_PATH). The first file of a given name wins, as with systemd's
 // own unit directories, and an empty file or a symlink to /dev/null masks a

@@ -168,6 +168,15 @@ var specs = []spec{
 		get: msValue(DefaultMinUptime, func(p *Project) time.Duration { return p.MinUptime })},
 	{key: "stop_timeout_ms", kind: kInt, set: ms(time.Millisecond, maxStopTimeout, func(p *Project) *time.Duration { return &p.StopTimeout }),
 		get: msValue(DefaultStopTimeout, func(p *Project) time.Duration { return p.StopTimeout })},
+	// A systemd calendar expression (calendar.go), the OnCalendar= of the
+	// project's restart timer (package generator).
+	{key: "restart_schedule", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		if err := CheckCalendar(val.(string)); err != nil {
+			v.add(k, ErrValue, "%v", err)
+		} else {
+			p.RestartSchedule = val.(string)
+		}
+	}, get: str(func(p *Project) string { return p.RestartSchedule })},
 	{key: "env_file", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		if s := val.(string); s == "" {
 			v.add(k, ErrValue, "must not be empty")
@@ -477,7 +486,7 @@ func (v *validator) needs(key string, list []string, project string, other []str
 	for i, u := range list {
 		ik := fmt.Sprintf("%s[%d]", key, i)
 		if ownUnit(project, u) {
-			v.add(ik, ErrValue, "%q is one of project %s's own units (its target, its slice, its instances and their probes): a project cannot need itself", u, project)
+			v.add(ik, ErrValue, "%q is one of project %s's own units (its target, its slice, its instances and their probes, its restart timer): a project cannot need itself", u, project)
 			continue
 		}
 		if !v.unitName(ik, u) {
@@ -545,13 +554,13 @@ func unitNameChar(r rune) bool {
 }
 
 // ownUnit tells whether unit is one bm2 makes for the project: its target,
-// its slice, or an instance's service, probe or failure unit (of any
-// number).
+// its slice, its restart schedule's timer and service, or an instance's
+// service, probe or failure unit (of any number).
 func ownUnit(project, unit string) bool {
 	if project == "" {
 		return false
 	}
-	if unit == units.Target(project) || unit == units.Slice(project) {
+	if unit == units.Target(project) || unit == units.Slice(project) || unit == units.RestartTimer(project) || unit == units.RestartService(project) {
 		return true
 	}
 	for _, prefix := range []string{"bm2@", "bm2-probe@", "bm2-failed@"} {

@@ -228,6 +228,11 @@ type Project struct {
 	// another source for it without --replace.
 	Source string
 
+	// RestartSchedule is restart_schedule: a systemd calendar expression
+	// (CheckCalendar), as written; "" for none. At those times the
+	// project's restart timer runs `bm2 reload <name>`.
+	RestartSchedule string
+
 	RestartDelay time.Duration
 	MaxRestarts  int
 	MinUptime    time.Duration

@@ -212,6 +212,26 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	// A scheduled reload does not go on beside the deletion, nor start
+	// again: the restart timer, then its service, are stopped first.
+	sched, err := sd.Loaded(ctx, []string{units.RestartTimer(name), units.RestartService(name)})
+	if err != nil {
+		return err
+	}
+	var schedNames []string
+	for _, n := range []string{units.RestartTimer(name), units.RestartService(name)} {
+		for _, u := range sched {
+			if u.Name != n {
+				continue
+			}
+			schedNames = append(schedNames, n)
+			if !u.Down() {
+				if err := sd.Stop(ctx, n); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	// The target's instances are PartOf= it; the slice goes last, with
 	// whatever else still runs in it.
 	target, slice := units.Target(name), units.Slice(name)
@@ -222,7 +242,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err := sd.Stop(ctx, slice); err != nil {
 		return err
 	}
-	all := append(append([]string{target}, instances...), probes...)
+	all := append(append(append([]string{target}, instances...), probes...), schedNames...)
 	if err := resetFailed(ctx, sd, append(all, slice)...); err != nil {
 		return err
 	}
@@ -246,12 +266,12 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	}
 	// systemd keeps a unit that failed until it is reset; everything else
 	// without a unit file is garbage-collected.
-	left, err := sd.Loaded(ctx, []string{units.InstancePattern(name), units.ProbePattern(name), target, slice})
+	left, err := sd.Loaded(ctx, []string{units.InstancePattern(name), units.ProbePattern(name), target, slice, units.RestartService(name), units.RestartTimer(name)})
 	if err != nil {
 		return err
 	}
 	for _, u := range left {
-		if u.Name == target || u.Name == slice || instanceOf(u.Name) == name {
+		if u.Name == target || u.Name == slice || u.Name == units.RestartService(name) || u.Name == units.RestartTimer(name) || instanceOf(u.Name) == name {
 			if err := sd.ResetFailed(ctx, u.Name); err != nil {
 				return err
 			}

@@ -106,6 +106,11 @@ type Env struct {
 	// kernel's listeners and connections on a port (sockdiag and /proc
 	// by default).
 	Sockets Sockets
+	// Calendar is what systemd-analyze calendar says of a calendar
+	// expression (restart_schedule): its next elapse ("Sun 2026-12-06
+	// 04:00:00 UTC", or NeverNext), ErrNoAnalyze without systemd-analyze,
+	// a *CalendarRefused when it refuses it (analyzeCalendar by default).
+	Calendar func(ctx context.Context, expr string) (string, error)
 	// Listening tells whether a unit's processes hold a listening TCP
 	// socket on port (listensOn, from /proc, by default).
 	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
@@ -234,6 +239,9 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.Sockets == nil {
 		e.Sockets = hostSockets{}
+	}
+	if e.Calendar == nil {
+		e.Calendar = analyzeCalendar
 	}
 	if e.Accounts == nil {
 		e.Accounts = trust.System()

@@ -455,8 +455,9 @@ func (c *Client) checkRegistrable(p *config.Project) error {
 }
 
 // stopStray stops instances a project no longer has (instances was
-// lowered), and their reusePort probes: systemd keeps them running after
-// the reload otherwise.
+// lowered), and their reusePort probes, and the restart timer of a
+// project without restart_schedule: systemd keeps them running after the
+// reload otherwise.
 func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) error {
 	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
 	if err != nil {
@@ -488,7 +489,7 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 			}
 		}
 	}
-	return nil
+	return c.stopStaleTimer(ctx, sd, p)
 }
 
 func InstanceNames(p *config.Project) []string {

@@ -634,8 +634,8 @@ func (c *Conn) Unit(ctx context.Context, name string) (Status, error) {
 		s = Status{Name: name, MemoryCurrent: Unknown, CPUUsageNSec: Unknown, TasksCurrent: Unknown, UID: NoID, GID: NoID}
 		s.fill(props)
 		// A unit systemd has no file for still has its type's interface,
-		// but ask only services: the other units bm2 reads are targets
-		// and slices.
+		// but ask only services for theirs, and sockets and timers when
+		// loaded: the other units bm2 reads are targets and slices.
 		if IsService(name) {
 			sp, err := m.GetUnitTypePropertiesContext(ctx, name, "Service")
 			if err != nil {
@@ -649,6 +649,13 @@ func (c *Conn) Unit(ctx context.Context, name string) (Status, error) {
 				return err
 			}
 			s.fillSocket(sp)
+		}
+		if IsTimer(name) && s.LoadState == "loaded" {
+			tp, err := m.GetUnitTypePropertiesContext(ctx, name, "Timer")
+			if err != nil {
+				return err
+			}
+			s.fillTimer(tp)
 		}
 		return nil
 	})

@@ -19,7 +19,6 @@ import (
 type world struct {
 	mu      sync.Mutex
 	units   map[string]map[string]any // unit properties
-	service map[string]map[string]any // Service interface properties, by unit
 	dials   int
 	downFor int   // the next downFor dials fail as a re-exec does
 	dialErr error // what a failing dial returns
@@ -30,6 +29,10 @@ type world struct {
 	nextJob   uint32
 	lastCh    chan<- string // the channel of the last job, never signalled by the fake
 	finishJob func(unit string)
+	// types are the properties of a unit's type interface, by
+	// "unit/Type"; asked records which were asked for.
+	types map[string]map[string]any
+	asked []string
 }
 
 type fakeConn struct {
@@ -114,11 +117,10 @@ func (f *fakeConn) GetUnitTypePropertiesContext(_ context.Context, unit, unitTyp
 	}
 	f.w.mu.Lock()
 	defer f.w.mu.Unlock()
+	f.w.asked = append(f.w.asked, unit+"/"+unitType)
 	out := map[string]any{}
-	if unitType == "Service" {
-		for k, v := range f.w.service[unit] {
-			out[k] = v
-		}
+	for k, v := range f.w.types[unit+"/"+unitType] {
+		out[k] = v
 	}
 	return out, nil
 }

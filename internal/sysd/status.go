@@ -17,7 +17,8 @@ const Unknown = math.MaxUint64
 const NoID = math.MaxUint32
 
 // Status is what bm2 reads about one unit. The service part is filled in
-// for .service units only.
+// for .service units only, the socket and timer parts for loaded .socket
+// and .timer units.
 type Status struct {
 	Name             string
 	LoadState        string // loaded, not-found, masked, ...
@@ -57,6 +58,13 @@ type Status struct {
 	// Socket properties (.socket units): Listen= as systemd has it,
 	// "TYPE ADDRESS" each ("Stream 127.0.0.1:9615").
 	Listen []string
+
+	// Timer properties (.timer units): when it next triggers its unit
+	// (NextElapseUSecRealtime; zero when it will not: inactive, or a
+	// calendar that never comes again) and when it last did
+	// (LastTriggerUSec; zero if never).
+	NextElapse  time.Time
+	LastTrigger time.Time
 }
 
 // Running reports whether the unit is active with its main process up.
@@ -153,6 +161,17 @@ func IsSocket(name string) bool {
 // fillSocket reads the Socket interface's properties.
 func (s *Status) fillSocket(sp map[string]any) {
 	s.Listen = listen(sp["Listen"])
+}
+
+// IsTimer tells a .timer unit by its name.
+func IsTimer(name string) bool {
+	return len(name) > len(".timer") && strings.HasSuffix(name, ".timer")
+}
+
+// fillTimer reads the Timer interface's properties.
+func (s *Status) fillTimer(tp map[string]any) {
+	s.NextElapse = usec(tp["NextElapseUSecRealtime"])
+	s.LastTrigger = usec(tp["LastTriggerUSec"])
 }
 
 // listen reads Listen, an array of (type, address) structs.

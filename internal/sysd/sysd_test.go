@@ -67,6 +67,19 @@ func TestPropertyConversions(t *testing.T) {
 	if n := NotFound("x.service"); !n.Gone() || n.Running() || n.UID != NoID {
 		t.Fatalf("%+v", n)
 	}
+	// A timer: when it triggers next and last; never is the zero time.
+	if !IsTimer("bm2-api-restart.timer") || IsTimer(".timer") || IsTimer("bm2-api-restart.service") {
+		t.Fatal("IsTimer")
+	}
+	var tm Status
+	tm.fillTimer(map[string]any{"NextElapseUSecRealtime": uint64(1_796_529_600_000_000), "LastTriggerUSec": uint64(0)})
+	if !tm.NextElapse.Equal(time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC)) || !tm.LastTrigger.IsZero() {
+		t.Fatalf("%+v", tm)
+	}
+	tm.fillTimer(map[string]any{"NextElapseUSecRealtime": uint64(Unknown)})
+	if !tm.NextElapse.IsZero() {
+		t.Fatalf("infinity: %v", tm.NextElapse)
+	}
 }
 
 // On a host without systemd (like the one unit tests run on), connecting
@@ -103,9 +116,9 @@ func TestUnitTasksCurrent(t *testing.T) {
 	w := newWorld()
 	w.units["bm2@a-1.service"] = map[string]any{"ActiveState": "active", "SubState": "running"}
 	w.units["bm2@a-2.service"] = map[string]any{"ActiveState": "active", "SubState": "running"}
-	w.service = map[string]map[string]any{
-		"bm2@a-0.service": {"TasksCurrent": uint64(12), "MemoryCurrent": uint64(1 << 20)},
-		"bm2@a-1.service": {"TasksCurrent": uint64(Unknown)},
+	w.types = map[string]map[string]any{
+		"bm2@a-0.service/Service": {"TasksCurrent": uint64(12), "MemoryCurrent": uint64(1 << 20)},
+		"bm2@a-1.service/Service": {"TasksCurrent": uint64(Unknown)},
 	}
 	c := w.conn(time.Second, true)
 	for unit, want := range map[string]uint64{"bm2@a-0.service": 12, "bm2@a-1.service": Unknown, "bm2@a-2.service": Unknown} {
@@ -119,5 +132,26 @@ func TestUnitTasksCurrent(t *testing.T) {
 	}
 	if n := NotFound("x.service"); n.TasksCurrent != Unknown {
 		t.Errorf("NotFound: TasksCurrent %d", n.TasksCurrent)
+	}
+}
+
+// A loaded timer's Timer properties are read with its state; an unloaded
+// one's are not asked for (systemd would answer for a bare unit).
+func TestUnitReadsTimers(t *testing.T) {
+	w := newWorld()
+	w.units["bm2-api-restart.timer"] = map[string]any{"LoadState": "loaded", "ActiveState": "active", "SubState": "waiting"}
+	w.units["bm2-web-restart.timer"] = map[string]any{"LoadState": "not-found", "ActiveState": "inactive", "SubState": "dead"}
+	w.types = map[string]map[string]any{"bm2-api-restart.timer/Timer": {
+		"NextElapseUSecRealtime": uint64(1_796_529_600_000_000), "LastTriggerUSec": uint64(1_795_924_800_000_000)}}
+	c := w.conn(time.Second, true)
+	st, err := c.Units(context.Background(), []string{"bm2-api-restart.timer", "bm2-web-restart.timer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC); !st[0].NextElapse.Equal(want) || !st[0].LastTrigger.Equal(want.AddDate(0, 0, -7)) || st[0].SubState != "waiting" {
+		t.Fatalf("%+v", st[0])
+	}
+	if !st[1].NextElapse.IsZero() || strings.Join(w.asked, " ") != "bm2-api-restart.timer/Timer" {
+		t.Fatalf("%+v, asked %q", st[1], w.asked)
 	}
 }

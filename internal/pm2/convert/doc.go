@@ -27,6 +27,11 @@
 //     cannot do (its node:http ignores reusePort), and that Options.Fork
 //     (--mode fork) gives each instance a port of its own instead.
 //   - Privileged ports, which bm2 serves with CAP_NET_BIND_SERVICE alone.
+//   - cron_restart, a cron expression, becomes restart_schedule, a
+//     systemd calendar expression (cron.go): a timer then runs `bm2
+//     reload`. Cron's "day of the month or weekday" has no calendar
+//     form; such a schedule is left out with a note, and the app is
+//     imported without it.
 //   - The environment of a dump, which holds the PM2 daemon's whole
 //     environment: only the app's own variables are kept (OwnEnv), and the
 //     names of the others are listed.

@@ -91,9 +91,7 @@ var rules = []rule{
 	{Key: "kill_timeout", Default: "1600", To: "stop_timeout_ms"},
 	{Key: "shutdown_with_message", Note: whenTrue(fixed("%s: shutdown_with_message ignored: bm2 stops an instance with SIGTERM (then SIGKILL after stop_timeout_ms): handle process.on(\"SIGTERM\") instead of the \"shutdown\" message"))},
 	{Key: "listen_timeout", Note: fixed("%s: listen_timeout ignored: bm2 serve, start and reload wait for the port for --timeout (default 60s)")},
-	{Key: "cron_restart", Aliases: []string{"cron"}, Note: func(app string, v any) string {
-		return fmt.Sprintf("%s: cron_restart %s ignored: bm2 has no cron; use a systemd timer that runs `bm2 reload %s` (systemd.timer(5), OnCalendar=)", app, describe(v), app)
-	}},
+	{Key: "cron_restart", Aliases: []string{"cron"}, To: "restart_schedule, the cron expression (5 fields, or 6 with the seconds first; lists, ranges, steps, names, @daily and the like) as a systemd calendar expression (\"0 4 * * 0\": \"Sun *-*-* 04:00:00\"): a timer runs `bm2 reload` then; a day of the month and a weekday both set (cron's \"or\"), or L, W, #, are left out with a note"},
 	{Key: "merge_logs", Aliases: []string{"combine_logs"}, Note: journalNote("merge_logs")},
 	{Key: "vizion", Default: "true", Note: monitoringNote("vizion")},
 	{Key: "autostart", Default: "true", Note: func(app string, v any) string {

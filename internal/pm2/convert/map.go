@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path"
@@ -250,6 +251,7 @@ func (m *mapper) run() (*Project, error) {
 	if err := m.port(env); err != nil {
 		return nil, err
 	}
+	m.schedule() // after port, which settles the mode
 	m.p.Env = nil
 	for _, k := range sortedKeys(env) {
 		m.p.Env = append(m.p.Env, config.EnvVar{Name: k, Value: env[k]})
@@ -616,6 +618,47 @@ func (m *mapper) user() error {
 		}
 	}
 	return nil
+}
+
+// schedule maps cron_restart (or its alias cron) to restart_schedule,
+// converted to a systemd calendar expression. What cannot be converted
+// (a day of the month and a weekday both set, cron's L, W and #) is left
+// out with a note that says why and what to write; the app is imported
+// all the same. 0, PM2's "no cron restart", is nothing to schedule.
+func (m *mapper) schedule() {
+	v, key, ok := m.value("cron_restart")
+	if !ok {
+		return
+	}
+	expr, isStr := v.(string)
+	if n, isNum := v.(json.Number); isNum {
+		expr, isStr = string(n), true
+	}
+	expr = strings.TrimSpace(expr)
+	switch {
+	case !isStr:
+		m.note("%s %s not imported: it must be a cron expression (a string); set restart_schedule yourself (bm2.toml(5))", key, describe(v))
+		return
+	case expr == "" || expr == "0":
+		return
+	}
+	cal, err := CronToCalendar(expr)
+	switch {
+	case errors.Is(err, ErrCronDays):
+		byDay, byWeekday, both := cronDaysApart(expr)
+		m.note("%s %q not imported: %v; set restart_schedule yourself: %q for the days of the month, %q for the weekdays, or %q for the days that are both",
+			key, expr, err, byDay, byWeekday, both)
+	case err != nil:
+		m.note("%s %q not imported: %v; set restart_schedule yourself (a systemd calendar expression, bm2.toml(5))", key, expr, err)
+	default:
+		m.p.RestartSchedule = cal
+		how := "with a surge instance serving beside them, so that the port never has fewer listeners"
+		if m.p.Mode == config.Fork {
+			how = "each instance's port dark while it restarts (fork mode: a gateway in front retries another)"
+		}
+		m.note("%s %q is restart_schedule = %q: at those times a systemd timer runs `bm2 reload %s`, which restarts the instances one at a time, %s; PM2 restarted every instance at that time",
+			key, expr, cal, m.p.Name, how)
+	}
 }
 
 // env is the app's environment as PM2 would give it: env, then env_NAME
