@@ -94,7 +94,12 @@ func (a *App) selected(names []string) ([]entry, config.Loaded, error) {
 	entries, found := a.Registry()
 	if len(names) > 0 {
 		var picked []entry
+		seen := map[string]bool{}
 		for _, n := range names {
+			if seen[n] {
+				continue // named twice: shown once
+			}
+			seen[n] = true
 			e, err := a.FindProject(n)
 			if err != nil {
 				return nil, found, err

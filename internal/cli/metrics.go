@@ -66,7 +66,7 @@ func (a *App) exposition(ctx context.Context, names []string) ([]byte, []string,
 // the socket is a client.
 const (
 	httpHeaderLimit  = 8 << 10
-	httpReadTimeout  = 5 * time.Second
+	httpReadTimeout  = 2 * time.Second
 	httpWriteTimeout = 10 * time.Second
 )
 

@@ -434,3 +434,23 @@ func TestMetricsHelpSaysTheBounds(t *testing.T) {
 		}
 	}
 }
+
+// A project named twice is shown once: the registry refuses the same
+// series twice, and the whole exposition with them.
+func TestMetricsNamedTwice(t *testing.T) {
+	te := metricsEnv(t)
+	te.mustRun(ExitOK, "metrics", "api", "api")
+	fams := parseExposition(t, te.stdout.Bytes())
+	if fams["bm2_instance_up"] == nil || len(fams["bm2_instance_up"].Metric) == 0 {
+		t.Fatalf("no bm2_instance_up:\n%s", te.stdout.String())
+	}
+	te.stdout.Reset()
+	te.mustRun(ExitOK, "list", "--json", "api", "api")
+	var rows []map[string]any
+	if err := json.Unmarshal(te.stdout.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(fams["bm2_instance_up"].Metric); n != len(rows) {
+		t.Errorf("metrics has %d instances, list %d", n, len(rows))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -134,8 +135,13 @@ func (c *Client) readStatuses(ctx context.Context, sd Systemd, snap *Snapshot, v
 		n := len(ps.IDs)
 		if err != nil {
 			// Ask again for this project alone: which ones systemd
-			// could not say.
-			st, perr := sd.Units(ctx, InstanceNames(p))
+			// could not say. Not when systemd is out of reach (or the
+			// caller gave up): that would be one more wait a project.
+			perr := err
+			var st []UnitStatus
+			if !sysd.IsUnreachable(err) && ctx.Err() == nil {
+				st, perr = sd.Units(ctx, InstanceNames(p))
+			}
 			if perr != nil {
 				snap.Warnings = append(snap.Warnings, fmt.Sprintf("%s: %v", p.Name, perr))
 				continue

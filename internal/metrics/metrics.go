@@ -151,7 +151,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			l := []string{p.Name, units.InstanceID(p.Name, i), mode}
 			v := c.snap.Instance(j, k)
 			gauge(descUp, boolean(v.State == control.StateOnline), l...)
-			stateSet(descState, control.InstanceStates, v.State, l...)
+			st := v.State
+			if !slices.Contains(control.InstanceStates, st) {
+				st = control.StateUnknown // a word of systemd's bm2 has none for
+			}
+			stateSet(descState, control.InstanceStates, st, l...)
 			if p.Mode == config.Cluster && v.Verdict != "" {
 				stateSet(descReuseport, control.ReuseportVerdicts, v.Verdict, l...)
 			}
