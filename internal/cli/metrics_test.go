@@ -66,11 +66,14 @@ func (f *fakeSockets) Listeners() ([]sockdiag.Listener, error) {
 	return out, nil
 }
 
-func (f *fakeSockets) Established() ([]sockdiag.Connection, error) {
+func (f *fakeSockets) Established(keep func(port int) bool) ([]sockdiag.Connection, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []sockdiag.Connection
 	for _, port := range slices.Sorted(maps.Keys(f.established)) {
+		if keep != nil && !keep(port) {
+			continue
+		}
 		for _, c := range f.established[port] {
 			c.Port = port
 			out = append(out, c)

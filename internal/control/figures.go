@@ -62,8 +62,9 @@ type Sockets interface {
 	// and established, on every port (sockdiag.AllListeners,
 	// sockdiag.AllEstablished): one walk of each of the kernel's tables
 	// per Figures, however many ports the instances have.
+	// Established keeps the connections of the ports keep picks.
 	Listeners() ([]sockdiag.Listener, error)
-	Established() ([]sockdiag.Connection, error)
+	Established(keep func(port int) bool) ([]sockdiag.Connection, error)
 }
 
 // hostSockets is this host's kernel and /proc.
@@ -73,8 +74,10 @@ func (hostSockets) PIDs(u UnitStatus) []uint32 { return u.PIDs() }
 func (hostSockets) SocketsOf(pid uint32, limit int) ([]uint64, int, error) {
 	return sockdiag.SocketsOf(pid, limit)
 }
-func (hostSockets) Listeners() ([]sockdiag.Listener, error)     { return sockdiag.AllListeners() }
-func (hostSockets) Established() ([]sockdiag.Connection, error) { return sockdiag.AllEstablished() }
+func (hostSockets) Listeners() ([]sockdiag.Listener, error) { return sockdiag.AllListeners() }
+func (hostSockets) Established(keep func(port int) bool) ([]sockdiag.Connection, error) {
+	return sockdiag.AllEstablished(keep)
+}
 
 // Figures reads the figures of snap's instances that have a running main
 // process. The sockets of an instance are those its processes hold (the
@@ -86,7 +89,14 @@ func (hostSockets) Established() ([]sockdiag.Connection, error) { return sockdia
 // Warnings; reading the descriptors of another user's processes takes
 // root, and without it every such figure is unknown, in one warning.
 func (c *Client) Figures(ctx context.Context, snap Snapshot) Figures {
-	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}, left: MaxScrapeFDs}
+	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}, left: MaxScrapeFDs, want: map[int]bool{}}
+	for _, ps := range snap.Projects {
+		if p := ps.Entry.Project; ps.Entry.Err == nil && p != nil {
+			for _, i := range ps.IDs {
+				r.want[p.InstancePort(i)] = true
+			}
+		}
+	}
 	out := Figures{Projects: make([][]InstanceFigures, len(snap.Projects))}
 	for j, ps := range snap.Projects {
 		p := ps.Entry.Project
@@ -156,8 +166,9 @@ type figureReader struct {
 	eerr     error // why the connections could not be listed
 	warnings []string
 	seen     map[string]bool
-	denied   int // instances whose descriptors this user may not read
-	left     int // descriptors this Figures may still read, of all instances
+	denied   int          // instances whose descriptors this user may not read
+	left     int          // descriptors this Figures may still read, of all instances
+	want     map[int]bool // the ports of the instances whose figures are read
 }
 
 // MaxScrapeFDs bounds the descriptors one Figures reads, all instances
@@ -192,7 +203,7 @@ func (r *figureReader) port(port int) *portSockets {
 		var ls []sockdiag.Listener
 		var es []sockdiag.Connection
 		ls, r.lerr = r.sockets.Listeners()
-		es, r.eerr = r.sockets.Established()
+		es, r.eerr = r.sockets.Established(func(port int) bool { return r.want[port] })
 		for _, err := range []error{r.lerr, r.eerr} {
 			if err != nil {
 				r.warn("%v", err)

@@ -150,8 +150,12 @@ func AllListeners() ([]Listener, error) {
 // dump for one port walks whole as well (the table is hashed on both
 // ends of a connection, not on the local port alone). It opens one
 // netlink socket per call.
-func AllEstablished() ([]Connection, error) {
-	return oneShot(anyPort, (*Conn).established)
+//
+// keep, when not nil, picks the local ports whose connections are
+// wanted: the others are dropped as the kernel's answer is read, so that
+// however many connections the host has, only the wanted ones are held.
+func AllEstablished(keep func(port int) bool) ([]Connection, error) {
+	return oneShot(anyPort, func(c *Conn, port int) ([]Connection, error) { return c.established(port, keep) })
 }
 
 // anyPort asks for the sockets of every port: a request whose id.sport
@@ -181,7 +185,7 @@ func (c *Conn) Listeners(port int) ([]Listener, error) {
 func (c *Conn) AllListeners() ([]Listener, error) { return c.listeners(anyPort) }
 
 func (c *Conn) listeners(port int) ([]Listener, error) {
-	return query(c, tcpListen, port, "TCP listeners", func(m *diagMsg, attrs []byte) Listener {
+	return query(c, tcpListen, port, "TCP listeners", func(m *diagMsg, attrs []byte) (Listener, bool) {
 		l := Listener{
 			Family:  int(m.Family),
 			Addr:    m.ID.srcAddr(m.Family),
@@ -194,7 +198,7 @@ func (c *Conn) listeners(port int) ([]Listener, error) {
 		if m.Family == unix.AF_INET6 {
 			l.V6Only, _ = v6Only(attrs)
 		}
-		return l
+		return l, true
 	})
 }
 
@@ -208,22 +212,29 @@ func (c *Conn) Established(port int) ([]Connection, error) {
 	if err := checkPort(port); err != nil {
 		return nil, err
 	}
-	return c.established(port)
+	return c.established(port, nil)
 }
 
 // AllEstablished is [Conn.Established] of every port.
-func (c *Conn) AllEstablished() ([]Connection, error) { return c.established(anyPort) }
+// keep, when not nil, picks the local ports whose connections are kept.
+func (c *Conn) AllEstablished(keep func(port int) bool) ([]Connection, error) {
+	return c.established(anyPort, keep)
+}
 
-func (c *Conn) established(port int) ([]Connection, error) {
-	return query(c, tcpEstablished, port, "established TCP sockets", func(m *diagMsg, _ []byte) Connection {
-		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode), Port: int(binary.BigEndian.Uint16(m.ID.SPort[:]))}
+func (c *Conn) established(port int, keep func(port int) bool) ([]Connection, error) {
+	return query(c, tcpEstablished, port, "established TCP sockets", func(m *diagMsg, _ []byte) (Connection, bool) {
+		sport := int(binary.BigEndian.Uint16(m.ID.SPort[:]))
+		if keep != nil && !keep(sport) {
+			return Connection{}, false
+		}
+		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode), Port: sport}, true
 	})
 }
 
 // query asks for the TCP sockets in state on port, both families, and
 // converts each with conv. Its requests are serialised on c.
 // Port anyPort asks for every port.
-func query[T any](c *Conn, state uint8, port int, what string, conv func(m *diagMsg, attrs []byte) T) ([]T, error) {
+func query[T any](c *Conn, state uint8, port int, what string, conv func(m *diagMsg, attrs []byte) (T, bool)) ([]T, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -270,7 +281,7 @@ func checkPort(port int) error {
 // cannot express, such as ranges or address prefixes. Each reply is still
 // checked here (family, state, port), so that a kernel filtering less
 // than asked could cost time but never give a wrong answer.
-func dumpFamily[T any](c *Conn, out []T, family, state uint8, port int, conv func(m *diagMsg, attrs []byte) T) ([]T, error) {
+func dumpFamily[T any](c *Conn, out []T, family, state uint8, port int, conv func(m *diagMsg, attrs []byte) (T, bool)) ([]T, error) {
 	req := reqV2{
 		Family:   family,
 		Protocol: unix.IPPROTO_TCP,
@@ -283,7 +294,9 @@ func dumpFamily[T any](c *Conn, out []T, family, state uint8, port int, conv fun
 			if m.Family != family || m.State != state || (port != anyPort && m.ID.SPort != req.ID.SPort) {
 				return
 			}
-			out = append(out, conv(m, attrs))
+			if v, ok := conv(m, attrs); ok {
+				out = append(out, v)
+			}
 		})
 		if errors.Is(err, errDumpInterrupted) && attempt < maxDumpAttempts {
 			out = out[:kept]

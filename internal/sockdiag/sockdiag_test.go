@@ -691,7 +691,7 @@ func TestAllPorts(t *testing.T) {
 	if !found[portOf(a.Addr())] || !found[portOf(b.Addr())] {
 		t.Errorf("AllListeners lacks %v or %v: %+v", a.Addr(), b.Addr(), ls)
 	}
-	es, err := AllEstablished()
+	es, err := AllEstablished(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,6 +706,19 @@ func TestAllPorts(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("AllEstablished lacks %v: %+v", want, es)
+	}
+	// Only the server's port: the client's side is dropped.
+	es, err = AllEstablished(func(port int) bool { return port == portOf(a.Addr()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Port != portOf(a.Addr()) {
+			t.Errorf("kept a connection on port %d", e.Port)
+		}
+	}
+	if len(es) != 1 {
+		t.Errorf("AllEstablished(server's port) = %+v, want the accepted socket", es)
 	}
 }
 
