@@ -159,6 +159,11 @@ var specs = []spec{
 	}, get: str(func(p *Project) string { return p.Group }), directive: "Group"},
 	{key: "restart_delay_ms", kind: kInt, set: ms(0, maxRestartDelay, func(p *Project) *time.Duration { return &p.RestartDelay }),
 		get: msValue(DefaultRestartDelay, func(p *Project) time.Duration { return p.RestartDelay })},
+	// The cap of the exponential backoff from restart_delay_ms
+	// (RestartMaxDelaySec=, package generator); checked against
+	// restart_delay_ms in finish.
+	{key: "restart_delay_max_ms", kind: kInt, set: ms(time.Millisecond, maxRestartDelay, func(p *Project) *time.Duration { return &p.RestartDelayMax }),
+		get: msValue(0, func(p *Project) time.Duration { return p.RestartDelayMax })},
 	{key: "max_restarts", kind: kInt, set: func(v *validator, p *Project, k string, val any) {
 		if n := val.(int64); v.intRange(k, n, 0, maxMaxRestarts) {
 			p.MaxRestarts = int(n)

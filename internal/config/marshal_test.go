@@ -104,7 +104,7 @@ port = 80
 	if !strings.Contains(out, "instances = \"max\"\n") {
 		t.Fatalf("instances = \"max\" lost:\n%s", out)
 	}
-	for _, absent := range []string{"user", "group", "restart_delay_ms", "max_restarts", "min_uptime_ms", "stop_timeout_ms", "[env]", "[notify]", "[resources]", "runtime_path"} {
+	for _, absent := range []string{"user", "group", "restart_delay_ms", "restart_delay_max_ms", "max_restarts", "min_uptime_ms", "stop_timeout_ms", "[env]", "[notify]", "[resources]", "runtime_path"} {
 		if strings.Contains(out, absent) {
 			t.Errorf("default %s written:\n%s", absent, out)
 		}

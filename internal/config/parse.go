@@ -401,6 +401,19 @@ func (v *validator) finish(p *Project, opts Options) {
 	if _, ok := v.where["runtime"]; !ok {
 		p.Runtime = RuntimeFor(p.Script)
 	}
+	if _, ok := v.where["restart_delay_max_ms"]; ok && p.RestartDelayMax > 0 {
+		_, first := v.where["restart_delay_ms"]
+		switch {
+		case p.RestartDelay == 0:
+			v.add("restart_delay_max_ms", ErrValue, "needs restart_delay_ms above 0: that is the backoff's first delay, and the only one on systemd before 254, where 0 would restart a crashing app at once; set restart_delay_ms (e.g. 100) or remove the key")
+		case p.RestartDelayMax < p.RestartDelay && first:
+			v.add("restart_delay_max_ms", ErrValue, "must be at least restart_delay_ms (%d), got %d: it is the longest delay of a backoff that starts at restart_delay_ms",
+				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
+		case p.RestartDelayMax < p.RestartDelay:
+			v.add("restart_delay_max_ms", ErrValue, "must be at least the default restart_delay_ms (%d), got %d: it is the longest delay of a backoff that starts at restart_delay_ms; set restart_delay_ms too",
+				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
+		}
+	}
 	if p.Mode == Fork && p.ReusePort == ReusePortPreload {
 		v.add("reuseport", ErrValue, "\"preload\" is for cluster mode: in fork mode every instance listens on a port of its own and needs no reusePort; remove the key, or set exec_mode = \"cluster\"")
 	}

@@ -234,9 +234,14 @@ type Project struct {
 	RestartSchedule string
 
 	RestartDelay time.Duration
-	MaxRestarts  int
-	MinUptime    time.Duration
-	StopTimeout  time.Duration
+	// RestartDelayMax is restart_delay_max_ms: the longest delay of an
+	// exponential backoff that starts at RestartDelay (systemd's
+	// RestartSteps= and RestartMaxDelaySec=, systemd 254 and later); 0
+	// for none, and every restart waits RestartDelay.
+	RestartDelayMax time.Duration
+	MaxRestarts     int
+	MinUptime       time.Duration
+	StopTimeout     time.Duration
 
 	Notify    Notify
 	Resources Resources
