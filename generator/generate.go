@@ -43,6 +43,10 @@ type Options struct {
 	// CLI is the bm2 command, which a project's restart schedule runs
 	// (`bm2 reload <name>`); DefaultCLI if "".
 	CLI string
+	// SystemdVersion is the manager's version (DetectSystemdVersion):
+	// restart_delay_max_ms is written from BackoffVersion on. 0 means not
+	// known, and is taken for the oldest systemd bm2 supports.
+	SystemdVersion int
 }
 
 // user tells whether generation is for a user's manager.
@@ -416,11 +420,13 @@ type instanceShared struct {
 	file            string
 	protectHome     string
 	user            bool   // user scope: no User=, no capabilities
+	backoff         bool   // restart_delay_max_ms, and a systemd that has the backoff
 	systemctl       string // the scope's, for the header
 }
 
 func newInstanceShared(p *config.Project, opts Options) *instanceShared {
-	s := &instanceShared{file: units.Specifiers(p.File), user: opts.user(), systemctl: opts.Layout.Systemctl}
+	s := &instanceShared{file: units.Specifiers(p.File), user: opts.user(), systemctl: opts.Layout.Systemctl,
+		backoff: p.RestartDelayMax > 0 && Backoff(opts.SystemdVersion)}
 	interval, burst := StartLimit(p)
 	s.interval, s.burst = interval, strconv.Itoa(burst)
 	s.condition = "!" + units.Specifiers(opts.Layout.State().ErroredPath(p.Name))
@@ -641,6 +647,12 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	}
 	f.Add("Service", "ExecStart", s.execStart)
 	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
+	if s.backoff {
+		// restart_delay_max_ms: from RestartSec= up to the max. Before
+		// systemd 254 RestartSec= alone applies (bm2 check says so).
+		f.Add("Service", "RestartSteps", strconv.Itoa(RestartSteps))
+		f.Add("Service", "RestartMaxDelaySec", config.FormatMS(p.RestartDelayMax))
+	}
 	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
 	f.Add("Service", "StateDirectory", units.Specifiers("bm2/apps/"+p.Name))
 	logs(f, p)

@@ -23,15 +23,20 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // tests read too; see ../testdata/README.md.
 const sharedProjects = "../testdata/projects"
 
-// testOptions pins the host facts so golden output is the same everywhere.
-var testOptions = Options{NumCPU: 2, Helper: DefaultHelper}
+// testOptions pins the host facts so golden output is the same everywhere:
+// systemd 252, Debian 12's, which has no restart backoff.
+var testOptions = Options{NumCPU: 2, Helper: DefaultHelper, SystemdVersion: 252}
 
 // userLayout is the user scope of the fixtures named user-*: alice's.
 var userLayout = layout.User(1001, "alice", "/home/alice")
 
-// optionsFor are the options of a fixture: user scope for user-* ones.
+// optionsFor are the options of a fixture: user scope for user-* ones,
+// systemd 254 (BackoffVersion) for *-254 ones.
 func optionsFor(name string) Options {
 	o := testOptions
+	if strings.HasSuffix(name, "-254") {
+		o.SystemdVersion = 254
+	}
 	if strings.HasPrefix(name, "user-") {
 		o.Layout, o.MinPort = userLayout, 1024
 		o.OutDir = userLayout.GeneratorDir

@@ -38,6 +38,9 @@ type Env struct {
 	// /usr/lib/systemd/user-generators/bm2-generator, run by a user's
 	// manager with SYSTEMD_SCOPE=user).
 	Layout *layout.Layout
+	// SystemdVersion is the manager's version, 0 when not known
+	// (DetectSystemdVersion by default).
+	SystemdVersion func(ctx context.Context) int
 }
 
 // HelperNextTo is where bm2-probe sits for a generator installed at exe:
@@ -106,6 +109,13 @@ func Run(ctx context.Context, args []string, env Env) error {
 		}
 		env.Layout = &l
 	}
+	// The version (a few ms of systemctl --version) is asked while the
+	// project files are read and parsed.
+	if env.SystemdVersion == nil {
+		env.SystemdVersion = DetectSystemdVersion
+	}
+	version := make(chan int, 1)
+	go func() { version <- env.SystemdVersion(ctx) }()
 	dirs := env.Layout.SearchPath
 	if env.Getenv(config.SearchPathEnv) != "" {
 		dirs = config.SearchPath(env.Getenv)
@@ -122,6 +132,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, CLI: env.CLI, OutDir: out, Layout: *env.Layout}.withDefaults()
 	res := plan(found.Sources, opts)
+	opts.SystemdVersion = <-version // only the files depend on it
 	if err := ctx.Err(); err != nil {
 		return err
 	}

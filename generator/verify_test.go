@@ -22,6 +22,16 @@ func TestVerifyGolden(t *testing.T) {
 	for _, fx := range loadFixtures(t) {
 		t.Run(fx.name, func(t *testing.T) {
 			opts := optionsFor(fx.name)
+			if host := DetectSystemdVersion(t.Context()); host < opts.SystemdVersion {
+				// Output for a newer systemd than this host's (the *-254
+				// fixtures on Debian 12's 252): its directives
+				// (RestartSteps=) are unknown to this systemd-analyze,
+				// which would refuse them. Not verified here, and not a
+				// skip (nothing to install makes it run): the golden file
+				// pins it, and a host with that systemd verifies it.
+				t.Logf("not verified: generated for systemd %d, this host has %d", opts.SystemdVersion, host)
+				return
+			}
 			res := Generate(fx.sources, opts)
 			if len(res.Projects) == 0 {
 				return // nothing to verify: the fixture is all refusals

@@ -1,0 +1,71 @@
+package generator
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/testutil"
+)
+
+func TestParseSystemdVersion(t *testing.T) {
+	for out, want := range map[string]int{
+		"systemd 252 (252.38-1~deb12u1)\n+PAM +AUDIT\n": 252,
+		"systemd 254 (254.5-1.fc39)\n":                  254,
+		"systemd 257\n":                                 257,
+		"systemd 256~rc3 (256~rc3)\n":                   0, // not a number: taken for unknown
+		"systemd  (x)\n":                                0,
+		"System and Service Manager 252\n":              0,
+		"":                                              0,
+		"systemd -1\n":                                  0,
+	} {
+		if got := ParseSystemdVersion([]byte(out)); got != want {
+			t.Errorf("ParseSystemdVersion(%q) = %d, want %d", out, got, want)
+		}
+	}
+}
+
+// The host's systemctl answers, and quickly: the generator asks it on
+// every run.
+func TestDetectSystemdVersion(t *testing.T) {
+	testutil.Command(t, "systemctl", "sudo apt-get install systemd")
+	start := time.Now()
+	v := DetectSystemdVersion(context.Background())
+	if took := time.Since(start); took > versionTimeout {
+		t.Errorf("took %v", took)
+	}
+	if v < 200 {
+		t.Errorf("DetectSystemdVersion = %d, want the host's systemd", v)
+	}
+}
+
+// Run hands Env.SystemdVersion to the generation: the backoff appears from
+// 254 on, and not before.
+func TestRunBackoffFollowsSystemdVersion(t *testing.T) {
+	for version, want := range map[int]bool{0: false, 253: false, 254: true} {
+		root := t.TempDir()
+		etc, out := filepath.Join(root, "etc"), filepath.Join(root, "out")
+		writeProject(t, etc, "api", project("api", 3000)+"restart_delay_ms = 200\nrestart_delay_max_ms = 9000\n")
+		env := Env{Getenv: func(k string) string {
+			if k == "BM2_CONFIG_PATH" {
+				return etc
+			}
+			return ""
+		}, Log: &recorder{}, NumCPU: 2, Layout: systemScope(),
+			SystemdVersion: func(context.Context) int { return version }}
+		if err := Run(context.Background(), []string{out}, env); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "bm2@api-0.service.d", DropInName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(string(data), "\nRestartSteps=5\nRestartMaxDelaySec=9000ms\n")
+		if got != want || !strings.Contains(string(data), "\nRestartSec=200ms\n") {
+			t.Errorf("systemd %d: backoff written %v, want %v:\n%s", version, got, want, data)
+		}
+	}
+}
