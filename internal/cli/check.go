@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/identity"
@@ -72,6 +73,9 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	}
 	if line := logsLine(p.Log); line != "" {
 		fmt.Fprintln(w, line)
+	}
+	if p.RestartDelayMax > 0 {
+		fmt.Fprintln(w, backoffLine(p, a.SystemdVersion(ctx)))
 	}
 	if p.ExposedSecrets {
 		problems = append(problems, fmt.Sprintf("%s holds [env] or the webhook and every user can read it: move them to %s (mode 0600), or let `bm2 serve` or `bm2 migrate` do it",
@@ -458,4 +462,24 @@ func logsLine(l config.Log) string {
 		return ""
 	}
 	return "logs: " + strings.Join(parts, "; ")
+}
+
+// backoffLine is check's line about restart_delay_max_ms on a systemd of
+// version v (0: not known): the backoff the generator writes, or, before
+// generator.BackoffVersion, that every restart waits restart_delay_ms (a
+// warning, not a problem: the project runs):
+//
+//	restart backoff: from 250 ms to 15000 ms over 5 restarts in a row (RestartSteps=5, RestartMaxDelaySec=15000ms)
+func backoffLine(p *config.Project, v int) string {
+	first, last := p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds()
+	if generator.Backoff(v) {
+		return fmt.Sprintf("restart backoff: from %d ms to %d ms over %d restarts in a row (RestartSteps=%d, RestartMaxDelaySec=%dms)",
+			first, last, generator.RestartSteps, generator.RestartSteps, last)
+	}
+	host := fmt.Sprintf("this host has %d", v)
+	if v == 0 {
+		host = "this host's version is not known"
+	}
+	return fmt.Sprintf("restart backoff: warning: restart_delay_max_ms needs systemd %d (%s): every restart waits restart_delay_ms (%d ms)",
+		generator.BackoffVersion, host, first)
 }

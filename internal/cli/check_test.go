@@ -151,6 +151,32 @@ func TestCheckLogs(t *testing.T) {
 	}
 }
 
+// check says what restart_delay_max_ms does on the host's systemd: the
+// backoff from 254 on; before, a warning that the fixed delay applies,
+// and the check passes.
+func TestCheckBackoff(t *testing.T) {
+	te := newTestEnv(t)
+	port := freePorts(t, 1)
+	dir := filepath.Dir(te.write("app/bm2.toml", seedProject(port)+"restart_delay_ms = 250\nrestart_delay_max_ms = 15000\n"))
+	for v, want := range map[int]string{
+		254: "restart backoff: from 250 ms to 15000 ms over 5 restarts in a row (RestartSteps=5, RestartMaxDelaySec=15000ms)\n",
+		252: "restart backoff: warning: restart_delay_max_ms needs systemd 254 (this host has 252): every restart waits restart_delay_ms (250 ms)\n",
+		0:   "restart backoff: warning: restart_delay_max_ms needs systemd 254 (this host's version is not known): every restart waits restart_delay_ms (250 ms)\n",
+	} {
+		te.systemdVersion = v
+		te.mustRun(ExitOK, "check", dir)
+		if got := te.stdout.String(); !strings.Contains(got, "notify: disabled\n"+want+"ports ") {
+			t.Errorf("systemd %d: stdout:\n%s\nwant %q", v, got, want)
+		}
+	}
+	dir = filepath.Dir(te.write("plain/bm2.toml", seedProject(port)))
+	te.systemdVersion = 254
+	te.mustRun(ExitOK, "check", dir)
+	if got := te.stdout.String(); strings.Contains(got, "backoff") {
+		t.Errorf("no restart_delay_max_ms, yet:\n%s", got)
+	}
+}
+
 func TestCheckDefaultsToCurrentDirFile(t *testing.T) {
 	te := newTestEnv(t)
 	port := freePorts(t, 1)

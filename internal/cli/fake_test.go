@@ -327,11 +327,14 @@ type testEnv struct {
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
-	layout     *layout.Layout   // nil: system scope
-	sysPath    []string         // user scope: where system projects are
-	minPort    *int             // user scope: net.ipv4.ip_unprivileged_port_start
-	fenceErr   error            // why the host cannot fence ports; nil: it can
-	fenced     map[string]error // control group -> nil: fenced; absent: not fenced
+	layout     *layout.Layout // nil: system scope
+	sysPath    []string       // user scope: where system projects are
+	minPort    *int           // user scope: net.ipv4.ip_unprivileged_port_start
+	fenceErr   error          // why the host cannot fence ports; nil: it can
+	// systemdVersion is the host's systemd version (Env.SystemdVersion);
+	// 0, not known, by default.
+	systemdVersion int
+	fenced         map[string]error // control group -> nil: fenced; absent: not fenced
 	// speaker is who the files bm2 reads outside the config dir speak
 	// for (trust.File.Speaker): 0, root, by default; reads counts the
 	// reads of each path.
@@ -624,7 +627,8 @@ func (te *testEnv) app() *App {
 				}
 				return "", control.ErrNoAnalyze
 			},
-			FenceSupport: func() error { return te.fenceErr },
+			FenceSupport:   func() error { return te.fenceErr },
+			SystemdVersion: func(context.Context) int { return te.systemdVersion },
 			FenceAttached: func(cg string) (bool, error) {
 				err, ok := te.fenced[cg]
 				return ok && err == nil, err

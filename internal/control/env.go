@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
@@ -142,6 +143,10 @@ type Env struct {
 	// control group (portfence.Attached by default; root only, an
 	// fs.ErrPermission error for anyone else).
 	FenceAttached func(controlGroup string) (bool, error)
+	// SystemdVersion is the host's systemd version, 0 when not known
+	// (generator.DetectSystemdVersion, what the generator asks, by
+	// default): restart_delay_max_ms needs generator.BackoffVersion.
+	SystemdVersion func(ctx context.Context) int
 }
 
 // Clock is what a wait needs of time: a deadline and a ticker.
@@ -261,6 +266,9 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.FenceAttached == nil {
 		e.FenceAttached = fenceAttached
+	}
+	if e.SystemdVersion == nil {
+		e.SystemdVersion = generator.DetectSystemdVersion
 	}
 	return e
 }
