@@ -79,9 +79,8 @@ var rules = []rule{
 		return fmt.Sprintf("%s: pid_file ignored: systemd tracks every instance's PID (`systemctl show -P MainPID bm2@%s-0`)", app, app)
 	}},
 	{Key: "restart_delay", To: "restart_delay_ms"},
-	{Key: "exp_backoff_restart_delay", Note: func(app string, v any) string {
-		return fmt.Sprintf("%s: exp_backoff_restart_delay ignored: bm2 restarts a crashed instance after restart_delay_ms, at most max_restarts times in a row; set those instead", app)
-	}},
+	{Key: "exp_backoff_restart_delay", To: "restart_delay_ms, the first delay (unless restart_delay is set: it stays the first), and restart_delay_max_ms = 15000, PM2's cap; " +
+		"systemd 254 and later grow the delay to it, before 254 only the first delay applies"},
 	{Key: "source_map_support", Note: whenTrue(func(app string, v any) string {
 		return fmt.Sprintf("%s: source_map_support ignored: add \"--enable-source-maps\" to runtime_args for Node.js", app)
 	})},

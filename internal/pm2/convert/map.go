@@ -502,6 +502,9 @@ func (m *mapper) timing() error {
 	if err := ms("restart_delay", 0, 3600000, &m.p.RestartDelay); err != nil {
 		return err
 	}
+	if err := m.backoff(ms); err != nil {
+		return err
+	}
 	if err := ms("min_uptime", 0, 3600000, &m.p.MinUptime); err != nil {
 		return err
 	}
@@ -515,6 +518,46 @@ func (m *mapper) timing() error {
 			return m.refuse("max_restarts must be a whole number from 0 to 10000, got %s", describe(v))
 		}
 		m.p.MaxRestarts = i
+	}
+	return nil
+}
+
+// PM2BackoffCap is where PM2's exp_backoff_restart_delay stops growing
+// (15 s, PM2's own constant): what bm2 import makes
+// restart_delay_max_ms.
+const PM2BackoffCap = 15000 * time.Millisecond
+
+// backoff maps exp_backoff_restart_delay, PM2's backoff: restarts that
+// wait N ms first and 1.5 times longer each time, up to PM2BackoffCap.
+// It becomes restart_delay_ms = N (restart_delay, when the app sets it
+// too, stays the first delay) and restart_delay_max_ms = PM2BackoffCap,
+// which systemd 254 and later grow the delay to (bm2.toml(5)); before 254
+// only the first delay applies, and the note says so.
+func (m *mapper) backoff(ms func(key string, lo, hi int64, dst *time.Duration) error) error {
+	var n time.Duration
+	if err := ms("exp_backoff_restart_delay", 0, 3600000, &n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil // PM2 takes 0 for no backoff
+	}
+	what := fmt.Sprintf("exp_backoff_restart_delay %d", n.Milliseconds())
+	if v, ok := m.app.Get("restart_delay"); ok && v != nil {
+		what += fmt.Sprintf(" with restart_delay %d: restart_delay_ms = %d stays the first delay (PM2 would wait %d ms first)",
+			m.p.RestartDelay.Milliseconds(), m.p.RestartDelay.Milliseconds(), n.Milliseconds())
+	} else {
+		m.p.RestartDelay = n
+		what += fmt.Sprintf(" is restart_delay_ms = %d, the first delay", n.Milliseconds())
+	}
+	switch first := m.p.RestartDelay; {
+	case first == 0:
+		m.note("%s; no backoff: it cannot grow from 0 (set restart_delay_ms above 0 and restart_delay_max_ms = %d for one)", what, PM2BackoffCap.Milliseconds())
+	case first >= PM2BackoffCap:
+		m.note("%s; no backoff: that is PM2's cap of %d ms already, and every restart waits it", what, PM2BackoffCap.Milliseconds())
+	default:
+		m.p.RestartDelayMax = PM2BackoffCap
+		m.note("%s, and restart_delay_max_ms = %d (PM2's cap) the longest: systemd 254 and later grow the delay to it over 5 restarts in a row; "+
+			"before 254 only the first delay applies (`bm2 check` says which)", what, PM2BackoffCap.Milliseconds())
 	}
 	return nil
 }
