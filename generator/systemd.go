@@ -3,6 +3,7 @@ package generator
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -58,9 +59,14 @@ const versionTimeout = 500 * time.Millisecond
 func DetectSystemdVersion(ctx context.Context) int {
 	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
-	path, err := exec.LookPath("systemctl")
-	if err != nil {
-		path = "/usr/bin/systemctl" // a generator's PATH may be bare
+	// The installed systemctl by its path, as the units name bm2's own
+	// binaries: a generator's PATH may be bare, and a user's generator
+	// gets the user's.
+	path := "/usr/bin/systemctl"
+	if _, err := os.Stat(path); err != nil {
+		if path, err = exec.LookPath("systemctl"); err != nil {
+			return 0
+		}
 	}
 	out, err := exec.CommandContext(ctx, path, "--version").Output()
 	if err != nil {
