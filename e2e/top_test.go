@@ -11,6 +11,7 @@ import (
 func TestTop(t *testing.T) {
 	t.Parallel()
 	b := newBed(t)
+	b.need("tmux", "tmux")
 	b.app("/srv/tp", "node-server.js", "server.js")
 	b.write("/srv/tp/bm2.toml", "name = \"tp\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3000\n")
 	b.must(0, "/srv/tp", "serve")

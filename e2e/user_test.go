@@ -195,6 +195,7 @@ loginctl enable-linger alice bob`)
 
 	t.Run("top in user scope", func(t *testing.T) {
 		b := b.in(t)
+		b.need("tmux", "tmux")
 		b.mustAs(0, "alice", `rm -f ~/top.rc; tmux -f /dev/null new-session -d -s top -x 120 -y 20 "env TERM=tmux-256color bm2 top; echo \$? > ~/top.rc"`)
 		pane := b.eventually(20*time.Second, "alice's bm2 top shows her instances",
 			`p=$(su -l alice -c 'tmux capture-pane -p -t top'); echo "$p"; echo "$p" | grep -q 'user scope' && echo "$p" | grep -Eq '^[> ]*fk +1 +online'`)
