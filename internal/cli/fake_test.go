@@ -290,6 +290,15 @@ func (f *fakeSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, 
 	return out, nil
 }
 
+// Brief is Units with only what sysd's Brief fills in.
+func (f *fakeSystemd) Brief(ctx context.Context, names []string) ([]UnitStatus, error) {
+	out, err := f.Units(ctx, names)
+	for k := range out {
+		out[k] = sysd.BriefOf(out[k])
+	}
+	return out, err
+}
+
 func (f *fakeSystemd) Loaded(ctx context.Context, patterns []string) ([]UnitStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -115,6 +115,17 @@ func (a *App) selected(names []string) ([]entry, config.Loaded, error) {
 // readSnapshot reads the state of entries; systemd out of reach makes
 // every instance's state unknown, which warn says.
 func (a *App) readSnapshot(ctx context.Context, entries []entry, warn func(string)) control.Snapshot {
+	snap, _ := a.readSnapshotWith(ctx, entries, warn, false)
+	return snap
+}
+
+// readSnapshotFigures is readSnapshot with the instances' figures
+// (control.Client.SnapshotFigures).
+func (a *App) readSnapshotFigures(ctx context.Context, entries []entry, warn func(string)) (control.Snapshot, control.Figures) {
+	return a.readSnapshotWith(ctx, entries, warn, true)
+}
+
+func (a *App) readSnapshotWith(ctx context.Context, entries []entry, warn func(string), figures bool) (control.Snapshot, control.Figures) {
 	var sd Systemd
 	if len(entries) > 0 {
 		var err error
@@ -126,7 +137,10 @@ func (a *App) readSnapshot(ctx context.Context, entries []entry, warn func(strin
 			defer sd.Close()
 		}
 	}
-	return a.Snapshot(ctx, entries, sd)
+	if figures {
+		return a.SnapshotFigures(ctx, entries, sd)
+	}
+	return a.Snapshot(ctx, entries, sd), control.Figures{}
 }
 
 // listRows renders a snapshot as the list's rows, and the warnings to print

@@ -47,8 +47,7 @@ func (a *App) exposition(ctx context.Context, names []string) ([]byte, []string,
 		return nil, nil, err
 	}
 	var warnings []string
-	snap := a.readSnapshot(ctx, entries, func(w string) { warnings = append(warnings, w) })
-	figs := a.Figures(ctx, snap)
+	snap, figs := a.readSnapshotFigures(ctx, entries, func(w string) { warnings = append(warnings, w) })
 	warnings = append(warnings, snapshotWarnings(snap)...)
 	warnings = append(warnings, figs.Warnings...)
 	if len(names) == 0 {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/metrics"
 	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/journal"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -190,6 +191,34 @@ func TestMetricsSaysWhatListSays(t *testing.T) {
 		t.Errorf("bm2 metrics web: %d instances", n)
 	}
 	te.mustRun(ExitNoProject, "metrics", "nope")
+}
+
+// The probe's listen-to-confirm latency is the time from the run's start
+// to the confirmation of that run (its InvocationID), read beside the
+// kernel's figures; a confirmation of an earlier run is not this one's.
+func TestMetricsConfirmLatency(t *testing.T) {
+	te := metricsEnv(t)
+	start := te.now.Add(-time.Minute)
+	te.sd.set(UnitStatus{Name: "bm2@api-0.service", ActiveState: "active", SubState: "running", MainPID: 1234,
+		ActiveEnter: start, ExecMainStart: start, InvocationID: "0a0a", MemoryCurrent: 1, CPUUsageNSec: 1})
+	confirm := func(at time.Time, invocation string) {
+		te.entries.add(journal.Entry{
+			"__REALTIME_TIMESTAMP": fmt.Sprint(at.UnixMicro()), "SYSLOG_IDENTIFIER": journal.Identifier, "_UID": "0",
+			"_TRANSPORT": "journal", "MESSAGE": "api-0: confirmed", "PRIORITY": "6",
+			"MESSAGE_ID": journal.ReuseportConfirmed.MessageID(), "BM2_EVENT": string(journal.ReuseportConfirmed),
+			"BM2_PROJECT": "api", "BM2_INSTANCE": "api-0", "BM2_INVOCATION": invocation, "BM2_LEVEL": "info",
+		})
+	}
+	confirm(start.Add(-time.Hour), "0b0b") // an earlier run
+	confirm(start.Add(375*time.Millisecond), "0a0a")
+	te.mustRun(ExitOK, "metrics", "api")
+	fams := parseExposition(t, te.stdout.Bytes())
+	if s := instanceSeries(fams, "bm2_probe_confirm_seconds", "api-0", ""); len(s) != 1 || s[""] != 0.375 {
+		t.Errorf("confirm latency %v, want 0.375", s)
+	}
+	if s := instanceSeries(fams, "bm2_instance_connections", "api-0", ""); len(s) != 1 || s[""] != 2 {
+		t.Errorf("connections %v, want 2", s)
+	}
 }
 
 func TestMetricsWithoutSystemd(t *testing.T) {

@@ -89,6 +89,30 @@ func (hostSockets) Established(keep func(port int) bool) ([]sockdiag.Connection,
 // Warnings; reading the descriptors of another user's processes takes
 // root, and without it every such figure is unknown, in one warning.
 func (c *Client) Figures(ctx context.Context, snap Snapshot) Figures {
+	f := c.sockets(ctx, snap)
+	confirmLatencies(&f, snap)
+	return f
+}
+
+// confirmLatencies fills in the ConfirmLatency of f's cluster-mode
+// instances from snap's events.
+func confirmLatencies(f *Figures, snap Snapshot) {
+	for j, ps := range snap.Projects {
+		p := ps.Entry.Project
+		if j >= len(f.Projects) || f.Projects[j] == nil || p == nil || p.Mode != config.Cluster {
+			continue
+		}
+		for k, i := range ps.IDs {
+			if k < len(f.Projects[j]) && up(ps.Statuses[k]) {
+				f.Projects[j][k].ConfirmLatency = ConfirmLatency(ps.Statuses[k], units.InstanceID(p.Name, i), snap.Events)
+			}
+		}
+	}
+}
+
+// sockets reads the figures of snap's instances but ConfirmLatency: the
+// kernel's and /proc's, which need the instances' statuses only.
+func (c *Client) sockets(ctx context.Context, snap Snapshot) Figures {
 	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}, left: MaxScrapeFDs, want: map[int]bool{}}
 	for _, ps := range snap.Projects {
 		if p := ps.Entry.Project; ps.Entry.Err == nil && p != nil {
@@ -110,11 +134,7 @@ func (c *Client) Figures(ctx context.Context, snap Snapshot) Figures {
 			if !up(u) || ctx.Err() != nil {
 				continue
 			}
-			id := units.InstanceID(p.Name, i)
-			if p.Mode == config.Cluster {
-				figs[k].ConfirmLatency = ConfirmLatency(u, id, snap.Events)
-			}
-			r.read(&figs[k], id, u, p.InstancePort(i))
+			r.read(&figs[k], units.InstanceID(p.Name, i), u, p.InstancePort(i))
 		}
 		out.Projects[j] = figs
 	}

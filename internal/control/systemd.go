@@ -31,6 +31,10 @@ type Systemd interface {
 	// Units reports the state of each named unit, in the order given. Units
 	// systemd does not know come back with LoadState "not-found".
 	Units(ctx context.Context, names []string) ([]UnitStatus, error)
+	// Brief is Units with only the states, timestamps and a service's
+	// run and figures filled in (sysd.Conn.Brief says which): what a
+	// Snapshot needs, at a fraction of the cost.
+	Brief(ctx context.Context, names []string) ([]UnitStatus, error)
 	// Loaded lists the units systemd currently has loaded whose names match
 	// any of the glob patterns (e.g. "bm2@api-*.service"), sorted by name.
 	// Only Name, LoadState, ActiveState and SubState are filled in.

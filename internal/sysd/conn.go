@@ -49,6 +49,9 @@ type manager interface {
 	GetUnitPropertiesContext(ctx context.Context, unit string) (map[string]any, error)
 	GetUnitTypePropertiesContext(ctx context.Context, unit, unitType string) (map[string]any, error)
 	ListUnitsByPatternsContext(ctx context.Context, states, patterns []string) ([]sddbus.UnitStatus, error)
+	ListUnitsByNamesContext(ctx context.Context, units []string) ([]sddbus.UnitStatus, error)
+	GetUnitPropertyContext(ctx context.Context, unit, property string) (*sddbus.Property, error)
+	GetServicePropertyContext(ctx context.Context, service, property string) (*sddbus.Property, error)
 	Connected() bool
 	Close()
 }

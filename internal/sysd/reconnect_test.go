@@ -128,6 +128,58 @@ func (f *fakeConn) GetUnitTypePropertiesContext(_ context.Context, unit, unitTyp
 func (f *fakeConn) ListUnitsByPatternsContext(context.Context, []string, []string) ([]sddbus.UnitStatus, error) {
 	return nil, f.cut("list")
 }
+
+// ListUnitsByNamesContext answers as systemd does: every name, in order,
+// a unit it has no properties for as not-found.
+func (f *fakeConn) ListUnitsByNamesContext(_ context.Context, names []string) ([]sddbus.UnitStatus, error) {
+	if err := f.cut("list-names"); err != nil {
+		return nil, err
+	}
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	var out []sddbus.UnitStatus
+	for _, n := range names {
+		u, ok := f.w.units[n]
+		if !ok {
+			out = append(out, sddbus.UnitStatus{Name: n, LoadState: "not-found", ActiveState: "inactive", SubState: "dead"})
+			continue
+		}
+		load, _ := u["LoadState"].(string)
+		if load == "" {
+			load = "loaded"
+		}
+		job := jobID(u["Job"])
+		active, _ := u["ActiveState"].(string)
+		sub, _ := u["SubState"].(string)
+		out = append(out, sddbus.UnitStatus{Name: n, LoadState: load, ActiveState: active, SubState: sub, JobId: job})
+	}
+	return out, nil
+}
+
+func (f *fakeConn) GetUnitPropertyContext(_ context.Context, unit, prop string) (*sddbus.Property, error) {
+	return f.property("property", unit, prop, func() map[string]any { return f.w.units[unit] })
+}
+
+func (f *fakeConn) GetServicePropertyContext(_ context.Context, unit, prop string) (*sddbus.Property, error) {
+	return f.property("service-property", unit, prop, func() map[string]any { return f.w.types[unit+"/Service"] })
+}
+
+// property is one Get: a property the unit does not have is systemd's
+// error for it.
+func (f *fakeConn) property(call, unit, prop string, of func() map[string]any) (*sddbus.Property, error) {
+	if err := f.cut(call); err != nil {
+		return nil, err
+	}
+	f.w.mu.Lock()
+	defer f.w.mu.Unlock()
+	f.w.asked = append(f.w.asked, unit+"."+prop)
+	v, ok := of()[prop]
+	if !ok {
+		return nil, dbus.Error{Name: "org.freedesktop.DBus.Error.UnknownProperty", Body: []any{"Unknown property " + prop}}
+	}
+	return &sddbus.Property{Name: prop, Value: dbus.MakeVariant(v)}, nil
+}
+
 func (f *fakeConn) Connected() bool { return !f.gone }
 func (f *fakeConn) Close()          { f.gone = true }
 
