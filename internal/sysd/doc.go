@@ -9,9 +9,9 @@
 //
 // Two ways in:
 //
-//   - [Connect] for the bm2 command: the system bus (what systemctl uses,
-//     and what works for a normal user), falling back, as root, to
-//     systemd's private socket when no bus daemon runs.
+//   - [Connect] for the bm2 command, as systemctl connects: as root
+//     systemd's private socket (no dbus-daemon relaying every call),
+//     falling back to the system bus; for a normal user the system bus.
 //   - [ConnectPrivate] for bm2's root helpers (the probe, the exit and
 //     failure hooks): systemd's private socket /run/systemd/private only.
 //     It is root's alone, needs no dbus-daemon, and reads no environment
