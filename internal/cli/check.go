@@ -270,20 +270,14 @@ func (a *App) checkTarget(args []string) (*config.Project, string, trust.Origin,
 	return a.projectOrigin(args[0], true, true)
 }
 
-// projectArg resolves a project dir (its bm2.toml, read as bm2 serve
+// projectOrigin resolves a project dir (its bm2.toml, read as bm2 serve
 // reads it), a project file or the name of a registered project, and
-// returns the project and the file it came from. named says arg was given
-// (not the default ./bm2.toml); with refused, a registered project whose
-// port range is refused is returned (bm2 check reports the conflict),
-// without it that is an error, as for any project systemd has no units
-// for.
-func (a *App) projectArg(arg string, named, refused bool) (*config.Project, string, error) {
-	p, label, _, err := a.projectOrigin(arg, named, refused)
-	return p, label, err
-}
-
-// projectOrigin is projectArg with who speaks for the file: a registered
-// project's file is root's (serve wrote it; only root may write there).
+// returns the project, the file it came from and who speaks for that
+// file: a registered project's file is root's (serve wrote it; only root
+// may write there). named says arg was given (not the default
+// ./bm2.toml); with refused, a registered project whose port range is
+// refused is returned (bm2 check reports the conflict), without it that
+// is an error, as for any project systemd has no units for.
 func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, string, trust.Origin, error) {
 	st, err := os.Stat(arg)
 	switch {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
+	"github.com/bm2dev/bm2/internal/kube"
 	"github.com/spf13/pflag"
 )
 
@@ -170,9 +171,39 @@ func commands() []*command {
 				hosts := fs.StringArray("host", nil, "the projects run on `ADDR`, an IP address or DNS name (repeatable: a fleet; default: 127.0.0.1)")
 				prefix := fs.String("path-prefix", "", "serve every project under one server, each at its name below `PREFIX` (/ gives /api/, /apps gives /apps/api/)")
 				out := fs.StringP("out", "o", "", "write the configuration to `FILE` (atomically; says unchanged when it holds the same bytes)")
+				gw := fs.String("gateway", "", "httproute: attach the routes to the Gateway `NAME` (or NAMESPACE/NAME)")
+				ns := fs.StringP("namespace", "n", "", "httproute: the routes' namespace `NS` (default: kubectl's)")
 				return func(ctx context.Context, a *App, args []string) error {
+					if args[0] == routeKind {
+						for _, f := range []string{"listen", "host"} {
+							if fs.Changed(f) {
+								return control.UsageErr("gateway", "gateway httproute: --%s is for nginx and caddy: an HTTPRoute is served by the Gateway's listeners, in front of the project's Service", f)
+							}
+						}
+						return a.httpRouteCmd(args[1:], kube.Options{Gateway: *gw, Namespace: *ns, Hostnames: *names, PathPrefix: *prefix}, *out)
+					}
+					for _, f := range []string{"gateway", "namespace"} {
+						if fs.Changed(f) {
+							return control.UsageErr("gateway", "gateway %s: --%s is for httproute", args[0], f)
+						}
+					}
 					return a.gatewayCmd(ctx, args, gateway.Options{ServerNames: *names, Listen: *listen, Hosts: *hosts, PathPrefix: *prefix}, *out)
 				}
+			},
+		},
+		{
+			name: "export", minArgs: 1, maxArgs: -1,
+			setup: func(fs *pflag.FlagSet) runner {
+				var f exportFlags
+				fs.StringVar(&f.image, "image", "", "the container `IMAGE` that holds the app at its cwd, and its runtime (required)")
+				fs.StringVarP(&f.namespace, "namespace", "n", "", "put every object in namespace `NS` (default: kubectl's)")
+				fs.StringVarP(&f.out, "out", "o", "", "write `DIR`/<name>.yaml for each project (atomically) instead of printing")
+				fs.BoolVar(&f.ordinal, "ordinal", false, "a StatefulSet, whose pods have numbers (BM2_APP_INSTANCE), instead of a Deployment")
+				fs.StringVar(&f.gateway, "gateway", "", "add an HTTPRoute to the Gateway `NAME` (or NAMESPACE/NAME)")
+				fs.StringArrayVar(&f.names, "server-name", nil, "with --gateway: answer for host `NAME` (repeatable; default: any host)")
+				fs.StringVar(&f.prefix, "path-prefix", "", "with --gateway: route each project at its name below `PREFIX` (/ gives /api/)")
+				fs.BoolVar(&f.secrets, "secrets", false, "with --out: write [env] into DIR/<name>.secret.yaml, a Secret (mode 0600)")
+				return func(ctx context.Context, a *App, args []string) error { return a.exportCmd(ctx, args, f) }
 			},
 		},
 		{

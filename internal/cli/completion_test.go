@@ -96,8 +96,12 @@ var completionCases = []struct {
 	{[]string{"metrics", "--h"}, []string{"--help", "--http"}},
 	{[]string{"metrics", "--http", "api", ""}, []string{"api", "broken", "web"}},
 	{[]string{"m"}, []string{"metrics", "migrate"}},
-	{[]string{"gateway", ""}, []string{"caddy", "nginx"}},
+	{[]string{"gateway", ""}, []string{"caddy", "httproute", "nginx"}},
 	{[]string{"gateway", "nginx", "a"}, []string{"api"}},
+	{[]string{"gateway", "httproute", "--gateway", "edge", "a"}, []string{"api"}},
+	{[]string{"export", ""}, []string{"kube"}},
+	{[]string{"export", "kube", "--image", "app:1", "a"}, []string{"api"}},
+	{[]string{"export", "kube", "--o"}, []string{"--ordinal", "--out"}},
 	{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
 	{[]string{"help", "st"}, []string{"start", "startup", "status", "stop"}},
 	{[]string{"ls", "a"}, []string{"api"}},
@@ -129,7 +133,7 @@ func TestCompleteCandidates(t *testing.T) {
 		}
 	}
 	// Where a file fits, the shell is asked to list files too.
-	for _, words := range [][]string{{"serve", ""}, {"check", "a"}, {"import", ""}, {"gateway", "-o", ""}, {"gateway", "caddy", ""}} {
+	for _, words := range [][]string{{"serve", ""}, {"check", "a"}, {"import", ""}, {"gateway", "-o", ""}, {"gateway", "caddy", ""}, {"export", "--out", ""}, {"export", "kube", ""}} {
 		cmd := exec.Command(lookPath(t, env), append([]string{completeCommand, "--"}, words...)...)
 		cmd.Env = env
 		out, _ := cmd.Output()

@@ -12,6 +12,10 @@ import (
 	"github.com/bm2dev/bm2/internal/gateway"
 )
 
+// routeKind is `bm2 gateway httproute`: a Kubernetes Gateway API
+// HTTPRoute (package kube) rather than a gateway's own configuration.
+const routeKind = "httproute"
+
 // gatewayCmd is `bm2 gateway <nginx | caddy> [name | file | dir]...`: the
 // edge around package gateway, which does the work. It reads project
 // files (their public part: anyone can run it) and prints, or writes with
@@ -23,7 +27,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 		known = known || k == kind
 	}
 	if !known {
-		return control.UsageErr("gateway", "gateway: unknown gateway %q: want nginx or caddy", args[0])
+		return control.UsageErr("gateway", "gateway: unknown gateway %q: want nginx, caddy or %s", args[0], routeKind)
 	}
 	projects, err := a.gatewayProjects(args[1:])
 	if err != nil {
@@ -64,37 +68,65 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 	return nil
 }
 
+// argProject is a project named on the command line, with the file it
+// was read from and the lines of that file's keys (for messages that
+// name them).
+type argProject struct {
+	p     *config.Project
+	file  string
+	lines map[string]int
+}
+
+func projectsOf(aps []argProject) []*config.Project {
+	out := make([]*config.Project, len(aps))
+	for i, ap := range aps {
+		out[i] = ap.p
+	}
+	return out
+}
+
 // gatewayProjects resolves the gateway's arguments: every registered
 // project when there are none; otherwise each is a project dir (its
 // bm2.toml), a project file, or the name of a registered project.
 func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
+	aps, err := a.argProjects("gateway", "bm2 gateway nginx /srv/api/bm2.toml", args)
+	return projectsOf(aps), err
+}
+
+// argProjects resolves the project arguments of cmd (gateway, export):
+// every registered project when there are none (and then one that is
+// invalid is an error: the output would leave it out); otherwise each is
+// a project dir (its bm2.toml), a project file, or the name of a
+// registered project. example is the hint's command when nothing is
+// registered.
+func (a *App) argProjects(cmd, example string, args []string) ([]argProject, error) {
 	if len(args) == 0 {
 		entries, _ := a.Registry()
 		if len(entries) == 0 {
-			return nil, control.Fail(ExitNoProject, "`bm2 serve` in a project dir registers one; or name a project file: bm2 gateway nginx /srv/api/bm2.toml",
-				fmt.Errorf("gateway: no registered projects (nothing in %s)", strings.Join(a.SearchPath(), ":")))
+			return nil, control.Fail(ExitNoProject, "`bm2 serve` in a project dir registers one; or name a project file: "+example,
+				fmt.Errorf("%s: no registered projects (nothing in %s)", cmd, strings.Join(a.SearchPath(), ":")))
 		}
-		var out []*config.Project
+		var out []argProject
 		var bad []string
 		for _, e := range entries {
 			if e.Err != nil {
 				bad = append(bad, fmt.Sprintf("%s (%s): %v", e.Name, e.Path, e.Err))
 				continue
 			}
-			out = append(out, e.Project)
+			out = append(out, argProject{p: e.Project, file: e.Path, lines: a.keyLines(e.Path)})
 		}
 		if len(bad) > 0 {
-			// A gateway without one of the projects would drop its
-			// traffic: print nothing rather than that.
-			return nil, control.Fail(ExitInvalid, "fix them (`bm2 check NAME`), or name the projects to put behind the gateway",
-				fmt.Errorf("gateway: %s cannot be served:\n  %s", control.Plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
+			// A gateway (or a cluster) without one of the projects would
+			// drop its traffic: print nothing rather than that.
+			return nil, control.Fail(ExitInvalid, "fix them (`bm2 check NAME`), or name the projects",
+				fmt.Errorf("%s: %s cannot be served:\n  %s", cmd, control.Plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
 		}
 		return out, nil
 	}
-	var out []*config.Project
+	var out []argProject
 	seen := map[string]string{}
 	for _, arg := range args {
-		p, from, err := a.projectArg(arg, true, false)
+		p, from, origin, err := a.projectOrigin(arg, true, false)
 		if err != nil {
 			return nil, err
 		}
@@ -102,10 +134,24 @@ func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 			from = arg
 		}
 		if prev, ok := seen[p.Name]; ok {
-			return nil, control.UsageErr("gateway", "gateway: project %s given twice (%s and %s)", p.Name, prev, from)
+			return nil, control.UsageErr(cmd, "%s: project %s given twice (%s and %s)", cmd, p.Name, prev, from)
 		}
 		seen[p.Name] = from
-		out = append(out, p)
+		lines := origin.Lines
+		if lines == nil {
+			lines = a.keyLines(from) // a registered project's file
+		}
+		out = append(out, argProject{p: p, file: from, lines: lines})
 	}
 	return out, nil
+}
+
+// keyLines is the line of each key the project file sets, for messages;
+// nil when it cannot be read.
+func (a *App) keyLines(file string) map[string]int {
+	f, err := a.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	return config.KeyLines(f.Data)
 }

@@ -127,12 +127,12 @@ func TestGatewayUsage(t *testing.T) {
 	te := gatewayEnv(t)
 	te.mustRun(ExitUsage, "gateway")
 	te.mustRun(ExitUsage, "gateway", "haproxy", "api")
-	if !strings.Contains(te.stderr.String(), `unknown gateway "haproxy": want nginx or caddy`) {
+	if !strings.Contains(te.stderr.String(), `unknown gateway "haproxy": want nginx, caddy or httproute`) {
 		t.Errorf("stderr: %s", te.stderr.String())
 	}
 	te.mustRun(ExitNoProject, "gateway", "nginx", "nope")
 	te.mustRun(ExitOK, "gateway", "--help")
-	if !strings.Contains(te.stdout.String(), "Usage: bm2 gateway [flags] <nginx | caddy>") || !strings.Contains(te.stdout.String(), "--path-prefix PREFIX") {
+	if !strings.Contains(te.stdout.String(), "Usage: bm2 gateway [flags] <nginx | caddy | httproute>") || !strings.Contains(te.stdout.String(), "--path-prefix PREFIX") {
 		t.Errorf("help:\n%s", te.stdout.String())
 	}
 }

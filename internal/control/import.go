@@ -82,13 +82,21 @@ func (c *Client) ImportRuntime(ctx context.Context, kind config.Runtime, runtime
 }
 
 // WriteIfChanged writes data, which is what (for errors: "the nginx
-// configuration"), to path atomically (mode perm) unless it holds the
-// same bytes already, and tells whether it wrote.
+// configuration"), to path atomically (mode perm) unless it is a file
+// that holds the same bytes with that mode already, and tells whether it
+// wrote. A file with other permissions is written again: a Secret's
+// manifest left readable by everyone gets its 0600.
 func WriteIfChanged(path string, data []byte, perm os.FileMode, what string) (bool, error) {
-	old, err := os.ReadFile(path)
+	st, err := os.Lstat(path)
 	switch {
-	case err == nil && bytes.Equal(old, data):
-		return false, nil
+	case err == nil && st.Mode().IsRegular() && st.Mode().Perm() == perm.Perm():
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", path, err)
+		}
+		if bytes.Equal(old, data) {
+			return false, nil
+		}
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -216,7 +216,7 @@ func build(projects []*config.Project, opts Options) (*model, error) {
 			}
 		}
 		if m.prefix != "" {
-			u.path = m.prefix + p.Name + "/"
+			u.path = ProjectPath(m.prefix, p.Name)
 		}
 		m.upstreams = append(m.upstreams, u)
 	}
@@ -331,6 +331,19 @@ func parseHost(s string) (string, error) {
 	}
 	return strings.ToLower(s), nil
 }
+
+// CheckServerName checks a --server-name value: a DNS name, optionally
+// starting with "*.". The error is an *OptionError.
+func CheckServerName(s string) error { return checkServerName(s) }
+
+// ParsePathPrefix checks a --path-prefix value and normalizes it to "/"
+// or "/a/b/"; the error is an *OptionError. Each project is then served
+// at ProjectPath below it.
+func ParsePathPrefix(s string) (string, error) { return parsePrefix(s) }
+
+// ProjectPath is where a project is served below a normalized path
+// prefix: "/" and "api" give "/api/", "/apps/" gives "/apps/api/".
+func ProjectPath(prefix, project string) string { return prefix + project + "/" }
 
 func checkServerName(s string) error {
 	if !validDNSName(s, true) {
