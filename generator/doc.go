@@ -16,6 +16,15 @@
 //	bm2-<name>.target.wants/bm2-<name>-restart.timer   symlink: the timer runs while the project does
 //	bm2-<name>-restart.service                  `bm2 reload <name>`, which the timer starts
 //
+// and for a project with health_path
+//
+//	bm2-<name>-health.timer                     every health_interval_ms, PartOf= the target
+//	bm2-<name>.target.wants/bm2-<name>-health.timer    symlink: the checks run while the project does
+//	bm2-<name>-health.service                   `bm2-probe health <name>`, one check of every instance
+//
+// where every instance's drop-in gets BM2_HEALTH_PORT, the port it
+// answers the check on, which the port fence lets it bind.
+//
 // A project file that does not parse, or whose port range overlaps a project
 // whose name sorts before it, is skipped with a diagnostic; every other
 // project is still generated.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/layout"
@@ -189,7 +190,7 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 	if opts.CLI == "" {
 		opts.CLI = DefaultCLI
 	}
-	files := make([]File, 0, 8+p.Instances) // slice, target, link, env, instances, surge, the restart schedule's three
+	files := make([]File, 0, 11+p.Instances) // slice, target, link, env, instances, surge, the restart schedule's three, the health check's three
 	files = append(files,
 		File{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl)},
 		File{Path: units.Target(p.Name), Data: targetUnit(p, opts.Layout.Systemctl)},
@@ -201,9 +202,9 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 	}
 	tmpl, ok := shared.template(p)
 	for i := 0; i < p.Instances; i++ {
-		data := tmpl.instance(i, p.InstancePort(i))
+		data := tmpl.instance(i, p.InstancePort(i), p.HealthPort(i))
 		if !ok { // a placeholder byte in a path: render each one
-			data = shared.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
+			data = shared.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)), healthPortText(p, i))
 		}
 		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, i), DropInName), Data: data})
 	}
@@ -215,7 +216,7 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		// BM2_APP_INSTANCE=<instances>, a number no other instance has
 		// (so the "0" that runs migrations and cron is never doubled), and
 		// BM2_APP_SURGE=1.
-		data := shared.dropIn(p, units.SurgeName, strconv.Itoa(p.Instances), strconv.Itoa(p.Port))
+		data := shared.dropIn(p, units.SurgeName, strconv.Itoa(p.Instances), strconv.Itoa(p.Port), healthPortText(p, units.Surge))
 		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, units.Surge), DropInName), Data: data})
 	}
 	if p.RestartSchedule != "" {
@@ -230,10 +231,30 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 			File{Path: units.RestartService(p.Name), Data: restartService(p, opts)},
 		)
 	}
+	if p.HealthChecked() {
+		// The health check: a timer the target wants and that is PartOf=
+		// it, as the restart schedule's, and the oneshot it starts every
+		// health_interval_ms.
+		timer := units.HealthTimer(p.Name)
+		files = append(files,
+			File{Path: timer, Data: healthTimer(p, opts.Layout.Systemctl)},
+			File{Path: path.Join(units.Target(p.Name)+".wants", timer), Link: "../" + timer},
+			File{Path: units.HealthService(p.Name), Data: healthService(p, opts)},
+		)
+	}
 	for i := range files {
 		files[i].Project = p.Name
 	}
 	return files
+}
+
+// healthPortText is BM2_HEALTH_PORT of instance i as text, "" for a
+// project without a health check.
+func healthPortText(p *config.Project, i int) string {
+	if !p.HealthChecked() {
+		return ""
+	}
+	return strconv.Itoa(p.HealthPort(i))
 }
 
 // envFile is the project's [env] for EnvironmentFile=.
@@ -396,6 +417,128 @@ var userHelperSandbox = [][2]string{
 	{"SystemCallErrorNumber", "EPERM"},
 }
 
+// healthTimer is bm2-<name>-health.timer: a check health_interval_ms
+// after the project starts (OnActiveSec=, the timer being started with
+// the target) and health_interval_ms after each one started
+// (OnUnitActiveSec=), to within 100 ms (systemd's default accuracy is a
+// minute, and would merge the checks of every project into one wake-up
+// a minute).
+func healthTimer(p *config.Project, systemctl string) []byte {
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, systemctl)
+	f.Add("Unit", "Description", "bm2 "+p.Name+" health check")
+	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
+	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	f.Add("Unit", "PartOf", units.Target(p.Name))
+	interval := config.FormatMS(p.Health.Interval)
+	f.Add("Timer", "OnActiveSec", interval)
+	f.Add("Timer", "OnUnitActiveSec", interval)
+	f.Add("Timer", "AccuracySec", "100ms")
+	f.Add("Timer", "Unit", units.HealthService(p.Name))
+	return f.Bytes()
+}
+
+// HealthStartTimeout bounds one run of a health service beyond its
+// checks' own timeout: reading the instances over D-Bus, starting the
+// check as the app's user, queueing the restarts.
+const HealthStartTimeout = 30 * time.Second
+
+// healthService is bm2-<name>-health.service, which the health timer
+// starts (and bm2 serve, start and reload, to wait for an instance's
+// first healthy answer): `bm2-probe health <name>`, one check of every
+// running instance. It reads its settings back from systemd (its own
+// Environment=, each instance's BM2_HEALTH_PORT), as the probe does, and
+// keeps its counts in its RuntimeDirectory=, root's, kept between runs,
+// which bm2 list reads.
+//
+// In system scope it runs as root, sandboxed as the probe is, with two
+// capabilities only, CAP_SETUID and CAP_SETGID (and the three system
+// calls that use them): the GETs are made by a child it starts as each
+// instance's own user, never with root's network identity. Its address
+// families are systemd's bus and the journal (AF_UNIX) and the checks'
+// (AF_INET, AF_INET6), to loopback only (IPAddressDeny=). It is PartOf=
+// the target, so a check under way when the project stops stops too,
+// and never restarts what was just stopped; it is not in the project's
+// slice.
+func healthService(p *config.Project, opts Options) []byte {
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, opts.Layout.Systemctl)
+	f.Add("Unit", "Description", "bm2 "+p.Name+" health check")
+	f.Add("Unit", "Documentation", "man:bm2.toml(5) man:bm2(1)")
+	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	f.Add("Unit", "PartOf", units.Target(p.Name))
+	// Started every interval (500 ms at the least) and more often by a
+	// waiting bm2 serve: systemd's default start limit (5 in 10 s) would
+	// stop the checks.
+	f.Add("Unit", "StartLimitIntervalSec", "0")
+	f.Add("Service", "Type", "oneshot")
+	f.Add("Service", "ExecStart", units.QuoteCommand([]string{opts.Helper, "health", p.Name}))
+	f.Add("Service", "Environment", units.QuoteEnv("BM2_HEALTH_PATH", p.Health.Path))
+	f.Add("Service", "Environment", `"BM2_HEALTH_INTERVAL_MS=`+strconv.FormatInt(p.Health.Interval.Milliseconds(), 10)+`"`)
+	f.Add("Service", "Environment", `"BM2_HEALTH_TIMEOUT_MS=`+strconv.FormatInt(p.Health.Timeout.Milliseconds(), 10)+`"`)
+	f.Add("Service", "Environment", `"BM2_HEALTH_FAILURES=`+strconv.Itoa(p.Health.Failures)+`"`)
+	f.Add("Service", "TimeoutStartSec", config.FormatMS(p.Health.Timeout+HealthStartTimeout))
+	// Its counts: /run/bm2/health/<name> (user scope: under
+	// $XDG_RUNTIME_DIR), kept between runs; gone at reboot.
+	f.Add("Service", "RuntimeDirectory", units.Specifiers(path.Join("bm2", layout.HealthSubdir, p.Name)))
+	f.Add("Service", "RuntimeDirectoryMode", "0755")
+	f.Add("Service", "RuntimeDirectoryPreserve", "yes")
+	sandbox := healthUserSandbox
+	if !opts.user() {
+		l := opts.Layout
+		sandbox = append([][2]string{
+			{"CapabilityBoundingSet", "CAP_SETUID CAP_SETGID"},
+			{"AmbientCapabilities", ""},
+			{"ProtectSystem", "strict"},
+			// The notification spool, an instance's crash.log.
+			{"ReadWritePaths", "-" + units.Specifiers(l.StateDir) + " -" + units.Specifiers(l.CrashLogs.Dir)},
+			{"ProtectHome", "yes"},
+			{"PrivateTmp", "yes"},
+			{"PrivateDevices", "yes"},
+			{"PrivateIPC", "yes"},
+			{"ProtectKernelTunables", "yes"},
+			{"ProtectKernelModules", "yes"},
+			{"ProtectKernelLogs", "yes"},
+			{"ProtectControlGroups", "yes"},
+			{"ProtectClock", "yes"},
+			{"ProtectHostname", "yes"},
+			{"ProtectProc", "invisible"},
+			{"ProcSubset", "pid"},
+			{"IPAddressAllow", "localhost"},
+			{"IPAddressDeny", "any"},
+		}, healthUserSandbox...)
+		// ...but setuid(2), setgid(2) and setgroups(2), with which the
+		// child becomes the instance's user.
+		sandbox = append(sandbox, [2]string{"SystemCallFilter", "setuid setgid setgroups"},
+			[2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
+	}
+	for _, kv := range sandbox {
+		f.Add("Service", kv[0], kv[1])
+	}
+	if opts.user() {
+		f.Add("Service", "UMask", "0077")
+	}
+	return f.Bytes()
+}
+
+// healthUserSandbox is what the health service has in both scopes, as
+// the probe has it (units/static/bm2-probe@.service).
+var healthUserSandbox = [][2]string{
+	{"NoNewPrivileges", "yes"},
+	{"RestrictNamespaces", "yes"},
+	{"RestrictRealtime", "yes"},
+	{"RestrictSUIDSGID", "yes"},
+	{"LockPersonality", "yes"},
+	{"MemoryDenyWriteExecute", "yes"},
+	{"RestrictAddressFamilies", "AF_UNIX AF_INET AF_INET6"},
+	{"SystemCallArchitectures", "native"},
+	{"SystemCallFilter", "@system-service"},
+	{"SystemCallFilter", "~@privileged @resources @obsolete @cpu-emulation @debug"},
+	{"SystemCallErrorNumber", "EPERM"},
+}
+
 // StartLimit returns the start-limit window and burst that implement the
 // restart budget: more than max_restarts consecutive abnormal restarts and
 // the instance gives up (errored). The window never ends (infinity), so a
@@ -492,8 +635,9 @@ func underHome(p string) bool {
 // control characters, which no value that reaches a drop-in may contain
 // (config refuses them), so they cannot collide with anything.
 const (
-	slotIndex = "\x01"
-	slotPort  = "\x02"
+	slotIndex  = "\x01"
+	slotPort   = "\x02"
+	slotHealth = "\x03" // BM2_HEALTH_PORT
 )
 
 // dropInTemplate is a project's drop-in cut at its placeholders, so that
@@ -501,7 +645,7 @@ const (
 // costs one render.
 type dropInTemplate struct {
 	parts [][]byte // parts[k] is followed by slots[k]
-	slots []byte   // slotIndex[0] or slotPort[0]
+	slots []byte   // slotIndex[0], slotPort[0] or slotHealth[0]
 	size  int
 }
 
@@ -509,11 +653,15 @@ type dropInTemplate struct {
 // when the placeholders are not exactly where the instance's index and port
 // go (a control character in the project file's own path).
 func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
-	data := s.dropIn(p, slotIndex, slotIndex, slotPort)
+	health := ""
+	if p.HealthChecked() {
+		health = slotHealth
+	}
+	data := s.dropIn(p, slotIndex, slotIndex, slotPort, health)
 	var t dropInTemplate
 	start := 0
 	for i, c := range data {
-		if c == slotIndex[0] || c == slotPort[0] {
+		if c == slotIndex[0] || c == slotPort[0] || c == slotHealth[0] {
 			t.parts = append(t.parts, data[start:i])
 			t.slots = append(t.slots, c)
 			start = i + 1
@@ -527,19 +675,29 @@ func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
 	if s.fence != "" {
 		want++ // the port fence's own port
 	}
+	if p.HealthChecked() {
+		want++ // BM2_HEALTH_PORT
+		if s.fence != "" && p.Health.Port != 0 {
+			want++ // and the fence's
+		}
+	}
 	return t, len(t.slots) == want
 }
 
-// instance is instance i's drop-in.
-func (t dropInTemplate) instance(i, port int) []byte {
+// instance is instance i's drop-in: port is its port, health its health
+// port.
+func (t dropInTemplate) instance(i, port, health int) []byte {
 	out := make([]byte, 0, t.size)
 	for k, part := range t.parts {
 		out = append(out, part...)
 		if k < len(t.slots) {
-			if t.slots[k] == slotIndex[0] {
+			switch t.slots[k] {
+			case slotIndex[0]:
 				out = strconv.AppendInt(out, int64(i), 10)
-			} else {
+			case slotPort[0]:
 				out = strconv.AppendInt(out, int64(port), 10)
+			default:
+				out = strconv.AppendInt(out, int64(health), 10)
 			}
 		}
 	}
@@ -547,9 +705,9 @@ func (t dropInTemplate) instance(i, port int) []byte {
 }
 
 // dropIn renders the drop-in of the instance whose name suffix ("0",
-// "surge"), BM2_APP_INSTANCE and port are given as text (the template's
-// placeholders).
-func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) []byte {
+// "surge"), BM2_APP_INSTANCE, port and health port ("" without a health
+// check) are given as text (the template's placeholders).
+func (s *instanceShared) dropIn(p *config.Project, suffix, index, port, health string) []byte {
 	f := newUnitFile()
 	defer freeUnitFile(f)
 	header(f, p, s.systemctl)
@@ -628,6 +786,12 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	for _, name := range p.PortEnv {
 		f.Add("Service", "Environment", `"`+name+`=`+port+`"`)
 	}
+	if health != "" {
+		// Where the health check asks (health_port+i, or the instance's
+		// own port): for the app, which answers there, and for
+		// bm2-probe health, which reads it back from systemd.
+		f.Add("Service", "Environment", `"BM2_HEALTH_PORT=`+health+`"`)
+	}
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode)))
 	if suffix == units.SurgeName {
 		f.Add("Service", "Environment", `"BM2_APP_SURGE=1"`)
@@ -640,6 +804,9 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port string) [
 	}
 	if s.fence != "" {
 		ports := []string{port}
+		if health != "" && p.Health.Port != 0 {
+			ports = append(ports, health) // a port of its own for the check
+		}
 		for _, n := range p.Sandbox.ExtraPorts {
 			ports = append(ports, strconv.Itoa(n))
 		}
@@ -715,10 +882,13 @@ func (s *instanceShared) sandbox(f *units.File, p *config.Project) {
 	}
 }
 
-// lowestPort is the lowest port an instance of p may bind: its range's or
-// an extra port's.
+// lowestPort is the lowest port an instance of p may bind: its range's,
+// a health port's or an extra port's.
 func lowestPort(p *config.Project) int {
 	lo := p.Ports().Lo
+	if r, ok := p.HealthPorts(); ok {
+		lo = min(lo, r.Lo)
+	}
 	for _, n := range p.Sandbox.ExtraPorts {
 		lo = min(lo, n)
 	}
@@ -766,5 +936,5 @@ func InstanceDropIn(p *config.Project, opts Options, i int) []byte {
 		opts.OutDir = opts.Layout.GeneratorDir
 	}
 	s := newInstanceShared(p, opts)
-	return s.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)))
+	return s.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)), healthPortText(p, i))
 }

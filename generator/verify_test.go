@@ -161,6 +161,9 @@ func verifyIn(t *testing.T, res Result, kind string, static fs.FS, also ...strin
 		if p.RestartSchedule != "" {
 			names = append(names, units.RestartTimer(p.Name), units.RestartService(p.Name))
 		}
+		if p.HealthChecked() {
+			names = append(names, units.HealthTimer(p.Name), units.HealthService(p.Name))
+		}
 		for i := 0; i < p.Instances; i++ {
 			names = append(names, units.Instance(p.Name, i))
 			if p.Mode == config.Cluster {

@@ -56,6 +56,9 @@ const (
 	InstanceCrashed       Kind = "instance_crashed"
 	InstanceErrored       Kind = "instance_errored"
 	RuntimeRejected       Kind = "runtime_rejected"
+	// An instance failed health_failures HTTP health checks in a row and
+	// is restarted (bm2-probe health; package health).
+	InstanceUnhealthy Kind = "instance_unhealthy"
 	// A notification given up by bm2-notify.service (package notify); never
 	// notified itself.
 	NotificationDropped Kind = "notification_dropped"
@@ -78,6 +81,7 @@ var kinds = []kindInfo{
 	{InstanceCrashed, "f2094127a7e2480c9ce5c60d78d83fb2", sdjournal.PriWarning},
 	{InstanceErrored, "8142a04800b24fc794e195b028d94e5e", sdjournal.PriErr},
 	{RuntimeRejected, "a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
+	{InstanceUnhealthy, "58c02f2ea208445d9a075b75e3fe804e", sdjournal.PriWarning},
 	{NotificationDropped, "d31724daabef434c909c9630aee35e7f", sdjournal.PriWarning},
 	{StateWriteFailed, "a7e82f365d02485483376258c5c55022", sdjournal.PriWarning},
 }

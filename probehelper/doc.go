@@ -2,7 +2,21 @@
 // reads its command line and hands the exit and failure hooks and the run
 // wrapper to package hooks, the port fence to package portfence and the
 // delivery of notifications to package notify. What it does itself is the
-// reusePort probe.
+// reusePort probe and the edge of the HTTP health check.
+//
+// The health check ([Checker], `bm2-probe health <name>`, run by
+// bm2-<name>-health.service) reads the project's instances from systemd
+// (each one's InvocationID, UID, GID and BM2_HEALTH_PORT; the check's
+// settings from its own service), starts `bm2-probe health-get` as the
+// instances' user ([ChildCheck]: syscall.Credential, no supplementary
+// group, an empty environment, its output capped), and hands what the
+// child printed, parsed strictly, to package health's pure Step. It then
+// writes the state file, and for each instance whose run reached
+// health_failures, still the same run, logs instance_unhealthy, writes a
+// crash.log line and queues a restart of that instance alone. A check
+// that could not be made at all (the child did not start) counts for
+// nothing and fails the run, so that a broken host is not taken for
+// broken apps.
 //
 // The probe runs after every start of a cluster-mode instance
 // (bm2-probe@<name>-<i>.service, pulled in by the instance's Wants=): it

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/hooks"
+	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/portfence"
@@ -28,6 +29,9 @@ import (
 //	                                        package portfence
 //	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
 //	                                        spooled notifications; package notify
+//	bm2-probe health <project>              bm2-<project>-health.service (root: CAP_SETUID, CAP_SETGID):
+//	                                        one HTTP health check of every instance; this package, package health
+//	bm2-probe health-get TIMEOUT PATH I:P…  its child, as the instances' user: the GETs
 //	bm2-probe run bun|node [--env-file F] -- RUNTIME …
 //	                                        ExecStart= wrapper, as the app's user; package hooks
 //
@@ -51,7 +55,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer, stderr *os.File)
 
 func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | notify")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | notify")
 	}
 	switch args[0] {
 	case "run":
@@ -62,6 +66,10 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		// System scope only (a user's manager cannot fence): the system's
 		// sink says a mark it cannot write.
 		return portfence.Main(args[1:], stderr, notify.NewSink(stderr))
+	case "health-get":
+		// The health check's child, as the instances' user (a dynamic
+		// one may have no entry the layout could be found by).
+		return healthGet(ctx, args[1:], stdout)
 	}
 	// As root: system scope. As anyone else: the user's own manager runs
 	// it (user scope), and its files are under ~/.bm2.
@@ -103,6 +111,14 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 				hooks.PortBlocked(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
 		}
 		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events)
+	case "health":
+		c := &Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
+			Log: func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }}
+		if scope.IsUser() {
+			self := identity.Self()
+			c.Owner = &self
+		}
+		return healthCommand(ctx, args, c, scope)
 	}
 	return probeCommand(ctx, args, stdout, stderr)
 }

@@ -12,6 +12,8 @@
 //	bm2@my-api-1.service         instance 1
 //	bm2-my-api-restart.timer     restart_schedule: starts the next one at the times it names
 //	bm2-my-api-restart.service   `bm2 reload my-api`, run by that timer
+//	bm2-my-api-health.timer      health_path: starts the next one every health_interval_ms
+//	bm2-my-api-health.service    `bm2-probe health my-api`, one check of every instance
 //
 // Instance names split at their last "-": the index is always the digits
 // after it, so project names may themselves contain "-" and digits.

@@ -37,6 +37,15 @@ func RestartTimer(project string) string { return "bm2-" + project + "-restart.t
 // reload <project>`, the rolling reload.
 func RestartService(project string) string { return "bm2-" + project + "-restart.service" }
 
+// HealthTimer is the timer of a project's HTTP health check
+// (health_path): it starts HealthService every health_interval_ms while
+// the project's target is active.
+func HealthTimer(project string) string { return "bm2-" + project + "-health.timer" }
+
+// HealthService is the oneshot a project's HealthTimer starts: `bm2-probe
+// health <project>`, one check of every running instance.
+func HealthService(project string) string { return "bm2-" + project + "-health.service" }
+
 // Surge is the index of a cluster-mode project's surge instance,
 // "<project>-surge": a generated unit that no target wants, which `bm2
 // reload` starts beside the others so that the port keeps as many
@@ -91,13 +100,15 @@ func Account(project string) string {
 
 // LongestName is the longest file name the generator writes for a project
 // with the given number of instances, including the temporary prefix: it
-// must not exceed NameMax. The restart schedule's units count whether the
-// project has one or not (they are never the longest: the surge's drop-in
-// directory is as long as RestartService, and the slice, where every "-"
-// takes four bytes, is longer than both).
+// must not exceed NameMax. The restart schedule's and the health check's
+// units count whether the project has them or not (they are never the
+// longest: the surge's drop-in directory is as long as RestartService,
+// the health check's are shorter, and the slice, where every "-" takes
+// four bytes, is longer than all of them).
 func LongestName(project string, instances int) int {
 	n := max(len(Slice(project)), len(Target(project)), len(DropInDir(project, max(instances-1, 0))), len(DropInDir(project, Surge)),
-		len(RestartTimer(project)), len(RestartService(project)), len(Target(project)+".wants"))
+		len(RestartTimer(project)), len(RestartService(project)), len(HealthTimer(project)), len(HealthService(project)),
+		len(Target(project)+".wants"))
 	return len(TempPrefix) + n
 }
 

@@ -112,6 +112,13 @@ func TestAccountAndLongestName(t *testing.T) {
 	if n := LongestName(longest, 1); n != len(TempPrefix+DropInDir(longest, Surge)) || n != len(TempPrefix+RestartService(longest)) || n > NameMax {
 		t.Fatal(n)
 	}
+	// The health check's: shorter still.
+	if HealthTimer("my-api") != "bm2-my-api-health.timer" || HealthService("my-api") != "bm2-my-api-health.service" {
+		t.Fatal(HealthTimer("my-api"), HealthService("my-api"))
+	}
+	if len(HealthService(longest)) >= len(RestartService(longest)) {
+		t.Fatal("the health check's service is no longer shorter than the restart schedule's")
+	}
 	if p, i, ok := ParseProbe("bm2-probe@my-api-2.service"); !ok || p != "my-api" || i != 2 {
 		t.Fatal(p, i, ok)
 	}

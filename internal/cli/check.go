@@ -64,6 +64,9 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	if len(p.After) > 0 {
 		fmt.Fprintf(w, "after: %s (ordering only)\n", strings.Join(p.After, ", "))
 	}
+	if p.HealthChecked() {
+		fmt.Fprintf(w, "health: %s\n", p.HealthSummary())
+	}
 	if p.RestartSchedule != "" {
 		line, problem := a.scheduleCheck(ctx, p)
 		fmt.Fprintln(w, line)

@@ -56,6 +56,10 @@ type fakeSystemd struct {
 	onStartUnit []string            // instances started since the last onStart drain
 
 	beforeReload func() // called (unlocked) as Reload begins: files written behind bm2's back
+	// onHealth plays one run of a project's health service (called
+	// locked, with the project's name, at each start of it); nil: the
+	// service does nothing.
+	onHealth func(project string)
 
 	next map[string]time.Time // restart timer -> its NextElapse while it runs (zero: never)
 }
@@ -124,11 +128,19 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 			loaded[n] = true
 			f.wants[t] = append(f.wants[t], n)
 			f.env[n] = []string{"BM2_EXEC_MODE=" + string(p.Mode), fmt.Sprintf("BM2_APP_PORT=%d", p.InstancePort(i))}
+			if p.HealthChecked() {
+				f.env[n] = append(f.env[n], fmt.Sprintf("BM2_HEALTH_PORT=%d", p.HealthPort(i)))
+			}
 		}
 		if p.Mode == config.Cluster {
 			n := units.Instance(p.Name, units.Surge)
 			loaded[n] = true // wanted by nobody
 			f.env[n] = []string{"BM2_EXEC_MODE=cluster", fmt.Sprintf("BM2_APP_PORT=%d", p.Port), "BM2_APP_SURGE=1"}
+		}
+		if p.HealthChecked() {
+			// The health timer, in the target's .wants, and its service.
+			loaded[units.HealthTimer(p.Name)], loaded[units.HealthService(p.Name)] = true, true
+			f.wants[t] = append(f.wants[t], units.HealthTimer(p.Name))
 		}
 		if p.RestartSchedule != "" {
 			// The restart timer, in the target's .wants, and its service.
@@ -239,6 +251,13 @@ func (f *fakeSystemd) job(verb, name string) error {
 				f.startInstance(n)
 			}
 			u.ActiveState, u.SubState = "active", "active"
+		}
+		return nil
+	}
+	if proj, ok := strings.CutSuffix(strings.TrimPrefix(name, "bm2-"), "-health.service"); ok && strings.HasPrefix(name, "bm2-") {
+		// A oneshot: its run is over when its start job is.
+		if verb != "stop" && f.onHealth != nil {
+			f.onHealth(proj)
 		}
 		return nil
 	}

@@ -17,21 +17,29 @@ import (
 
 // row is one line of bm2 list; its JSON form is what --json prints.
 type row struct {
-	Project     string  `json:"project"`
-	ID          *int    `json:"id"`              // null for an invalid project and for the surge
-	Surge       bool    `json:"surge,omitempty"` // the surge instance of a reload (bm2@<name>-surge)
-	Unit        string  `json:"unit"`
-	Mode        string  `json:"mode"`
-	State       string  `json:"state"`
-	Reason      string  `json:"reason"`
-	PID         uint32  `json:"pid"`
-	Port        int     `json:"port"`
-	Reuseport   *string `json:"reuseport"` // cluster mode: the probe's verdict on the current run; null otherwise
-	Restarts    uint32  `json:"restarts"`
-	UptimeMS    int64   `json:"uptime_ms"`
-	MemoryBytes *uint64 `json:"memory_bytes"` // null when unknown
-	CPUMS       *uint64 `json:"cpu_ms"`       // null when unknown
-	Scope       string  `json:"scope"`        // "system" or "user": whose systemd runs it
+	Project   string  `json:"project"`
+	ID        *int    `json:"id"`              // null for an invalid project and for the surge
+	Surge     bool    `json:"surge,omitempty"` // the surge instance of a reload (bm2@<name>-surge)
+	Unit      string  `json:"unit"`
+	Mode      string  `json:"mode"`
+	State     string  `json:"state"`
+	Reason    string  `json:"reason"`
+	PID       uint32  `json:"pid"`
+	Port      int     `json:"port"`
+	Reuseport *string `json:"reuseport"` // cluster mode: the probe's verdict on the current run; null otherwise
+	// Health is the HTTP health check's word for the current run (null
+	// without health_path, or when not online); HealthFailures, of
+	// HealthLimit, and HealthLast (the last result: "200", "timeout")
+	// come with it when the run has been checked.
+	Health         *string `json:"health"`
+	HealthFailures *int    `json:"health_failures,omitempty"`
+	HealthLimit    *int    `json:"health_limit,omitempty"`
+	HealthLast     string  `json:"health_last,omitempty"`
+	Restarts       uint32  `json:"restarts"`
+	UptimeMS       int64   `json:"uptime_ms"`
+	MemoryBytes    *uint64 `json:"memory_bytes"` // null when unknown
+	CPUMS          *uint64 `json:"cpu_ms"`       // null when unknown
+	Scope          string  `json:"scope"`        // "system" or "user": whose systemd runs it
 	// Holder is who holds the port of an instance errored as
 	// port_in_use (its mark, written by the exit hook).
 	Holder string `json:"holder,omitempty"`
@@ -204,6 +212,14 @@ func instanceRow(snap control.Snapshot, pi, k int) row {
 		verdict := v.Verdict
 		r.Reuseport = &verdict
 	}
+	if v.Health != "" {
+		h := v.Health
+		r.Health = &h
+		if e := v.HealthEntry; e != nil {
+			f, l := e.Failures, e.Limit
+			r.HealthFailures, r.HealthLimit, r.HealthLast = &f, &l, e.Last
+		}
+	}
 	if u := v.Status; u != nil {
 		r.PID = u.MainPID
 		r.Restarts = u.NRestarts
@@ -224,13 +240,16 @@ func instanceRow(snap control.Snapshot, pi, k int) row {
 
 // cells is a row as the table shows it: "-" for what is not known.
 type cells struct {
-	id, pid, port, reuseport, restarts, uptime, mem, cpu string
+	id, pid, port, reuseport, health, restarts, uptime, mem, cpu string
 }
 
 func (r row) cells() cells {
-	c := cells{"-", "-", "-", "-", "-", "-", "-", "-"}
+	c := cells{"-", "-", "-", "-", "-", "-", "-", "-", "-"}
 	if r.Reuseport != nil {
 		c.reuseport = *r.Reuseport
+	}
+	if r.Health != nil {
+		c.health = control.HealthCell(*r.Health, r.HealthFailures, r.HealthLimit)
 	}
 	if r.ID != nil {
 		c.id = strconv.Itoa(*r.ID)
@@ -261,7 +280,7 @@ func (r row) cells() cells {
 // table prints rows aligned.
 func (a *App) table(rows []row) error {
 	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
+	fmt.Fprintln(tw, "PROJECT\tID\tMODE\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tHEALTH\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
 		c := r.cells()
 		reason := r.Reason
@@ -269,9 +288,9 @@ func (a *App) table(rows []row) error {
 			reason += ": " + r.Holder
 		}
 		esc := termtext.EscapeField
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			esc(r.Project), c.id, esc(orDash(r.Mode)), esc(r.State), orDash(truncate(esc(reason), maxReason)),
-			c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
+			c.pid, c.port, c.reuseport, c.health, c.restarts, c.uptime, c.mem, c.cpu)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

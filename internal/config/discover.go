@@ -240,6 +240,10 @@ func ownedPath(dir string, uid int) error {
 	}
 }
 
+// ValidName tells whether s can be a project's name: 1 to 64 of a-z,
+// 0-9, '-' and '_', starting with a letter or digit.
+func ValidName(s string) bool { return nameRE.MatchString(s) && len(s) <= maxNameLen }
+
 // add reads one project file found at p (isLink: the directory entry is
 // a symbolic link) into the sources, the masks or the errors.
 //
@@ -247,7 +251,7 @@ func ownedPath(dir string, uid int) error {
 // took it already; nil takes it here.
 func (f *Found) add(p string, isLink bool, priv *dirStat) {
 	name := Stem(p)
-	if !nameRE.MatchString(name) || len(name) > maxNameLen {
+	if !ValidName(name) {
 		f.Errors = append(f.Errors, &Error{File: p, Msg: fmt.Sprintf("%q is not a valid project name: use 1 to %d of a-z, 0-9, '-' and '_', starting with a letter or digit", name, maxNameLen), Err: ErrValue})
 		return
 	}

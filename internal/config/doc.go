@@ -17,6 +17,12 @@
 // ([CheckCalendar]): an expression systemd would refuse in the timer's
 // OnCalendar= is refused here, with the file, the line and the key.
 //
+// The health_* keys ([Health], health.go) are checked together once every
+// key is read: health_port, required in cluster mode, gives each instance
+// a port of its own for the check, a range held like the port range
+// ([Project.Occupied]) and allowed by the port fence
+// ([Project.AllowedPorts]).
+//
 // Project files are found along a search path ([DefaultSearchPath], replaced
 // by $BM2_CONFIG_PATH). The first file of a given name wins, as with systemd's
 // own unit directories, and an empty file or a symlink to /dev/null masks a

@@ -182,6 +182,21 @@ var specs = []spec{
 			p.RestartSchedule = val.(string)
 		}
 	}, get: str(func(p *Project) string { return p.RestartSchedule })},
+	// The HTTP health check (health.go): checked against each other and
+	// the port ranges in finish, and written only with health_path.
+	{key: "health_path", kind: kString, set: setHealthPath, get: str(func(p *Project) string { return p.Health.Path })},
+	{key: "health_interval_ms", kind: kInt, set: ms(minHealthInterval, maxHealthInterval, func(p *Project) *time.Duration { return &p.Health.Interval }),
+		get: healthValue(func(h Health) (int, bool) {
+			return int(h.Interval.Milliseconds()), h.Interval != DefaultHealthInterval
+		})},
+	{key: "health_timeout_ms", kind: kInt, set: ms(minHealthTimeout, maxHealthTimeout, func(p *Project) *time.Duration { return &p.Health.Timeout }),
+		get: healthValue(func(h Health) (int, bool) {
+			return int(h.Timeout.Milliseconds()), h.Timeout != DefaultHealthTimeout
+		})},
+	{key: "health_failures", kind: kInt, set: intInto(1, maxHealthFailures, func(p *Project) *int { return &p.Health.Failures }),
+		get: healthValue(func(h Health) (int, bool) { return h.Failures, h.Failures != DefaultHealthFailures })},
+	{key: "health_port", kind: kInt, set: intInto(1, 65535, func(p *Project) *int { return &p.Health.Port }),
+		get: healthValue(func(h Health) (int, bool) { return h.Port, h.Port != 0 })},
 	{key: "env_file", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		if s := val.(string); s == "" {
 			v.add(k, ErrValue, "must not be empty")
@@ -491,7 +506,7 @@ func (v *validator) needs(key string, list []string, project string, other []str
 	for i, u := range list {
 		ik := fmt.Sprintf("%s[%d]", key, i)
 		if ownUnit(project, u) {
-			v.add(ik, ErrValue, "%q is one of project %s's own units (its target, its slice, its instances and their probes, its restart timer): a project cannot need itself", u, project)
+			v.add(ik, ErrValue, "%q is one of project %s's own units (its target, its slice, its instances and their probes, its restart and health timers): a project cannot need itself", u, project)
 			continue
 		}
 		if !v.unitName(ik, u) {
@@ -559,13 +574,16 @@ func unitNameChar(r rune) bool {
 }
 
 // ownUnit tells whether unit is one bm2 makes for the project: its target,
-// its slice, its restart schedule's timer and service, or an instance's
-// service, probe or failure unit (of any number).
+// its slice, its restart schedule's and its health check's timer and
+// service, or an instance's service, probe or failure unit (of any
+// number).
 func ownUnit(project, unit string) bool {
 	if project == "" {
 		return false
 	}
-	if unit == units.Target(project) || unit == units.Slice(project) || unit == units.RestartTimer(project) || unit == units.RestartService(project) {
+	switch unit {
+	case units.Target(project), units.Slice(project), units.RestartTimer(project), units.RestartService(project),
+		units.HealthTimer(project), units.HealthService(project):
 		return true
 	}
 	for _, prefix := range []string{"bm2@", "bm2-probe@", "bm2-failed@"} {

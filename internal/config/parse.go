@@ -461,8 +461,10 @@ func (v *validator) finish(p *Project, opts Options) {
 			}
 		}
 	}
+	v.health(p)
 	if u := opts.User; u != nil {
 		v.userScope(p, u)
+		v.userScopeHealth(p, u)
 	}
 	for _, name := range p.PortEnv {
 		i := v.portEnvAt[name]

@@ -20,26 +20,27 @@ type ConflictError struct {
 	Project, Holder           string
 	ProjectFile, HolderFile   string
 	ProjectPorts, HolderPorts PortRange
-	// ProjectExtra and HolderExtra: the range is one of that project's
-	// [sandbox] extra_ports, not its own port range.
-	ProjectExtra, HolderExtra bool
+	// ProjectBy and HolderBy name the key that makes the range that
+	// project's when it is not its own port range: "health_port" or
+	// "[sandbox] extra_ports" (Project.OccupiedBy).
+	ProjectBy, HolderBy string
 }
 
 func (e *ConflictError) Error() string {
-	what := func(extra bool) string {
-		if extra {
-			return " ([sandbox] extra_ports)"
+	what := func(by string) string {
+		if by != "" {
+			return " (" + by + ")"
 		}
 		return ""
 	}
 	return fmt.Sprintf("port conflict: %s port range %s%s overlaps %s %s%s",
-		e.Project, e.ProjectPorts, what(e.ProjectExtra), e.Holder, e.HolderPorts, what(e.HolderExtra))
+		e.Project, e.ProjectPorts, what(e.ProjectBy), e.Holder, e.HolderPorts, what(e.HolderBy))
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // CheckConflict returns a *ConflictError when one of p's ranges
-// (Occupied: its port range and its extra ports) overlaps one of any
+// (Occupied: its port range, health ports and extra ports) overlaps one of any
 // project's in held (other than one with p's own name), naming the holder
 // with the lowest port; nil otherwise. The port ranges themselves are
 // compared first, so that two projects whose ranges overlap get the
@@ -63,13 +64,13 @@ func CheckConflict(p *Project, held []*Project) error {
 		return nil
 	}
 	return &ConflictError{
-		Project: p.Name, ProjectFile: p.File, ProjectPorts: p.Occupied()[pi], ProjectExtra: pi > 0,
-		Holder: holder.Name, HolderFile: holder.File, HolderPorts: holder.Occupied()[hi], HolderExtra: hi > 0,
+		Project: p.Name, ProjectFile: p.File, ProjectPorts: p.Occupied()[pi], ProjectBy: p.OccupiedBy(pi),
+		Holder: holder.Name, HolderFile: holder.File, HolderPorts: holder.Occupied()[hi], HolderBy: holder.OccupiedBy(hi),
 	}
 }
 
 // Overlap reports the first range of p and the first of h (Occupied: port
-// ranges first, then extra ports) that overlap.
+// ranges first, then health ports, then extra ports) that overlap.
 func Overlap(p, h *Project) (PortRange, PortRange, bool) {
 	i, j, ok := overlap(p, h)
 	if !ok {
@@ -190,7 +191,7 @@ func (x *portIndex) check(p *Project, kept []*Project) *ConflictError {
 	holder := kept[best]
 	pi, hi, _ := overlap(p, holder)
 	return &ConflictError{
-		Project: p.Name, ProjectFile: p.File, ProjectPorts: p.Occupied()[pi], ProjectExtra: pi > 0,
-		Holder: holder.Name, HolderFile: holder.File, HolderPorts: holder.Occupied()[hi], HolderExtra: hi > 0,
+		Project: p.Name, ProjectFile: p.File, ProjectPorts: p.Occupied()[pi], ProjectBy: p.OccupiedBy(pi),
+		Holder: holder.Name, HolderFile: holder.File, HolderPorts: holder.Occupied()[hi], HolderBy: holder.OccupiedBy(hi),
 	}
 }

@@ -243,6 +243,9 @@ type Project struct {
 	MinUptime       time.Duration
 	StopTimeout     time.Duration
 
+	// Health is the HTTP health check (health_* keys); zero for none.
+	Health Health
+
 	Notify    Notify
 	Resources Resources
 	Sandbox   Sandbox
@@ -279,20 +282,43 @@ func (p *Project) Ports() PortRange {
 	return PortRange{Lo: p.Port, Hi: p.Port}
 }
 
-// Occupied is every port range the project holds: Ports, then each of
-// [sandbox] extra_ports as a range of one.
+// Occupied is every port range the project holds: Ports, then its
+// health ports (HealthPorts) when it has them, then each of [sandbox]
+// extra_ports as a range of one. OccupiedBy names each one's key.
 func (p *Project) Occupied() []PortRange {
 	out := []PortRange{p.Ports()}
+	if r, ok := p.HealthPorts(); ok {
+		out = append(out, r)
+	}
 	for _, n := range p.Sandbox.ExtraPorts {
 		out = append(out, PortRange{Lo: n, Hi: n})
 	}
 	return out
 }
 
-// AllowedPorts is what instance i may bind (the port fence): its own port
-// and [sandbox] extra_ports.
+// OccupiedBy is the key that makes the project hold range k of
+// Occupied: "" for its port range, "health_port" or "[sandbox]
+// extra_ports".
+func (p *Project) OccupiedBy(k int) string {
+	_, health := p.HealthPorts()
+	switch {
+	case k == 0:
+		return ""
+	case k == 1 && health:
+		return "health_port"
+	}
+	return "[sandbox] extra_ports"
+}
+
+// AllowedPorts is what instance i may bind (the port fence): its own
+// port, its health port when that is another one (HealthPort), and
+// [sandbox] extra_ports.
 func (p *Project) AllowedPorts(i int) []int {
-	return append([]int{p.InstancePort(i)}, p.Sandbox.ExtraPorts...)
+	out := []int{p.InstancePort(i)}
+	if h := p.HealthPort(i); h != 0 && h != out[0] {
+		out = append(out, h)
+	}
+	return append(out, p.Sandbox.ExtraPorts...)
 }
 
 // Preload tells whether the instances load bm2's reusePort preload:

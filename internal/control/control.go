@@ -3,11 +3,14 @@ package control
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/units"
 )
@@ -212,14 +215,16 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	// A scheduled reload does not go on beside the deletion, nor start
-	// again: the restart timer, then its service, are stopped first.
-	sched, err := sd.Loaded(ctx, []string{units.RestartTimer(name), units.RestartService(name)})
+	// A scheduled reload, or a health check that would restart an
+	// instance, does not go on beside the deletion, nor start again: the
+	// timers, then their services, are stopped first.
+	timed := []string{units.RestartTimer(name), units.RestartService(name), units.HealthTimer(name), units.HealthService(name)}
+	sched, err := sd.Loaded(ctx, timed)
 	if err != nil {
 		return err
 	}
 	var schedNames []string
-	for _, n := range []string{units.RestartTimer(name), units.RestartService(name)} {
+	for _, n := range timed {
 		for _, u := range sched {
 			if u.Name != n {
 				continue
@@ -255,6 +260,16 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err := c.state().ClearErrored(name); err != nil {
 		return c.rootHint(err)
 	}
+	// The health checks' counts (the service's RuntimeDirectory=, kept
+	// between its runs): a project of this name registered later starts
+	// without them.
+	if l := c.ScopeLayout(); l.RunStateDir != "" {
+		hdir := l.HealthDir(name)
+		if err := safefs.Remove(health.Path(hdir)); err != nil {
+			return c.rootHint(fmt.Errorf("remove %s: %w", health.Path(hdir), err))
+		}
+		_ = os.Remove(hdir)
+	}
 	marked, _ := c.state().ErroredInstances(name)
 	for _, n := range marked {
 		if err := c.state().ClearInstanceErrored(n); err != nil {
@@ -266,12 +281,12 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	}
 	// systemd keeps a unit that failed until it is reset; everything else
 	// without a unit file is garbage-collected.
-	left, err := sd.Loaded(ctx, []string{units.InstancePattern(name), units.ProbePattern(name), target, slice, units.RestartService(name), units.RestartTimer(name)})
+	left, err := sd.Loaded(ctx, append([]string{units.InstancePattern(name), units.ProbePattern(name), target, slice}, timed...))
 	if err != nil {
 		return err
 	}
 	for _, u := range left {
-		if u.Name == target || u.Name == slice || u.Name == units.RestartService(name) || u.Name == units.RestartTimer(name) || instanceOf(u.Name) == name {
+		if u.Name == target || u.Name == slice || slices.Contains(timed, u.Name) || instanceOf(u.Name) == name {
 			if err := sd.ResetFailed(ctx, u.Name); err != nil {
 				return err
 			}

@@ -48,6 +48,17 @@
 // restarted instance's own process listens on its port again (from /proc:
 // [Env.Listening]) before it restarts the next one.
 //
+// # The health check
+//
+// With health_path, online means healthy: once an instance listens (and,
+// in cluster mode, is confirmed), the wait starts bm2-<name>-health.service
+// itself (at most once a second, waiting for its run) and reads its state
+// file (package health) until the entry for the instance's current
+// InvocationID says healthy, or the wait's timeout passes. A reload whose
+// surge or restarted instance does not turn healthy stops there, through
+// the same path as one that does not come back. bm2 list shows the state
+// file's word for each run in its HEALTH column ([HealthOf]).
+//
 // # Why something failed
 //
 // Every ending of serve, start, restart and reload that reports a failed

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
@@ -38,7 +39,8 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	var ask needs
 	var last []UnitStatus
 	var probesRead time.Time // when the probes' states were last read
-	warned := false
+	var healthRun time.Time  // when the health service was last started
+	warned, healthWarned := false, false
 	for {
 		statuses, err := sd.Units(wctx, names)
 		if err != nil && wctx.Err() == nil {
@@ -60,6 +62,27 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 					}
 				}
 				s.events, s.eventsErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
+			}
+			if ask.health {
+				// A run of the check, rather than a wait for its timer:
+				// the instance's first healthy answer is what online
+				// means. At most one a second (the run itself takes up
+				// to health_timeout_ms); a failure in these runs counts
+				// no faster than the timer's (package health).
+				if now := c.Now(); healthRun.IsZero() || now.Sub(healthRun) >= healthEvery {
+					healthRun = now
+					svc := units.HealthService(w.p.Name)
+					if err := sd.Start(wctx, svc); err != nil && wctx.Err() == nil && !healthWarned {
+						fmt.Fprintf(c.Err, "bm2: warning: %s: %v; waiting for its checks all the same (`%s` shows why)\n", svc, err, c.JournalctlUnit(svc))
+						healthWarned = true
+					}
+				}
+				st, err := health.Read(health.Path(c.ScopeLayout().HealthDir(w.p.Name)))
+				if err == nil {
+					s.health = &st
+				} else {
+					s.healthErr = err
+				}
 			}
 			if ask.listen && w.mode == untilBack {
 				s.listen, s.listenErr = c.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
@@ -97,7 +120,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				if r.done {
 					return nil
 				}
-				fetchNow := (r.next.events && !ask.events) || (r.next.listen && !ask.listen)
+				fetchNow := (r.next.events && !ask.events) || (r.next.listen && !ask.listen) || (r.next.health && !ask.health)
 				ask = r.next
 				if fetchNow {
 					continue // what it needs next, at once
@@ -148,8 +171,12 @@ func (c *Client) explainTimeout(ctx context.Context, w *waiter, last []UnitStatu
 		id := units.InstanceID(w.p.Name, w.ids[0])
 		return &notBackError{err: fmt.Errorf("timed out after %s waiting for %s %s%s", timeout, id, w.waitingFor(), c.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
 	}
-	return c.timedOut(ctx, w.p, w.ids, last, w.listened(last), w.judged(last), timeout, verb)
+	return c.timedOut(ctx, w, last, timeout, verb)
 }
+
+// healthEvery is how often a wait starts the health service while an
+// instance has not answered healthy yet.
+const healthEvery = time.Second
 
 // waitOnline watches instances ids of p until every one is online, printing
 // a line as each comes online. Online means running with a main process
@@ -289,16 +316,24 @@ func (c *Client) projectErrored(ctx context.Context, sd Systemd, p *config.Proje
 }
 
 // timedOut builds the error for instances that did not come online (or
-// were not confirmed) in time.
-func (c *Client) timedOut(ctx context.Context, p *config.Project, ids []int, last []UnitStatus, listened, judged []bool, timeout time.Duration, verb string) error {
-	var pending, unconfirmed []string
-	first, firstUnconfirmed := -1, -1
+// were not confirmed, or did not answer healthy) in time.
+func (c *Client) timedOut(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
+	p, ids := w.p, w.ids
+	listened, judged, healthy := w.listened(last), w.judged(last), w.healthyNow(last)
+	var pending, unconfirmed, unhealthy []string
+	first, firstUnconfirmed, firstUnhealthy := -1, -1, -1
 	now := c.Now()
 	for k, u := range last {
 		st, reason := ProjectInstanceState(u, p.MaxRestarts)
 		id := units.InstanceID(p.Name, ids[k])
 		switch {
+		case listened[k] && judged[k] && healthy[k]:
+			continue
 		case listened[k] && judged[k]:
+			unhealthy = append(unhealthy, fmt.Sprintf("%s is online but did not answer %s", id, w.healthWait(k, u)))
+			if firstUnhealthy < 0 {
+				firstUnhealthy = k
+			}
 			continue
 		case listened[k]:
 			unconfirmed = append(unconfirmed, id)
@@ -333,6 +368,21 @@ func (c *Client) timedOut(ctx context.Context, p *config.Project, ids []int, las
 			first = firstUnconfirmed
 		}
 	}
+	hint := fmt.Sprintf("a slow app may need a longer --timeout; `bm2 status %s` and `bm2 logs %s` show what it does", p.Name, p.Name)
+	if len(unhealthy) > 0 {
+		what = "come online and pass the health check"
+		if len(unconfirmed) > 0 {
+			what = "come online, be confirmed and pass the health check"
+		}
+		pending = append(pending, unhealthy...)
+		if first < 0 {
+			first = firstUnhealthy
+			k := firstUnhealthy
+			e, _ := reason.Explain(reason.Unhealthy, reason.Facts{Project: p.Name, Instance: units.InstanceID(p.Name, ids[k]),
+				Port: p.HealthPort(ids[k]), Runtime: string(p.Runtime), Detail: w.healthWord(k, last[k]), Again: AgainText(p, verb)})
+			hint = hintOf(e)
+		}
+	}
 	msg := fmt.Sprintf("timed out after %s waiting for %s to %s", timeout, p.Name, what)
 	if len(pending) > 0 {
 		msg += ": " + strings.Join(pending, ", ")
@@ -340,9 +390,7 @@ func (c *Client) timedOut(ctx context.Context, p *config.Project, ids []int, las
 	if first >= 0 {
 		msg += c.logTail(ctx, units.Instance(p.Name, ids[first]))
 	}
-	return Fail(ExitFailure,
-		fmt.Sprintf("a slow app may need a longer --timeout; `bm2 status %s` and `bm2 logs %s` show what it does", p.Name, p.Name),
-		errors.New(msg))
+	return Fail(ExitFailure, hint, errors.New(msg))
 }
 
 // logTail is "\nlast lines of UNIT's log:\n  ..." or "" when there are none.

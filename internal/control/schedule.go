@@ -72,26 +72,38 @@ func nextElapse(out []byte) (string, error) {
 }
 
 // stopStaleTimer stops the restart timer of a project that has no
-// restart_schedule (any more): systemd keeps a running unit whose file
-// the generator no longer writes, and it would go on starting a reload
-// that is not there.
+// restart_schedule (any more), and the health timer of one that has no
+// health_path: systemd keeps a running unit whose file the generator no
+// longer writes, and it would go on starting a reload, or a check, that
+// is not there.
 func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Project) error {
-	if p.RestartSchedule != "" {
+	var stale []string
+	why := map[string]string{}
+	if p.RestartSchedule == "" {
+		stale = append(stale, units.RestartTimer(p.Name))
+		why[units.RestartTimer(p.Name)] = "restart_schedule"
+	}
+	if !p.HealthChecked() {
+		stale = append(stale, units.HealthTimer(p.Name))
+		why[units.HealthTimer(p.Name)] = "health_path"
+	}
+	if len(stale) == 0 {
 		return nil
 	}
-	timer := units.RestartTimer(p.Name)
-	loaded, err := sd.Loaded(ctx, []string{timer})
+	loaded, err := sd.Loaded(ctx, stale)
 	if err != nil {
 		return err
 	}
-	for _, u := range loaded {
-		if u.Name != timer || u.Down() {
-			continue
+	for _, timer := range stale {
+		for _, u := range loaded {
+			if u.Name != timer || u.Down() {
+				continue
+			}
+			if err := sd.Stop(ctx, timer); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.Out, "stopped %s: %s has no %s any more\n", timer, p.Name, why[timer])
 		}
-		if err := sd.Stop(ctx, timer); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.Out, "stopped %s: %s has no restart_schedule any more\n", timer, p.Name)
 	}
 	return nil
 }

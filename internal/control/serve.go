@@ -370,8 +370,13 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 // instances all came up: online, and in cluster mode confirmed by the
 // reusePort probe.
 func readyWord(p *config.Project) string {
-	if p.Mode == config.Cluster {
+	switch {
+	case p.Mode == config.Cluster && p.HealthChecked():
+		return "online, confirmed and healthy"
+	case p.Mode == config.Cluster:
 		return "online and confirmed"
+	case p.HealthChecked():
+		return "online and healthy"
 	}
 	return "online"
 }

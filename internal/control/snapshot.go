@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -54,6 +55,9 @@ type ProjectSnapshot struct {
 	Marks map[int]state.Mark
 	// Warning says why the errored mark could not be read, if it could not.
 	Warning string
+	// Health is the state file of the project's health check (package
+	// health), nil without health_path or before its first check.
+	Health *health.State
 }
 
 // Snapshot reads the state of entries' projects; sd is nil when systemd
@@ -132,6 +136,7 @@ func (c *Client) snapshot(ctx context.Context, entries []config.Entry, sd System
 	}
 	for _, j := range valid {
 		c.readMarks(&snap.Projects[j])
+		c.readHealth(&snap.Projects[j])
 	}
 	if c.IsUser() && unaccounted(snap.Projects) {
 		snap.Accounting = c.Accounting(c.ScopeLayout().UID)
@@ -295,6 +300,23 @@ func (c *Client) readMarks(ps *ProjectSnapshot) {
 	}
 }
 
+// readHealth reads the state file of a project's health check: root's,
+// 0644, so any user's bm2 list reads it. Before the first check there
+// is none, which is not a problem.
+func (c *Client) readHealth(ps *ProjectSnapshot) {
+	p := ps.Entry.Project
+	if !p.HealthChecked() {
+		return
+	}
+	st, err := health.Read(health.Path(c.ScopeLayout().HealthDir(p.Name)))
+	switch {
+	case err == nil:
+		ps.Health = &st
+	case !health.IsMissing(err) && ps.Warning == "":
+		ps.Warning = fmt.Sprintf("%s: read the health checks' state: %v", p.Name, err)
+	}
+}
+
 // unaccounted tells whether a running instance lacks a memory or CPU
 // figure.
 func unaccounted(projects []ProjectSnapshot) bool {
@@ -327,6 +349,67 @@ type InstanceView struct {
 	// Status is the instance's unit as systemd told it; nil when
 	// systemd did not say (see ProjectSnapshot.Statuses).
 	Status *UnitStatus
+	// Health is the health check's word for the current run of an
+	// online instance of a project with health_path (HealthWords: see
+	// HealthOf); "" when none is claimed: no check, not online, systemd
+	// did not say. HealthEntry is the state file's entry it comes from,
+	// nil when there is none for this run.
+	Health      string
+	HealthEntry *health.Entry
+}
+
+// The health check's words for one run of an instance, as bm2 list and
+// bm2 top show them (the state file's, and the two it cannot say).
+const (
+	HealthHealthy   = string(health.Healthy)
+	HealthStarting  = string(health.Starting)
+	HealthUnhealthy = string(health.Unhealthy)
+	// HealthPending: the run has not been checked yet.
+	HealthPending = "pending"
+	// HealthStale: its last check is older than the check's interval
+	// allows (the timer stopped, or its runs fail: `systemctl status
+	// bm2-<name>-health.service`).
+	HealthStale = "stale"
+)
+
+// HealthWords are the words of InstanceView.Health, in the order of
+// bm2(1).
+var HealthWords = []string{HealthHealthy, HealthStarting, HealthUnhealthy, HealthPending, HealthStale}
+
+// healthStaleAfter is how old a check may be before its word is stale:
+// two intervals and the timeout, with room for a busy host.
+func healthStaleAfter(p *config.Project) time.Duration {
+	return 2*p.Health.Interval + p.Health.Timeout + 10*time.Second
+}
+
+// HealthCell is the HEALTH cell of bm2 list and bm2 top: the word, with
+// the count of an unhealthy run ("unhealthy 2/3"); failures and limit
+// nil when not known.
+func HealthCell(word string, failures, limit *int) string {
+	if word == HealthUnhealthy && failures != nil && limit != nil && *failures > 0 {
+		return fmt.Sprintf("%s %d/%d", word, *failures, *limit)
+	}
+	return word
+}
+
+// HealthOf is the health check's word for run u of instance id of p,
+// from the state file st (nil: none yet) at now, and the entry it comes
+// from.
+func HealthOf(p *config.Project, id string, u UnitStatus, st *health.State, now time.Time) (string, *health.Entry) {
+	if !p.HealthChecked() || !up(u) {
+		return "", nil
+	}
+	if st == nil {
+		return HealthPending, nil
+	}
+	e, ok := st.Of(id, u.InvocationID)
+	switch {
+	case !ok:
+		return HealthPending, nil
+	case now.Sub(e.Checked) > healthStaleAfter(p):
+		return HealthStale, &e
+	}
+	return string(e.Status), &e
 }
 
 // Instance is the view of the k-th instance (ProjectSnapshot.IDs[k]) of
@@ -354,10 +437,15 @@ func (s Snapshot) Instance(p, k int) InstanceView {
 			v.Verdict = verdict
 		}
 	}
+	if v.Status != nil && v.State == StateOnline {
+		v.Health, v.HealthEntry = HealthOf(proj, units.InstanceID(proj.Name, i), *v.Status, ps.Health, s.Now)
+	}
 	if m, ok := ps.Marks[k]; ok {
 		v.State, v.Reason, v.Holder = StateErrored, m.Reason, m.Detail
+		v.Health, v.HealthEntry = "", nil
 	}
 	if ps.Errored {
+		v.Health, v.HealthEntry = "", nil
 		v.State, v.Reason = StateErrored, ps.Mark
 		if v.Reason == "" {
 			v.Reason = "errored"

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -56,6 +57,15 @@ type waiter struct {
 	slowSaid  []bool   // untilOnline: "not listening yet" was said for this run
 	listening bool     // untilBack: the new run listens
 	lineOpen  bool     // untilBack: the progress line is not finished
+
+	// health: the project has an HTTP health check (health_path), and an
+	// instance is done only once it has answered healthy (online means
+	// healthy); healthyOf is the run found so. lastHealth is the last
+	// state file read, for the timeout's message.
+	health     bool
+	healthyOf  []string
+	lastHealth *health.State
+	lastUnit   UnitStatus // untilBack: the instance as last seen
 }
 
 func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *waiter {
@@ -64,6 +74,7 @@ func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *
 		mode: mode, p: p, ids: ids, probe: p.Mode == config.Cluster, started: started,
 		online: make([]bool, n), crashed: make([]bool, n), verdictOf: make([]string, n),
 		listenOf: make([]string, n), slowSaid: make([]bool, n), reprobed: make([]string, n),
+		health: p.HealthChecked(), healthyOf: make([]string, n),
 	}
 }
 
@@ -87,7 +98,12 @@ type snapshot struct {
 	// probes are the states of the waited-for instances' probe units
 	// (bm2-probe@…), read with the verdicts; nil when they could not be.
 	probes []UnitStatus
-	asked  needs
+	// health is the health check's state file, read after a run of its
+	// service (needs.health); nil, with healthErr, when it could not be
+	// read (not there yet: no run has written it).
+	health    *health.State
+	healthErr error
+	asked     needs
 }
 
 // needs is what the next snapshot must include besides unit states and
@@ -96,6 +112,7 @@ type needs struct {
 	events bool      // the probe's verdicts...
 	since  time.Time // ...logged since then
 	listen bool      // whether the instance(s) listen
+	health bool      // a run of the health check, and its state file
 }
 
 // failKind says why a wait ended without success.
@@ -320,6 +337,7 @@ func (w *waiter) step(s snapshot) stepResult {
 			}
 		}
 	}
+	r.out = append(r.out, w.healthy(s, &r)...)
 	if len(unconfirmed) > 0 {
 		// Ask for the verdicts since the oldest unconfirmed run came online.
 		since := s.units[unconfirmed[0]].ActiveEnter
@@ -332,9 +350,55 @@ func (w *waiter) step(s snapshot) stepResult {
 	}
 	r.done = true
 	for k := range s.units {
-		r.done = r.done && w.online[k] && (!w.probe || w.verdictOf[k] == invocationKey(s.units[k]))
+		key := invocationKey(s.units[k])
+		r.done = r.done && w.online[k] && (!w.probe || w.verdictOf[k] == key) && (!w.health || w.healthyOf[k] == key)
 	}
 	return r
+}
+
+// healthy records, for every online instance the probe is done with
+// whose current run has not answered healthy yet, whether the health
+// check's state file says it has now, and asks for another run of the
+// check while any has not. It returns what to print: "api-0 healthy
+// (200 in 3ms)".
+func (w *waiter) healthy(s snapshot, r *stepResult) []string {
+	if !w.health {
+		return nil
+	}
+	if s.asked.health && s.health != nil {
+		w.lastHealth = s.health
+	}
+	var out []string
+	for k, u := range s.units {
+		key := invocationKey(u)
+		if !w.online[k] || (w.probe && w.verdictOf[k] != key) || w.healthyOf[k] == key {
+			continue
+		}
+		id := units.InstanceID(w.p.Name, w.ids[k])
+		if s.asked.health && s.health != nil {
+			if e, ok := s.health.Of(id, u.InvocationID); ok && e.Status == health.Healthy {
+				w.healthyOf[k] = key
+				out = append(out, fmt.Sprintf("%s healthy (%s in %dms)\n", id, e.Last, e.LatencyMS))
+				continue
+			}
+		}
+		r.next.health = true
+	}
+	return out
+}
+
+// healthWord is what the last state file read says of the current run
+// u of instance k: "starting, last check refused"; "" when it says
+// nothing of it.
+func (w *waiter) healthWord(k int, u UnitStatus) string {
+	if w.lastHealth == nil {
+		return ""
+	}
+	e, ok := w.lastHealth.Of(units.InstanceID(w.p.Name, w.ids[k]), u.InvocationID)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s, last check %s", HealthCell(string(e.Status), &e.Failures, &e.Limit), e.Last)
 }
 
 // verdicts prints and records the verdicts found for unconfirmed
@@ -369,6 +433,7 @@ func (w *waiter) verdicts(s snapshot, unconfirmed []int) []string {
 func (w *waiter) stepBack(s snapshot) stepResult {
 	var r stepResult
 	u := s.units[0]
+	w.lastUnit = u
 	id := units.InstanceID(w.p.Name, w.ids[0])
 	state, reason := ProjectInstanceState(u, w.p.MaxRestarts)
 	newRun := invocationKey(u) != invocationKey(w.before) || w.before.MainPID == 0
@@ -425,6 +490,19 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 			return r
 		}
 	}
+	if w.health && w.healthyOf[0] != invocationKey(u) {
+		if s.asked.health && s.health != nil {
+			w.lastHealth = s.health
+			if e, ok := s.health.Of(id, u.InvocationID); ok && e.Status == health.Healthy {
+				w.healthyOf[0] = invocationKey(u)
+				r.out = append(r.out, ", healthy")
+			}
+		}
+		if w.healthyOf[0] != invocationKey(u) {
+			r.next = needs{health: true}
+			return r
+		}
+	}
 	w.lineOpen = false
 	r.out = append(r.out, fmt.Sprintf(" (%s)\n", seconds(s.now.Sub(w.started))))
 	r.done = true
@@ -456,8 +534,33 @@ func (w *waiter) waitingFor() string {
 		return "to come online"
 	case !w.listening:
 		return fmt.Sprintf("to listen on port %d", w.p.InstancePort(w.ids[0]))
+	case w.probe && w.verdictOf[0] != invocationKey(w.lastUnit):
+		return fmt.Sprintf("for the reusePort probe to confirm it (`journalctl -u %s` shows the probe)", units.Probe(w.p.Name, w.ids[0]))
 	}
-	return fmt.Sprintf("for the reusePort probe to confirm it (`journalctl -u %s` shows the probe)", units.Probe(w.p.Name, w.ids[0]))
+	return "to answer " + w.healthWait(0, w.lastUnit)
+}
+
+// healthWait names the health check instance k waits to answer for the
+// first time, and what its last check found: "its health check (GET
+// /healthz on port 3101) with 2xx or 3xx: starting, last check refused
+// (...)".
+func (w *waiter) healthWait(k int, u UnitStatus) string {
+	found := w.healthWord(k, u)
+	if found == "" {
+		found = "not checked yet"
+	}
+	return fmt.Sprintf("its health check (GET %s on port %d) with 2xx or 3xx: %s (`journalctl -u %s` shows the checks)",
+		w.p.Health.Path, w.p.HealthPort(w.ids[k]), found, units.HealthService(w.p.Name))
+}
+
+// healthyNow tells, for the timeout's message, which instances have
+// answered healthy in their current run (all, without a check).
+func (w *waiter) healthyNow(last []UnitStatus) []bool {
+	out := make([]bool, len(last))
+	for k, u := range last {
+		out[k] = !w.health || w.healthyOf[k] == invocationKey(u)
+	}
+	return out
 }
 
 // listened tells, for the timeout's message, which instances were seen

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -204,4 +205,70 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 	if len(r.reprobe) != 1 || r.done || strings.Contains(strings.Join(r.out, ""), "\n") {
 		t.Fatalf("untilBack: reprobe %v out %q", r.reprobe, r.out)
 	}
+}
+
+// With a health check, online means healthy: after the probe's verdict
+// the wait asks for a run of the check until the state file says the
+// current run answered healthy; an entry of another run, or a run still
+// starting, does not count.
+func TestStepUntilOnlineHealth(t *testing.T) {
+	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16,
+		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3, Port: 3100}}
+	w := newWaiter(untilOnline, p, []int{0}, t0)
+	up := []UnitStatus{running("a", 7, t0)}
+	events := needs{events: true, since: t0}
+	checked := func(inv string, st health.Status) *health.State {
+		return &health.State{Instances: []health.Entry{{Instance: "api-0", Invocation: inv, Status: st, Limit: 3, Last: "200", LatencyMS: 4}}}
+	}
+	runSteps(t, w, []stepCase{
+		{name: "listening: verdicts first, no check yet", snap: snapshot{now: t0.Add(time.Second), units: up, asked: needs{listen: true},
+			listens: []bool{true}, listenErrs: []error{nil}}, out: "api-0 online (pid 7)\n", next: events},
+		{name: "confirmed: now the check", snap: snapshot{now: t0.Add(2 * time.Second), units: up, asked: events,
+			events: []journal.Event{confirmedEv("api-0", "a")}}, out: "api-0 confirmed (reusePort)\n", next: needs{health: true}},
+		{name: "no state file yet", snap: snapshot{now: t0.Add(3 * time.Second), units: up, asked: needs{health: true},
+			healthErr: errors.New("no such file")}, next: needs{health: true}},
+		{name: "healthy, but another run", snap: snapshot{now: t0.Add(3 * time.Second), units: up, asked: needs{health: true},
+			health: checked("old", health.Healthy)}, next: needs{health: true}},
+		{name: "starting", snap: snapshot{now: t0.Add(4 * time.Second), units: up, asked: needs{health: true},
+			health: checked("a", health.Starting)}, next: needs{health: true}},
+		{name: "healthy", snap: snapshot{now: t0.Add(5 * time.Second), units: up, asked: needs{health: true},
+			health: checked("a", health.Healthy)}, out: "api-0 healthy (200 in 4ms)\n", done: true},
+	})
+	// A new run (a crash, or the check's own restart) waits afresh.
+	r := w.step(snapshot{now: t0.Add(6 * time.Second), units: []UnitStatus{running("b", 8, t0.Add(6*time.Second))}, asked: needs{listen: true},
+		listens: []bool{true}, listenErrs: []error{nil}})
+	if r.done {
+		t.Errorf("a new run is done at once: %+v", r)
+	}
+	// Fork mode: no verdict, the check right after listening.
+	pf := *p
+	pf.Mode = config.Fork
+	r = newWaiter(untilOnline, &pf, []int{0}, t0).step(snapshot{now: t0.Add(time.Second), units: up, asked: needs{listen: true},
+		listens: []bool{true}, listenErrs: []error{nil}})
+	if r.done || !r.next.health || r.next.events {
+		t.Errorf("fork: %+v", r)
+	}
+}
+
+// A restarted instance (or the surge) of a reload is back once it is
+// healthy; until then the timeout says what the check last found.
+func TestStepUntilBackHealth(t *testing.T) {
+	p := &config.Project{Name: "api", Mode: config.Fork, Instances: 2, Port: 3000, MaxRestarts: 16,
+		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3}}
+	w := newWaiter(untilBack, p, []int{1}, t0)
+	w.before, w.listening, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true, true
+	up := []UnitStatus{running("new", 9, t0)}
+	starting := &health.State{Instances: []health.Entry{{Instance: "api-1", Invocation: "new", Status: health.Starting, Limit: 3, Last: "refused"}}}
+	runSteps(t, w, []stepCase{
+		{name: "online: the check", snap: snapshot{now: t0.Add(time.Second), units: up}, out: "online", next: needs{health: true}},
+		{name: "starting", snap: snapshot{now: t0.Add(2 * time.Second), units: up, asked: needs{health: true}, health: starting}, next: needs{health: true}},
+	})
+	if got, want := w.waitingFor(), "to answer its health check (GET /healthz on port 3001) with 2xx or 3xx: starting, last check refused (`journalctl -u bm2-api-health.service` shows the checks)"; got != want {
+		t.Errorf("waitingFor %q\nwant %q", got, want)
+	}
+	healthy := &health.State{Instances: []health.Entry{{Instance: "api-1", Invocation: "new", Status: health.Healthy, Limit: 3, Last: "204"}}}
+	runSteps(t, w, []stepCase{
+		{name: "healthy", snap: snapshot{now: t0.Add(3 * time.Second), units: up, asked: needs{health: true}, health: healthy},
+			out: ", healthy (3.0s)\n", done: true},
+	})
 }

@@ -69,6 +69,20 @@ type Layout struct {
 	Owner string
 }
 
+// HealthSubdir is the health checks' directory in RunStateDir: one
+// directory per project, the RuntimeDirectory= of its health service
+// (bm2/health/<name>, under /run or the user's $XDG_RUNTIME_DIR), which
+// holds the check's counts and last answers (see [Layout.HealthDir]).
+const HealthSubdir = "health"
+
+// HealthDir is where project name's health service keeps its state:
+// /run/bm2/health/<name>, or $XDG_RUNTIME_DIR/bm2/health/<name>; root's
+// in system scope (0755, its files 0644, so that bm2 list run by anyone
+// reads them), gone at reboot.
+func (l Layout) HealthDir(name string) string {
+	return filepath.Join(l.RunStateDir, HealthSubdir, name)
+}
+
 // SystemLayout is system scope.
 func System() Layout {
 	return Layout{

@@ -54,6 +54,10 @@ var (
 		"How many connections the accept queue of the instance's listeners on its port holds at most: the backlog the app asked for, capped by net.core.somaxconn.")
 	descReuseport = instanceDesc("bm2_instance_reuseport",
 		"The reusePort probe's verdict on the current run of an online cluster-mode instance, as bm2 list shows it, a state set: one series per verdict, 1 for the current one.", "verdict")
+	descHealthy = instanceDesc("bm2_instance_healthy",
+		"Whether the HTTP health check (health_path) found the current run of an online instance healthy, as bm2 list's HEALTH says: 1 healthy, 0 starting, unhealthy, pending or stale.")
+	descHealthFailures = instanceDesc("bm2_instance_health_failures",
+		"How many health checks in a row the current run of an online instance has failed (counted ones: the instance is restarted at health_failures).")
 	descConfirm = instanceDesc("bm2_probe_confirm_seconds",
 		"Time from the start of a cluster-mode instance's main process to the probe's reuseport_confirmed event on that run, in seconds.")
 	descErrored = prometheus.NewDesc("bm2_project_errored",
@@ -66,7 +70,7 @@ var (
 		[]string{"version", "goversion"}, nil)
 
 	allDescs = []*prometheus.Desc{descUp, descState, descRestarts, descStart, descMemory, descCPU, descTasks,
-		descConnections, descQueued, descLimit, descReuseport, descConfirm, descErrored, descInstances, descBuild}
+		descConnections, descQueued, descLimit, descReuseport, descHealthy, descHealthFailures, descConfirm, descErrored, descInstances, descBuild}
 )
 
 // Families are the metric families of snap's projects and instances, with
@@ -158,6 +162,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			stateSet(descState, control.InstanceStates, st, l...)
 			if p.Mode == config.Cluster && v.Verdict != "" {
 				stateSet(descReuseport, control.ReuseportVerdicts, v.Verdict, l...)
+			}
+			if v.Health != "" {
+				gauge(descHealthy, boolean(v.Health == control.HealthHealthy), l...)
+				if e := v.HealthEntry; e != nil && v.Health != control.HealthStale {
+					gauge(descHealthFailures, float64(e.Failures), l...)
+				}
 			}
 			if ps.Statuses != nil {
 				u := ps.Statuses[k]

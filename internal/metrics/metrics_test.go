@@ -14,6 +14,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
@@ -66,7 +67,7 @@ func entry(p *config.Project) config.Entry {
 // restarting, errored by systemd and by bm2, a surge, states unknown, an
 // invalid project, figures known and not.
 func fixture(t *testing.T) (control.Snapshot, control.Figures) {
-	api := project(t, "api", "instances = 3\nport = 3000\n")
+	api := project(t, "api", "instances = 3\nport = 3000\nhealth_path = \"/healthz\"\nhealth_port = 3100\n")
 	web := project(t, "web", "instances = 2\nport = 4000\nexec_mode = \"fork\"\n")
 	zeta := project(t, "zeta", "port = 5000\n")
 	norm := project(t, "norm", "port = 6000\nexec_mode = \"fork\"\n")
@@ -79,7 +80,11 @@ func fixture(t *testing.T) (control.Snapshot, control.Figures) {
 				with(online("bm2@api-1.service", "bb", 1240, t0.Add(time.Second)), control.Unknown, 250_000_000, control.Unknown, 1),
 				down("bm2@api-2.service", "activating", "auto-restart", "exit-code", 3),
 				with(online("bm2@api-surge.service", "cc", 1300, t0.Add(2*time.Minute)), 1<<20, 10_000_000, 7, 0),
-			}, Marks: map[int]state.Mark{}},
+			}, Marks: map[int]state.Mark{}, Health: &health.State{Project: "api", Instances: []health.Entry{
+				// api-0 healthy, api-1 failing, the surge not checked yet.
+				{Instance: "api-0", Invocation: "aa", Status: health.Healthy, Limit: 3, Checked: t0.Add(10*time.Minute - time.Second)},
+				{Instance: "api-1", Invocation: "bb", Status: health.Unhealthy, Failures: 2, Limit: 3, Checked: t0.Add(10*time.Minute - time.Second)},
+			}}},
 			{Entry: config.Entry{Name: "bad", Path: "/etc/bm2/bad.toml", Err: errors.New("/etc/bm2/bad.toml: line 2: port: required")}},
 			{Entry: entry(norm), IDs: []int{0}, Warning: "norm: read errored state: permission denied"},
 			{Entry: entry(web), IDs: []int{0, 1}, Statuses: []control.UnitStatus{

@@ -15,6 +15,10 @@ const (
 	// An instance that gave up.
 	Budget Reason = "restart_budget_exhausted"
 
+	// The HTTP health check: health_failures checks in a row failed, and
+	// the instance was restarted.
+	Unhealthy Reason = "unhealthy"
+
 	// Refused before the app started (exit status 78).
 	RuntimeMissing    Reason = "runtime_missing"
 	RuntimeBelowFloor Reason = "runtime_below_floor"
@@ -44,7 +48,7 @@ const (
 
 // All returns every reason bm2 records.
 func All() []Reason {
-	return []Reason{ReuseportMissing, NoListener, LoopbackOnly, PortInUse, Budget,
+	return []Reason{ReuseportMissing, NoListener, LoopbackOnly, PortInUse, Budget, Unhealthy,
 		RuntimeMissing, RuntimeBelowFloor, EnvFile, Rejected, ScriptMissing,
 		FenceFailed, CwdMissing, UserMissing, ConfigInvalid, PortConflict,
 		Exited, Killed, CoreDumped, Timeout, OOM, Watchdog}

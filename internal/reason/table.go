@@ -161,6 +161,15 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Detail: "2026-11-30T04:00:00.123Z reason=exited code=1"},
 	},
 	{
+		Reason:  Unhealthy,
+		Case:    "The app runs but does not pass its HTTP health check (`health_path`)",
+		Message: "{instance} runs but did not answer its health check with a 2xx or 3xx status: {detail}",
+		Fix: "`bm2 logs {instance}` shows what the app does; make it answer GET health_path on $BM2_HEALTH_PORT ({port}), " +
+			"or give it a longer `health_timeout_ms =` or more `health_failures =` in bm2.toml; " + again,
+		Man:     "bm2.toml(5) HEALTH CHECKS",
+		Example: Facts{Project: "api", Port: 3100, Detail: "no answer within 2s"},
+	},
+	{
 		Reason: FenceFailed,
 		Case:   "The host can fence ports, and attaching the instance's fence failed",
 		Message: "{instance} not started: its port fence could not be attached ({detail}); bm2 does not run an " +

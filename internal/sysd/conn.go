@@ -538,6 +538,17 @@ func (c *Conn) Trigger(ctx context.Context, unit string) error {
 	return err
 }
 
+// RestartQueued enqueues a restart job for a unit in "replace" mode and
+// returns once systemd has it, without waiting for the stop (which may
+// take the unit's whole stop timeout) or the start: the health check
+// restarts one instance and goes on with the others. As with Restart, a
+// request whose answer was lost is not asked for again when it got
+// through.
+func (c *Conn) RestartQueued(ctx context.Context, unit string) error {
+	_, err := c.enqueue(ctx, "restart", unit, restartFn)
+	return err
+}
+
 // Stop stops a unit and waits; stopping a unit systemd has not loaded is
 // not an error.
 func (c *Conn) Stop(ctx context.Context, unit string) error {

@@ -334,6 +334,34 @@ func TestRestartIsNotRepeatedWhenItGotThrough(t *testing.T) {
 	}
 }
 
+// A queued restart returns once systemd has the job, before the unit is
+// back, and is not asked for again when its answer was lost.
+func TestRestartQueuedDoesNotWait(t *testing.T) {
+	w := newWorld()
+	c := w.conn(5*time.Second, true)
+	var once bool
+	w.lose = func(call string) bool {
+		if call == "restart-after" && !once {
+			once = true
+			return true
+		}
+		return false
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.RestartQueued(context.Background(), "bm2@a-0.service") }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("RestartQueued waited for the job")
+	}
+	if w.restarts != 1 {
+		t.Fatalf("%d restarts", w.restarts)
+	}
+}
+
 // A restart whose request was lost before systemd had it is asked again.
 func TestRestartIsRepeatedWhenItWasLost(t *testing.T) {
 	w := newWorld()

@@ -26,21 +26,22 @@ type column struct {
 	cell func(instance) string
 }
 
-// columns is the table, in the order shown. A column is one entry: an
-// HTTP health check's would be {title: "HEALTH", drop: ..., cell: ...},
-// its cell read from a field the Frame would gain.
+// columns is the table, in the order shown. A column is one entry, its
+// cell read from the frame (HEALTH: the Snapshot's view of the instance,
+// as bm2 list's).
 var columns = []column{
 	{title: "PROJECT", max: 24, cell: cellProject},
 	{title: "ID", cell: cellID},
 	{title: "STATE", cell: cellState},
 	{title: "REUSEPORT", drop: 3, cell: cellVerdict},
+	{title: "HEALTH", drop: 4, cell: cellHealth},
 	{title: "CPU%", drop: 1, right: true, cell: cellCPU},
 	{title: "MEM", drop: 2, right: true, cell: cellMem},
-	{title: "CONNS", drop: 5, right: true, cell: cellConns},
-	{title: "QUEUE", drop: 6, right: true, cell: cellQueue},
-	{title: "RESTARTS", drop: 7, right: true, cell: cellRestarts},
-	{title: "UPTIME", drop: 4, right: true, cell: cellUptime},
-	{title: "REASON", drop: 8, max: 40, flex: true, cell: cellReason},
+	{title: "CONNS", drop: 6, right: true, cell: cellConns},
+	{title: "QUEUE", drop: 7, right: true, cell: cellQueue},
+	{title: "RESTARTS", drop: 8, right: true, cell: cellRestarts},
+	{title: "UPTIME", drop: 5, right: true, cell: cellUptime},
+	{title: "REASON", drop: 9, max: 40, flex: true, cell: cellReason},
 }
 
 const (

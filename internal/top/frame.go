@@ -150,6 +150,17 @@ func cellState(in instance) string { return termtext.Escape(in.view.State) }
 
 func cellVerdict(in instance) string { return orDash(termtext.Escape(in.view.Verdict)) }
 
+func cellHealth(in instance) string {
+	if in.view.Health == "" {
+		return "-"
+	}
+	var failures, limit *int
+	if e := in.view.HealthEntry; e != nil {
+		failures, limit = &e.Failures, &e.Limit
+	}
+	return control.HealthCell(in.view.Health, failures, limit)
+}
+
 func cellCPU(in instance) string {
 	if pct, ok := in.cpuPercent(); ok {
 		return fmt.Sprintf("%.1f%%", pct)

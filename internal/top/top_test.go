@@ -17,6 +17,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -243,6 +244,29 @@ func TestStateIsControlsView(t *testing.T) {
 	}
 }
 
+// HEALTH is bm2 list's: control's word for the current run, with the
+// count of an unhealthy one, "-" without a health check.
+func TestHealthColumn(t *testing.T) {
+	f := frame(t0, 1e9, 1e9, "i1")
+	api := &f.Snapshot.Projects[0]
+	api.Entry.Project.Health = config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3, Port: 3100}
+	api.Health = &health.State{Project: "api", Instances: []health.Entry{
+		{Instance: "api-0", Invocation: "i0", Status: health.Healthy, Limit: 3, Checked: t0.Add(-time.Second)},
+		{Instance: "api-1", Invocation: "i1", Status: health.Unhealthy, Failures: 2, Limit: 3, Checked: t0.Add(-time.Second)},
+	}}
+	m, _ := update(t, newModel(t, &env{}, nil), size(160, 30), frameMsg(f))
+	v := m.View()
+	if got := field(t, v, rowOf(v, "api", "0"), "HEALTH"); got != "healthy" {
+		t.Errorf("api-0 HEALTH %q\n%s", got, v)
+	}
+	if !strings.Contains(rowOf(v, "api", "1"), " unhealthy 2/3 ") {
+		t.Errorf("api-1:\n%s", v)
+	}
+	if got := field(t, v, rowOf(v, "web", "0"), "HEALTH"); got != "-" {
+		t.Errorf("web-0 HEALTH %q", got)
+	}
+}
+
 func TestSelectionMoves(t *testing.T) {
 	e := &env{}
 	m, _ := update(t, newModel(t, e, nil), size(120, 30), frameMsg(frame(t0, 1e9, 1e9, "i1")))
@@ -422,7 +446,7 @@ func TestWidths(t *testing.T) {
 		}{
 			{40, "PROJECT ID STATE"},
 			{80, "PROJECT ID STATE REUSEPORT CPU% MEM"},
-			{160, "PROJECT ID STATE REUSEPORT CPU% MEM CONNS QUEUE RESTARTS UPTIME REASON"},
+			{160, "PROJECT ID STATE REUSEPORT HEALTH CPU% MEM CONNS QUEUE RESTARTS UPTIME REASON"},
 		} {
 			e := &env{}
 			m, _ := update(t, newModel(t, e, r), size(c.width, 40), frameMsg(wideFrame(3)), frameMsg(next))

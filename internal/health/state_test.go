@@ -1,0 +1,67 @@
+package health
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The state file comes back as written, 0644, replaced whole; what bm2
+// did not write is refused.
+func TestStateFile(t *testing.T) {
+	dir := t.TempDir()
+	path := Path(dir)
+	if _, err := Read(path); !IsMissing(err) {
+		t.Fatalf("no file yet: %v", err)
+	}
+	s := State{Project: "api", Instances: []Entry{
+		{Instance: "api-0", Invocation: "aa", Status: Healthy, Limit: 3, Last: "200", LatencyMS: 2,
+			Checked: t0, Answered: t0, Healthy: t0},
+		{Instance: "api-surge", Invocation: "cc", Status: Unhealthy, Failures: 2, Limit: 3, Last: "timeout", LatencyMS: 2000,
+			Checked: t0, Counted: t0.Add(-time.Second)},
+	}}
+	if err := Write(path, s); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != StateVersion || len(back.Instances) != 2 || back.Instances[1] != s.Instances[1] || !back.Instances[0].Healthy.Equal(t0) {
+		t.Fatalf("%+v", back)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("%v %v", fi.Mode(), err)
+	}
+	if e, ok := back.Of("api-0", "aa"); !ok || e.Last != "200" {
+		t.Errorf("Of(api-0, aa) = %+v %v", e, ok)
+	}
+	if _, ok := back.Of("api-0", "bb"); ok {
+		t.Error("an entry of another run counts for this one")
+	}
+	if _, ok := back.Of("api-0", ""); ok {
+		t.Error("an entry counts for a run without an InvocationID")
+	}
+	// Not bm2's: another version, an unknown field, a symlink.
+	for _, bad := range []string{`{"version":2,"project":"api","instances":[]}`, `{"version":1,"project":"api","instances":[],"extra":1}`, `[]`} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(link); err == nil {
+		t.Error("read through a symbolic link")
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, []byte(`{"version":1,"project":"`+strings.Repeat("a", MaxStateSize)+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(big); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("a file past MaxStateSize: %v", err)
+	}
+}
