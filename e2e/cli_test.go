@@ -191,7 +191,7 @@ func TestCLIServeCluster(t *testing.T) {
 			}
 		}
 		r := b.must(0, "/", "list")
-		if !regexp.MustCompile(`(?m)^api +2 +cluster +online +- +\d+ +3000 +confirmed +0 +\d+s +[0-9.]+M `).MatchString(r.stdout) {
+		if !regexp.MustCompile(`(?m)^api +2 +cluster +online +- +\d+ +3000 +confirmed +- +0 +\d+s +[0-9.]+M `).MatchString(r.stdout) {
 			t.Errorf("bm2 list:\n%s", r.stdout)
 		}
 		r = b.must(0, "/", "status", "api")
