@@ -207,6 +207,10 @@ func (m *model) explain() {
 	}
 	m.note("Restarts: the kubelet restarts the container whenever it exits (restartPolicy Always: an exit 0 too), after a back-off of 10 s doubling to 5 min, and never gives up; restart_delay_ms and max_restarts have no equivalent. The probes stand for bm2's: the startup probe gives the app %d s to listen, as bm2's probe does; readiness takes a pod out of the Service while it does not answer; liveness restarts one that stops answering; minReadySeconds is min_uptime_ms. terminationGracePeriodSeconds is stop_timeout_ms rounded up: SIGTERM, then SIGKILL.",
 		startupWindow)
+	if p.HealthChecked() {
+		m.note("The health check (health_path) is the probes' request: GET %s on port %d, which every pod answers as instance 0 does on a host; liveness asks every %d s, waits %d s and restarts the pod after %d failures in a row, as bm2's check does.",
+			p.Health.Path, p.HealthPort(0), ceilSeconds(p.Health.Interval), ceilSeconds(p.Health.Timeout), p.Health.Failures)
+	}
 	if len(p.Env) > 0 {
 		names := make([]string, len(p.Env))
 		for i, e := range p.Env {

@@ -37,9 +37,10 @@
 // does; readiness takes a pod that does not answer out of the Service;
 // liveness restarts one that stopped answering; min_uptime_ms is
 // minReadySeconds; stop_timeout_ms, rounded up, is
-// terminationGracePeriodSeconds. The probes connect to the port (TCP):
-// [probeHandler] takes a health path for an HTTP probe, which the
-// project file does not name yet. The kubelet backs off (10 s doubling to
+// terminationGracePeriodSeconds. The probes connect to the port (TCP),
+// or, where the project has an HTTP health check (health_path), GET its
+// path on the port instance 0 answers it on ([probeHandler]), liveness
+// with the check's interval, timeout and failures. The kubelet backs off (10 s doubling to
 // 5 min) and never gives up, so restart_delay_ms, restart_delay_max_ms
 // and max_restarts have no equivalent.
 //

@@ -35,6 +35,8 @@ var goldenCases = []goldenCase{
 	{name: "cluster-secrets-gateway", projects: []string{"api"},
 		opts: Options{Image: testImage, Namespace: "prod", Secrets: true, Gateway: "edge", Hostnames: []string{"api.example.com"}}},
 	{name: "fork", projects: []string{"fk"}, opts: Options{Image: testImage}},
+	{name: "health-cluster", projects: []string{"hc"}, opts: Options{Image: testImage}},
+	{name: "health-fork", projects: []string{"hf"}, opts: Options{Image: testImage}},
 	{name: "fork-ordinal", projects: []string{"fk"}, opts: Options{Image: testImage, Namespace: "prod", Ordinal: true}},
 	{name: "cluster-ordinal", projects: []string{"api"}, opts: Options{Image: testImage, Ordinal: true, Secrets: true}},
 	{name: "lowport-envfile", projects: []string{"web"}, opts: Options{Image: testImage, Secrets: true}},

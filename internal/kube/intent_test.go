@@ -220,6 +220,43 @@ func TestTerminationGracePeriodRoundsUp(t *testing.T) {
 	}
 }
 
+// With a health path, every probe is bm2's health check: a GET of the
+// path on the port instance 0 answers it on (health_port in cluster
+// mode, which the pod is told in BM2_HEALTH_PORT; the app's port in fork
+// mode), and liveness is as often, as patient and as forgiving as bm2's
+// check.
+func TestHealthProbes(t *testing.T) {
+	for _, c := range []struct {
+		extra      string
+		port       int
+		healthEnv  string
+		containers int // container ports
+	}{
+		{"instances = 2\nhealth_path = \"/healthz\"\nhealth_port = 3400\nhealth_interval_ms = 2500\nhealth_timeout_ms = 500\nhealth_failures = 4\n", 3400, "3400", 2},
+		{"instances = 2\nexec_mode = \"fork\"\nhealth_path = \"/healthz\"\nhealth_interval_ms = 2500\nhealth_timeout_ms = 500\nhealth_failures = 4\n", 3000, "", 1},
+	} {
+		_, pod, _ := workload(t, export(t, Options{}, project(t, c.extra)))
+		ct := pod.Containers[0]
+		for name, p := range map[string]*corev1.Probe{"startup": ct.StartupProbe, "readiness": ct.ReadinessProbe, "liveness": ct.LivenessProbe} {
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.IntValue() != c.port || p.TCPSocket != nil {
+				t.Errorf("%q: %s probe %+v", c.extra, name, p)
+			}
+		}
+		if l := ct.LivenessProbe; l.PeriodSeconds != 3 || l.TimeoutSeconds != 1 || l.FailureThreshold != 4 {
+			t.Errorf("%q: liveness every %d s, %d s timeout, %d failures; want 3, 1, 4", c.extra, l.PeriodSeconds, l.TimeoutSeconds, l.FailureThreshold)
+		}
+		got := ""
+		for _, e := range ct.Env {
+			if e.Name == "BM2_HEALTH_PORT" {
+				got = e.Value
+			}
+		}
+		if got != c.healthEnv || len(ct.Ports) != c.containers {
+			t.Errorf("%q: BM2_HEALTH_PORT %q, want %q; ports %+v", c.extra, got, c.healthEnv, ct.Ports)
+		}
+	}
+}
+
 // Without a health path, every probe is a TCP connect to the app's port;
 // probeHandler with a path is an HTTP GET of it.
 func TestProbes(t *testing.T) {

@@ -33,6 +33,7 @@ const (
 	livenessFails    = 3
 	probeTimeout     = 2
 	portName         = "http"
+	healthPortName   = "health"
 	stateDirTemplate = "/var/lib/bm2/apps/"
 )
 
@@ -195,9 +196,21 @@ func (m *model) container() corev1.Container {
 	if m.lowPort() {
 		caps.Add = []corev1.Capability{"NET_BIND_SERVICE"}
 	}
-	// The health check: once config has health_path and health_port,
-	// this is probeHandler(p.HealthPath, cmp.Or(p.HealthPort, p.Port)).
+	// The health check, where the project has one: the same GET, on the
+	// port instance 0 answers it on (every pod is an instance 0), as
+	// often and as patient as bm2's check for liveness.
 	check := probeHandler("", p.Port)
+	livePeriod, liveTimeout, liveFails := int32(livenessPeriod), int32(probeTimeout), int32(livenessFails)
+	if p.HealthChecked() {
+		hp := p.HealthPort(0)
+		if hp != p.Port {
+			ports = append(ports, corev1.ContainerPort{Name: healthPortName, ContainerPort: int32(hp), Protocol: corev1.ProtocolTCP})
+		}
+		check = probeHandler(p.Health.Path, hp)
+		livePeriod = ceilSeconds(p.Health.Interval)
+		liveTimeout = ceilSeconds(p.Health.Timeout)
+		liveFails = int32(p.Health.Failures)
+	}
 	return corev1.Container{
 		Name:       m.name,
 		Image:      m.o.Image,
@@ -212,8 +225,8 @@ func (m *model) container() corev1.Container {
 			TimeoutSeconds: 1},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: check, PeriodSeconds: readinessPeriod, FailureThreshold: readinessFails,
 			TimeoutSeconds: probeTimeout},
-		LivenessProbe: &corev1.Probe{ProbeHandler: check, PeriodSeconds: livenessPeriod, FailureThreshold: livenessFails,
-			TimeoutSeconds: probeTimeout},
+		LivenessProbe: &corev1.Probe{ProbeHandler: check, PeriodSeconds: livePeriod, FailureThreshold: liveFails,
+			TimeoutSeconds: liveTimeout},
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: new(false),
 			ReadOnlyRootFilesystem:   new(!m.writableRoot()),
@@ -253,6 +266,9 @@ func (m *model) env() []corev1.EnvVar {
 	env = append(env, corev1.EnvVar{Name: "BM2_APP_PORT", Value: port})
 	for _, name := range p.PortEnv {
 		env = append(env, corev1.EnvVar{Name: name, Value: port})
+	}
+	if p.HealthChecked() && p.Health.Port != 0 {
+		env = append(env, corev1.EnvVar{Name: "BM2_HEALTH_PORT", Value: strconv.Itoa(p.HealthPort(0))})
 	}
 	env = append(env,
 		corev1.EnvVar{Name: "BM2_EXEC_MODE", Value: string(p.Mode)},
@@ -391,3 +407,9 @@ func (m *model) writableDirs() []dir {
 // command, args and env values: every "$" doubled ("$$" is read back as
 // one "$", whatever follows it).
 func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// ceilSeconds is d in whole seconds, rounded up, at least 1: the
+// kubelet's probes count in seconds.
+func ceilSeconds(d time.Duration) int32 {
+	return int32(max(1, (d+time.Second-1)/time.Second))
+}
