@@ -68,7 +68,8 @@ var sampleFigures = []sampleFigure{
 			"figures over D-Bus, the probe's verdicts from the journal, the kernel's sockets through sock_diag and /proc); " +
 			"the command the socket's service runs, `bm2 --system metrics --http`, with a request on stdin (the scrape's " +
 			"own work, without systemd's spawn); and `curl` through bm2-metrics.socket (wall time only, from the " +
-			"connection to the last byte: systemd starts the service, which answers and exits). Wall and CPU (user + " +
+			"connection to the last byte: systemd starts the service, which answers and exits). Beside them, `bm2 list` " +
+			"of the same projects (the same snapshot, without the kernel's figures). Wall and CPU (user + " +
 			"system, bash's `time`) of the command; the goal is below 100 ms. bm2 only: PM2 keeps a daemon for this."},
 	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
 		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
