@@ -71,6 +71,14 @@ var sampleFigures = []sampleFigure{
 			"connection to the last byte: systemd starts the service, which answers and exits). Beside them, `bm2 list` " +
 			"of the same projects (the same snapshot, without the kernel's figures). Wall and CPU (user + " +
 			"system, bash's `time`) of the command; the goal is below 100 ms. bm2 only: PM2 keeps a daemon for this."},
+	{key: "health", num: "11c", title: "The HTTP health check: a hung event loop found and restarted (bm2)", prec: 0,
+		intro: "A cluster project of 2 instances (e2e/apps/health-server.js: its port, and /healthz on BM2_HEALTH_PORT) " +
+			"with health_path and two checks: every 1000 ms, 500 ms timeout, 3 failures; every 500 ms, 250 ms timeout, 2 failures. " +
+			"Instance 1 blocks its event loop forever (both ports stay open); the time from that to the instance's new " +
+			"run (a new InvocationID, running), polled every 20 ms. The bound is interval × failures plus the last " +
+			"check's timeout, plus at most one interval for the first failed check to come. Then the cost of one check " +
+			"of both instances: `systemctl start bm2-bhc-health.service` (systemd's spawn of the sandboxed oneshot, " +
+			"bm2-probe and its child as the app's user, two GETs). bm2 only: PM2 has no HTTP health check."},
 	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
 		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
 			"on the host (wall time); then `dpkg -i` of this tree's package in a fresh sandbox (wall time, the " +

@@ -66,14 +66,15 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 // tcp_migrate_req and apps that do less on SIGTERM (bm2 only); gwreload a
 // fork-mode reload behind nginx, gwdefault the same with nginx's default
 // max_fails, gwcluster a cluster-mode reload behind nginx; fleet two bm2
-// hosts behind one gateway; metrics one scrape of 100 projects; package
+// hosts behind one gateway; metrics one scrape of 100 projects; health how long the HTTP health
+// check takes to restart a hung instance, and one check's cost; package
 // make deb and dpkg -i.
 var allScenarios = []string{"generator", "package", "throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "daemonreload"}
 
 // sandboxedScenarios need the two sandboxes of setup.
 var sandboxedScenarios = []string{"throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -273,6 +274,7 @@ func run(ctx context.Context, s settings, out string) error {
 			{"gwdefault", r.gatewayDefaults},
 			{"fleet", r.fleet},
 			{"metrics", r.metrics},
+			{"health", r.health},
 			{"daemonreload", r.daemonReload}, // last: it deletes every project registered before
 		}
 		for _, st := range steps {
