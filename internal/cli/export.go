@@ -12,6 +12,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/kube"
+	"github.com/bm2dev/bm2/internal/termtext"
 )
 
 // exportFlags are `bm2 export kube`'s flags.
@@ -50,7 +51,7 @@ func (a *App) exportCmd(ctx context.Context, args []string, f exportFlags) error
 		return kubeErr("export kube", err)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(a.Err, "bm2: warning: %v\n", w)
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", termtext.Escape(fmt.Sprint(w)))
 	}
 	if !f.secrets {
 		for _, ap := range aps {
@@ -73,8 +74,12 @@ func (a *App) exportCmd(ctx context.Context, args []string, f exportFlags) error
 // missing): each atomically, with its mode, and one that holds the same
 // bytes with the same mode already is left alone.
 func (a *App) writeExport(dir string, res *kube.Result) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return control.Fail(ExitFailure, "give --out a directory you may write", fmt.Errorf("export kube: %w", err))
+	if !filepath.IsAbs(dir) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return control.Fail(ExitFailure, "give --out a directory you may write", fmt.Errorf("export kube: %w", err))
+		}
+		dir = abs
 	}
 	for _, f := range res.Files {
 		path := filepath.Join(dir, f.Name)
@@ -82,7 +87,7 @@ func (a *App) writeExport(dir string, res *kube.Result) error {
 		if f.Secret {
 			what = "the Secret of " + f.Project
 		}
-		changed, err := control.WriteIfChanged(path, f.Data, f.Perm(), what)
+		changed, err := control.WriteIfChanged(path, f.Data, f.Perm(), what, control.WriteOptions{Secret: f.Secret, Create: true})
 		if err != nil {
 			return err
 		}
@@ -96,7 +101,24 @@ func (a *App) writeExport(dir string, res *kube.Result) error {
 		}
 		fmt.Fprintf(a.Out, "wrote %s (%s for %s%s)\n", path, control.JoinWords(f.Kinds), f.Project, mode)
 	}
-	fmt.Fprintf(a.Out, "apply them: kubectl apply -f %s\n", dir)
+	// A Secret an earlier export wrote for a project that has no [env]
+	// (or was exported without --secrets) now: kubectl apply -f DIR
+	// would apply its old values again.
+	secret := map[string]bool{}
+	for _, f := range res.Files {
+		secret[f.Project] = secret[f.Project] || f.Secret
+	}
+	for _, f := range res.Files {
+		if f.Secret || secret[f.Project] {
+			continue
+		}
+		stale := filepath.Join(dir, f.Project+".secret.yaml")
+		if _, err := os.Lstat(stale); err == nil {
+			fmt.Fprintf(a.Err, "bm2: warning: %s is an earlier export's Secret of %s, which this export does not write: remove it, or `kubectl apply -f %s` applies its values again\n",
+				termtext.Escape(stale), f.Project, termtext.Escape(dir))
+		}
+	}
+	fmt.Fprintf(a.Out, "apply them: kubectl apply -f %s\n", termtext.Escape(dir))
 	return nil
 }
 
@@ -117,7 +139,7 @@ func kubeErr(cmd string, err error) error {
 		}
 		return control.Fail(ExitInvalid, "change the project file (bm2.toml(5)), or leave the project out",
 			fmt.Errorf("%s: %s: a pod cannot run %s:\n  %s", cmd, control.Plural(len(es), "problem", "problems"), what,
-				strings.ReplaceAll(err.Error(), "\n", "\n  ")))
+				strings.ReplaceAll(termtext.EscapeLines(err.Error()), "\n", "\n  ")))
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
 }
@@ -145,7 +167,7 @@ func (a *App) httpRouteCmd(args []string, opts kube.Options, out string) error {
 		}
 		return nil
 	}
-	changed, err := control.WriteIfChanged(out, data, 0o644, "the HTTPRoutes")
+	changed, err := control.WriteIfChanged(out, data, 0o644, "the HTTPRoutes", control.WriteOptions{})
 	if err != nil {
 		return err
 	}

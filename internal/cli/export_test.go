@@ -222,6 +222,13 @@ func TestExportOut(t *testing.T) {
 		}
 	}
 
+	// Without --secrets the old Secret stays, and bm2 says so: apply -f
+	// DIR would apply its values again.
+	te.mustRun(ExitOK, "export", "kube", "api", "--image", kubeImg, "--out", out, "--gateway", "edge")
+	if !strings.Contains(te.stderr.String(), "bm2: warning: "+secret+" is an earlier export's Secret of api") {
+		t.Errorf("no word of the stale Secret:\n%s", te.stderr.String())
+	}
+
 	// A directory that cannot be made.
 	te.write("afile", "")
 	te.mustRun(ExitFailure, "export", "kube", "api", "--image", kubeImg, "--out", filepath.Join(te.root, "afile", "k8s"))

@@ -52,7 +52,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 		names[i] = p.Name
 	}
 	sort.Strings(names)
-	changed, err := control.WriteIfChanged(out, data, 0o644, fmt.Sprintf("the %s configuration", kind))
+	changed, err := control.WriteIfChanged(out, data, 0o644, fmt.Sprintf("the %s configuration", kind), control.WriteOptions{})
 	if err != nil {
 		return err
 	}

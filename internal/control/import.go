@@ -3,9 +3,7 @@ package control
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
 	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
-	"github.com/bm2dev/bm2/internal/safefs"
 )
 
 // LoadEcosystem reads the ecosystem file or dump.pm2 bm2 import was given
@@ -81,27 +78,64 @@ func (c *Client) ImportRuntime(ctx context.Context, kind config.Runtime, runtime
 	return rc.Problem + " (" + jsruntime.Advice(kind) + ")"
 }
 
+// WriteOptions say how [WriteIfChanged] writes: Secret for a file of
+// secrets, Create to make its directory.
+type WriteOptions struct{ Secret, Create bool }
+
 // WriteIfChanged writes data, which is what (for errors: "the nginx
-// configuration"), to path atomically (mode perm) unless it is a file
-// that holds the same bytes with that mode already, and tells whether it
-// wrote. A file with other permissions is written again: a Secret's
-// manifest left readable by everyone gets its 0600.
-func WriteIfChanged(path string, data []byte, perm os.FileMode, what string) (bool, error) {
-	st, err := os.Lstat(path)
+// configuration"), to path atomically unless it is a file that holds the
+// same bytes with its mode already, and tells whether it wrote. The mode
+// is perm, or a file's own where that is tighter: a mode an operator
+// narrowed stays, and a Secret's manifest left readable by everyone is
+// written again with its 0600. With o.Create, the directory is made when
+// missing.
+//
+// Root writes these into directories that may be a user's, named on the
+// command line (--out). So the path is walked as bm2 import's is
+// ([WriteImported]): one component at a time, a symbolic link followed
+// only where root owns it and its directory, the file itself never
+// followed, and in a user's directory the file is written as that user.
+// A Secret (o.Secret) is never written into another user's directory:
+// what it holds is root's to give.
+func WriteIfChanged(path string, data []byte, perm os.FileMode, what string, o WriteOptions) (bool, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	d, err := openDir(dir, o.Create)
+	if err != nil {
+		return false, fmt.Errorf("write %s to %s: %w", what, path, err)
+	}
+	defer d.Close()
+	dst, err := d.Stat()
+	if err != nil {
+		return false, fmt.Errorf("write %s to %s: %w", what, path, err)
+	}
+	foreign := os.Geteuid() == 0 && dst.Uid != 0
+	if o.Secret && foreign {
+		return false, Fail(ExitFailure, "give --out a directory root owns, or export as the directory's owner",
+			fmt.Errorf("write %s: %s belongs to uid %d: root does not write a Secret into another user's directory", what, dir, dst.Uid))
+	}
+	mode := perm.Perm()
+	old, oldMode, err := readNoFollowMode(d.Fd(), name)
 	switch {
-	case err == nil && st.Mode().IsRegular() && st.Mode().Perm() == perm.Perm():
-		old, err := os.ReadFile(path)
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
-		}
-		if bytes.Equal(old, data) {
+	case err != nil:
+		return false, fmt.Errorf("read %s: %w", path, err)
+	case old != nil:
+		mode &= oldMode
+		if mode == oldMode && bytes.Equal(old, data) {
 			return false, nil
 		}
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return false, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := safefs.Write(path, data, perm); err != nil {
-		return false, fmt.Errorf("write %s: %w", what, err)
+	work := func() error { return d.Write(name, data, mode) }
+	if foreign {
+		id := identity.Identity{UID: int(dst.Uid), GID: int(dst.Gid)}
+		err = identity.Do(id, work)
+	} else {
+		err = work()
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s to %s: %w", what, path, err)
 	}
 	return true, nil
 }

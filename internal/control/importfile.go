@@ -23,7 +23,7 @@ func openDir(dir string, create bool) (*safefs.Dir, error) {
 	d, err := safefs.OpenDir(dir, safefs.Policy{Follow: safefs.FollowRootOwned, Create: create, NoDotDot: true})
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Err == unix.ELOOP {
-		return nil, fmt.Errorf("%s is a symbolic link that root does not own: bm2 import does not follow it (give the real path)", pe.Path)
+		return nil, fmt.Errorf("%s is a symbolic link that root does not own: bm2 does not follow it (give the real path)", pe.Path)
 	}
 	return d, err
 }
@@ -95,23 +95,29 @@ func WriteImported(file string, data []byte, mode os.FileMode, force, create boo
 // readNoFollow reads name in dfd: nil when it does not exist, an error
 // when it is a symbolic link or not a regular file.
 func readNoFollow(dfd int, name string) ([]byte, error) {
+	b, _, err := readNoFollowMode(dfd, name)
+	return b, err
+}
+
+// readNoFollowMode is readNoFollow with the file's permission bits.
+func readNoFollowMode(dfd int, name string) ([]byte, os.FileMode, error) {
 	fd, err := safefs.OpenAt(dfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	switch {
 	case err == unix.ENOENT:
-		return nil, nil
+		return nil, 0, nil
 	case err == unix.ELOOP:
-		return nil, errors.New("it is a symbolic link: remove it (bm2 import does not follow it)")
+		return nil, 0, errors.New("it is a symbolic link: remove it (bm2 does not follow it)")
 	case err != nil:
-		return nil, err
+		return nil, 0, err
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, errors.New("it is not a regular file")
+		return nil, 0, errors.New("it is not a regular file")
 	}
 	// Past 1 MiB it is no bm2.toml import wrote: what it holds Differs,
 	// and its first MiB shows that.
@@ -119,5 +125,5 @@ func readNoFollow(dfd int, name string) ([]byte, error) {
 	if errors.Is(err, safefs.ErrTooLarge) {
 		err = nil
 	}
-	return b, err
+	return b, st.Mode().Perm(), err
 }
