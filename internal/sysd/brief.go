@@ -38,6 +38,14 @@ func briefProps(activeState string, service bool) (unit, svc []string) {
 	return unit, svc
 }
 
+// briefRead tells whether Brief reads a unit's properties: a loaded
+// one, and one that runs though its file is gone or masked (systemd
+// keeps such a unit, not-found or masked, until it stops); a unit that
+// is neither has nothing to say past its state.
+func briefRead(loadState, activeState string) bool {
+	return loadState == "loaded" || activeState != "inactive" && activeState != ""
+}
+
 // briefInFlight is how many units Brief reads at once: each read is a
 // row of small calls, answered in turn, so more of them are in flight
 // than in Units.
@@ -81,7 +89,7 @@ func (c *Conn) Brief(ctx context.Context, names []string) ([]Status, error) {
 		if u.Name != names[k] {
 			return nil, mapErr("list units", errShortList)
 		}
-		if u.LoadState == "loaded" {
+		if briefRead(u.LoadState, u.ActiveState) {
 			todo = append(todo, k)
 		}
 	}
@@ -118,36 +126,59 @@ func (c *Conn) Brief(ctx context.Context, names []string) ([]Status, error) {
 	return out, nil
 }
 
-// brief reads the Brief properties of one loaded unit into s.
+// brief reads the Brief properties of one unit into s. The reads are one
+// Get each, not one answer: a restart between them would mix two runs
+// (one's InvocationID, the next one's start), so the InvocationID is
+// read again last, and the unit again whole while it changed (three
+// times at most: then it restarts faster than it can be read, and the
+// last read stands).
 func (c *Conn) brief(ctx context.Context, s *Status) error {
+	base := *s
 	return c.call(ctx, "read the state of "+s.Name, func(m manager) error {
-		unitProps, svcProps := briefProps(s.ActiveState, IsService(s.Name))
-		props := make(map[string]any, len(unitProps)+3)
-		for _, p := range unitProps {
-			v, err := m.GetUnitPropertyContext(ctx, s.Name, p)
-			if err != nil {
+		for range 3 {
+			*s = base
+			again, err := c.briefOnce(ctx, m, s)
+			if err != nil || !again {
 				return err
 			}
-			props[p] = v.Value.Value()
 		}
-		props["LoadState"], props["ActiveState"], props["SubState"] = s.LoadState, s.ActiveState, s.SubState
-		job := s.JobID
-		s.fill(props)
-		s.JobID, s.JobPending = job, job != 0
-		if svcProps == nil {
-			return nil
-		}
-		sp := make(map[string]any, len(svcProps))
-		for _, p := range svcProps {
-			v, err := m.GetServicePropertyContext(ctx, s.Name, p)
-			if err != nil {
-				return err
-			}
-			sp[p] = v.Value.Value()
-		}
-		s.fillService(sp)
 		return nil
 	})
+}
+
+// briefOnce reads the Brief properties of one unit into s once, and
+// tells whether its InvocationID changed meanwhile.
+func (c *Conn) briefOnce(ctx context.Context, m manager, s *Status) (bool, error) {
+	unitProps, svcProps := briefProps(s.ActiveState, IsService(s.Name))
+	props := make(map[string]any, len(unitProps)+3)
+	for _, p := range unitProps {
+		v, err := m.GetUnitPropertyContext(ctx, s.Name, p)
+		if err != nil {
+			return false, err
+		}
+		props[p] = v.Value.Value()
+	}
+	props["LoadState"], props["ActiveState"], props["SubState"] = s.LoadState, s.ActiveState, s.SubState
+	job := s.JobID
+	s.fill(props)
+	s.JobID, s.JobPending = job, job != 0
+	if svcProps == nil {
+		return false, nil
+	}
+	sp := make(map[string]any, len(svcProps))
+	for _, p := range svcProps {
+		v, err := m.GetServicePropertyContext(ctx, s.Name, p)
+		if err != nil {
+			return false, err
+		}
+		sp[p] = v.Value.Value()
+	}
+	s.fillService(sp)
+	v, err := m.GetUnitPropertyContext(ctx, s.Name, "InvocationID")
+	if err != nil {
+		return false, err
+	}
+	return invocation(v.Value.Value()) != s.InvocationID, nil
 }
 
 // BriefOf keeps of s what [Conn.Brief] fills in for a unit in s's
@@ -158,7 +189,7 @@ func BriefOf(s Status) Status {
 		Name: s.Name, LoadState: s.LoadState, ActiveState: s.ActiveState, SubState: s.SubState, JobID: s.JobID, JobPending: s.JobPending,
 		MemoryCurrent: Unknown, CPUUsageNSec: Unknown, TasksCurrent: Unknown, UID: NoID, GID: NoID,
 	}
-	if s.LoadState != "loaded" {
+	if !briefRead(s.LoadState, s.ActiveState) {
 		return b
 	}
 	unit, svc := briefProps(s.ActiveState, IsService(s.Name))

@@ -142,3 +142,42 @@ func (s shortList) ListUnitsByNamesContext(ctx context.Context, names []string) 
 	l, err := s.fakeConn.ListUnitsByNamesContext(ctx, names)
 	return l[:1], err
 }
+
+// A unit that still runs though its file is gone (or masked) has its run
+// read: systemd keeps it until it stops.
+func TestBriefReadsARunningUnitWithoutItsFile(t *testing.T) {
+	w := briefWorld()
+	w.units["bm2@a-0.service"]["LoadState"] = "not-found"
+	st, err := w.conn(time.Second, true).Brief(context.Background(), []string{"bm2@a-0.service"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st[0]; s.MainPID != 4242 || s.InvocationID != "abcd" || s.ActiveEnter.IsZero() || s.MemoryCurrent != 1<<20 {
+		t.Errorf("a running not-found unit: %+v", s)
+	}
+	if b := BriefOf(Status{Name: "x.service", LoadState: "masked", ActiveState: "active", MainPID: 7}); b.MainPID != 7 {
+		t.Errorf("BriefOf drops a running masked unit's run: %+v", b)
+	}
+}
+
+// A restart between the reads of one unit (Gets, not one answer) would
+// mix two runs: Brief reads the unit again, and what it says is one run.
+func TestBriefReadsOneRun(t *testing.T) {
+	w := briefWorld()
+	restarted := false
+	w.lose = func(call string) bool {
+		if call == "service-property" && !restarted {
+			restarted = true // the unit restarts while it is read: a new run, a new process
+			w.units["bm2@a-0.service"]["InvocationID"] = []byte{0xee}
+			w.types["bm2@a-0.service/Service"]["MainPID"] = uint32(5151)
+		}
+		return false
+	}
+	st, err := w.conn(time.Second, true).Brief(context.Background(), []string{"bm2@a-0.service"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := st[0]; s.InvocationID != "ee" || s.MainPID != 5151 {
+		t.Errorf("mixed runs: InvocationID %s with pid %d", s.InvocationID, s.MainPID)
+	}
+}
