@@ -225,7 +225,7 @@ func (m *model) explain() {
 		}
 	}
 	if p.EnvFile != "" {
-		m.note("env_file (%s) comes from Secret %s, optional: without it the app starts without those variables. Create it with `kubectl create secret generic %s%s --from-env-file=%s`; kubectl takes each value as written, quotes and all, where systemd's EnvironmentFile= syntax would unquote it. As on a host, its variables override [env] (so [env] comes through envFrom too), never BM2_*.",
+		m.note("env_file (%s) comes from Secret %s, which the pod waits for, as a host refuses to start without the file. Create it with `kubectl create secret generic %s%s --from-env-file=%s`; kubectl takes each value as written, quotes and all, where systemd's EnvironmentFile= syntax would unquote it. As on a host, its variables override [env] (so [env] comes through envFrom too), never BM2_*.",
 			p.EnvFile, m.envFileSecret(), m.envFileSecret(), m.nsFlag(), p.EnvFile)
 	}
 	m.note("The sandbox: runAsNonRoot, no privilege escalation, every capability dropped%s, the runtime's default seccomp profile, no service account token, no Service links in the environment, %s. The image must run as a numeric non-root USER (or give user a uid), and its runtime must meet bm2's floor (Bun 1.4.0, Node.js 24.0.0): nothing checks it before the app starts.",

@@ -61,7 +61,7 @@
 // No [env] value is ever in the manifests. Each key is a secretKeyRef to
 // Secret <name>-env, which the user creates (the notes say how) or
 // Options.Secrets writes into a File of its own, marked Secret: mode
-// 0600, never printed. env_file is an optional Secret, <name>-env-file,
+// 0600, never printed. env_file is a required Secret, <name>-env-file,
 // in envFrom; with one, [env] comes through envFrom too, before it, so
 // that env_file overrides [env] as on a host, and BM2_* override both.
 //

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -153,7 +154,8 @@ func TestEnvComesFromSecrets(t *testing.T) {
 		t.Error("[env] in env, which would override env_file")
 	}
 	if len(c.EnvFrom) != 2 || c.EnvFrom[0].SecretRef.Name != "app-env" || c.EnvFrom[0].SecretRef.Optional != nil ||
-		c.EnvFrom[1].SecretRef.Name != "app-env-file" || c.EnvFrom[1].SecretRef.Optional == nil || !*c.EnvFrom[1].SecretRef.Optional {
+		c.EnvFrom[1].SecretRef.Name != "app-env-file" || c.EnvFrom[1].SecretRef.Optional != nil {
+		// Both required: a host does not start without its env_file.
 		t.Errorf("envFrom: %+v", c.EnvFrom)
 	}
 }
@@ -670,5 +672,24 @@ func TestRoutes(t *testing.T) {
 	// A route alone is not refused for what only the workload would be.
 	if _, err := Routes([]Source{project(t, "user = \"root\"\n")}, Options{Gateway: "edge"}); err != nil {
 		t.Errorf("a route for a root project: %v", err)
+	}
+}
+
+// The file a project came from is the user's path: a control character
+// in it is escaped in the comments, so the stream stays YAML and nothing
+// raw reaches a terminal.
+func TestHostilePathIsEscaped(t *testing.T) {
+	res := export(t, Options{}, parse(t, "/srv/a\x1b[2J\u009b/app.toml", base))
+	out := res.Manifests()
+	if bytes.ContainsAny(out, "\x1b\u009b") {
+		t.Fatalf("a control character reached the manifests:\n%q", out)
+	}
+	if !bytes.Contains(out, []byte(`/srv/a\x1b[2J`)) {
+		t.Errorf("the path is not named, escaped:\n%s", out)
+	}
+	for _, doc := range documents(t, out) {
+		if _, err := decodeStrict(doc); err != nil {
+			t.Errorf("%v\n%s", err, doc)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package kube
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bm2dev/bm2/internal/termtext"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -178,7 +179,9 @@ func comment(b *strings.Builder, text string) {
 	}
 	const width = 76
 	line := ""
-	for _, w := range strings.Fields(text) {
+	// A file's path is the user's: a control character in it would make
+	// the stream invalid YAML and reach a terminal raw.
+	for _, w := range strings.Fields(termtext.Escape(text)) {
 		if line != "" && len(line)+1+len(w) > width {
 			b.WriteString("# " + line + "\n")
 			line = "  "[:indent(text)]

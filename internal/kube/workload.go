@@ -288,7 +288,8 @@ func (m *model) env() []corev1.EnvVar {
 // host env_file overrides [env], and in a pod a later envFrom source
 // overrides an earlier one while env overrides them all, so both are
 // whole Secrets here, [env] first; BM2_* (env) still win, as on a host.
-// The env_file's Secret is optional: the user makes it from the file.
+// The env_file's Secret is required, as the file is on a host (a missing
+// env_file stops the start): the pod waits for it, never starts without.
 func (m *model) envFrom() []corev1.EnvFromSource {
 	if m.p.EnvFile == "" {
 		return nil
@@ -299,7 +300,7 @@ func (m *model) envFrom() []corev1.EnvFromSource {
 			LocalObjectReference: corev1.LocalObjectReference{Name: m.envSecret()}}})
 	}
 	return append(out, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: m.envFileSecret()}, Optional: new(true)}})
+		LocalObjectReference: corev1.LocalObjectReference{Name: m.envFileSecret()}}})
 }
 
 // resources: memory_max and cpu_quota are the limits. The requests, what
