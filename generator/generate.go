@@ -378,16 +378,7 @@ func restartService(p *config.Project, opts Options) []byte {
 			// Read-only, not hidden: a reload that stops at an instance
 			// says why, and a cwd under /home must not look missing.
 			{"ProtectHome", "read-only"},
-			{"PrivateTmp", "yes"},
-			{"PrivateDevices", "yes"},
-			{"PrivateIPC", "yes"},
-			{"ProtectKernelTunables", "yes"},
-			{"ProtectKernelModules", "yes"},
-			{"ProtectKernelLogs", "yes"},
-			{"ProtectControlGroups", "yes"},
-			{"ProtectClock", "yes"},
-			{"ProtectHostname", "yes"},
-		}, userHelperSandbox...)
+		}, append(slices.Clip(rootHelperProtect), userHelperSandbox...)...)
 		sandbox = append(sandbox, [2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
 	}
 	for _, kv := range sandbox {
@@ -399,23 +390,47 @@ func restartService(p *config.Project, opts Options) []byte {
 	return f.Bytes()
 }
 
+// rootHelperProtect is what bm2's helper units add as root, past their
+// file system view: private /tmp, devices and IPC, and the kernel's and
+// the host's settings out of reach.
+var rootHelperProtect = [][2]string{
+	{"PrivateTmp", "yes"},
+	{"PrivateDevices", "yes"},
+	{"PrivateIPC", "yes"},
+	{"ProtectKernelTunables", "yes"},
+	{"ProtectKernelModules", "yes"},
+	{"ProtectKernelLogs", "yes"},
+	{"ProtectControlGroups", "yes"},
+	{"ProtectClock", "yes"},
+	{"ProtectHostname", "yes"},
+}
+
+// helperBase is the start of every helper unit's sandbox in both scopes:
+// no new privileges, namespaces, realtime or set-id files, a fixed
+// personality, no writable-executable memory, and only the address
+// families it names.
+func helperBase(families string) [][2]string {
+	return [][2]string{
+		{"NoNewPrivileges", "yes"},
+		{"RestrictNamespaces", "yes"},
+		{"RestrictRealtime", "yes"},
+		{"RestrictSUIDSGID", "yes"},
+		{"LockPersonality", "yes"},
+		{"MemoryDenyWriteExecute", "yes"},
+		{"RestrictAddressFamilies", families},
+		{"SystemCallArchitectures", "native"},
+		{"SystemCallFilter", "@system-service"},
+	}
+}
+
 // userHelperSandbox is what bm2's helper units have in both scopes (a
 // user's manager can apply no more without a user namespace of the
 // service's own), as the reload needs it: no address family but
 // systemd's bus and the journal (AF_UNIX) and sock_diag (AF_NETLINK).
-var userHelperSandbox = [][2]string{
-	{"NoNewPrivileges", "yes"},
-	{"RestrictNamespaces", "yes"},
-	{"RestrictRealtime", "yes"},
-	{"RestrictSUIDSGID", "yes"},
-	{"LockPersonality", "yes"},
-	{"MemoryDenyWriteExecute", "yes"},
-	{"RestrictAddressFamilies", "AF_UNIX AF_NETLINK"},
-	{"SystemCallArchitectures", "native"},
-	{"SystemCallFilter", "@system-service"},
-	{"SystemCallFilter", "~@resources @privileged ptrace process_vm_readv process_vm_writev"},
-	{"SystemCallErrorNumber", "EPERM"},
-}
+var userHelperSandbox = slices.Clip(append(helperBase("AF_UNIX AF_NETLINK"),
+	[2]string{"SystemCallFilter", "~@resources @privileged ptrace process_vm_readv process_vm_writev"},
+	[2]string{"SystemCallErrorNumber", "EPERM"},
+))
 
 // healthTimer is bm2-<name>-health.timer: a check health_interval_ms
 // after the project starts (OnActiveSec=, the timer being started with
@@ -495,20 +510,12 @@ func healthService(p *config.Project, opts Options) []byte {
 			// The notification spool, an instance's crash.log.
 			{"ReadWritePaths", "-" + units.Specifiers(l.StateDir) + " -" + units.Specifiers(l.CrashLogs.Dir)},
 			{"ProtectHome", "yes"},
-			{"PrivateTmp", "yes"},
-			{"PrivateDevices", "yes"},
-			{"PrivateIPC", "yes"},
-			{"ProtectKernelTunables", "yes"},
-			{"ProtectKernelModules", "yes"},
-			{"ProtectKernelLogs", "yes"},
-			{"ProtectControlGroups", "yes"},
-			{"ProtectClock", "yes"},
-			{"ProtectHostname", "yes"},
-			{"ProtectProc", "invisible"},
-			{"ProcSubset", "pid"},
-			{"IPAddressAllow", "localhost"},
-			{"IPAddressDeny", "any"},
-		}, healthUserSandbox...)
+		}, append(append(slices.Clip(rootHelperProtect),
+			[2]string{"ProtectProc", "invisible"},
+			[2]string{"ProcSubset", "pid"},
+			[2]string{"IPAddressAllow", "localhost"},
+			[2]string{"IPAddressDeny", "any"},
+		), healthUserSandbox...)...)
 		// ...but setuid(2), setgid(2) and setgroups(2), with which the
 		// child becomes the instance's user.
 		sandbox = append(sandbox, [2]string{"SystemCallFilter", "setuid setgid setgroups"},
@@ -525,19 +532,10 @@ func healthService(p *config.Project, opts Options) []byte {
 
 // healthUserSandbox is what the health service has in both scopes, as
 // the probe has it (units/static/bm2-probe@.service).
-var healthUserSandbox = [][2]string{
-	{"NoNewPrivileges", "yes"},
-	{"RestrictNamespaces", "yes"},
-	{"RestrictRealtime", "yes"},
-	{"RestrictSUIDSGID", "yes"},
-	{"LockPersonality", "yes"},
-	{"MemoryDenyWriteExecute", "yes"},
-	{"RestrictAddressFamilies", "AF_UNIX AF_INET AF_INET6"},
-	{"SystemCallArchitectures", "native"},
-	{"SystemCallFilter", "@system-service"},
-	{"SystemCallFilter", "~@privileged @resources @obsolete @cpu-emulation @debug"},
-	{"SystemCallErrorNumber", "EPERM"},
-}
+var healthUserSandbox = slices.Clip(append(helperBase("AF_UNIX AF_INET AF_INET6"),
+	[2]string{"SystemCallFilter", "~@privileged @resources @obsolete @cpu-emulation @debug"},
+	[2]string{"SystemCallErrorNumber", "EPERM"},
+))
 
 // StartLimit returns the start-limit window and burst that implement the
 // restart budget: more than max_restarts consecutive abnormal restarts and

@@ -3,8 +3,6 @@ package sysd
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
 )
@@ -93,34 +91,10 @@ func (c *Conn) Brief(ctx context.Context, names []string) ([]Status, error) {
 			todo = append(todo, k)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		once     sync.Once
-		firstErr error
-	)
-	for range min(briefInFlight, len(todo)) {
-		wg.Go(func() {
-			for {
-				n := int(next.Add(1) - 1)
-				if n >= len(todo) || ctx.Err() != nil {
-					return
-				}
-				k := todo[n]
-				if err := c.brief(ctx, &out[k]); err != nil {
-					once.Do(func() { firstErr = err; cancel() })
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	err = each(ctx, len(todo), briefInFlight, func(ctx context.Context, n int) error {
+		return c.brief(ctx, &out[todo[n]])
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -603,16 +603,22 @@ const unitsInFlight = 8
 // the call.
 func (c *Conn) Units(ctx context.Context, names []string) ([]Status, error) {
 	out := make([]Status, len(names))
-	if len(names) <= 1 {
-		for k, name := range names {
-			s, err := c.Unit(ctx, name)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = s
-		}
-		return out, nil
+	err := each(ctx, len(names), unitsInFlight, func(ctx context.Context, k int) error {
+		st, err := c.Unit(ctx, names[k])
+		out[k] = st
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
+}
+
+// each runs fn for k = 0..n-1, inFlight at a time (the calls share one
+// connection, whose answers come in turn: with several in flight, bm2
+// decodes one while systemd writes the next). The first error cancels
+// the rest and is returned.
+func each(ctx context.Context, n, inFlight int, fn func(ctx context.Context, k int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -621,32 +627,25 @@ func (c *Conn) Units(ctx context.Context, names []string) ([]Status, error) {
 		once     sync.Once
 		firstErr error
 	)
-	for range min(unitsInFlight, len(names)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range min(inFlight, n) {
+		wg.Go(func() {
 			for {
 				k := int(next.Add(1) - 1)
-				if k >= len(names) || ctx.Err() != nil {
+				if k >= n || ctx.Err() != nil {
 					return
 				}
-				s, err := c.Unit(ctx, names[k])
-				if err != nil {
+				if err := fn(ctx, k); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 					return
 				}
-				out[k] = s
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return ctx.Err()
 }
 
 // Unit reports the state of one unit.
