@@ -121,4 +121,25 @@ done'`)
 	if out := b.sh(`curl -sf --max-time 2 http://127.0.0.1:3300/`); !strings.HasPrefix(out, "instance ") {
 		t.Errorf("the port answered %q", out)
 	}
+
+	// A deploy whose new runs never answer healthy: the reload stops at
+	// its surge, and the instances keep serving the version they run.
+	inv0, inv1 = b.show("bm2@hc-0.service", "InvocationID"), b.show("bm2@hc-1.service", "InvocationID")
+	b.sh(`touch /srv/hc/unhealthy`)
+	r = b.bm2("/", "reload", "hc", "--timeout", "8s")
+	t.Logf("reload of a sick version (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	if r.code == 0 || !strings.Contains(r.stdout+r.stderr, "health check") {
+		t.Errorf("the reload of a version that never turns healthy exited %d", r.code)
+	}
+	if a, b1 := b.show("bm2@hc-0.service", "InvocationID"), b.show("bm2@hc-1.service", "InvocationID"); a != inv0 || b1 != inv1 {
+		t.Errorf("an instance was restarted into the sick version")
+	}
+	if st := b.show("bm2@hc-surge.service", "ActiveState"); st == "active" || st == "activating" {
+		t.Errorf("the sick surge is left %s", st)
+	}
+	for i := 0; i < 20; i++ {
+		if out, err := b.try(`curl -sf --max-time 2 http://127.0.0.1:3300/`); err != nil || !strings.HasPrefix(out, "instance ") {
+			t.Fatalf("request %d after the stopped reload: %q %v", i, out, err)
+		}
+	}
 }

@@ -4,10 +4,13 @@
 //   GET /hang      answers, then blocks its event loop forever: both
 //                  ports stay open (the kernel still completes
 //                  connections), nothing answers any more
-// Its main port answers "instance N".
+// A run started while ./unhealthy exists answers /healthz 503 (a bad
+// deploy). Its main port answers "instance N".
 const http = require("node:http");
+const fs = require("node:fs");
 const env = process.env;
 const me = `instance ${env.BM2_APP_INSTANCE}`;
+const sick = fs.existsSync("unhealthy");
 
 http.createServer((req, res) => {
   res.setHeader("connection", "close");
@@ -20,5 +23,6 @@ http.createServer((req, res) => {
     res.end("hanging\n", () => setTimeout(() => { console.log(`${me} hangs`); for (;;) {} }, 10));
     return;
   }
-  res.end(req.url === "/healthz" ? "ok\n" : "?\n");
+  if (req.url === "/healthz" && sick) res.statusCode = 503;
+  res.end(req.url === "/healthz" ? (sick ? "sick\n" : "ok\n") : "?\n");
 }).listen({ port: Number(env.BM2_HEALTH_PORT), host: "127.0.0.1" });
