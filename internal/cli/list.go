@@ -249,7 +249,7 @@ func (r row) cells() cells {
 		c.reuseport = *r.Reuseport
 	}
 	if r.Health != nil {
-		c.health = control.HealthCell(*r.Health, r.HealthFailures, r.HealthLimit)
+		c.health = termtext.EscapeField(control.HealthCell(*r.Health, r.HealthFailures, r.HealthLimit))
 	}
 	if r.ID != nil {
 		c.id = strconv.Itoa(*r.ID)

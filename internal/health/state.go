@@ -8,11 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/units"
 )
 
 // Status is where one run of an instance stands.
@@ -113,7 +116,58 @@ func Decode(data []byte) (State, error) {
 	if s.Version != StateVersion {
 		return State{}, fmt.Errorf("version %d, not %d", s.Version, StateVersion)
 	}
+	// In user scope the file is the user's, and so the app's, to write:
+	// what bm2 list shows of it is bm2's words and numbers, or nothing.
+	for _, e := range s.Instances {
+		if err := e.valid(s.Project); err != nil {
+			return State{}, fmt.Errorf("instance %q: %w", e.Instance, err)
+		}
+	}
 	return s, nil
+}
+
+// valid checks that e says what a health service of project could have
+// written: an instance of the project, an InvocationID (letters and
+// digits), one of the
+// status words, a result as the child prints it, counts in range.
+func (e Entry) valid(project string) error {
+	switch {
+	case !validInstance(project, e.Instance):
+		return errors.New("not an instance of the project")
+	case len(e.Invocation) > 64 || strings.Trim(e.Invocation, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "":
+		return errors.New("not an InvocationID")
+	case e.Status != Starting && e.Status != Healthy && e.Status != Unhealthy:
+		return fmt.Errorf("status %q", e.Status)
+	case !validResult(e.Last):
+		return fmt.Errorf("result %q", e.Last)
+	case e.Failures < 0 || e.Limit < 0 || e.Failures > 1000 || e.Limit > 1000 || e.LatencyMS < 0:
+		return errors.New("counts out of range")
+	}
+	return nil
+}
+
+// validInstance tells "api-0" and "api-surge" of project api.
+func validInstance(project, instance string) bool {
+	rest, ok := strings.CutPrefix(instance, project+"-")
+	if !ok || project == "" {
+		return false
+	}
+	if rest == units.SurgeName {
+		return true
+	}
+	n, err := strconv.Atoi(rest)
+	return err == nil && n >= 0 && strconv.Itoa(n) == rest
+}
+
+// validResult tells a check's result as Result.String writes it, or ""
+// (none yet).
+func validResult(r string) bool {
+	switch r {
+	case "", Timeout, Refused, Reset, Failed:
+		return true
+	}
+	n, err := strconv.Atoi(r)
+	return err == nil && n >= 100 && n <= 599 && strconv.Itoa(n) == r
 }
 
 // Read reads the state file at path (never through a symbolic link, at

@@ -65,3 +65,34 @@ func TestStateFile(t *testing.T) {
 		t.Errorf("a file past MaxStateSize: %v", err)
 	}
 }
+
+// In user scope the state file is the app's to write: Decode takes only
+// what a health service could have written, so nothing else reaches
+// bm2 list, bm2 top or a waiting serve.
+func TestDecodeRefusesWhatNoCheckWrites(t *testing.T) {
+	good := Entry{Instance: "api-0", Invocation: "0a1b", Status: Healthy, Limit: 3, Last: "200"}
+	for name, mutate := range map[string]func(*Entry){
+		"control status":   func(e *Entry) { e.Status = "\x1b]52;c;aGk=\x07" },
+		"other status":     func(e *Entry) { e.Status = "fine" },
+		"control result":   func(e *Entry) { e.Last = "\x1b[2J" },
+		"status 99":        func(e *Entry) { e.Last = "99" },
+		"status 0200":      func(e *Entry) { e.Last = "0200" },
+		"other project":    func(e *Entry) { e.Instance = "web-0" },
+		"not an index":     func(e *Entry) { e.Instance = "api-x" },
+		"odd invocation":   func(e *Entry) { e.Invocation = "a b" },
+		"negative counts":  func(e *Entry) { e.Failures = -1 },
+		"huge limit":       func(e *Entry) { e.Limit = 1 << 40 },
+		"negative latency": func(e *Entry) { e.LatencyMS = -5 },
+	} {
+		e := good
+		mutate(&e)
+		if _, err := Decode(Encode(State{Project: "api", Instances: []Entry{e}})); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+	for _, e := range []Entry{good, {Instance: "api-surge", Status: Starting, Last: "refused"}, {Instance: "api-12", Status: Unhealthy, Failures: 2, Limit: 3, Last: "timeout"}} {
+		if _, err := Decode(Encode(State{Project: "api", Instances: []Entry{e}})); err != nil {
+			t.Errorf("%+v: %v", e, err)
+		}
+	}
+}

@@ -158,7 +158,7 @@ func cellHealth(in instance) string {
 	if e := in.view.HealthEntry; e != nil {
 		failures, limit = &e.Failures, &e.Limit
 	}
-	return control.HealthCell(in.view.Health, failures, limit)
+	return termtext.Escape(control.HealthCell(in.view.Health, failures, limit))
 }
 
 func cellCPU(in instance) string {
