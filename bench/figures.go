@@ -79,6 +79,14 @@ var sampleFigures = []sampleFigure{
 			"check's timeout, plus at most one interval for the first failed check to come. Then the cost of one check " +
 			"of both instances: `systemctl start bm2-bhc-health.service` (systemd's spawn of the sandboxed oneshot, " +
 			"bm2-probe and its child as the app's user, two GETs). bm2 only: PM2 has no HTTP health check."},
+	{key: "memrestart", num: "11d", title: "The graceful memory restart: an instance above memory_restart found and reloaded (bm2)", prec: 0,
+		intro: "A cluster project of 2 instances (e2e/apps/leak-server.js) with memory_restart = \"160M\" and memory_max = \"600M\", " +
+			"at the default memory_check_interval_ms of 5000 and at 1000. Instance 1 keeps 20 MB more every second; from " +
+			"the moment its cgroup's memory (systemd's MemoryCurrent, polled every 20 ms) is above the limit, the time to the " +
+			"memory_restart event (its journal timestamp) and to the instance's new run (a new InvocationID, running). The " +
+			"bound for the event is one interval plus the second reading a second later, plus the oneshot's start; the new " +
+			"run then takes the reload's own time (the surge's start and confirmation, then the instance's). Then the cost " +
+			"of one check while both are below: `systemctl start bm2-bmr-memory.service`. PM2 checks every 30 s."},
 	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
 		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
 			"on the host (wall time); then `dpkg -i` of this tree's package in a fresh sandbox (wall time, the " +

@@ -67,14 +67,16 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 // fork-mode reload behind nginx, gwdefault the same with nginx's default
 // max_fails, gwcluster a cluster-mode reload behind nginx; fleet two bm2
 // hosts behind one gateway; metrics one scrape of 100 projects; health how long the HTTP health
-// check takes to restart a hung instance, and one check's cost; package
+// check takes to restart a hung instance, and one check's cost; memrestart
+// how long the memory restart takes to reload an instance above
+// memory_restart, and one check's cost; package
 // make deb and dpkg -i.
 var allScenarios = []string{"generator", "package", "throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "daemonreload"}
 
 // sandboxedScenarios need the two sandboxes of setup.
 var sandboxedScenarios = []string{"throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -275,6 +277,7 @@ func run(ctx context.Context, s settings, out string) error {
 			{"fleet", r.fleet},
 			{"metrics", r.metrics},
 			{"health", r.health},
+			{"memrestart", r.memRestart},
 			{"daemonreload", r.daemonReload}, // last: it deletes every project registered before
 		}
 		for _, st := range steps {

@@ -242,6 +242,18 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 			File{Path: units.HealthService(p.Name), Data: healthService(p, opts)},
 		)
 	}
+	if p.MemoryWatched() {
+		// The memory restart: a timer the target wants and that is
+		// PartOf= it, the oneshot it starts every memory_check_interval_ms,
+		// and the template of the reload it starts for one instance.
+		timer := units.MemoryTimer(p.Name)
+		files = append(files,
+			File{Path: timer, Data: memoryTimer(p, opts.Layout.Systemctl)},
+			File{Path: path.Join(units.Target(p.Name)+".wants", timer), Link: "../" + timer},
+			File{Path: units.MemoryService(p.Name), Data: memoryService(p, opts)},
+			File{Path: units.ReloadTemplate(p.Name), Data: reloadTemplate(p, opts)},
+		)
+	}
 	for i := range files {
 		files[i].Project = p.Name
 	}
@@ -353,18 +365,43 @@ func restartTimer(p *config.Project, systemctl string) []byte {
 // of other users: CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, and sock_diag:
 // AF_NETLINK), as bm2-metrics@.service does.
 func restartService(p *config.Project, opts Options) []byte {
+	return reloadService(p, opts, "bm2 "+p.Name+" scheduled reload", units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", p.Name}), false)
+}
+
+// reloadTemplate is bm2-<name>-reload@.service, whose instance <i> the
+// memory check starts for an instance above memory_restart: `bm2 reload
+// <name>-<i>`, that instance alone, as restartService runs the whole
+// project's. It is PartOf= the target: a reload under way when the
+// project stops stops too. %i is the index as the memory check names it
+// (digits: the reload refuses anything but an instance of the project).
+func reloadTemplate(p *config.Project, opts Options) []byte {
+	// A project's name needs no quoting (config.ValidName); QuoteArg
+	// escapes its specifiers, and "-%i" is the one left.
+	cmd := units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", p.Name}) + "-%i"
+	return reloadService(p, opts, "bm2 "+p.Name+"-%i memory restart", cmd, true)
+}
+
+func (o Options) scopeFlag() string {
+	if o.user() {
+		return "--user"
+	}
+	return "--system"
+}
+
+// reloadService is the unit of a reload run by the scope's manager:
+// restartService's and reloadTemplate's.
+func reloadService(p *config.Project, opts Options, description, execStart string, partOf bool) []byte {
 	f := newUnitFile()
 	defer freeUnitFile(f)
 	header(f, p, opts.Layout.Systemctl)
-	f.Add("Unit", "Description", "bm2 "+p.Name+" scheduled reload")
+	f.Add("Unit", "Description", description)
 	f.Add("Unit", "Documentation", "man:bm2.toml(5) man:bm2(1)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
-	scope := "--system"
-	if opts.user() {
-		scope = "--user"
+	if partOf {
+		f.Add("Unit", "PartOf", units.Target(p.Name))
 	}
 	f.Add("Service", "Type", "oneshot")
-	f.Add("Service", "ExecStart", units.QuoteCommand([]string{opts.CLI, scope, "reload", p.Name}))
+	f.Add("Service", "ExecStart", execStart)
 	var sandbox [][2]string
 	if opts.user() {
 		sandbox = userHelperSandbox
@@ -429,6 +466,82 @@ func helperBase(families string) [][2]string {
 // systemd's bus and the journal (AF_UNIX) and sock_diag (AF_NETLINK).
 var userHelperSandbox = slices.Clip(append(helperBase("AF_UNIX AF_NETLINK"),
 	[2]string{"SystemCallFilter", "~@resources @privileged ptrace process_vm_readv process_vm_writev"},
+	[2]string{"SystemCallErrorNumber", "EPERM"},
+))
+
+// memoryTimer is bm2-<name>-memory.timer: a check
+// memory_check_interval_ms after the project starts and after each one
+// started, to within 100 ms, as the health timer.
+func memoryTimer(p *config.Project, systemctl string) []byte {
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, systemctl)
+	f.Add("Unit", "Description", "bm2 "+p.Name+" memory check")
+	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
+	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	f.Add("Unit", "PartOf", units.Target(p.Name))
+	interval := config.FormatMS(p.MemoryRestart.Interval)
+	f.Add("Timer", "OnActiveSec", interval)
+	f.Add("Timer", "OnUnitActiveSec", interval)
+	f.Add("Timer", "AccuracySec", "100ms")
+	f.Add("Timer", "Unit", units.MemoryService(p.Name))
+	return f.Bytes()
+}
+
+// memoryService is bm2-<name>-memory.service, which the memory timer
+// starts: `bm2-probe memory <name>`, which reads every running
+// instance's memory from systemd (the cgroup's, MemoryCurrent) and, for
+// one above BM2_MEMORY_RESTART (bytes) now and again a second later,
+// emits memory_restart and starts bm2-<name>-reload@<i>.service. It
+// reads its limit back from its own Environment=, as the health check
+// does, so what is checked is what systemd runs.
+//
+// It needs systemd's bus and the journal only (AF_UNIX): as root in
+// system scope it has no capability at all, no network, and nothing
+// writable but the notification spool and the crash logs. It is PartOf=
+// the target and not in the project's slice.
+func memoryService(p *config.Project, opts Options) []byte {
+	f := newUnitFile()
+	defer freeUnitFile(f)
+	header(f, p, opts.Layout.Systemctl)
+	f.Add("Unit", "Description", "bm2 "+p.Name+" memory check")
+	f.Add("Unit", "Documentation", "man:bm2.toml(5) man:bm2(1)")
+	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
+	f.Add("Unit", "PartOf", units.Target(p.Name))
+	f.Add("Unit", "StartLimitIntervalSec", "0")
+	f.Add("Service", "Type", "oneshot")
+	f.Add("Service", "ExecStart", units.QuoteCommand([]string{opts.Helper, "memory", p.Name}))
+	f.Add("Service", "Environment", `"BM2_MEMORY_RESTART=`+strconv.FormatUint(p.MemoryRestart.Limit, 10)+`"`)
+	f.Add("Service", "TimeoutStartSec", "30s")
+	sandbox := memoryUserSandbox
+	if !opts.user() {
+		l := opts.Layout
+		sandbox = append([][2]string{
+			{"CapabilityBoundingSet", ""},
+			{"AmbientCapabilities", ""},
+			{"ProtectSystem", "strict"},
+			// The notification spool, an instance's crash.log.
+			{"ReadWritePaths", "-" + units.Specifiers(l.StateDir) + " -" + units.Specifiers(l.CrashLogs.Dir)},
+			{"ProtectHome", "yes"},
+		}, append(append(slices.Clip(rootHelperProtect),
+			[2]string{"ProtectProc", "invisible"},
+			[2]string{"ProcSubset", "pid"},
+			[2]string{"PrivateNetwork", "yes"},
+		), memoryUserSandbox...)...)
+		sandbox = append(sandbox, [2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
+	}
+	for _, kv := range sandbox {
+		f.Add("Service", kv[0], kv[1])
+	}
+	if opts.user() {
+		f.Add("Service", "UMask", "0077")
+	}
+	return f.Bytes()
+}
+
+// memoryUserSandbox is what the memory service has in both scopes.
+var memoryUserSandbox = slices.Clip(append(helperBase("AF_UNIX"),
+	[2]string{"SystemCallFilter", "~@privileged @resources @obsolete @cpu-emulation @debug"},
 	[2]string{"SystemCallErrorNumber", "EPERM"},
 ))
 

@@ -36,8 +36,10 @@ const (
 	FieldExitStatus    = "BM2_EXIT_STATUS"
 	FieldSignal        = "BM2_SIGNAL"
 	FieldRestarts      = "BM2_RESTARTS"
-	FieldPath          = "BM2_PATH"  // the file a state_write_failed could not write
-	FieldErrno         = "BM2_ERRNO" // why, as the errno's name: ENOSPC, EROFS, EIO
+	FieldPath          = "BM2_PATH"           // the file a state_write_failed could not write
+	FieldErrno         = "BM2_ERRNO"          // why, as the errno's name: ENOSPC, EROFS, EIO
+	FieldMemory        = "BM2_MEMORY"         // bytes: the instance's memory a memory_restart found
+	FieldMemoryLimit   = "BM2_MEMORY_RESTART" // bytes: the project's memory_restart
 
 	// Trusted fields, set by journald itself and never by the sender.
 	FieldUID       = "_UID"
@@ -59,6 +61,9 @@ const (
 	// An instance failed health_failures HTTP health checks in a row and
 	// is restarted (bm2-probe health; package health).
 	InstanceUnhealthy Kind = "instance_unhealthy"
+	// An instance's memory stayed above memory_restart and it is reloaded
+	// (bm2-probe memory).
+	MemoryRestart Kind = "memory_restart"
 	// A notification given up by bm2-notify.service (package notify); never
 	// notified itself.
 	NotificationDropped Kind = "notification_dropped"
@@ -82,6 +87,7 @@ var kinds = []kindInfo{
 	{InstanceErrored, "8142a04800b24fc794e195b028d94e5e", sdjournal.PriErr},
 	{RuntimeRejected, "a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
 	{InstanceUnhealthy, "58c02f2ea208445d9a075b75e3fe804e", sdjournal.PriWarning},
+	{MemoryRestart, "e009065866514038bcd12a767472707c", sdjournal.PriWarning},
 	{NotificationDropped, "d31724daabef434c909c9630aee35e7f", sdjournal.PriWarning},
 	{StateWriteFailed, "a7e82f365d02485483376258c5c55022", sdjournal.PriWarning},
 }
@@ -147,6 +153,8 @@ type Event struct {
 	Restarts      string // BM2_RESTARTS
 	Path          string // BM2_PATH: the file not written (state_write_failed)
 	Errno         string // BM2_ERRNO: why, e.g. ENOSPC; "" when the error had none
+	Memory        uint64 // BM2_MEMORY: bytes (memory_restart), 0 if none
+	MemoryLimit   uint64 // BM2_MEMORY_RESTART: bytes, 0 if none
 
 	MessageID string // on decoded events: MESSAGE_ID as logged
 	Level     string // on decoded events: BM2_LEVEL (or from PRIORITY)
@@ -236,6 +244,12 @@ func Fields(e Event) map[string]string {
 	set(FieldRestarts, e.Restarts)
 	set(FieldPath, e.Path)
 	set(FieldErrno, e.Errno)
+	if e.Memory != 0 {
+		set(FieldMemory, strconv.FormatUint(e.Memory, 10))
+	}
+	if e.MemoryLimit != 0 {
+		set(FieldMemoryLimit, strconv.FormatUint(e.MemoryLimit, 10))
+	}
 	return vars
 }
 
@@ -305,6 +319,8 @@ func DecodeFrom(e Entry, uid string) (ev Event, ok bool) {
 		Level:         e[FieldLevel],
 	}
 	ev.Port, _ = strconv.Atoi(e[FieldPort])
+	ev.Memory, _ = strconv.ParseUint(e[FieldMemory], 10, 64)
+	ev.MemoryLimit, _ = strconv.ParseUint(e[FieldMemoryLimit], 10, 64)
 	if ev.Level == "" {
 		if p, err := strconv.Atoi(e[FieldPriority]); err == nil {
 			ev.Level = PriorityLevel(p)

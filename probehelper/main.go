@@ -55,7 +55,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer, stderr *os.File)
 
 func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | notify")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify")
 	}
 	switch args[0] {
 	case "run":
@@ -119,6 +119,10 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 			c.Owner = &self
 		}
 		return healthCommand(ctx, args, c, scope)
+	case "memory":
+		c := &MemoryChecker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
+			Log: func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }}
+		return memoryCommand(ctx, args, c, scope)
 	}
 	return probeCommand(ctx, args, stdout, stderr)
 }

@@ -37,6 +37,30 @@ func RestartTimer(project string) string { return "bm2-" + project + "-restart.t
 // reload <project>`, the rolling reload.
 func RestartService(project string) string { return "bm2-" + project + "-restart.service" }
 
+// MemoryTimer is the timer of a project's memory restart
+// (memory_restart): it starts MemoryService every
+// memory_check_interval_ms while the project's target is active.
+func MemoryTimer(project string) string { return "bm2-" + project + "-memory.timer" }
+
+// MemoryService is the oneshot a project's MemoryTimer starts: `bm2-probe
+// memory <project>`, one check of every running instance's memory.
+func MemoryService(project string) string { return "bm2-" + project + "-memory.service" }
+
+// ReloadTemplate is the template of ReloadInstance, written for a
+// project with memory_restart.
+func ReloadTemplate(project string) string { return "bm2-" + project + "-reload@.service" }
+
+// ReloadPattern matches every ReloadInstance of a project, for
+// ListUnitsByPatterns.
+func ReloadPattern(project string) string { return "bm2-" + project + "-reload@*.service" }
+
+// ReloadInstance is the oneshot that reloads instance i of a project
+// alone, `bm2 reload <project>-<i>`: what MemoryService starts for an
+// instance above memory_restart.
+func ReloadInstance(project string, i int) string {
+	return "bm2-" + project + "-reload@" + strconv.Itoa(i) + ".service"
+}
+
 // HealthTimer is the timer of a project's HTTP health check
 // (health_path): it starts HealthService every health_interval_ms while
 // the project's target is active.
@@ -108,6 +132,7 @@ func Account(project string) string {
 func LongestName(project string, instances int) int {
 	n := max(len(Slice(project)), len(Target(project)), len(DropInDir(project, max(instances-1, 0))), len(DropInDir(project, Surge)),
 		len(RestartTimer(project)), len(RestartService(project)), len(HealthTimer(project)), len(HealthService(project)),
+		len(MemoryTimer(project)), len(MemoryService(project)), len(ReloadTemplate(project)),
 		len(Target(project)+".wants"))
 	return len(TempPrefix) + n
 }

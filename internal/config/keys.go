@@ -197,6 +197,15 @@ var specs = []spec{
 		get: healthValue(func(h Health) (int, bool) { return h.Failures, h.Failures != DefaultHealthFailures })},
 	{key: "health_port", kind: kInt, set: intInto(1, 65535, func(p *Project) *int { return &p.Health.Port }),
 		get: healthValue(func(h Health) (int, bool) { return h.Port, h.Port != 0 })},
+	// The graceful memory restart (memory.go): checked against
+	// [resources] memory_max in finish, and written only with
+	// memory_restart.
+	{key: "memory_restart", kind: kString, set: setMemoryRestart, get: str(func(p *Project) string { return p.MemoryRestart.Size })},
+	{key: "memory_check_interval_ms", kind: kInt, set: ms(minMemoryCheckInterval, maxMemoryCheckInterval, func(p *Project) *time.Duration { return &p.MemoryRestart.Interval }),
+		get: func(p *Project) (any, bool) {
+			m := p.MemoryRestart
+			return int(m.Interval.Milliseconds()), p.MemoryWatched() && m.Interval != DefaultMemoryCheckInterval
+		}},
 	{key: "env_file", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		if s := val.(string); s == "" {
 			v.add(k, ErrValue, "must not be empty")
@@ -583,8 +592,14 @@ func ownUnit(project, unit string) bool {
 	}
 	switch unit {
 	case units.Target(project), units.Slice(project), units.RestartTimer(project), units.RestartService(project),
-		units.HealthTimer(project), units.HealthService(project):
+		units.HealthTimer(project), units.HealthService(project), units.MemoryTimer(project), units.MemoryService(project),
+		units.ReloadTemplate(project):
 		return true
+	}
+	if i, ok := strings.CutPrefix(unit, "bm2-"+project+"-reload@"); ok {
+		if n, ok := strings.CutSuffix(i, ".service"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
 	}
 	for _, prefix := range []string{"bm2@", "bm2-probe@", "bm2-failed@"} {
 		inst, ok := strings.CutPrefix(unit, prefix+project+"-")

@@ -462,6 +462,7 @@ func (v *validator) finish(p *Project, opts Options) {
 		}
 	}
 	v.health(p)
+	v.memoryRestart(p)
 	if u := opts.User; u != nil {
 		v.userScope(p, u)
 		v.userScopeHealth(p, u)

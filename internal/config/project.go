@@ -245,6 +245,9 @@ type Project struct {
 
 	// Health is the HTTP health check (health_* keys); zero for none.
 	Health Health
+	// MemoryRestart is the graceful memory restart (memory_restart);
+	// zero for none.
+	MemoryRestart MemoryRestart
 
 	Notify    Notify
 	Resources Resources

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -218,7 +219,9 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	// A scheduled reload, or a health check that would restart an
 	// instance, does not go on beside the deletion, nor start again: the
 	// timers, then their services, are stopped first.
-	timed := []string{units.RestartTimer(name), units.RestartService(name), units.HealthTimer(name), units.HealthService(name)}
+	// So does a memory check, and a reload it started (of any instance).
+	timed := []string{units.RestartTimer(name), units.RestartService(name), units.HealthTimer(name), units.HealthService(name),
+		units.MemoryTimer(name), units.MemoryService(name), units.ReloadPattern(name)}
 	sched, err := sd.Loaded(ctx, timed)
 	if err != nil {
 		return err
@@ -226,7 +229,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	var schedNames []string
 	for _, n := range timed {
 		for _, u := range sched {
-			if u.Name != n {
+			if ok, _ := path.Match(n, u.Name); !ok {
 				continue
 			}
 			schedNames = append(schedNames, n)

@@ -87,6 +87,10 @@ func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Proje
 		stale = append(stale, units.HealthTimer(p.Name))
 		why[units.HealthTimer(p.Name)] = "health_path"
 	}
+	if !p.MemoryWatched() {
+		stale = append(stale, units.MemoryTimer(p.Name))
+		why[units.MemoryTimer(p.Name)] = "memory_restart"
+	}
 	if len(stale) == 0 {
 		return nil
 	}

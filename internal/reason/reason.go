@@ -18,6 +18,9 @@ const (
 	// The HTTP health check: health_failures checks in a row failed, and
 	// the instance was restarted.
 	Unhealthy Reason = "unhealthy"
+	// The memory restart: the instance's memory stayed above
+	// memory_restart, and it was reloaded.
+	MemoryRestart Reason = "memory_restart"
 
 	// Refused before the app started (exit status 78).
 	RuntimeMissing    Reason = "runtime_missing"
@@ -48,7 +51,7 @@ const (
 
 // All returns every reason bm2 records.
 func All() []Reason {
-	return []Reason{ReuseportMissing, NoListener, LoopbackOnly, PortInUse, Budget, Unhealthy,
+	return []Reason{ReuseportMissing, NoListener, LoopbackOnly, PortInUse, Budget, Unhealthy, MemoryRestart,
 		RuntimeMissing, RuntimeBelowFloor, EnvFile, Rejected, ScriptMissing,
 		FenceFailed, CwdMissing, UserMissing, ConfigInvalid, PortConflict,
 		Exited, Killed, CoreDumped, Timeout, OOM, Watchdog}

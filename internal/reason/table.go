@@ -170,6 +170,15 @@ var modes = []Mode{
 		Example: Facts{Project: "api", Port: 3100, Detail: "no answer within 2s"},
 	},
 	{
+		Reason:  MemoryRestart,
+		Case:    "The app's memory stayed above `memory_restart`, and bm2 reloaded the instance",
+		Message: "{instance} used more memory than memory_restart and was reloaded: {detail}",
+		Fix: "`bm2 logs {instance}` and a heap snapshot show what grows; if the app needs more, raise `memory_restart =` " +
+			"(and `memory_max =` above it) in bm2.toml",
+		Man:     "bm2.toml(5) MEMORY RESTARTS",
+		Example: Facts{Project: "api", Detail: "312.4 MiB, above memory_restart (300.0 MiB)"},
+	},
+	{
 		Reason: FenceFailed,
 		Case:   "The host can fence ports, and attaching the instance's fence failed",
 		Message: "{instance} not started: its port fence could not be attached ({detail}); bm2 does not run an " +

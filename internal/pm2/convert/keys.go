@@ -74,7 +74,7 @@ var rules = []rule{
 	{Key: "time", Note: whenTrue(journalNote("time"))},
 	{Key: "env", To: "[env], with env_<NAME> over it for --env NAME; PORT and NODE_PORT go to port and port_env"},
 	{Key: "env_*", To: "[env] with --env NAME (env_NAME over env, as PM2 merges them); the others are listed as not used"},
-	{Key: "max_memory_restart", To: "[resources] memory_max (the kernel enforces it: an instance over it is killed and restarted)"},
+	{Key: "max_memory_restart", To: "memory_restart (an instance above it is reloaded gracefully, checked every 5 s)"},
 	{Key: "pid_file", Aliases: []string{"pid"}, Note: func(app string, v any) string {
 		return fmt.Sprintf("%s: pid_file ignored: systemd tracks every instance's PID (`systemctl show -P MainPID bm2@%s-0`)", app, app)
 	}},

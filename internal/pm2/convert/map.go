@@ -637,8 +637,14 @@ func (m *mapper) memory() error {
 			break
 		}
 	}
-	m.p.Resources.MemoryMax = size
-	m.note("max_memory_restart is memory_max = %q: the kernel enforces it now, and an instance that goes over is killed (OOM) and restarted; PM2 restarted it gracefully after checking every 30 s", size)
+	if bytes < config.MinMemoryRestart {
+		// The rest of the app imports: only the limit has no home.
+		m.note("max_memory_restart %q is not imported: memory_restart takes 32M or more (a Node.js app uses some 40 MiB doing nothing, and would be reloaded forever)", size)
+		return nil
+	}
+	m.p.MemoryRestart = config.MemoryRestart{Limit: bytes, Size: size, Interval: config.DefaultMemoryCheckInterval}
+	m.note("max_memory_restart is memory_restart = %q: an instance above it is reloaded gracefully, as PM2 did, checked every 5 s instead of PM2's 30 s; "+
+		"[resources] memory_max (none here) would be the kernel's hard limit above it", size)
 	return nil
 }
 
