@@ -212,6 +212,18 @@ func (c *Checker) Run(ctx context.Context) error {
 	cfg := health.Config{Interval: s.interval, Failures: s.failures, Grace: c.Grace}
 	next, restarts := health.Step(prev, runs, results, cfg, at)
 	next.Instances = keepUnmade(next.Instances, prev, all, unmade)
+	for _, r := range restarts {
+		for _, ck := range all {
+			if ck.run.Instance != r.Instance {
+				continue
+			}
+			queued, err := c.restart(ctx, ck, r, s, at)
+			errs = append(errs, err)
+			if !queued {
+				next = health.Unrestarted(next, r)
+			}
+		}
+	}
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		errs = append(errs, err)
 	} else if err := health.Write(health.Path(c.Dir), next); err != nil {
@@ -219,13 +231,6 @@ func (c *Checker) Run(ctx context.Context) error {
 	}
 	for _, e := range next.Instances {
 		c.logf("%s: %s", e.Instance, describeEntry(e))
-	}
-	for _, r := range restarts {
-		for _, ck := range all {
-			if ck.run.Instance == r.Instance {
-				errs = append(errs, c.restart(ctx, ck, r, s, at))
-			}
-		}
 	}
 	return errors.Join(errs...)
 }
@@ -315,15 +320,19 @@ func describeEntry(e health.Entry) string {
 // event, a crash.log line, and a restart of that instance alone. A run
 // that ended meanwhile (a crash, a restart by hand) is left alone: the
 // new one is judged afresh.
-func (c *Checker) restart(ctx context.Context, ck checked, r health.Restart, s healthSettings, at time.Time) error {
+//
+// queued is false when the restart was not asked for because systemd
+// could not be asked (the count is kept for the next check); a run that
+// ended is as good as restarted.
+func (c *Checker) restart(ctx context.Context, ck checked, r health.Restart, s healthSettings, at time.Time) (queued bool, err error) {
 	unit := units.Instance(c.Project, ck.index)
 	st, err := c.Systemd.Unit(ctx, unit)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !st.Running() || st.InvocationID != r.Invocation {
 		c.logf("%s: ended on its own since its last check: not restarted", r.Instance)
-		return nil
+		return true, nil
 	}
 	what := fmt.Sprintf("GET %s on port %d: %s", s.path, ck.port, r.Last.Describe(s.timeout))
 	ev := journal.Event{
@@ -339,11 +348,10 @@ func (c *Checker) restart(ctx context.Context, ck checked, r health.Restart, s h
 	errs = append(errs, journal.ReportWriteFailure(c.Events, c.Project, r.Instance, c.Crashes.Path(c.Project, r.Instance), werr,
 		"its crash.log misses the line reason=unhealthy, which the journal has"))
 	if err := c.Systemd.RestartQueued(ctx, unit); err != nil {
-		errs = append(errs, fmt.Errorf("restart %s: %w", unit, err))
-	} else {
-		c.logf("%s: restarted (%s)", r.Instance, what)
+		return false, errors.Join(append(errs, fmt.Errorf("restart %s: %w", unit, err))...)
 	}
-	return errors.Join(errs...)
+	c.logf("%s: restarted (%s)", r.Instance, what)
+	return true, errors.Join(errs...)
 }
 
 // ChildCheck is the CheckFunc of bm2-probe: the child `bm2-probe

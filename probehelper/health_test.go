@@ -35,6 +35,9 @@ type healthWorld struct {
 	asked    [][]health.Target
 	as       []*identity.Identity
 	checkErr error
+	// restartErr, if set, is what RestartQueued answers (systemd took
+	// no job).
+	restartErr error
 	// onUnit, if set, changes a unit as it is read (a restart of its
 	// own between the check and the reaction).
 	onUnit func(name string, st sysd.Status) sysd.Status
@@ -76,6 +79,9 @@ func (w *healthWorld) Loaded(ctx context.Context, patterns []string) ([]sysd.Sta
 func (w *healthWorld) RestartQueued(ctx context.Context, unit string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.restartErr != nil {
+		return w.restartErr
+	}
 	w.restarts = append(w.restarts, unit)
 	return nil
 }
@@ -416,5 +422,33 @@ printf '0 200 3\n1 timeout 2000\n'
 	start := time.Now()
 	if _, err := ChildCheck(script("hangs", "exec sleep 60\n"))(ctx, nil, targets, "/healthz", 100*time.Millisecond); err == nil || time.Since(start) > 10*time.Second {
 		t.Errorf("hangs: %v after %v", err, time.Since(start))
+	}
+}
+
+// A restart systemd did not take (the bus gone for the moment) keeps the
+// run's count in the state file: the next failed check asks again, rather
+// than health_failures checks later.
+func TestHealthRestartNotTakenIsAskedAgain(t *testing.T) {
+	r := newHealthRig(t, 1)
+	r.run(t)
+	r.w.answers[0] = health.Result{Failure: health.Timeout, Latency: 2 * time.Second}
+	r.w.restartErr = errors.New("connection reset by peer")
+	for range 2 {
+		r.run(t)
+	}
+	if err := r.c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "connection reset by peer") {
+		t.Fatalf("third failure, restart refused: %v", err)
+	}
+	r.now = r.now.Add(5 * time.Second)
+	if e := r.state(t).Instances[0]; e.Failures != 3 || !e.Restarted.IsZero() {
+		t.Fatalf("after a restart not taken: %+v", e)
+	}
+	r.w.restartErr = nil
+	r.run(t)
+	if len(r.w.restarts) != 1 || r.w.restarts[0] != "bm2@api-0.service" {
+		t.Fatalf("the next failed check restarted %v", r.w.restarts)
+	}
+	if e := r.state(t).Instances[0]; e.Failures != 0 || e.Restarted.IsZero() {
+		t.Errorf("after the restart: %+v", e)
 	}
 }

@@ -51,7 +51,10 @@ type Entry struct {
 	// healthy one, in this run; Counted when the last counted failure's
 	// check started; Restarted when this run was restarted for
 	// reaching Limit.
-	Checked   time.Time `json:"checked"`
+	Checked time.Time `json:"checked"`
+	// First is when the run was first checked: where its start grace
+	// begins when systemd gave no ActiveEnterTimestamp.
+	First     time.Time `json:"first,omitzero"`
 	Answered  time.Time `json:"answered,omitzero"`
 	Healthy   time.Time `json:"healthy,omitzero"`
 	Counted   time.Time `json:"counted,omitzero"`

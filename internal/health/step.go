@@ -54,7 +54,16 @@ func Step(prev State, runs []Run, results map[string]Result, cfg Config, at time
 		e, ok := prev.Of(run.Instance, run.Invocation)
 		if !ok {
 			// A new run (or the first check of this one): from zero.
-			e = Entry{Instance: run.Instance, Invocation: run.Invocation, Status: Starting}
+			e = Entry{Instance: run.Instance, Invocation: run.Invocation, Status: Starting, First: at}
+		}
+		since := run.Since
+		if since.IsZero() {
+			// systemd did not say when it started: the grace runs from
+			// its first check, not from 1970 (which would skip it).
+			since = e.First
+			if since.IsZero() {
+				since = at
+			}
 		}
 		e.Limit = cfg.Failures
 		r, ok := results[run.Instance]
@@ -68,13 +77,15 @@ func Step(prev State, runs []Run, results map[string]Result, cfg Config, at time
 		switch {
 		case r.Healthy():
 			e.Status, e.Failures, e.Healthy, e.Counted = Healthy, 0, at, time.Time{}
-		case e.Healthy.IsZero() && at.Sub(run.Since) < grace:
+		case e.Healthy.IsZero() && at.Sub(since) < grace:
 			e.Status = Starting // not listening yet, or warming up
 		case !e.Counted.IsZero() && at.Sub(e.Counted) < cfg.minSpacing():
 			// Too soon after the last counted failure: an extra run.
 		default:
 			e.Status, e.Failures, e.Counted = Unhealthy, e.Failures+1, at
 			if e.Failures >= cfg.Failures {
+				// The count starts again from 0 only once the restart is
+				// asked for: Unrestarted puts it back when asking failed.
 				restarts = append(restarts, Restart{Instance: run.Instance, Invocation: run.Invocation, Last: r, Failures: e.Failures})
 				e.Failures, e.Restarted = 0, at
 			}
@@ -82,4 +93,16 @@ func Step(prev State, runs []Run, results map[string]Result, cfg Config, at time
 		next.Instances = append(next.Instances, e)
 	}
 	return next, restarts
+}
+
+// Unrestarted puts back the count of r's run in s, whose restart could not
+// be asked for (systemd did not take the job): the next failed check
+// restarts it, rather than health_failures more.
+func Unrestarted(s State, r Restart) State {
+	for k, e := range s.Instances {
+		if e.Instance == r.Instance && e.Invocation == r.Invocation {
+			s.Instances[k].Failures, s.Instances[k].Restarted = r.Failures, time.Time{}
+		}
+	}
+	return s
 }

@@ -107,11 +107,44 @@ func TestStartingGrace(t *testing.T) {
 	if len(restarts[3]) != 1 {
 		t.Fatalf("a run that answered once is not starting: %+v", states)
 	}
-	// A run systemd gives no start time for has no grace.
+	// A run systemd gives no start time for has its grace from its first
+	// check (not from 1970, which would skip it), and only that.
 	nostart := Run{Instance: "api-0", Invocation: "cc"}
 	s, _ = Step(State{}, []Run{nostart}, map[string]Result{"api-0": bad}, cfg, t0)
-	if s.Instances[0].Status != Unhealthy {
-		t.Fatalf("%+v", s.Instances[0])
+	if e := s.Instances[0]; e.Status != Starting || !e.First.Equal(t0) {
+		t.Fatalf("first check of a run with no start time: %+v", e)
+	}
+	s, _ = Step(s, []Run{nostart}, map[string]Result{"api-0": bad}, cfg, t0.Add(StartGrace-time.Second))
+	if e := s.Instances[0]; e.Status != Starting || e.Failures != 0 {
+		t.Fatalf("within the grace from its first check: %+v", e)
+	}
+	s, _ = Step(s, []Run{nostart}, map[string]Result{"api-0": bad}, cfg, t0.Add(StartGrace))
+	if e := s.Instances[0]; e.Status != Unhealthy || e.Failures != 1 {
+		t.Fatalf("past the grace from its first check: %+v", e)
+	}
+}
+
+// A restart systemd did not take leaves the count where it was: the next
+// failed check asks again, not health_failures more.
+func TestUnrestartedKeepsTheCount(t *testing.T) {
+	cfg := Config{Interval: 5 * time.Second, Failures: 3}
+	run := Run{Instance: "api-0", Invocation: "aa", Since: t0.Add(-time.Hour)}
+	bad := Result{Failure: Timeout}
+	var s State
+	var rs []Restart
+	for k := range 3 {
+		s, rs = Step(s, []Run{run}, map[string]Result{"api-0": bad}, cfg, t0.Add(time.Duration(k)*cfg.Interval))
+	}
+	if len(rs) != 1 || s.Instances[0].Failures != 0 {
+		t.Fatalf("third failure: %+v %v", s.Instances[0], rs)
+	}
+	s = Unrestarted(s, rs[0])
+	if e := s.Instances[0]; e.Failures != 3 || !e.Restarted.IsZero() {
+		t.Fatalf("after Unrestarted: %+v", e)
+	}
+	s, rs = Step(s, []Run{run}, map[string]Result{"api-0": bad}, cfg, t0.Add(3*cfg.Interval))
+	if len(rs) != 1 || rs[0].Failures != 4 {
+		t.Fatalf("the next failure after a restart not taken: %v", rs)
 	}
 }
 
