@@ -86,7 +86,8 @@ var sampleFigures = []sampleFigure{
 			"memory_restart event (its journal timestamp) and to the instance's new run (a new InvocationID, running). The " +
 			"bound for the event is one interval plus the second reading a second later, plus the oneshot's start; the new " +
 			"run then takes the reload's own time (the surge's start and confirmation, then the instance's). Then the cost " +
-			"of one check while both are below: `systemctl start bm2-bmr-memory.service`. PM2 checks every 30 s."},
+			"of one check while both are below: `systemctl start bm2-bmr-memory.service`, at the default interval (at 1000 ms the " +
+			"timer's own runs meet it). The growth starts at a random point of the interval. PM2 checks every 30 s."},
 	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
 		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
 			"on the host (wall time); then `dpkg -i` of this tree's package in a fresh sandbox (wall time, the " +

@@ -497,8 +497,10 @@ func memoryTimer(p *config.Project, systemctl string) []byte {
 // does, so what is checked is what systemd runs.
 //
 // It needs systemd's bus and the journal only (AF_UNIX): as root in
-// system scope it has no capability at all, no network, and nothing
-// writable but the notification spool and the crash logs. It is PartOf=
+// system scope it has no capability at all, no address family of a
+// network (RestrictAddressFamilies=AF_UNIX; not PrivateNetwork=, whose
+// namespace costs a start up to half a second), and nothing writable but
+// the notification spool and the crash logs. It is PartOf=
 // the target and not in the project's slice.
 func memoryService(p *config.Project, opts Options) []byte {
 	f := newUnitFile()
@@ -526,7 +528,6 @@ func memoryService(p *config.Project, opts Options) []byte {
 		}, append(append(slices.Clip(rootHelperProtect),
 			[2]string{"ProtectProc", "invisible"},
 			[2]string{"ProcSubset", "pid"},
-			[2]string{"PrivateNetwork", "yes"},
 		), memoryUserSandbox...)...)
 		sandbox = append(sandbox, [2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
 	}

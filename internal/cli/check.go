@@ -67,6 +67,9 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	if p.HealthChecked() {
 		fmt.Fprintf(w, "health: %s\n", p.HealthSummary())
 	}
+	if p.MemoryWatched() {
+		fmt.Fprintf(w, "memory restart: %s\n", p.MemorySummary())
+	}
 	if p.RestartSchedule != "" {
 		line, problem := a.scheduleCheck(ctx, p)
 		fmt.Fprintln(w, line)

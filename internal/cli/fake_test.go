@@ -142,6 +142,11 @@ func (f *fakeSystemd) Reload(ctx context.Context) error {
 			loaded[units.HealthTimer(p.Name)], loaded[units.HealthService(p.Name)] = true, true
 			f.wants[t] = append(f.wants[t], units.HealthTimer(p.Name))
 		}
+		if p.MemoryWatched() {
+			// The memory timer, in the target's .wants, and its service.
+			loaded[units.MemoryTimer(p.Name)], loaded[units.MemoryService(p.Name)] = true, true
+			f.wants[t] = append(f.wants[t], units.MemoryTimer(p.Name))
+		}
 		if p.RestartSchedule != "" {
 			// The restart timer, in the target's .wants, and its service.
 			loaded[units.RestartTimer(p.Name)], loaded[units.RestartService(p.Name)] = true, true

@@ -232,9 +232,9 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 			if ok, _ := path.Match(n, u.Name); !ok {
 				continue
 			}
-			schedNames = append(schedNames, n)
+			schedNames = append(schedNames, u.Name)
 			if !u.Down() {
-				if err := sd.Stop(ctx, n); err != nil {
+				if err := sd.Stop(ctx, u.Name); err != nil {
 					return err
 				}
 			}
