@@ -19,10 +19,10 @@ SYSCONFDIR  ?= /etc
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
-                bm2-metrics.socket bm2-metrics@.service
+                bm2-events.path bm2-events.service bm2-metrics.socket bm2-metrics@.service
 # The units for users' own managers (user scope): units/user/.
 USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
-                bm2-metrics.socket bm2-metrics@.service
+                bm2-events.path bm2-events.service bm2-metrics.socket bm2-metrics@.service
 
 .PHONY: all build test test-deps test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
@@ -104,14 +104,16 @@ install-files:
 	@# Static units name the helper as /usr/lib/bm2/bm2-probe: follow LIBEXECDIR.
 	for u in $(STATIC_UNITS); do \
 	  sed -e 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' -e 's|/usr/bin/bm2 |$(BINDIR)/bm2 |g' units/static/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
-	@# bm2-notify.path is enabled statically: paths.target (pulled in by
-	@# basic.target) wants it at every boot.
+	@# bm2-notify.path and bm2-events.path are enabled statically:
+	@# paths.target (pulled in by basic.target) wants them at every boot.
 	install -d $(DESTDIR)$(UNITDIR)/paths.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
+	ln -sfn ../bm2-events.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-events.path
 	for u in $(USER_UNITS); do \
 	  sed -e 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' -e 's|/usr/bin/bm2 |$(BINDIR)/bm2 |g' units/user/$$u > $(DESTDIR)$(USERUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$u || exit 1; done
 	install -d $(DESTDIR)$(USERUNITDIR)/paths.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
+	ln -sfn ../bm2-events.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-events.path
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf
 	install -m 0644 packaging/tmpfiles.d/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	@# On a live host (no DESTDIR) with systemd running, create the account and
@@ -120,7 +122,7 @@ install-files:
 	  systemd-sysusers $(SYSUSERSDIR)/bm2.conf && \
 	  systemd-tmpfiles --create $(TMPFILESDIR)/bm2.conf && \
 	  systemctl daemon-reload && \
-	  systemctl start bm2-notify.path; fi
+	  systemctl start bm2-notify.path bm2-events.path; fi
 	@# sysctl.d: net.ipv4.tcp_migrate_req=1, so that `bm2 reload` drops no
 	@# connection (see the file); applied at once on a live host.
 	install -d $(DESTDIR)$(PREFIX)/lib/sysctl.d
@@ -144,9 +146,9 @@ install-files:
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-	  systemctl stop bm2.slice bm2-notify.path bm2-notify.service 2>/dev/null || true; fi
-	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
-	rm -f $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
+	  systemctl stop bm2.slice bm2-notify.path bm2-notify.service bm2-events.path bm2-events.service 2>/dev/null || true; fi
+	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-events.path
+	rm -f $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-events.path
 	-rmdir $(DESTDIR)$(USERUNITDIR)/paths.target.wants 2>/dev/null
 	-rmdir $(DESTDIR)$(UNITDIR)/paths.target.wants 2>/dev/null
 	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(LIBEXECDIR)/reuseport.cjs $(DESTDIR)$(GENDIR)/bm2-generator \

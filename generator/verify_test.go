@@ -71,13 +71,15 @@ func requireAnalyze(t *testing.T) {
 	}
 }
 
-// The scrape endpoint's units, shipped for both scopes, load without a
-// word from systemd-analyze verify: the socket, and its service as a
-// connection instantiates it.
-func TestVerifyMetricsUnits(t *testing.T) {
+// The shipped units no generated unit names, for both scopes, load
+// without a word from systemd-analyze verify: the scrape endpoint's socket
+// and its service as a connection instantiates it, and the path units of
+// the notification spool and of the events' relay with their services.
+func TestVerifyShippedUnits(t *testing.T) {
 	requireAnalyze(t)
 	for kind, static := range map[string]fs.FS{"system": units.Static(), "user": units.UserStatic()} {
-		if out, err := verifyIn(t, Result{}, kind, static, "bm2-metrics.socket", "bm2-metrics@0.service"); err != nil {
+		if out, err := verifyIn(t, Result{}, kind, static, "bm2-metrics.socket", "bm2-metrics@0.service",
+			"bm2-notify.path", "bm2-notify.service", "bm2-events.path", "bm2-events.service"); err != nil {
 			t.Errorf("%s: systemd-analyze verify: %v\n%s", kind, err, out)
 		}
 	}

@@ -28,6 +28,10 @@
 // crashlog's.
 //
 // Notifications of events to a project's webhook are package notify's.
+// The events of the hooks that run in an instance's cgroup reach journald
+// through package relay, which sends each [EventEntry] as it is, from a
+// root unit of its own, so that the app's output, counted against the
+// same rate limit, cannot crowd them out.
 //
 // The generator cannot count on journald (it runs before it may be up): it
 // logs through /dev/kmsg, and through [Send] only where there is no

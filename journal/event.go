@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +41,13 @@ const (
 	FieldErrno         = "BM2_ERRNO"          // why, as the errno's name: ENOSPC, EROFS, EIO
 	FieldMemory        = "BM2_MEMORY"         // bytes: the instance's memory a memory_restart found
 	FieldMemoryLimit   = "BM2_MEMORY_RESTART" // bytes: the project's memory_restart
+
+	// The unit an entry is about, when its sender is not that unit
+	// (journalctl -u UNIT shows root's entries that name UNIT so, and
+	// --user-unit the user's own): what a relayed event carries in place
+	// of the _SYSTEMD_UNIT it would have had (package relay).
+	FieldObjectUnit     = "OBJECT_SYSTEMD_UNIT"
+	FieldObjectUserUnit = "OBJECT_SYSTEMD_USER_UNIT"
 
 	// Trusted fields, set by journald itself and never by the sender.
 	FieldUID       = "_UID"
@@ -170,22 +178,83 @@ type Sink interface {
 // systemd files in the journal too).
 type Journald struct {
 	Fallback *os.File
+	// Send writes each entry (tests); nil: [Send], when journald is
+	// [Reachable].
+	Send Sender
 }
 
-// Emit sends one event.
+// Emit sends one event: [EventEntry], through [SendEntry].
 func (j Journald) Emit(e Event) error {
-	vars := Fields(e)
-	if Reachable() {
-		if err := Send(context.Background(), e.Message, int(e.Kind.Priority()), vars); err == nil {
+	send := j.Send
+	if send == nil && Reachable() {
+		send = Send
+	}
+	if send != nil {
+		if err := SendEntry(context.Background(), send, EventEntry(e)); err == nil {
 			return nil
 		}
 	}
 	if j.Fallback != nil {
-		_, err := fmt.Fprintf(j.Fallback, "bm2: %s %s\n", e.Message, logfmt(vars))
+		_, err := fmt.Fprintf(j.Fallback, "bm2: %s %s\n", e.Message, logfmt(Fields(e)))
 		return err
 	}
 	return fmt.Errorf("journald not reachable")
 }
+
+// Sender writes one entry to journald, as [Send] does.
+type Sender func(ctx context.Context, message string, priority int, vars map[string]string) error
+
+// EventEntry is every field [Journald.Emit] sends for e: [Fields], with
+// MESSAGE and PRIORITY. Its keys are among [EventFields].
+func EventEntry(e Event) Entry {
+	entry := Entry(Fields(e))
+	entry[FieldMessage] = e.Message
+	entry[FieldPriority] = strconv.Itoa(int(e.Kind.Priority()))
+	return entry
+}
+
+// SendEntry sends entry through send: its MESSAGE and PRIORITY as the
+// message and the priority, every other field as it is. A PRIORITY that
+// is not a syslog priority (0 to 7) is refused.
+func SendEntry(ctx context.Context, send Sender, entry Entry) error {
+	p, err := ParsePriority(entry[FieldPriority])
+	if err != nil {
+		return err
+	}
+	vars := make(map[string]string, len(entry))
+	for k, v := range entry {
+		if k != FieldMessage && k != FieldPriority {
+			vars[k] = v
+		}
+	}
+	return send(ctx, entry[FieldMessage], p, vars)
+}
+
+// ParsePriority reads a PRIORITY field: one digit, 0 (emerg) to 7 (debug).
+func ParsePriority(s string) (int, error) {
+	if len(s) != 1 || s[0] < '0' || s[0] > '7' {
+		return 0, fmt.Errorf("%s %q is not a syslog priority (0 to 7)", FieldPriority, s)
+	}
+	return int(s[0] - '0'), nil
+}
+
+// eventFields is every field an event's entry may carry (EventEntry).
+var eventFields = []string{
+	FieldIdentifier, FieldMessage, FieldMessageID, FieldPriority, FieldEvent, FieldProject,
+	FieldInstance, FieldReason, FieldLevel, FieldDetail, FieldPort, FieldInvocation,
+	FieldServiceResult, FieldExitStatus, FieldSignal, FieldRestarts, FieldPath, FieldErrno,
+}
+
+// EventFields is every field the entry of an event may carry, as
+// [EventEntry] makes it: what a reader of events written elsewhere
+// (package relay) accepts, and nothing journald sets itself.
+func EventFields() []string { return append([]string(nil), eventFields...) }
+
+// IsEventField tells whether name is one of [EventFields].
+func IsEventField(name string) bool { return slices.Contains(eventFields, name) }
+
+// KnownKind tells whether k is one of the kinds bm2 emits.
+func KnownKind(k Kind) bool { _, ok := k.info(); return ok }
 
 // Reachable tells whether journald's native socket takes entries.
 func Reachable() bool { return sdjournal.Enabled() }

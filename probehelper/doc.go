@@ -1,8 +1,11 @@
 // Package probehelper is bm2-probe, the helper bm2's units run: [Main]
 // reads its command line and hands the exit and failure hooks and the run
-// wrapper to package hooks, the port fence to package portfence and the
-// delivery of notifications to package notify. What it does itself is the
-// reusePort probe and the edge of the HTTP health check.
+// wrapper to package hooks, the port fence to package portfence, the
+// delivery of notifications to package notify and the relay of events to
+// journald (`bm2-probe events`) to package relay. The exit hook and the
+// fence, which run in an instance's cgroup, emit through package relay's
+// sink; every other subcommand sends its events directly. What it does
+// itself is the reusePort probe and the edge of the HTTP health check.
 //
 // The health check ([Checker], `bm2-probe health <name>`, run by
 // bm2-<name>-health.service) reads the project's instances from systemd

@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/portfence"
+	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -29,6 +30,8 @@ import (
 //	                                        package portfence
 //	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
 //	                                        spooled notifications; package notify
+//	bm2-probe events                        bm2-events.service (root, no capabilities): sends the events
+//	                                        the exit hook and the fence relayed to journald; package relay
 //	bm2-probe health <project>              bm2-<project>-health.service (root: CAP_SETUID, CAP_SETGID):
 //	                                        one HTTP health check of every instance; this package, package health
 //	bm2-probe health-get TIMEOUT PATH I:P…  its child, as the instances' user: the GETs
@@ -55,7 +58,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer, stderr *os.File)
 
 func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events")
 	}
 	switch args[0] {
 	case "run":
@@ -64,8 +67,12 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		return hooks.Run(ctx, args[1:], env)
 	case "fence":
 		// System scope only (a user's manager cannot fence): the system's
-		// sink says a mark it cannot write.
-		return portfence.Main(args[1:], stderr, notify.NewSink(stderr))
+		// sink says a mark it cannot write. It runs in the instance's
+		// cgroup, whose journal bucket the app fills: its events are
+		// relayed (package relay).
+		events := notify.NewSink(stderr)
+		events.Next = relay.NewSink(layout.System(), stderr)
+		return portfence.Main(args[1:], stderr, events)
 	case "health-get":
 		// The health check's child, as the instances' user (a dynamic
 		// one may have no entry the layout could be found by).
@@ -95,6 +102,13 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		res, err := d.Run(ctx)
 		fmt.Fprintf(stdout, "%d notifications delivered, %d dropped\n", res.Delivered, res.Dropped)
 		return err
+	case "events":
+		if len(args) != 1 {
+			return fmt.Errorf("usage: bm2-probe events (as %s runs it)", relay.ServiceUnit)
+		}
+		d := relay.Drainer{Spool: relay.Spool{Dir: scope.EventsDir, Owner: scope.UID}, Log: stdout}
+		_, err := d.Run(ctx)
+		return err
 	case "exited", "failed":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: bm2-probe %s PROJECT-INDEX", args[0])
@@ -107,6 +121,11 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		}
 		defer sd.Close()
 		if args[0] == "exited" {
+			// ExecStopPost=+ runs in the instance's cgroup, whose journal
+			// bucket the app fills: its events are relayed, from the
+			// notification spool's sink on (package relay). The failure
+			// hook has a unit of its own, and sends directly.
+			events.Next = relay.NewSink(scope, stderr)
 			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.VerifyRefusal)),
 				hooks.PortBlocked(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
 		}

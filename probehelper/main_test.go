@@ -39,12 +39,13 @@ func TestMainRefusesBadCommandLines(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "bm2-probe: usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify\n"},
+		{nil, "bm2-probe: usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events\n"},
 		{[]string{"bogus"}, "bm2-probe: \"bogus\" is not an instance name like api-0\n"},
 		{[]string{"api-0", "extra"}, "bm2-probe: usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)\n"},
 		{[]string{"exited"}, "bm2-probe: usage: bm2-probe exited PROJECT-INDEX\n"},
 		{[]string{"failed", "api-0", "extra"}, "bm2-probe: usage: bm2-probe failed PROJECT-INDEX\n"},
 		{[]string{"notify", "now"}, "bm2-probe: usage: bm2-probe notify (as bm2-notify.service runs it)\n"},
+		{[]string{"events", "now"}, "bm2-probe: usage: bm2-probe events (as bm2-events.service runs it)\n"},
 		{[]string{"health"}, "bm2-probe: usage: bm2-probe health PROJECT (as bm2-PROJECT-health.service runs it)\n"},
 		{[]string{"health", "../etc"}, "bm2-probe: \"../etc\" is not a project name\n"},
 		{[]string{"health-get", "2000", "/h"}, "bm2-probe: usage: bm2-probe health-get TIMEOUT_MS PATH INDEX:PORT... (bm2-probe health runs it)\n"},

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,6 +73,51 @@ func TestServeExplainsRefusal(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// The exit hook's events are relayed (package relay): the one that names
+// the refusal may reach the journal after the unit has failed. The wait
+// takes the one of the run that failed, when it comes, and never an
+// older run's.
+func TestServeExplainsRefusalRelayedLate(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", nodeAPI))
+	te.sd.fail["bm2@api-1.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "exit-code",
+		ExecMainCode: 1, ExecMainStatus: 78, InvocationID: "run2"}
+	// An older run's verdict, with another reason.
+	te.entries.event(te.now, journal.RuntimeRejected, "api", "api-1", "env_file_refused", "api-1 not started: env_file /srv/api/.env: gone")
+	te.entries.entries[len(te.entries.entries)-1][journal.FieldInvocation] = "run1"
+	a := te.app()
+	verdicts := 0
+	a.ReadJournal = func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
+		if slices.Contains(q.Matches, journal.FieldEvent+"="+string(journal.RuntimeRejected)) {
+			if verdicts++; verdicts == 3 { // the relay delivers it now
+				te.entries.event(te.now, journal.RuntimeRejected, "api", "api-1", "runtime_missing",
+					"api-1 not started: runtime /opt/node/bin/node: not executable by user bm2-api (install Node.js 24.0.0 or newer)")
+				te.entries.entries[len(te.entries.entries)-1][journal.FieldInvocation] = "run2"
+			}
+		}
+		return te.entries.read(ctx, q, each)
+	}
+	if code := a.Main(context.Background(), []string{"serve", dir}); code != ExitFailure {
+		t.Fatalf("exit %d\n%s", code, te.stderr.String())
+	}
+	if got := te.stderr.String(); !strings.Contains(got, "bm2: instance api-1 errored: runtime_missing: api-1 not started: runtime /opt/node/bin/node") {
+		t.Errorf("stderr (after %d reads of the verdict):\n%s", verdicts, got)
+	}
+
+	// The verdict never comes: the cause is not known, and the older
+	// run's is not taken for it.
+	te = newTestEnv(t)
+	dir = filepath.Dir(te.write("srv/api/bm2.toml", nodeAPI))
+	te.sd.fail["bm2@api-1.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "exit-code",
+		ExecMainCode: 1, ExecMainStatus: 78, InvocationID: "run2"}
+	te.entries.event(te.now, journal.RuntimeRejected, "api", "api-1", "env_file_refused", "api-1 not started: env_file /srv/api/.env: gone")
+	te.entries.entries[len(te.entries.entries)-1][journal.FieldInvocation] = "run1"
+	te.mustRun(ExitFailure, "serve", dir)
+	if got := te.stderr.String(); strings.Contains(got, "env_file") || !strings.Contains(got, "the cause is not known to bm2") {
+		t.Errorf("stderr:\n%s", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,6 +56,14 @@ func TestUserScopeServe(t *testing.T) {
 	for _, want := range []string{"for user scope (alice)", "which only you can read", "lingering is "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve in user scope does not say %q:\n%s", want, out)
+		}
+	}
+	// A manager that started before bm2 was installed gets the path
+	// units paths.target wants: the notification spool's and the relay's.
+	calls := te.sd.Calls()
+	for _, want := range []string{"start bm2-notify.path", "start bm2-events.path"} {
+		if !slices.Contains(calls, want) {
+			t.Errorf("serve in user scope did not %s: %q", want, calls)
 		}
 	}
 	te.stdout.Reset()

@@ -101,6 +101,60 @@ func (c *Client) eventOfMark(ctx context.Context, project string, kind journal.K
 	}
 }
 
+// verdictRecent is how long after a run ended its exit hook's event is
+// still waited for (see verdictOf): far more than the relay takes.
+const verdictRecent = time.Minute
+
+// verdictOf is the exit hook's word on a run of instance id that ended
+// with status 78: runtime_rejected when it confirmed the refusal,
+// instance_crashed when it did not. The hook's events are relayed
+// (package relay): they reach the journal a few tens of milliseconds
+// after the unit has failed, so for a run that ended within verdictRecent
+// it waits up to markEventWait for the one of this run (u's
+// InvocationID). A run that ended before gets the one there is, or none,
+// at once (bm2 status does not wait for an event lost long ago); so does
+// a run without an invocation, which gets the last one of the instance.
+func (c *Client) verdictOf(ctx context.Context, project, id string, u UnitStatus) (journal.Event, bool) {
+	invocation := u.InvocationID
+	last := func() (journal.Event, bool) {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		var last journal.Event
+		found := false
+		q := journal.EventQuery([]string{project}, journal.RuntimeRejected, journal.InstanceCrashed)
+		q.Matches = append(q.Matches, journal.FieldInstance+"="+id)
+		q.Lines = 1
+		_ = c.ReadJournal(rctx, q, func(e journal.Entry) error {
+			if ev, ok := c.Decode(e); ok && ev.Instance == id {
+				last, found = ev, true
+			}
+			return nil
+		})
+		return last, found
+	}
+	ev, found := last()
+	if invocation == "" || (found && ev.Invocation == invocation) {
+		return ev, found
+	}
+	if !u.InactiveEnter.IsZero() && c.Now().Sub(u.InactiveEnter) > verdictRecent {
+		return journal.Event{}, false
+	}
+	wctx, cancel := c.Clock.WithTimeout(ctx, markEventWait)
+	defer cancel()
+	tick, stop := c.Clock.Tick(50 * time.Millisecond)
+	defer stop()
+	for {
+		select {
+		case <-wctx.Done():
+			return journal.Event{}, false // none of this run: an older run's would mislead
+		case <-tick:
+		}
+		if ev, found = last(); found && ev.Invocation == invocation {
+			return ev, true
+		}
+	}
+}
+
 // ExplainInstance words how instance i of p failed (u: its last state),
 // when that is one of the failure modes: a refusal (the exit hook's
 // runtime_rejected event says which), systemd's own cannot-start statuses,
@@ -129,7 +183,7 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 	case exited && u.ExecMainStatus == 78:
 		r := reason.Rejected
 		facts.Detail = "the cause is not known to bm2"
-		if ev, ok := c.lastEvent(ctx, p.Name, journal.RuntimeRejected); ok && ev.Instance == id && ev.Reason.Refusal() {
+		if ev, ok := c.verdictOf(ctx, p.Name, id, u); ok && ev.Kind == journal.RuntimeRejected && ev.Reason.Refusal() {
 			r = ev.Reason
 			_, what, _ := strings.Cut(ev.Message, " not started: ")
 			what, _, _ = strings.Cut(what, " (install ") // the fix says it

@@ -15,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/units"
@@ -120,9 +121,14 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	}
 	if c.IsUser() {
 		// The user's manager started before bm2 was installed has not
-		// started the notification path unit paths.target wants now.
+		// started the path units paths.target wants now: the
+		// notification spool's, and the events' relay (without which
+		// the exit hook sends its events directly).
 		if err := sd.Start(ctx, notify.PathUnit); err != nil {
 			fmt.Fprintf(c.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
+		}
+		if err := sd.Start(ctx, relay.PathUnit); err != nil {
+			fmt.Fprintf(c.Err, "bm2: warning: %v; bm2's events go to the journal directly until your manager starts it (at your next login)\n", err)
 		}
 	}
 	wasErrored, err := c.clearErrored(p.Name)

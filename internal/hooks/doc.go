@@ -34,7 +34,10 @@
 // Exited and Failed emit through the sink bm2-probe gives them (package
 // notify): the journal, and a notification spooled for bm2-notify.service
 // when the event reaches the project's [notify] level. They never wait
-// for a webhook.
+// for a webhook. Exited runs in the instance's cgroup, whose journal rate
+// limit the app's output uses up: its events reach the journal through
+// package relay (bm2-events.service), a few tens of milliseconds after
+// it returns. Failed has a unit of its own and sends directly.
 //
 // A file they cannot write (a crash.log on a full /var/log, an instance's
 // mark on a full /run; the spool is the sink's) is said as its own event,

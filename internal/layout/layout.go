@@ -43,6 +43,12 @@ type Layout struct {
 	// NotifyDir is the notification spool, the scope's alone (0700):
 	// events wait there for bm2-notify.service to deliver them.
 	NotifyDir string
+	// EventsDir is the relay's spool, the scope's alone (0700), on tmpfs:
+	// the exit hook and the port fence, which run in an instance's
+	// cgroup, leave their events there for bm2-events.service to send to
+	// journald from its own (package relay). /run/bm2/events, or the
+	// user's $XDG_RUNTIME_DIR/bm2/events; bm2-events.path makes it.
+	EventsDir string
 	// RuntimeDir is the user's $XDG_RUNTIME_DIR (/run/user/UID); "" in
 	// system scope.
 	RuntimeDir string
@@ -92,6 +98,7 @@ func System() Layout {
 		StateDir:      "/var/lib/bm2",
 		RunStateDir:   "/run/bm2",
 		NotifyDir:     "/var/lib/bm2/notify",
+		EventsDir:     "/run/bm2/events",
 		LockFile:      "/run/bm2/registry.lock",
 		GeneratorDir:  "/run/systemd/generator",
 		WantedBy:      "multi-user.target",
@@ -118,6 +125,7 @@ func User(uid int, name, home string) Layout {
 		ConfigDir:     filepath.Join(base, "projects"),
 		StateDir:      filepath.Join(base, "state"),
 		NotifyDir:     filepath.Join(base, "state", "notify"),
+		EventsDir:     filepath.Join(run, "bm2", "events"),
 		RunStateDir:   filepath.Join(run, "bm2"),
 		LockFile:      filepath.Join(base, "state", "registry.lock"),
 		RuntimeDir:    run,

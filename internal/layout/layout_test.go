@@ -44,6 +44,10 @@ func TestUserLayoutKeepsEverythingInTheHome(t *testing.T) {
 	if l.RunStateDir != "/run/user/1001/bm2" || sys.RunStateDir != "/run/bm2" || sys.NotifyDir != "/var/lib/bm2/notify" {
 		t.Errorf("run state %s %s, notify %s", l.RunStateDir, sys.RunStateDir, sys.NotifyDir)
 	}
+	// The relay's spool is on tmpfs, in either scope (bm2-events.path).
+	if sys.EventsDir != "/run/bm2/events" || l.EventsDir != "/run/user/1001/bm2/events" {
+		t.Errorf("events dirs %s %s", sys.EventsDir, l.EventsDir)
+	}
 	// Where the health service's RuntimeDirectory=bm2/health/<name> is,
 	// in either scope.
 	if h, uh := sys.HealthDir("api"), l.HealthDir("api"); h != "/run/bm2/health/api" || uh != "/run/user/1001/bm2/health/api" {
