@@ -419,9 +419,12 @@ func TestFaultReboot(t *testing.T) {
 	b.sh(`install -d /run/bm2/errored && printf 'port_in_use\tpython3 (pid 1), uid 65534 (nobody)\n' >/run/bm2/errored/fx-1`)
 
 	// Starting an active multi-user.target again starts nothing: start
-	// what it wants, as boot does.
+	// what it wants, as boot does, after what boot does first (tmpfiles,
+	// the path units, which make their directories again).
 	b.sh(`systemctl stop bm2.slice
 rm -rf /run/bm2
+systemd-tmpfiles --create
+systemctl restart bm2-events.path
 systemctl daemon-reload
 wants=$(systemctl show -P Wants multi-user.target | tr ' ' '\n' | grep '^bm2-')
 echo "$wants" | grep -qx bm2-fx.target && echo "$wants" | grep -qx bm2-solo.target

@@ -146,7 +146,7 @@ systemctl show -P WantedBy bm2-notify.path | grep -qw paths.target`)
 		p := b.waitPost("/tmp/hook.jsonl", "instance_errored", "crashy")
 		checkBody(t, p, host, map[string]string{"instance": "crashy-0", "reason": "restart_budget_exhausted", "level": "error",
 			"message": "crashy-0 gave up after"})
-		if n := len(b.events("instance_crashed", "crashy")); n != 3 {
+		if n := len(b.waitEvents(10*time.Second, "instance_crashed", "crashy", 3)); n != 3 {
 			t.Errorf("%d instance_crashed events, want 3", n)
 		}
 		for _, p := range b.hookPosts("/tmp/hook.jsonl") {
@@ -248,7 +248,7 @@ func TestNotifyHangingReceiver(t *testing.T) {
 			b.eventually(60*time.Second, p+" gave up", `test "$(systemctl show -P ActiveState bm2@`+p+`-0.service)" = failed`)
 		}
 		for _, p := range []string{"hung", "free"} {
-			if n := len(b.events("instance_crashed", p)); n != 4 {
+			if n := len(b.waitEvents(10*time.Second, "instance_crashed", p, 4)); n != 4 {
 				t.Errorf("%s: %d instance_crashed events, want 4", p, n)
 			}
 		}
