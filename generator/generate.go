@@ -372,12 +372,17 @@ func restartService(p *config.Project, opts Options) []byte {
 // memory check starts for an instance above memory_restart: `bm2 reload
 // <name>-<i>`, that instance alone, as restartService runs the whole
 // project's. It is PartOf= the target: a reload under way when the
-// project stops stops too. %i is the index as the memory check names it
-// (digits: the reload refuses anything but an instance of the project).
+// project stops stops too. %i is the index as the memory check names it;
+// an instance of the template started by hand with anything else names
+// no instance of the project, and the reload refuses it.
 func reloadTemplate(p *config.Project, opts Options) []byte {
-	// A project's name needs no quoting (config.ValidName); QuoteArg
-	// escapes its specifiers, and "-%i" is the one left.
-	cmd := units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", p.Name}) + "-%i"
+	// The instance by its unit's name, bm2@<name>-<i>.service, not
+	// <name>-<i>: that could be another project's name (a project "api-1"
+	// beside "api"), which the reload would take first. A project's name
+	// needs no quoting (config.ValidName); QuoteArg escapes its
+	// specifiers, and the "%i" is the one left.
+	inst := units.Instance(p.Name, 0)
+	cmd := units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", strings.TrimSuffix(inst, "0.service")}) + "%i.service"
 	return reloadService(p, opts, "bm2 "+p.Name+"-%i memory restart", cmd, true)
 }
 
@@ -515,11 +520,17 @@ func memoryService(p *config.Project, opts Options) []byte {
 	f.Add("Service", "ExecStart", units.QuoteCommand([]string{opts.Helper, "memory", p.Name}))
 	f.Add("Service", "Environment", `"BM2_MEMORY_RESTART=`+strconv.FormatUint(p.MemoryRestart.Limit, 10)+`"`)
 	f.Add("Service", "TimeoutStartSec", "30s")
+	// The runs it has reported: /run/bm2/memory/<name>, its own.
+	f.Add("Service", "RuntimeDirectory", units.Specifiers(path.Join("bm2", layout.MemorySubdir, p.Name)))
+	f.Add("Service", "RuntimeDirectoryMode", "0700")
+	f.Add("Service", "RuntimeDirectoryPreserve", "yes")
 	sandbox := memoryUserSandbox
 	if !opts.user() {
 		l := opts.Layout
 		sandbox = append([][2]string{
-			{"CapabilityBoundingSet", ""},
+			// CAP_CHOWN alone: a crash.log it creates is the instance's
+			// group's to read (crashlog.LogGroup).
+			{"CapabilityBoundingSet", "CAP_CHOWN"},
 			{"AmbientCapabilities", ""},
 			{"ProtectSystem", "strict"},
 			// The notification spool, an instance's crash.log.
@@ -529,7 +540,9 @@ func memoryService(p *config.Project, opts Options) []byte {
 			[2]string{"ProtectProc", "invisible"},
 			[2]string{"ProcSubset", "pid"},
 		), memoryUserSandbox...)...)
-		sandbox = append(sandbox, [2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
+		// ...but the chown(2) calls, for that.
+		sandbox = append(sandbox, [2]string{"SystemCallFilter", "@chown"},
+			[2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
 	}
 	for _, kv := range sandbox {
 		f.Add("Service", kv[0], kv[1])
@@ -581,10 +594,11 @@ const HealthStartTimeout = 30 * time.Second
 // keeps its counts in its RuntimeDirectory=, root's, kept between runs,
 // which bm2 list reads.
 //
-// In system scope it runs as root, sandboxed as the probe is, with two
+// In system scope it runs as root, sandboxed as the probe is, with three
 // capabilities only, CAP_SETUID and CAP_SETGID (and the three system
 // calls that use them): the GETs are made by a child it starts as each
-// instance's own user, never with root's network identity. Its address
+// instance's own user, never with root's network identity; and CAP_CHOWN
+// (chown(2)), which gives a crash.log it creates to the instance's group. Its address
 // families are systemd's bus and the journal (AF_UNIX) and the checks'
 // (AF_INET, AF_INET6), to loopback only (IPAddressDeny=). It is PartOf=
 // the target, so a check under way when the project stops stops too,
@@ -618,7 +632,7 @@ func healthService(p *config.Project, opts Options) []byte {
 	if !opts.user() {
 		l := opts.Layout
 		sandbox = append([][2]string{
-			{"CapabilityBoundingSet", "CAP_SETUID CAP_SETGID"},
+			{"CapabilityBoundingSet", "CAP_SETUID CAP_SETGID CAP_CHOWN"},
 			{"AmbientCapabilities", ""},
 			{"ProtectSystem", "strict"},
 			// The notification spool, an instance's crash.log.
@@ -632,7 +646,8 @@ func healthService(p *config.Project, opts Options) []byte {
 		), healthUserSandbox...)...)
 		// ...but setuid(2), setgid(2) and setgroups(2), with which the
 		// child becomes the instance's user.
-		sandbox = append(sandbox, [2]string{"SystemCallFilter", "setuid setgid setgroups"},
+		// ...and chown(2), for the group of a crash.log it creates.
+		sandbox = append(sandbox, [2]string{"SystemCallFilter", "setuid setgid setgroups @chown"},
 			[2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
 	}
 	for _, kv := range sandbox {

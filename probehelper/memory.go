@@ -1,16 +1,22 @@
 package probehelper
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -21,6 +27,7 @@ import (
 type MemorySystemd interface {
 	Unit(ctx context.Context, name string) (sysd.Status, error)
 	Units(ctx context.Context, names []string) ([]sysd.Status, error)
+	Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error)
 	// Trigger queues a start of the unit and does not wait for it.
 	Trigger(ctx context.Context, unit string) error
 }
@@ -44,6 +51,11 @@ type MemoryChecker struct {
 	// Sleep waits d or until ctx ends (tests: no wait).
 	Sleep func(ctx context.Context, d time.Duration) error
 	Log   func(format string, args ...any)
+	// Dir is the project's memory directory (layout.Layout.MemoryDir),
+	// which holds the runs already reported; CgroupRoot is where the
+	// cgroup file systems are mounted (/sys/fs/cgroup).
+	Dir        string
+	CgroupRoot string
 }
 
 func (c *MemoryChecker) logf(format string, args ...any) {
@@ -75,20 +87,79 @@ type over struct {
 	gid        uint32
 }
 
-// above returns the running instances of sts (named by names) above
-// limit, which must be neither unknown nor zero.
-func above(names []string, sts []sysd.Status, limit uint64) []over {
+// above returns the running instances of sts (named by names) whose
+// working set is above limit, and logs those whose memory systemd does
+// not know. Runs younger than config.MemoryGrace are left alone: a start
+// may peak (the bundle loaded, the JIT warming up), and a limit below
+// what the app needs to run reloads it at most once a grace.
+func (c *MemoryChecker) above(names []string, sts []sysd.Status, limit uint64, now time.Time) []over {
 	var out []over
 	for k, st := range sts {
 		_, index, ok := units.ParseInstance(names[k])
 		if !ok || index < 0 || !st.Running() || st.InvocationID == "" {
 			continue
 		}
-		if m := st.MemoryCurrent; m != sysd.Unknown && m > limit {
+		if st.MemoryCurrent == sysd.Unknown {
+			c.logf("%s: systemd does not know its memory (no memory accounting here?): not checked", units.InstanceID(c.Project, index))
+			continue
+		}
+		if start := startOf(st); !start.IsZero() && now.Sub(start) < config.MemoryGrace {
+			continue
+		}
+		if m := WorkingSet(c.CgroupRoot, st.ControlGroup, st.MemoryCurrent); m > limit {
 			out = append(out, over{index: index, invocation: st.InvocationID, memory: m, gid: st.GID})
 		}
 	}
 	return out
+}
+
+// startOf is when the run started: its main process, else its unit.
+func startOf(st sysd.Status) time.Time {
+	if !st.ExecMainStart.IsZero() {
+		return st.ExecMainStart
+	}
+	return st.ActiveEnter
+}
+
+// WorkingSet is the memory of the cgroup cg (systemd's MemoryCurrent,
+// current) less its inactive page cache, which the kernel gives back
+// without the app's help (kubelet's working set): an app that reads or
+// writes files is not reloaded for the cache. It reads memory.stat of the
+// v1 memory controller (total_inactive_file) or of the unified hierarchy
+// (inactive_file) under root; when neither can be read, current.
+func WorkingSet(root, cg string, current uint64) uint64 {
+	if root == "" || cg == "" || strings.Contains(cg, "..") {
+		return current
+	}
+	for _, f := range []struct{ dir, key string }{
+		{filepath.Join(root, "memory", cg), "total_inactive_file"},
+		{filepath.Join(root, cg), "inactive_file"},
+		{filepath.Join(root, "unified", cg), "inactive_file"},
+	} {
+		data, err := os.ReadFile(filepath.Join(f.dir, "memory.stat"))
+		if err != nil {
+			continue
+		}
+		if n, ok := statValue(data, f.key); ok {
+			if n >= current {
+				return 0
+			}
+			return current - n
+		}
+	}
+	return current
+}
+
+// statValue reads key's value from a memory.stat file.
+func statValue(data []byte, key string) (uint64, bool) {
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if ok && k == key {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // Run is one check of every instance the target wants (not the surge:
@@ -115,7 +186,7 @@ func (c *MemoryChecker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	first := above(names, sts, limit)
+	first := c.above(names, sts, limit, c.Now())
 	if len(first) == 0 {
 		return nil
 	}
@@ -132,30 +203,56 @@ func (c *MemoryChecker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	second := above(again, sts, limit)
-	var errs []error
-	for _, o := range second {
+	var stayed []over
+	firstMemory := map[int]uint64{}
+	for _, o := range c.above(again, sts, limit, c.Now()) {
 		for _, f := range first {
 			if f.index == o.index && f.invocation == o.invocation {
-				errs = append(errs, c.restart(ctx, o, f.memory, limit))
+				stayed, firstMemory[o.index] = append(stayed, o), f.memory
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(stayed) == 0 {
+		return nil
+	}
+	// One reload of the project at a time (they take its lock): the one
+	// using the most memory now, the others at the next check.
+	slices.SortStableFunc(stayed, func(a, b over) int { return cmp.Compare(b.memory, a.memory) })
+	if busy, err := c.Systemd.Loaded(ctx, []string{units.ReloadPattern(c.Project)}); err == nil {
+		for _, u := range busy {
+			if u.ActiveState == "activating" || u.ActiveState == "active" || u.ActiveState == "deactivating" {
+				c.logf("%s is under way: the instances above memory_restart wait for the next check", u.Name)
+				return nil
+			}
+		}
+	}
+	for _, o := range stayed[1:] {
+		c.logf("%s: %s, above memory_restart: reloaded after %s, at a later check", units.InstanceID(c.Project, o.index),
+			config.FormatBytes(o.memory), units.InstanceID(c.Project, stayed[0].index))
+	}
+	return c.restart(ctx, stayed[0], firstMemory[stayed[0].index], limit)
 }
 
 // restart is the reaction to an instance whose memory stayed above the
 // limit: unless a reload of it is under way already, the event, a
 // crash.log line and the start of its reload.
+//
+// The event and the line are for a run, once: a reload that failed (the
+// project's lock held by a deploy) is started again at the next check
+// without saying it again.
 func (c *MemoryChecker) restart(ctx context.Context, o over, firstMemory, limit uint64) error {
 	id := units.InstanceID(c.Project, o.index)
 	reload := units.ReloadInstance(c.Project, o.index)
-	if st, err := c.Systemd.Unit(ctx, reload); err == nil && !st.Down() {
-		c.logf("%s: %s above memory_restart, its reload (%s) is under way", id, config.FormatBytes(o.memory), reload)
-		return nil
-	}
 	what := fmt.Sprintf("%s, above memory_restart (%s) at two readings %s apart (%s first)",
 		config.FormatBytes(o.memory), config.FormatBytes(limit), config.MemoryConfirm, config.FormatBytes(firstMemory))
+	reported := c.reported()
+	if reported[id] == o.invocation {
+		if err := c.Systemd.Trigger(ctx, reload); err != nil {
+			return fmt.Errorf("start %s: %w", reload, err)
+		}
+		c.logf("%s: %s; %s started again", id, what, reload)
+		return nil
+	}
 	ev := journal.Event{
 		Kind: journal.MemoryRestart, Project: c.Project, Instance: id, Invocation: o.invocation,
 		Reason: reason.MemoryRestart, Memory: o.memory, MemoryLimit: limit,
@@ -172,7 +269,68 @@ func (c *MemoryChecker) restart(ctx context.Context, o over, firstMemory, limit 
 	} else {
 		c.logf("%s: %s; %s started", id, what, reload)
 	}
+	reported[id] = o.invocation
+	errs = append(errs, c.writeReported(reported))
 	return errors.Join(errs...)
+}
+
+// reportedFile is where the runs already reported are kept: one line
+// "<instance> <invocation>" each.
+func (c *MemoryChecker) reportedFile() string { return filepath.Join(c.Dir, "reported") }
+
+// reported reads the runs already reported; none when there is no file
+// (or no Dir) or it is not one this service wrote.
+func (c *MemoryChecker) reported() map[string]string {
+	out := map[string]string{}
+	if c.Dir == "" {
+		return out
+	}
+	data, err := os.ReadFile(c.reportedFile())
+	if err != nil || len(data) > 64<<10 {
+		return out
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		inst, inv, ok := strings.Cut(line, " ")
+		if p, _, okInst := units.ParseInstance(inst); ok && okInst && p == c.Project && isHexID(inv) {
+			out[inst] = inv
+		}
+	}
+	return out
+}
+
+func (c *MemoryChecker) writeReported(m map[string]string) error {
+	if c.Dir == "" {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + " " + m[k] + "\n")
+	}
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return fmt.Errorf("keep the reported runs: %w", err)
+	}
+	if err := safefs.Write(c.reportedFile(), []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("keep the reported runs: %w", err)
+	}
+	return nil
+}
+
+// isHexID tells an InvocationID: 32 hex digits.
+func isHexID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune("0123456789abcdef", rune(s[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // sleepCtx waits d, or until ctx ends (its error).
@@ -202,7 +360,7 @@ func memoryCommand(ctx context.Context, args []string, c *MemoryChecker, scope l
 		return err
 	}
 	defer bus.Close()
-	c.Project, c.Systemd = args[1], bus
+	c.Project, c.Systemd, c.Dir, c.CgroupRoot = args[1], bus, scope.MemoryDir(args[1]), "/sys/fs/cgroup"
 	if c.Sleep == nil {
 		c.Sleep = sleepCtx
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,6 +45,18 @@ func (w *memoryWorld) Units(ctx context.Context, names []string) ([]sysd.Status,
 	return out, nil
 }
 
+func (w *memoryWorld) Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error) {
+	var out []sysd.Status
+	for name, st := range w.units {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, name); ok && st.LoadState == "loaded" {
+				out = append(out, st)
+			}
+		}
+	}
+	return out, nil
+}
+
 func (w *memoryWorld) Trigger(ctx context.Context, unit string) error {
 	w.started = append(w.started, unit)
 	return nil
@@ -55,6 +69,7 @@ type memoryRig struct {
 	log    *bytes.Buffer
 	dir    string
 	slept  []time.Duration
+	now    time.Time
 }
 
 const mib = 1 << 20
@@ -64,12 +79,13 @@ func newMemoryRig(t *testing.T, n int) *memoryRig {
 	hw.units[units.MemoryService("api")] = sysd.Status{Name: units.MemoryService("api"), LoadState: "loaded",
 		Environment: []string{fmt.Sprintf("BM2_MEMORY_RESTART=%d", 300*mib)}}
 	r := &memoryRig{w: &memoryWorld{healthWorld: hw, first: map[int]uint64{}, second: map[int]uint64{}},
-		events: &events{}, log: &bytes.Buffer{}, dir: t.TempDir()}
+		events: &events{}, log: &bytes.Buffer{}, dir: t.TempDir(), now: hstart.Add(time.Minute)}
 	for i := 0; i < n; i++ {
 		r.w.first[i], r.w.second[i] = 80*mib, 80*mib
 	}
 	r.c = &MemoryChecker{Project: "api", Systemd: r.w, Events: r.events,
-		Crashes: crashlog.Logs{Dir: filepath.Join(r.dir, "log")}, Now: func() time.Time { return hstart },
+		Crashes: crashlog.Logs{Dir: filepath.Join(r.dir, "log")}, Now: func() time.Time { return r.now },
+		Dir:   filepath.Join(r.dir, "memory", "api"),
 		Sleep: func(ctx context.Context, d time.Duration) error { r.slept = append(r.slept, d); return nil },
 		Log:   func(f string, a ...any) { fmt.Fprintf(r.log, f+"\n", a...) }}
 	return r
@@ -182,9 +198,114 @@ func TestMemoryChecksOnlyWhatTheTargetWants(t *testing.T) {
 	r := newMemoryRig(t, 1)
 	surge := running(units.Surge, "invs")
 	r.w.units[units.Instance("api", units.Surge)] = surge
+	tg := r.w.units[units.Target("api")]
+	tg.Wants = append(tg.Wants, units.Instance("api", units.Surge))
+	r.w.units[units.Target("api")] = tg
 	r.w.first[units.Surge], r.w.second[units.Surge] = 400*mib, 400*mib
 	r.run(t)
 	if len(r.w.started) != 0 {
 		t.Errorf("started %v", r.w.started)
+	}
+}
+
+// A run is left alone for config.MemoryGrace after its start.
+func TestMemoryGrace(t *testing.T) {
+	r := newMemoryRig(t, 1)
+	r.w.first[0], r.w.second[0] = 400*mib, 400*mib
+	r.now = hstart.Add(9 * time.Second)
+	r.run(t)
+	if len(r.w.started) != 0 || len(r.slept) != 0 {
+		t.Fatalf("a run of 9 s: started %v", r.w.started)
+	}
+	r.now = hstart.Add(10 * time.Second)
+	r.run(t)
+	if len(r.w.started) != 1 {
+		t.Fatalf("a run of 10 s: started %v", r.w.started)
+	}
+}
+
+// Several instances above the limit: one reload at a time, the largest
+// first; none while a memory reload of the project is under way.
+func TestMemoryOneReloadAtATime(t *testing.T) {
+	r := newMemoryRig(t, 3)
+	r.w.first[0], r.w.second[0] = 310*mib, 310*mib
+	r.w.first[2], r.w.second[2] = 330*mib, 340*mib
+	r.run(t)
+	if len(r.w.started) != 1 || r.w.started[0] != "bm2-api-reload@2.service" || len(r.events.got) != 1 {
+		t.Fatalf("started %v, events %v: want api-2's reload alone, the largest", r.w.started, r.events.got)
+	}
+	if !strings.Contains(r.log.String(), "api-0: 310.0 MiB, above memory_restart: reloaded after api-2, at a later check") {
+		t.Errorf("log:\n%s", r.log)
+	}
+	r.w.units[units.ReloadInstance("api", 2)] = sysd.Status{Name: units.ReloadInstance("api", 2), LoadState: "loaded", ActiveState: "activating"}
+	r.run(t)
+	if len(r.w.started) != 1 {
+		t.Fatalf("started %v while a reload is under way", r.w.started)
+	}
+}
+
+// A reload that failed (the lock held) is started again at the next check
+// without a second event or crash.log line; a new run is reported anew.
+func TestMemoryReportsARunOnce(t *testing.T) {
+	r := newMemoryRig(t, 1)
+	r.w.first[0], r.w.second[0] = 400*mib, 400*mib
+	inv := "0123456789abcdef0123456789abcdef"
+	st := r.w.units[units.Instance("api", 0)]
+	st.InvocationID = inv
+	r.w.units[units.Instance("api", 0)] = st
+	r.run(t)
+	r.w.units[units.ReloadInstance("api", 0)] = sysd.Status{Name: units.ReloadInstance("api", 0), LoadState: "loaded", ActiveState: "failed"}
+	r.run(t)
+	if len(r.w.started) != 2 || len(r.events.got) != 1 {
+		t.Fatalf("started %v, %d events: want the reload started twice, one event", r.w.started, len(r.events.got))
+	}
+	if data, err := os.ReadFile(filepath.Join(r.dir, "memory", "api", "reported")); err != nil || string(data) != "api-0 "+inv+"\n" {
+		t.Errorf("reported: %q %v", data, err)
+	}
+	lines := crashlog.Logs{Dir: filepath.Join(r.dir, "log")}.LastLines("api", "api-0", 5)
+	if len(lines) != 1 {
+		t.Errorf("crash.log: %q", lines)
+	}
+	st.InvocationID = "fedcba9876543210fedcba9876543210"
+	r.w.units[units.Instance("api", 0)] = st
+	r.run(t)
+	if len(r.events.got) != 2 {
+		t.Errorf("a new run above the limit: %d events", len(r.events.got))
+	}
+}
+
+// The working set leaves the inactive page cache out, on cgroup v1 and
+// v2; without memory.stat it is the memory systemd reports.
+func TestWorkingSet(t *testing.T) {
+	root := t.TempDir()
+	cg := "/bm2.slice/bm2-api.slice/bm2@api-0.service"
+	if got := WorkingSet(root, cg, 500*mib); got != 500*mib {
+		t.Errorf("no memory.stat: %d", got)
+	}
+	v2 := filepath.Join(root, cg)
+	if err := os.MkdirAll(v2, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v2, "memory.stat"), []byte(fmt.Sprintf("anon 1000\nfile 2000\ninactive_file %d\nactive_file 5\n", 200*mib)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := WorkingSet(root, cg, 500*mib); got != 300*mib {
+		t.Errorf("v2: %d, want 300 MiB", got)
+	}
+	v1 := filepath.Join(root, "memory", cg)
+	if err := os.MkdirAll(v1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v1, "memory.stat"), []byte(fmt.Sprintf("inactive_file 1\ntotal_inactive_file %d\n", 100*mib)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := WorkingSet(root, cg, 500*mib); got != 400*mib {
+		t.Errorf("v1: %d, want 400 MiB (total_inactive_file)", got)
+	}
+	if got := WorkingSet(root, "/../etc", 500*mib); got != 500*mib {
+		t.Errorf("a cgroup path with ..: %d", got)
+	}
+	if got := WorkingSet(root, cg, 50*mib); got != 0 {
+		t.Errorf("cache above the current: %d", got)
 	}
 }

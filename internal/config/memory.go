@@ -36,6 +36,10 @@ const (
 	// above (its memory "stays" above), not for a peak its garbage
 	// collector is about to give back.
 	MemoryConfirm = time.Second
+	// MemoryGrace is how long a run is left alone after it started: a
+	// start may peak (the bundle loaded, the JIT warming up), and a limit
+	// below what the app needs to run reloads it at most once a grace.
+	MemoryGrace = 10 * time.Second
 )
 
 // MemoryWatched tells whether the project has memory_restart.
@@ -114,6 +118,9 @@ func (v *validator) memoryRestart(p *Project) {
 	if n, ok := ParseBytes(max); ok && m.Limit >= n {
 		v.add("memory_restart", ErrValue, "must be below [resources] memory_max (%s), got %q: the kernel kills an instance at memory_max, and memory_restart is the point at which bm2 reloads it gracefully, before that",
 			max, m.Size)
+	} else if n, ok := ParseBytes(p.Resources.MemoryHigh); ok && m.Limit >= n {
+		v.add("memory_restart", ErrValue, "must be below [resources] memory_high (%s), got %q: the kernel throttles an instance at memory_high and would keep it from ever reaching memory_restart",
+			p.Resources.MemoryHigh, m.Size)
 	}
 }
 
@@ -124,6 +131,6 @@ func (p *Project) MemorySummary() string {
 	if !p.MemoryWatched() {
 		return ""
 	}
-	return fmt.Sprintf("an instance whose memory is above %s (checked every %s, and again %s later) is reloaded alone, as `bm2 reload %s-<i>` does",
-		p.MemoryRestart.Size, p.MemoryRestart.Interval, MemoryConfirm, p.Name)
+	return fmt.Sprintf("an instance whose memory is above %s (checked every %s, and again %s later; not in its first %s) is reloaded alone, as `bm2 reload %s-<i>` does",
+		p.MemoryRestart.Size, p.MemoryRestart.Interval, MemoryConfirm, MemoryGrace, p.Name)
 }

@@ -41,6 +41,7 @@ func TestMemoryRestartKeys(t *testing.T) {
 		{"memory_restart = \"300M\"\nmemory_check_interval_ms = 10\n", `m.toml:6: memory_check_interval_ms:`},
 		{"memory_restart = \"512M\"\n[resources]\nmemory_max = \"512M\"\n", `m.toml:5: memory_restart: must be below [resources] memory_max (512M)`},
 		{"memory_restart = \"1G\"\n[resources]\nmemory_max = \"512M\"\n", `m.toml:5: memory_restart: must be below [resources] memory_max (512M)`},
+		{"memory_restart = \"300M\"\n[resources]\nmemory_high = \"256M\"\n", `m.toml:5: memory_restart: must be below [resources] memory_high (256M)`},
 	} {
 		_, err := Parse("/etc/bm2/m.toml", []byte(base+c.doc), Options{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -74,7 +75,7 @@ func TestMarshalMemoryRestart(t *testing.T) {
 
 func TestMemorySummary(t *testing.T) {
 	p := mustParse(t, "m", "name = \"m\"\nscript = \"a.js\"\ncwd = \"/srv\"\nport = 3000\nmemory_restart = \"300M\"\n", Options{})
-	if got, want := p.MemorySummary(), "an instance whose memory is above 300M (checked every 5s, and again 1s later) is reloaded alone, as `bm2 reload m-<i>` does"; got != want {
+	if got, want := p.MemorySummary(), "an instance whose memory is above 300M (checked every 5s, and again 1s later; not in its first 10s) is reloaded alone, as `bm2 reload m-<i>` does"; got != want {
 		t.Errorf("MemorySummary = %q, want %q", got, want)
 	}
 	if FormatBytes(327614259) != "312.4 MiB" || FormatBytes(512) != "512 B" {

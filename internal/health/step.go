@@ -56,6 +56,9 @@ func Step(prev State, runs []Run, results map[string]Result, cfg Config, at time
 			// A new run (or the first check of this one): from zero.
 			e = Entry{Instance: run.Instance, Invocation: run.Invocation, Status: Starting, First: at}
 		}
+		if e.First.IsZero() {
+			e.First = at // an entry of an older state file: from now
+		}
 		since := run.Since
 		if since.IsZero() {
 			// systemd did not say when it started: the grace runs from

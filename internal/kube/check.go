@@ -132,6 +132,9 @@ func (m *model) check(full bool) []*config.Error {
 	if p.RestartSchedule != "" {
 		m.drop("restart_schedule", "%q is left out: a pod has no restart timer; a CronJob running `kubectl rollout restart %s/%s` (with a ServiceAccount allowed to) does the same", p.RestartSchedule, strings.ToLower(m.workloadKind()), m.name)
 	}
+	if p.MemoryWatched() {
+		m.drop("memory_restart", "%q is left out: a pod has no graceful memory restart; its memory limit (memory_max) is the kernel's OOM kill, after which the kubelet restarts the container", p.MemoryRestart.Size)
+	}
 	for _, n := range []struct {
 		key   string
 		units []string

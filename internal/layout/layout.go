@@ -89,6 +89,18 @@ func (l Layout) HealthDir(name string) string {
 	return filepath.Join(l.RunStateDir, HealthSubdir, name)
 }
 
+// MemorySubdir is the memory checks' directory in RunStateDir: one
+// directory per project, the RuntimeDirectory= of its memory service
+// (bm2/memory/<name>), which holds the runs it has reported.
+const MemorySubdir = "memory"
+
+// MemoryDir is where project name's memory service keeps its state:
+// /run/bm2/memory/<name>, or $XDG_RUNTIME_DIR/bm2/memory/<name>; the
+// service's own (0700), gone at reboot.
+func (l Layout) MemoryDir(name string) string {
+	return filepath.Join(l.RunStateDir, MemorySubdir, name)
+}
+
 // SystemLayout is system scope.
 func System() Layout {
 	return Layout{

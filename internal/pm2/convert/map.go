@@ -620,10 +620,11 @@ func (m *mapper) memory() error {
 			return m.refuse("max_memory_restart must be a size like \"300M\" or \"1G\", got %q", x)
 		}
 		n, err := strconv.ParseUint(mm[1], 10, 64)
-		if err != nil || n == 0 || n > 1<<40 {
+		shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30}[mm[2]]
+		if err != nil || n == 0 || n > (1<<60)>>shift {
 			return m.refuse("max_memory_restart %q is out of range", x)
 		}
-		bytes = n << map[string]uint{"": 0, "K": 10, "M": 20, "G": 30}[mm[2]]
+		bytes = n << shift
 	default:
 		return m.refuse("max_memory_restart must be a size like \"300M\", got %s", describe(v))
 	}
