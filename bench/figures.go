@@ -88,6 +88,15 @@ var sampleFigures = []sampleFigure{
 			"run then takes the reload's own time (the surge's start and confirmation, then the instance's). Then the cost " +
 			"of one check while both are below: `systemctl start bm2-bmr-memory.service`, at the default interval (at 1000 ms the " +
 			"timer's own runs meet it). The growth starts at a random point of the interval. PM2 checks every 30 s."},
+	{key: "phases", num: "11e", title: "Where a crash recovery's time goes (bm2, and the physical limit beside it)", prec: 1,
+		intro: "The app of the other figures, SIGKILLed, then its port polled until a new process answers, in three units " +
+			"on the same systemd: bm2's instance (fork mode, one instance, the defaults: restart_delay_ms = 100), a " +
+			"hand-written unit of the same app with bm2's sandbox directives and the same RestartSec=100ms (no exit hook, " +
+			"no port fence, no probe, no ExecStart wrapper), and the same unit without the sandbox. Each phase ends at a " +
+			"journal line's timestamp: systemd's \"Main process exited\", \"Failed with result\" (after ExecStopPost=), " +
+			"\"Scheduled restart job\", \"Starting\", \"Started\" (after ExecStartPre= and the exec), the app's " +
+			"\"listening\" line, then the first answer of the poll. The journal's stream from the app adds its own latency " +
+			"to \"listening\"; the poll is a loop of curl (a few ms each)."},
 	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
 		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
 			"on the host (wall time); then `dpkg -i` of this tree's package in a fresh sandbox (wall time, the " +

@@ -69,14 +69,15 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 // hosts behind one gateway; metrics one scrape of 100 projects; health how long the HTTP health
 // check takes to restart a hung instance, and one check's cost; memrestart
 // how long the memory restart takes to reload an instance above
-// memory_restart, and one check's cost; package
+// memory_restart, and one check's cost; phases a crash recovery broken
+// down from the journal's timestamps, beside hand-written units; package
 // make deb and dpkg -i.
 var allScenarios = []string{"generator", "package", "throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "phases", "daemonreload"}
 
 // sandboxedScenarios need the two sandboxes of setup.
 var sandboxedScenarios = []string{"throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "daemonreload"}
+	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "phases", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -278,6 +279,7 @@ func run(ctx context.Context, s settings, out string) error {
 			{"metrics", r.metrics},
 			{"health", r.health},
 			{"memrestart", r.memRestart},
+			{"phases", r.phases},
 			{"daemonreload", r.daemonReload}, // last: it deletes every project registered before
 		}
 		for _, st := range steps {

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// phaseVariants are the crash recoveries broken down: bm2's instance (the
+// defaults: restart_delay_ms = 100), and beside it the physical limit on
+// the same systemd: a hand-written unit running the same app with the
+// same RestartSec=, with and without bm2's sandbox, no hook and no probe.
+var phaseVariants = []struct {
+	name, unit string
+	port       int
+}{
+	{"bm2 (fork mode, 1 instance, defaults)", "bm2@bph-0.service", 3740},
+	{"hand-written unit with bm2's sandbox directives (no hook, no fence, no probe, no wrapper)", "bph-sandboxed.service", 3741},
+	{"hand-written unit, no sandbox", "bph-bare.service", 3742},
+}
+
+// phaseUnit is a hand-written unit of the bench app on port, with
+// Restart=on-failure and RestartSec=100ms as bm2's defaults, and the
+// sandbox directives of units/static/bm2@.service when sandboxed.
+func phaseUnit(port int, sandboxed bool) string {
+	u := fmt.Sprintf(`[Service]
+Type=exec
+Environment=BM2_APP_PORT=%d
+WorkingDirectory=/srv/bench
+ExecStart=/usr/local/bin/node app.js
+Restart=on-failure
+RestartSec=100ms
+DynamicUser=yes
+`, port)
+	if sandboxed {
+		u += `NoNewPrivileges=yes
+ProtectSystem=strict
+ProtectHome=yes
+PrivateTmp=yes
+PrivateDevices=yes
+PrivateUsers=yes
+PrivateIPC=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+ProtectProc=invisible
+RestrictNamespaces=yes
+RestrictRealtime=yes
+RestrictSUIDSGID=yes
+LockPersonality=yes
+RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK
+SystemCallArchitectures=native
+SystemCallFilter=@system-service
+SystemCallFilter=~@privileged
+CPUAccounting=yes
+MemoryAccounting=yes
+TasksAccounting=yes
+`
+	}
+	return u
+}
+
+// phasesUp serves project bph (fork mode, 1 instance) and starts the two
+// hand-written units.
+const phasesUp = `set -e
+install -d -m 0755 /srv/bph
+printf 'name = "bph"\nscript = "/srv/bench/app.js"\ncwd = "/srv/bench"\nruntime = "node"\nexec_mode = "fork"\nport = 3740\n' > /srv/bph/bm2.toml
+cd /srv/bph && bm2 serve >/dev/null
+systemctl daemon-reload
+systemctl start bph-sandboxed.service bph-bare.service
+for p in 3741 3742; do for i in $(seq 300); do curl -sf -o /dev/null http://127.0.0.1:$p/ && break; sleep 0.05; done; done`
+
+// phasesTimed kills the unit's main process and polls its port until a
+// new process answers; it prints "K <ns>" (the kill, realtime) and "A
+// <ns>" (the answer), then the journal since, as JSON lines.
+func phasesTimed(unit string, port int) string {
+	return fmt.Sprintf(`set -e
+sleep 1.5
+pid=$(systemctl show -P MainPID %[1]s)
+cur=$(journalctl -q -n 1 --show-cursor -o cat | sed -n 's/^-- cursor: //p')
+t0=$(date +%%s%%N)
+kill -9 "$pid"
+while :; do
+	r=$(curl -s --max-time 1 http://127.0.0.1:%[2]d/ 2>/dev/null) || r=
+	case "$r" in *"from $pid"*|"") ;; *) break;; esac
+	test $(( ($(date +%%s%%N) - t0) / 1000000 )) -lt 30000 || { echo "no answer in 30 s"; exit 1; }
+done
+t1=$(date +%%s%%N)
+echo "K $t0"
+echo "A $t1"
+sleep 0.3
+journalctl --after-cursor="$cur" -o json --output-fields=MESSAGE,UNIT,_SYSTEMD_UNIT`, unit, port)
+}
+
+const phasesDown = `cd / && bm2 delete bph >/dev/null 2>&1; systemctl stop bph-sandboxed.service bph-bare.service; rm -rf /srv/bph /run/systemd/system/bph-*.service; systemctl daemon-reload`
+
+// phaseNames are the phases of a crash recovery, in order, each ending at
+// the journal line (or the answer) it is measured to.
+var phaseNames = []string{
+	"kill → systemd sees the exit",
+	"→ ExecStopPost done (bm2's exit hook)",
+	"→ restart scheduled (RestartSec=)",
+	"→ start job runs",
+	"→ started (ExecStartPre=, sandbox, exec)",
+	"→ the app listens (runtime start)",
+	"→ answered (the poll)",
+}
+
+// phasesOf reads the phase ends of one recovery of unit from the journal
+// lines (JSON) and the kill and answer times (ns): one duration (ms) per
+// phase, or an error naming the line not found.
+func phasesOf(unit string, kill, answer int64, lines []string) ([]float64, error) {
+	type entry struct {
+		Message string `json:"MESSAGE"`
+		Unit    string `json:"UNIT"`
+		Sender  string `json:"_SYSTEMD_UNIT"`
+		Time    string `json:"__REALTIME_TIMESTAMP"`
+	}
+	var ends [5]int64 // exited, failed, scheduled, starting, started
+	var listen int64
+	marks := []string{"Main process exited", "Failed with result", "Scheduled restart job", "Starting ", "Started "}
+	for _, l := range lines {
+		var e entry
+		if json.Unmarshal([]byte(l), &e) != nil {
+			continue
+		}
+		us, err := strconv.ParseInt(e.Time, 10, 64)
+		if err != nil {
+			continue
+		}
+		ns := us * 1000
+		if e.Unit == unit {
+			// systemd's lines about a unit start with "<unit>: ", but
+			// for Starting and Started.
+			msg := strings.TrimPrefix(e.Message, unit+": ")
+			for k, m := range marks {
+				if ends[k] == 0 && strings.HasPrefix(msg, m) {
+					ends[k] = ns
+				}
+			}
+		}
+		if e.Sender == unit && listen == 0 && ends[4] != 0 && strings.Contains(e.Message, "listening") {
+			listen = ns
+		}
+	}
+	all := append(append([]int64{kill}, ends[:]...), listen, answer)
+	out := make([]float64, 0, len(all)-1)
+	for k := 1; k < len(all); k++ {
+		if all[k] == 0 {
+			return nil, fmt.Errorf("%s: no journal line for %q", unit, phaseNames[k-1])
+		}
+		out = append(out, float64(all[k]-all[k-1])/1e6)
+	}
+	return out, nil
+}
+
+// phases breaks a crash recovery down into its phases from the journal's
+// timestamps, for bm2's instance and the hand-written units beside it.
+func (r *runner) phases(ctx context.Context) error {
+	for _, v := range phaseVariants[1:] {
+		if err := r.bm2.WriteFile("/run/systemd/system/"+v.unit, []byte(phaseUnit(v.port, strings.Contains(v.name, "sandbox directives"))), 0o644); err != nil {
+			return err
+		}
+	}
+	defer r.bm2.sh(context.WithoutCancel(ctx), phasesDown)
+	r.record("phases", phaseUnit(3741, true)+"   # /run/systemd/system/bph-sandboxed.service (bph-bare.service: the first 8 lines)",
+		phasesUp, phasesTimed("<unit>", 0)+"   # each variant in turn, CrashReps times", phasesDown)
+	if out, err := r.bm2.sh(ctx, phasesUp); err != nil {
+		return fmt.Errorf("phases: %w\n%s", err, out)
+	}
+	for rep := range r.s.CrashReps {
+		for _, v := range phaseVariants {
+			out, err := r.bm2.sh(ctx, phasesTimed(v.unit, v.port))
+			if err != nil {
+				return fmt.Errorf("phases %s: %w\n%s", v.unit, err, out)
+			}
+			var kill, answer int64
+			var lines []string
+			for _, l := range strings.Split(out, "\n") {
+				if f := strings.Fields(l); len(f) == 2 && (f[0] == "K" || f[0] == "A") {
+					n, _ := strconv.ParseInt(f[1], 10, 64)
+					if f[0] == "K" {
+						kill = n
+					} else {
+						answer = n
+					}
+					continue
+				}
+				lines = append(lines, l)
+			}
+			ds, err := phasesOf(v.unit, kill, answer, lines)
+			if err != nil {
+				return err
+			}
+			total := 0.0
+			for k, d := range ds {
+				r.sample("phases", v.name, phaseNames[k]+" (ms)", rep, d)
+				total += d
+			}
+			r.sample("phases", v.name, "kill to answered (ms)", rep, total)
+			r.logf("phases %d/%d %s: %.0f ms", rep+1, r.s.CrashReps, v.unit, total)
+		}
+	}
+	return nil
+}
