@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +40,8 @@ type Env struct {
 	// manager with SYSTEMD_SCOPE=user).
 	Layout *layout.Layout
 	// SystemdVersion is the manager's version, 0 when not known
-	// (DetectSystemdVersion by default).
+	// (DetectSystemdVersion by default). Run asks it only when a project
+	// sets restart_delay_max_ms, the one key whose units depend on it.
 	SystemdVersion func(ctx context.Context) int
 }
 
@@ -109,13 +111,9 @@ func Run(ctx context.Context, args []string, env Env) error {
 		}
 		env.Layout = &l
 	}
-	// The version (a few ms of systemctl --version) is asked while the
-	// project files are read and parsed.
 	if env.SystemdVersion == nil {
 		env.SystemdVersion = DetectSystemdVersion
 	}
-	version := make(chan int, 1)
-	go func() { version <- env.SystemdVersion(ctx) }()
 	dirs := env.Layout.SearchPath
 	if env.Getenv(config.SearchPathEnv) != "" {
 		dirs = config.SearchPath(env.Getenv)
@@ -131,8 +129,25 @@ func Run(ctx context.Context, args []string, env Env) error {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
 	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, CLI: env.CLI, OutDir: out, Layout: *env.Layout}.withDefaults()
+	// The version decides only the backoff of restart_delay_max_ms, and
+	// systemctl --version costs a process that loads all of systemd's
+	// libraries (some milliseconds of a CPU the parsing needs): it is
+	// asked when a file names the key, while the files are parsed, and
+	// otherwise only if a project turns out to set it all the same (a
+	// key written with escapes).
+	var version <-chan int
+	if mentionsBackoff(found.Sources) {
+		version = askVersion(ctx, env.SystemdVersion)
+	}
 	res := plan(found.Sources, opts)
-	opts.SystemdVersion = <-version // only the files depend on it
+	if version == nil && needsVersion(res.Projects) {
+		version = askVersion(ctx, env.SystemdVersion)
+	}
+	if version != nil {
+		// Waited for even when no project uses it (the key in a
+		// comment): no systemctl outlives the generator.
+		opts.SystemdVersion = <-version // only the files depend on it
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -180,6 +195,38 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	env.Log.Log(6, summary)
 	return nil
+}
+
+// backoffKey is the key whose drop-in lines depend on the systemd version.
+const backoffKey = "restart_delay_max_ms"
+
+// mentionsBackoff tells whether a project file has the backoff key in
+// its text, as it is usually written.
+func mentionsBackoff(sources []config.Source) bool {
+	for _, s := range sources {
+		if bytes.Contains(s.Data, []byte(backoffKey)) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsVersion tells whether a project's units depend on the systemd
+// version (see instanceShared.backoff).
+func needsVersion(projects []*config.Project) bool {
+	for _, p := range projects {
+		if p.RestartDelayMax > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// askVersion starts asking systemd's version; the channel gives it.
+func askVersion(ctx context.Context, detect func(context.Context) int) <-chan int {
+	version := make(chan int, 1)
+	go func() { version <- detect(ctx) }()
+	return version
 }
 
 // Write puts files into dir. Directories are made as they are needed;
