@@ -152,10 +152,16 @@ func Run(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	// Generate's files, each project's rendered by the goroutine that
-	// writes them: written while they are still in the cache, and never
-	// all in memory at once.
+	// writes them, into the one buffer it reuses: written while they are
+	// still in the cache, and never all in memory at once.
 	written := res.Projects
-	err := write(out, len(res.Projects), func(i int) []File { return ProjectFiles(res.Projects[i], opts) })
+	err := write(out, len(res.Projects), func() func(i int) []File {
+		r := &renderer{shared: true}
+		return func(i int) []File {
+			r.reset()
+			return r.files(res.Projects[i], opts)
+		}
+	})
 	if err != nil {
 		var we *WriteError
 		if !errors.As(err, &we) {
@@ -258,12 +264,16 @@ func Write(dir string, files []File) error {
 		groups = append(groups, files[i:j])
 		i = j
 	}
-	return write(dir, len(groups), func(i int) []File { return groups[i] })
+	return write(dir, len(groups), func() func(i int) []File {
+		return func(i int) []File { return groups[i] }
+	})
 }
 
-// write is Write of n projects, whose files group(i) gives (called once
-// for each, from the goroutine that writes them).
-func write(dir string, n int, group func(i int) []File) error {
+// write is Write of n projects. Each writing goroutine calls groups once
+// for its own group function, which gives project i's files (called once
+// for each i, by that goroutine, which writes them before it asks for the
+// next).
+func write(dir string, n int, groups func() func(i int) []File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -284,6 +294,7 @@ func write(dir string, n int, group func(i int) []File) error {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			group := groups()
 			for {
 				g := int(next.Add(1)) - 1
 				if g >= n {
