@@ -204,7 +204,7 @@ func (r *renderer) files(p *config.Project, opts Options) []File {
 	// Paths are joined as they are: names and directories are clean
 	// (config.ValidName), as path.Join would leave them.
 	target := units.Target(p.Name)
-	files := make([]File, 0, 11+p.Instances) // slice, target, link, env, instances, surge, the restart schedule's three, the health check's three
+	files := r.fileList(11 + p.Instances) // slice, target, link, env, instances, surge, the restart schedule's three, the health check's three
 	files = append(files,
 		File{Path: units.Slice(p.Name), Data: sliceUnit(r, p, opts.Layout.Systemctl)},
 		File{Path: target, Data: targetUnit(r, p, opts.Layout.Systemctl)},
@@ -295,6 +295,7 @@ type renderer struct {
 	shared bool
 	f      units.File
 	buf    []byte
+	list   []File // the files of a shared renderer
 	// The header of the units last begun: of the project file file, for
 	// the scope's systemctl.
 	file, systemctl string
@@ -304,6 +305,19 @@ type renderer struct {
 // reset empties the buffer for another project: the files rendered so
 // far must be done with.
 func (r *renderer) reset() { r.buf = r.buf[:0] }
+
+// fileList is an empty list of files with room for n, the renderer's own
+// when it is shared.
+func (r *renderer) fileList(n int) []File {
+	if !r.shared {
+		return make([]File, 0, n)
+	}
+	if cap(r.list) < n {
+		r.list = make([]File, 0, n)
+	}
+	clear(r.list[:cap(r.list)]) // nothing of the last project's kept alive
+	return r.list[:0]
+}
 
 // unit begins a unit of p, with its header: the project file and how to
 // apply edits to it, the scope's `systemctl [--user] daemon-reload`.
