@@ -184,29 +184,45 @@ func plan(sources []config.Source, opts Options) Result {
 
 // ProjectFiles is every file generated for one valid project.
 func ProjectFiles(p *config.Project, opts Options) []File {
+	r := renderers.Get().(*renderer)
+	defer renderers.Put(r)
+	return r.files(p, opts)
+}
+
+// renderers recycles the renderers of ProjectFiles, whose files get bytes
+// of their own: a thousand projects are rendered at once by Generate.
+var renderers = sync.Pool{New: func() any { return new(renderer) }}
+
+// files is ProjectFiles, rendered into r's buffer after what it holds.
+func (r *renderer) files(p *config.Project, opts Options) []File {
 	if opts.Layout.Kind == "" {
 		opts.Layout = layout.System()
 	}
 	if opts.CLI == "" {
 		opts.CLI = DefaultCLI
 	}
-	files := make([]File, 0, 11+p.Instances) // slice, target, link, env, instances, surge, the restart schedule's three, the health check's three
+	// Paths are joined as they are: names and directories are clean
+	// (config.ValidName), as path.Join would leave them.
+	target := units.Target(p.Name)
+	files := r.fileList(11 + p.Instances) // slice, target, link, env, instances, surge, the restart schedule's three, the health check's three
 	files = append(files,
-		File{Path: units.Slice(p.Name), Data: sliceUnit(p, opts.Layout.Systemctl)},
-		File{Path: units.Target(p.Name), Data: targetUnit(p, opts.Layout.Systemctl)},
-		File{Path: path.Join(opts.Layout.WantedBy+".wants", units.Target(p.Name)), Link: "../" + units.Target(p.Name)},
+		File{Path: units.Slice(p.Name), Data: sliceUnit(r, p, opts.Layout.Systemctl)},
+		File{Path: target, Data: targetUnit(r, p, opts.Layout.Systemctl)},
+		File{Path: opts.Layout.WantedBy + ".wants/" + target, Link: "../" + target},
 	)
 	shared := newInstanceShared(p, opts)
 	if shared.envFile != "" {
-		files = append(files, File{Path: path.Join(PrivateDir, p.Name+".env"), Data: envFile(p), Mode: 0o600})
+		files = append(files, File{Path: PrivateDir + "/" + p.Name + ".env", Data: envFile(r, p), Mode: 0o600})
 	}
-	tmpl, ok := shared.template(p)
+	tmpl, ok := shared.template(r, p)
 	for i := 0; i < p.Instances; i++ {
-		data := tmpl.instance(i, p.InstancePort(i), p.HealthPort(i))
-		if !ok { // a placeholder byte in a path: render each one
-			data = shared.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)), healthPortText(p, i))
+		var data []byte
+		if ok {
+			data = tmpl.instance(r, i, p.InstancePort(i), p.HealthPort(i))
+		} else { // a placeholder byte in a path: render each one
+			data = shared.dropIn(r, p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)), healthPortText(p, i))
 		}
-		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, i), DropInName), Data: data})
+		files = append(files, File{Path: units.DropInDir(p.Name, i) + "/" + DropInName, Data: data})
 	}
 	if p.Mode == config.Cluster {
 		// The surge: the same instance once more, on the same port, that
@@ -216,8 +232,8 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		// BM2_APP_INSTANCE=<instances>, a number no other instance has
 		// (so the "0" that runs migrations and cron is never doubled), and
 		// BM2_APP_SURGE=1.
-		data := shared.dropIn(p, units.SurgeName, strconv.Itoa(p.Instances), strconv.Itoa(p.Port), healthPortText(p, units.Surge))
-		files = append(files, File{Path: path.Join(units.DropInDir(p.Name, units.Surge), DropInName), Data: data})
+		data := shared.dropIn(r, p, units.SurgeName, strconv.Itoa(p.Instances), strconv.Itoa(p.Port), healthPortText(p, units.Surge))
+		files = append(files, File{Path: units.DropInDir(p.Name, units.Surge) + "/" + DropInName, Data: data})
 	}
 	if p.RestartSchedule != "" {
 		// The restart schedule: a timer the project's target wants (the
@@ -226,9 +242,9 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		// it starts.
 		timer := units.RestartTimer(p.Name)
 		files = append(files,
-			File{Path: timer, Data: restartTimer(p, opts.Layout.Systemctl)},
-			File{Path: path.Join(units.Target(p.Name)+".wants", timer), Link: "../" + timer},
-			File{Path: units.RestartService(p.Name), Data: restartService(p, opts)},
+			File{Path: timer, Data: restartTimer(r, p, opts.Layout.Systemctl)},
+			File{Path: target + ".wants/" + timer, Link: "../" + timer},
+			File{Path: units.RestartService(p.Name), Data: restartService(r, p, opts)},
 		)
 	}
 	if p.HealthChecked() {
@@ -237,9 +253,9 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		// health_interval_ms.
 		timer := units.HealthTimer(p.Name)
 		files = append(files,
-			File{Path: timer, Data: healthTimer(p, opts.Layout.Systemctl)},
-			File{Path: path.Join(units.Target(p.Name)+".wants", timer), Link: "../" + timer},
-			File{Path: units.HealthService(p.Name), Data: healthService(p, opts)},
+			File{Path: timer, Data: healthTimer(r, p, opts.Layout.Systemctl)},
+			File{Path: target + ".wants/" + timer, Link: "../" + timer},
+			File{Path: units.HealthService(p.Name), Data: healthService(r, p, opts)},
 		)
 	}
 	if p.MemoryWatched() {
@@ -248,10 +264,10 @@ func ProjectFiles(p *config.Project, opts Options) []File {
 		// and the template of the reload it starts for one instance.
 		timer := units.MemoryTimer(p.Name)
 		files = append(files,
-			File{Path: timer, Data: memoryTimer(p, opts.Layout.Systemctl)},
-			File{Path: path.Join(units.Target(p.Name)+".wants", timer), Link: "../" + timer},
-			File{Path: units.MemoryService(p.Name), Data: memoryService(p, opts)},
-			File{Path: units.ReloadTemplate(p.Name), Data: reloadTemplate(p, opts)},
+			File{Path: timer, Data: memoryTimer(r, p, opts.Layout.Systemctl)},
+			File{Path: units.Target(p.Name) + ".wants/" + timer, Link: "../" + timer},
+			File{Path: units.MemoryService(p.Name), Data: memoryService(r, p, opts)},
+			File{Path: units.ReloadTemplate(p.Name), Data: reloadTemplate(r, p, opts)},
 		)
 	}
 	for i := range files {
@@ -270,37 +286,89 @@ func healthPortText(p *config.Project, i int) string {
 }
 
 // envFile is the project's [env] for EnvironmentFile=.
-func envFile(p *config.Project) []byte {
-	var b strings.Builder
+func envFile(r *renderer, p *config.Project) []byte {
+	start := len(r.buf)
 	for _, e := range p.Env {
-		b.WriteString(units.QuoteEnvFile(e.Name, e.Value))
+		r.buf = append(r.buf, units.QuoteEnvFile(e.Name, e.Value)...)
 	}
-	return []byte(b.String())
+	return r.done(start)
 }
 
-// unitFiles recycles the units.File a unit is built in before it is
-// rendered: a thousand projects render four units each.
-var unitFiles = sync.Pool{New: func() any { return new(units.File) }}
-
-func newUnitFile() *units.File {
-	f := unitFiles.Get().(*units.File)
-	f.Reset()
-	return f
+// renderer is where a project's files are rendered: the units.File each
+// unit is built in, and a buffer that takes the bytes of every file in
+// turn.
+//
+// A shared renderer leaves each file a slice of its buffer, which reset
+// empties for the next project: Run's writers keep one each, a project's
+// files being written before the next is rendered (a thousand projects
+// are some 9,000 files, else as many buffers for the collector).
+// Otherwise each file gets bytes of its own.
+type renderer struct {
+	shared bool
+	f      units.File
+	buf    []byte
+	list   []File // the files of a shared renderer
+	// The header of the units last begun: of the project file file, for
+	// the scope's systemctl.
+	file, systemctl string
+	header          [2]string
 }
 
-func freeUnitFile(f *units.File) { unitFiles.Put(f) }
+// reset empties the buffer for another project: the files rendered so
+// far must be done with.
+func (r *renderer) reset() { r.buf = r.buf[:0] }
 
-// header names the project file and how to apply edits to it: the
-// scope's `systemctl [--user] daemon-reload`.
-func header(f *units.File, p *config.Project, systemctl string) {
-	f.Comment("Generated by bm2-generator from " + p.File + ".")
-	f.Comment("Edit that file and run `" + systemctl + " daemon-reload`; changes here are lost.")
+// fileList is an empty list of files with room for n, the renderer's own
+// when it is shared.
+func (r *renderer) fileList(n int) []File {
+	if !r.shared {
+		return make([]File, 0, n)
+	}
+	if cap(r.list) < n {
+		r.list = make([]File, 0, n)
+	}
+	clear(r.list[:cap(r.list)]) // nothing of the last project's kept alive
+	return r.list[:0]
 }
 
-func sliceUnit(p *config.Project, systemctl string) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, systemctl)
+// unit begins a unit of p, with its header: the project file and how to
+// apply edits to it, the scope's `systemctl [--user] daemon-reload`.
+func (r *renderer) unit(p *config.Project, systemctl string) *units.File {
+	if r.file != p.File || r.systemctl != systemctl || r.header[0] == "" {
+		r.file, r.systemctl = p.File, systemctl
+		r.header = [2]string{
+			"Generated by bm2-generator from " + p.File + ".",
+			"Edit that file and run `" + systemctl + " daemon-reload`; changes here are lost.",
+		}
+	}
+	r.f.Reset()
+	r.f.Comment(r.header[0])
+	r.f.Comment(r.header[1])
+	return &r.f
+}
+
+// bytes renders the unit begun last into the buffer.
+func (r *renderer) bytes() []byte {
+	start := len(r.buf)
+	r.buf = r.f.AppendTo(r.buf)
+	return r.done(start)
+}
+
+// done is the file that the buffer holds from start on: in place, with no
+// room to grow into the next one, when the renderer is shared, else a
+// copy of the exact size.
+func (r *renderer) done(start int) []byte {
+	if r.shared {
+		return r.buf[start:len(r.buf):len(r.buf)]
+	}
+	b := make([]byte, len(r.buf)-start)
+	copy(b, r.buf[start:])
+	r.buf = r.buf[:start]
+	return b
+}
+
+func sliceUnit(r *renderer, p *config.Project, systemctl string) []byte {
+	f := r.unit(p, systemctl)
 	f.Add("Unit", "Description", "bm2 project "+p.Name)
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -310,13 +378,11 @@ func sliceUnit(p *config.Project, systemctl string) []byte {
 	// pid_max (bm2.toml(5), slice_tasks_max).
 	f.Add("Slice", "TasksAccounting", "yes")
 	f.Add("Slice", "TasksMax", strconv.Itoa(p.SliceTasksMax()))
-	return f.Bytes()
+	return r.bytes()
 }
 
-func targetUnit(p *config.Project, systemctl string) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, systemctl)
+func targetUnit(r *renderer, p *config.Project, systemctl string) []byte {
+	f := r.unit(p, systemctl)
 	f.Add("Unit", "Description", "bm2 project "+p.Name)
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -329,17 +395,15 @@ func targetUnit(p *config.Project, systemctl string) []byte {
 	for i := 0; i < p.Instances; i++ {
 		f.Add("Unit", "Wants", units.Instance(p.Name, i))
 	}
-	return f.Bytes()
+	return r.bytes()
 }
 
 // restartTimer is bm2-<name>-restart.timer: restart_schedule as
 // OnCalendar=, to the second (systemd's default accuracy is a minute),
 // and no catching up after a time the host was off (Persistent=false: a
 // reload at boot would only restart what has just started).
-func restartTimer(p *config.Project, systemctl string) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, systemctl)
+func restartTimer(r *renderer, p *config.Project, systemctl string) []byte {
+	f := r.unit(p, systemctl)
 	f.Add("Unit", "Description", "bm2 "+p.Name+" restart schedule")
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -348,7 +412,7 @@ func restartTimer(p *config.Project, systemctl string) []byte {
 	f.Add("Timer", "AccuracySec", "1s")
 	f.Add("Timer", "Persistent", "false")
 	f.Add("Timer", "Unit", units.RestartService(p.Name))
-	return f.Bytes()
+	return r.bytes()
 }
 
 // restartService is bm2-<name>-restart.service, which the restart timer
@@ -364,8 +428,8 @@ func restartTimer(p *config.Project, systemctl string) []byte {
 // the reload lock), and, as root, the instances' sockets (/proc/<pid>/fd
 // of other users: CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, and sock_diag:
 // AF_NETLINK), as bm2-metrics@.service does.
-func restartService(p *config.Project, opts Options) []byte {
-	return reloadService(p, opts, "bm2 "+p.Name+" scheduled reload", units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", p.Name}), false)
+func restartService(r *renderer, p *config.Project, opts Options) []byte {
+	return reloadService(r, p, opts, "bm2 "+p.Name+" scheduled reload", units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", p.Name}), false)
 }
 
 // reloadTemplate is bm2-<name>-reload@.service, whose instance <i> the
@@ -375,7 +439,7 @@ func restartService(p *config.Project, opts Options) []byte {
 // project stops stops too. %i is the index as the memory check names it;
 // an instance of the template started by hand with anything else names
 // no instance of the project, and the reload refuses it.
-func reloadTemplate(p *config.Project, opts Options) []byte {
+func reloadTemplate(r *renderer, p *config.Project, opts Options) []byte {
 	// The instance by its unit's name, bm2@<name>-<i>.service, not
 	// <name>-<i>: that could be another project's name (a project "api-1"
 	// beside "api"), which the reload would take first. A project's name
@@ -383,7 +447,7 @@ func reloadTemplate(p *config.Project, opts Options) []byte {
 	// specifiers, and the "%i" is the one left.
 	inst := units.Instance(p.Name, 0)
 	cmd := units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", strings.TrimSuffix(inst, "0.service")}) + "%i.service"
-	return reloadService(p, opts, "bm2 "+p.Name+"-%i memory restart", cmd, true)
+	return reloadService(r, p, opts, "bm2 "+p.Name+"-%i memory restart", cmd, true)
 }
 
 func (o Options) scopeFlag() string {
@@ -395,10 +459,8 @@ func (o Options) scopeFlag() string {
 
 // reloadService is the unit of a reload run by the scope's manager:
 // restartService's and reloadTemplate's.
-func reloadService(p *config.Project, opts Options, description, execStart string, partOf bool) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, opts.Layout.Systemctl)
+func reloadService(r *renderer, p *config.Project, opts Options, description, execStart string, partOf bool) []byte {
+	f := r.unit(p, opts.Layout.Systemctl)
 	f.Add("Unit", "Description", description)
 	f.Add("Unit", "Documentation", "man:bm2.toml(5) man:bm2(1)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -429,7 +491,7 @@ func reloadService(p *config.Project, opts Options, description, execStart strin
 	if opts.user() {
 		f.Add("Service", "UMask", "0077")
 	}
-	return f.Bytes()
+	return r.bytes()
 }
 
 // rootHelperProtect is what bm2's helper units add as root, past their
@@ -477,10 +539,8 @@ var userHelperSandbox = slices.Clip(append(helperBase("AF_UNIX AF_NETLINK"),
 // memoryTimer is bm2-<name>-memory.timer: a check
 // memory_check_interval_ms after the project starts and after each one
 // started, to within 100 ms, as the health timer.
-func memoryTimer(p *config.Project, systemctl string) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, systemctl)
+func memoryTimer(r *renderer, p *config.Project, systemctl string) []byte {
+	f := r.unit(p, systemctl)
 	f.Add("Unit", "Description", "bm2 "+p.Name+" memory check")
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -490,7 +550,7 @@ func memoryTimer(p *config.Project, systemctl string) []byte {
 	f.Add("Timer", "OnUnitActiveSec", interval)
 	f.Add("Timer", "AccuracySec", "100ms")
 	f.Add("Timer", "Unit", units.MemoryService(p.Name))
-	return f.Bytes()
+	return r.bytes()
 }
 
 // memoryService is bm2-<name>-memory.service, which the memory timer
@@ -507,10 +567,8 @@ func memoryTimer(p *config.Project, systemctl string) []byte {
 // namespace costs a start up to half a second), and nothing writable but
 // the notification spool and the crash logs. It is PartOf=
 // the target and not in the project's slice.
-func memoryService(p *config.Project, opts Options) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, opts.Layout.Systemctl)
+func memoryService(r *renderer, p *config.Project, opts Options) []byte {
+	f := r.unit(p, opts.Layout.Systemctl)
 	f.Add("Unit", "Description", "bm2 "+p.Name+" memory check")
 	f.Add("Unit", "Documentation", "man:bm2.toml(5) man:bm2(1)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -550,7 +608,7 @@ func memoryService(p *config.Project, opts Options) []byte {
 	if opts.user() {
 		f.Add("Service", "UMask", "0077")
 	}
-	return f.Bytes()
+	return r.bytes()
 }
 
 // memoryUserSandbox is what the memory service has in both scopes.
@@ -565,10 +623,8 @@ var memoryUserSandbox = slices.Clip(append(helperBase("AF_UNIX"),
 // (OnUnitActiveSec=), to within 100 ms (systemd's default accuracy is a
 // minute, and would merge the checks of every project into one wake-up
 // a minute).
-func healthTimer(p *config.Project, systemctl string) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, systemctl)
+func healthTimer(r *renderer, p *config.Project, systemctl string) []byte {
+	f := r.unit(p, systemctl)
 	f.Add("Unit", "Description", "bm2 "+p.Name+" health check")
 	f.Add("Unit", "Documentation", "man:bm2.toml(5)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -578,7 +634,7 @@ func healthTimer(p *config.Project, systemctl string) []byte {
 	f.Add("Timer", "OnUnitActiveSec", interval)
 	f.Add("Timer", "AccuracySec", "100ms")
 	f.Add("Timer", "Unit", units.HealthService(p.Name))
-	return f.Bytes()
+	return r.bytes()
 }
 
 // HealthStartTimeout bounds one run of a health service beyond its
@@ -604,10 +660,8 @@ const HealthStartTimeout = 30 * time.Second
 // the target, so a check under way when the project stops stops too,
 // and never restarts what was just stopped; it is not in the project's
 // slice.
-func healthService(p *config.Project, opts Options) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, opts.Layout.Systemctl)
+func healthService(r *renderer, p *config.Project, opts Options) []byte {
+	f := r.unit(p, opts.Layout.Systemctl)
 	f.Add("Unit", "Description", "bm2 "+p.Name+" health check")
 	f.Add("Unit", "Documentation", "man:bm2.toml(5) man:bm2(1)")
 	f.Add("Unit", "SourcePath", units.Specifiers(p.File))
@@ -656,7 +710,7 @@ func healthService(p *config.Project, opts Options) []byte {
 	if opts.user() {
 		f.Add("Service", "UMask", "0077")
 	}
-	return f.Bytes()
+	return r.bytes()
 }
 
 // healthUserSandbox is what the health service has in both scopes, as
@@ -692,6 +746,10 @@ type instanceShared struct {
 	user            bool   // user scope: no User=, no capabilities
 	backoff         bool   // restart_delay_max_ms, and a systemd that has the backoff
 	systemctl       string // the scope's, for the header
+	// The values of the project's own that every drop-in has.
+	target, slice, cwd, stateDir        string
+	appName, execMode, minUptime        string // Environment=
+	restartSec, restartMax, timeoutStop string
 }
 
 func newInstanceShared(p *config.Project, opts Options) *instanceShared {
@@ -699,6 +757,15 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 		backoff: p.RestartDelayMax > 0 && Backoff(opts.SystemdVersion)}
 	interval, burst := StartLimit(p)
 	s.interval, s.burst = interval, strconv.Itoa(burst)
+	s.target, s.slice, s.cwd = units.Target(p.Name), units.Slice(p.Name), units.Specifiers(p.Cwd)
+	s.stateDir = units.Specifiers("bm2/apps/" + p.Name)
+	s.appName = units.QuoteEnv("BM2_APP_NAME", p.Name)
+	s.execMode = units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode))
+	s.minUptime = `"BM2_MIN_UPTIME_MS=` + strconv.FormatInt(p.MinUptime.Milliseconds(), 10) + `"`
+	s.restartSec, s.timeoutStop = config.FormatMS(p.RestartDelay), config.FormatMS(p.StopTimeout)
+	if s.backoff {
+		s.restartMax = config.FormatMS(p.RestartDelayMax)
+	}
 	s.condition = "!" + units.Specifiers(opts.Layout.State().ErroredPath(p.Name))
 	s.instanceMark = "!" + units.Specifiers(opts.Layout.State().InstanceErroredPath(p.Name+"-"))
 	if len(p.Env) > 0 {
@@ -779,12 +846,12 @@ type dropInTemplate struct {
 // template renders the drop-in once with placeholders. It reports false
 // when the placeholders are not exactly where the instance's index and port
 // go (a control character in the project file's own path).
-func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
+func (s *instanceShared) template(r *renderer, p *config.Project) (dropInTemplate, bool) {
 	health := ""
 	if p.HealthChecked() {
 		health = slotHealth
 	}
-	data := s.dropIn(p, slotIndex, slotIndex, slotPort, health)
+	data := s.dropIn(r, p, slotIndex, slotIndex, slotPort, health)
 	var t dropInTemplate
 	start := 0
 	for i, c := range data {
@@ -811,10 +878,11 @@ func (s *instanceShared) template(p *config.Project) (dropInTemplate, bool) {
 	return t, len(t.slots) == want
 }
 
-// instance is instance i's drop-in: port is its port, health its health
-// port.
-func (t dropInTemplate) instance(i, port, health int) []byte {
-	out := make([]byte, 0, t.size)
+// instance is instance i's drop-in, rendered into r: port is its port,
+// health its health port.
+func (t dropInTemplate) instance(r *renderer, i, port, health int) []byte {
+	start := len(r.buf)
+	out := slices.Grow(r.buf, t.size)
 	for k, part := range t.parts {
 		out = append(out, part...)
 		if k < len(t.slots) {
@@ -828,23 +896,22 @@ func (t dropInTemplate) instance(i, port, health int) []byte {
 			}
 		}
 	}
-	return out
+	r.buf = out
+	return r.done(start)
 }
 
 // dropIn renders the drop-in of the instance whose name suffix ("0",
 // "surge"), BM2_APP_INSTANCE, port and health port ("" without a health
 // check) are given as text (the template's placeholders).
-func (s *instanceShared) dropIn(p *config.Project, suffix, index, port, health string) []byte {
-	f := newUnitFile()
-	defer freeUnitFile(f)
-	header(f, p, s.systemctl)
+func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, port, health string) []byte {
+	f := r.unit(p, s.systemctl)
 	if suffix == units.SurgeName {
 		f.Add("Unit", "Description", "bm2 "+p.Name+" surge instance (BM2_APP_INSTANCE="+index+"), run by bm2 reload")
 	} else {
 		f.Add("Unit", "Description", "bm2 "+p.Name+" instance "+index)
 	}
 	f.Add("Unit", "SourcePath", s.file)
-	f.Add("Unit", "PartOf", units.Target(p.Name))
+	f.Add("Unit", "PartOf", s.target)
 	// The instance's probe, for every start of it, automatic restarts
 	// included (bm2-probe@.service waits for the instance to run and is
 	// PartOf= it): in cluster mode it checks reusePort; in both modes it
@@ -882,8 +949,8 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port, health s
 	// state); its neighbours are not held back.
 	f.Add("Unit", "ConditionPathExists", s.instanceMark+suffix)
 
-	f.Add("Service", "Slice", units.Slice(p.Name))
-	f.Add("Service", "WorkingDirectory", units.Specifiers(p.Cwd))
+	f.Add("Service", "Slice", s.slice)
+	f.Add("Service", "WorkingDirectory", s.cwd)
 	// In user scope the user's own manager runs everything as the user;
 	// User= and Group= are not available there.
 	switch {
@@ -903,7 +970,7 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port, health s
 			f.Add("Service", d.Name, d.Value)
 		}
 	}
-	f.Add("Service", "Environment", units.QuoteEnv("BM2_APP_NAME", p.Name))
+	f.Add("Service", "Environment", s.appName)
 	// Digits need no quoting: the placeholders go in as they are.
 	f.Add("Service", "Environment", `"BM2_APP_INSTANCE=`+index+`"`)
 	f.Add("Service", "Environment", `"BM2_APP_PORT=`+port+`"`)
@@ -919,13 +986,13 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port, health s
 		// bm2-probe health, which reads it back from systemd.
 		f.Add("Service", "Environment", `"BM2_HEALTH_PORT=`+health+`"`)
 	}
-	f.Add("Service", "Environment", units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode)))
+	f.Add("Service", "Environment", s.execMode)
 	if suffix == units.SurgeName {
 		f.Add("Service", "Environment", `"BM2_APP_SURGE=1"`)
 	}
 	// For bm2-probe, which reads it from systemd: how long a run that
 	// listens must stay up to count as healthy.
-	f.Add("Service", "Environment", `"BM2_MIN_UPTIME_MS=`+strconv.FormatInt(p.MinUptime.Milliseconds(), 10)+`"`)
+	f.Add("Service", "Environment", s.minUptime)
 	if s.envFile != "" {
 		f.Add("Service", "EnvironmentFile", s.envFile)
 	}
@@ -940,15 +1007,15 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port, health s
 		f.Add("Service", "ExecStartPre", s.fence+" "+strings.Join(ports, " "))
 	}
 	f.Add("Service", "ExecStart", s.execStart)
-	f.Add("Service", "RestartSec", config.FormatMS(p.RestartDelay))
+	f.Add("Service", "RestartSec", s.restartSec)
 	if s.backoff {
 		// restart_delay_max_ms: from RestartSec= up to the max. Before
 		// systemd 254 RestartSec= alone applies (bm2 check says so).
 		f.Add("Service", "RestartSteps", strconv.Itoa(RestartSteps))
-		f.Add("Service", "RestartMaxDelaySec", config.FormatMS(p.RestartDelayMax))
+		f.Add("Service", "RestartMaxDelaySec", s.restartMax)
 	}
-	f.Add("Service", "TimeoutStopSec", config.FormatMS(p.StopTimeout))
-	f.Add("Service", "StateDirectory", units.Specifiers("bm2/apps/"+p.Name))
+	f.Add("Service", "TimeoutStopSec", s.timeoutStop)
+	f.Add("Service", "StateDirectory", s.stateDir)
 	logs(f, p)
 	s.sandbox(f, p)
 	for _, d := range config.Directives(p) {
@@ -956,7 +1023,7 @@ func (s *instanceShared) dropIn(p *config.Project, suffix, index, port, health s
 			f.Add("Service", d.Name, d.Value) // parsed without specifier expansion
 		}
 	}
-	return f.Bytes()
+	return r.bytes()
 }
 
 // logs adds the project's journal settings; none when it sets none.
@@ -1063,5 +1130,5 @@ func InstanceDropIn(p *config.Project, opts Options, i int) []byte {
 		opts.OutDir = opts.Layout.GeneratorDir
 	}
 	s := newInstanceShared(p, opts)
-	return s.dropIn(p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)), healthPortText(p, i))
+	return s.dropIn(new(renderer), p, strconv.Itoa(i), strconv.Itoa(i), strconv.Itoa(p.InstancePort(i)), healthPortText(p, i))
 }

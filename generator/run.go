@@ -1,6 +1,7 @@
 package generator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +40,8 @@ type Env struct {
 	// manager with SYSTEMD_SCOPE=user).
 	Layout *layout.Layout
 	// SystemdVersion is the manager's version, 0 when not known
-	// (DetectSystemdVersion by default).
+	// (DetectSystemdVersion by default). Run asks it only when a project
+	// sets restart_delay_max_ms, the one key whose units depend on it.
 	SystemdVersion func(ctx context.Context) int
 }
 
@@ -109,13 +111,9 @@ func Run(ctx context.Context, args []string, env Env) error {
 		}
 		env.Layout = &l
 	}
-	// The version (a few ms of systemctl --version) is asked while the
-	// project files are read and parsed.
 	if env.SystemdVersion == nil {
 		env.SystemdVersion = DetectSystemdVersion
 	}
-	version := make(chan int, 1)
-	go func() { version <- env.SystemdVersion(ctx) }()
 	dirs := env.Layout.SearchPath
 	if env.Getenv(config.SearchPathEnv) != "" {
 		dirs = config.SearchPath(env.Getenv)
@@ -131,16 +129,39 @@ func Run(ctx context.Context, args []string, env Env) error {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
 	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, CLI: env.CLI, OutDir: out, Layout: *env.Layout}.withDefaults()
+	// The version decides only the backoff of restart_delay_max_ms, and
+	// systemctl --version costs a process that loads all of systemd's
+	// libraries (some milliseconds of a CPU the parsing needs): it is
+	// asked when a file names the key, while the files are parsed, and
+	// otherwise only if a project turns out to set it all the same (a
+	// key written with escapes).
+	var version <-chan int
+	if mentionsBackoff(found.Sources) {
+		version = askVersion(ctx, env.SystemdVersion)
+	}
 	res := plan(found.Sources, opts)
-	opts.SystemdVersion = <-version // only the files depend on it
+	if version == nil && needsVersion(res.Projects) {
+		version = askVersion(ctx, env.SystemdVersion)
+	}
+	if version != nil {
+		// Waited for even when no project uses it (the key in a
+		// comment): no systemctl outlives the generator.
+		opts.SystemdVersion = <-version // only the files depend on it
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	// Generate's files, each project's rendered by the goroutine that
-	// writes them: written while they are still in the cache, and never
-	// all in memory at once.
+	// writes them, into the one buffer it reuses: written while they are
+	// still in the cache, and never all in memory at once.
 	written := res.Projects
-	err := write(out, len(res.Projects), func(i int) []File { return ProjectFiles(res.Projects[i], opts) })
+	err := write(out, len(res.Projects), func() func(i int) []File {
+		r := &renderer{shared: true}
+		return func(i int) []File {
+			r.reset()
+			return r.files(res.Projects[i], opts)
+		}
+	})
 	if err != nil {
 		var we *WriteError
 		if !errors.As(err, &we) {
@@ -182,6 +203,38 @@ func Run(ctx context.Context, args []string, env Env) error {
 	return nil
 }
 
+// backoffKey is the key whose drop-in lines depend on the systemd version.
+const backoffKey = "restart_delay_max_ms"
+
+// mentionsBackoff tells whether a project file has the backoff key in
+// its text, as it is usually written.
+func mentionsBackoff(sources []config.Source) bool {
+	for _, s := range sources {
+		if bytes.Contains(s.Data, []byte(backoffKey)) {
+			return true
+		}
+	}
+	return false
+}
+
+// needsVersion tells whether a project's units depend on the systemd
+// version (see instanceShared.backoff).
+func needsVersion(projects []*config.Project) bool {
+	for _, p := range projects {
+		if p.RestartDelayMax > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// askVersion starts asking systemd's version; the channel gives it.
+func askVersion(ctx context.Context, detect func(context.Context) int) <-chan int {
+	version := make(chan int, 1)
+	go func() { version <- detect(ctx) }()
+	return version
+}
+
 // Write puts files into dir. Directories are made as they are needed;
 // the projects are written by a few goroutines (the work is all system
 // calls, and they run in parallel).
@@ -211,12 +264,16 @@ func Write(dir string, files []File) error {
 		groups = append(groups, files[i:j])
 		i = j
 	}
-	return write(dir, len(groups), func(i int) []File { return groups[i] })
+	return write(dir, len(groups), func() func(i int) []File {
+		return func(i int) []File { return groups[i] }
+	})
 }
 
-// write is Write of n projects, whose files group(i) gives (called once
-// for each, from the goroutine that writes them).
-func write(dir string, n int, group func(i int) []File) error {
+// write is Write of n projects. Each writing goroutine calls groups once
+// for its own group function, which gives project i's files (called once
+// for each i, by that goroutine, which writes them before it asks for the
+// next).
+func write(dir string, n int, groups func() func(i int) []File) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -225,7 +282,6 @@ func write(dir string, n int, group func(i int) []File) error {
 		return err
 	}
 	defer unix.Close(dfd)
-	var made sync.Map
 	// A project is about ten files, each a few system calls.
 	workers := min(runtime.GOMAXPROCS(0), 4, max(1, n/8))
 	failed := make([]map[string]error, workers)
@@ -233,10 +289,11 @@ func write(dir string, n int, group func(i int) []File) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range ws {
-		ws[w] = writer{dfd: dfd, dir: dir, fresh: fresh, made: &made}
+		ws[w] = writer{dfd: dfd, dir: dir, fresh: fresh, made: map[string]bool{}}
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			group := groups()
 			for {
 				g := int(next.Add(1)) - 1
 				if g >= n {
@@ -301,7 +358,10 @@ type writer struct {
 	dfd   int    // the output directory
 	dir   string // its path
 	fresh bool   // it was empty: files are created in place
-	made  *sync.Map
+	// made is the directories this writer made or found: another
+	// writer's are found again (EEXIST), which costs one system call
+	// for each shared directory, fewer than a map they share costs.
+	made  map[string]bool
 	batch safefs.Batch // the atomic replacement of what is there
 }
 
@@ -357,7 +417,7 @@ func (w *writer) mkdir(rel string, perm os.FileMode) error {
 	if rel == "." {
 		return nil
 	}
-	if _, ok := w.made.Load(rel); ok {
+	if w.made[rel] {
 		return nil
 	}
 	if err := unix.Mkdirat(w.dfd, rel, uint32(perm)); err != nil && err != unix.EEXIST {
@@ -370,7 +430,7 @@ func (w *writer) mkdir(rel string, perm os.FileMode) error {
 			return &os.PathError{Op: "chmod", Path: filepath.Join(w.dir, rel), Err: err}
 		}
 	}
-	w.made.Store(rel, true)
+	w.made[rel] = true
 	return nil
 }
 

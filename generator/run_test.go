@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +332,93 @@ func TestCLINextTo(t *testing.T) {
 	}
 	if want := "\nExecStart=" + bin + " --system reload api\n"; !strings.Contains(string(data), want) {
 		t.Fatalf("no %q in\n%s", want, data)
+	}
+}
+
+// Run's output and messages do not depend on how many goroutines read,
+// parse, render and write: at GOMAXPROCS 1 and 8, and run after run, the
+// same files with the same bytes and modes, and the same log, whose
+// errors come in the order of the files' names.
+func TestRunSameAtAnyParallelism(t *testing.T) {
+	etc := t.TempDir()
+	var broken []string
+	for i := range 160 {
+		name := fmt.Sprintf("p%03d", i)
+		body := project(name, 3000+10*i) + fmt.Sprintf("instances = %d\n", 1+i%7)
+		switch i % 5 {
+		case 1:
+			body += "exec_mode = \"fork\"\n[env]\nK = \"v\"\n"
+		case 2:
+			body += fmt.Sprintf("restart_schedule = \"daily\"\nhealth_path = \"/\"\nhealth_port = %d\n", 20000+10*i)
+		case 3:
+			if i%3 == 0 {
+				body += "wat = 1\n" // unknown: skipped
+				broken = append(broken, name)
+			}
+		}
+		writeProject(t, etc, name, body)
+	}
+	writeProject(t, etc, "zz", project("zz", 3000)) // p000's port: refused
+	broken = append(broken, "zz")
+	out := filepath.Join(t.TempDir(), "out") // EnvironmentFile= names it
+	run := func(procs int) (tree map[string]string, log []string) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		rec := &recorder{}
+		env := Env{Getenv: func(k string) string {
+			if k == "BM2_CONFIG_PATH" {
+				return etc
+			}
+			return ""
+		}, Log: rec, NumCPU: 2, Helper: DefaultHelper, Layout: systemScope()}
+		if err := Run(context.Background(), []string{out}, env); !errors.Is(err, ErrSkipped) {
+			t.Fatalf("GOMAXPROCS %d: Run = %v, want ErrSkipped", procs, err)
+		}
+		tree = map[string]string{}
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(out, p)
+			st, _ := os.Lstat(p)
+			data, _ := os.ReadFile(p)
+			if st.Mode()&fs.ModeSymlink != 0 {
+				target, _ := os.Readlink(p)
+				data = []byte("-> " + target)
+			}
+			tree[rel] = st.Mode().String() + "\n" + string(data)
+			return nil
+		})
+		return tree, rec.lines
+	}
+	tree, log := run(1)
+	if len(tree) < 160*5 {
+		t.Fatalf("%d files and directories written", len(tree))
+	}
+	var skipped []string
+	for _, line := range log {
+		if rest, ok := strings.CutPrefix(line, "<3> skipped "); ok {
+			skipped = append(skipped, rest[:strings.Index(rest, ":")])
+		}
+	}
+	if strings.Join(skipped, " ") != strings.Join(broken, " ") {
+		t.Errorf("skipped in the order %v, want %v", skipped, broken)
+	}
+	for _, procs := range []int{8, 1, 8} {
+		again, alog := run(procs)
+		if !maps.Equal(again, tree) {
+			for p := range tree {
+				if again[p] != tree[p] {
+					t.Errorf("GOMAXPROCS %d: %s differs:\n%s\nwant\n%s", procs, p, again[p], tree[p])
+					break
+				}
+			}
+			t.Errorf("GOMAXPROCS %d: %d entries, want %d", procs, len(again), len(tree))
+		}
+		if !slices.Equal(alog, log) {
+			t.Errorf("GOMAXPROCS %d: log\n%s\nwant\n%s", procs, strings.Join(alog, "\n"), strings.Join(log, "\n"))
+		}
 	}
 }

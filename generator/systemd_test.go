@@ -69,3 +69,46 @@ func TestRunBackoffFollowsSystemdVersion(t *testing.T) {
 		}
 	}
 }
+
+// Run asks the systemd version only when a project has the backoff, the
+// one thing that depends on it: a file that names the key has it asked
+// while the files are parsed, one that sets it in a quoted key with an
+// escape still gets it, and projects without the key do not start
+// systemctl at all.
+func TestRunAsksSystemdVersionOnlyForTheBackoff(t *testing.T) {
+	backoff := project("api", 3000) + "restart_delay_ms = 200\n"
+	for _, c := range []struct {
+		name, body string
+		asks       bool
+	}{
+		{"no backoff", project("api", 3000), false},
+		{"backoff key", backoff + "restart_delay_max_ms = 9000\n", true},
+		{"escaped key", backoff + "\"restart_delay_max\\u005fms\" = 9000\n", true},
+	} {
+		root := t.TempDir()
+		etc, out := filepath.Join(root, "etc"), filepath.Join(root, "out")
+		writeProject(t, etc, "api", c.body)
+		writeProject(t, etc, "web", project("web", 4000))
+		asked := 0
+		env := Env{Getenv: func(k string) string {
+			if k == "BM2_CONFIG_PATH" {
+				return etc
+			}
+			return ""
+		}, Log: &recorder{}, NumCPU: 2, Layout: systemScope(),
+			SystemdVersion: func(context.Context) int { asked++; return 254 }}
+		if err := Run(context.Background(), []string{out}, env); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 0, true: 1}[c.asks]; asked != want {
+			t.Errorf("%s: systemd version asked %d times, want %d", c.name, asked, want)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "bm2@api-0.service.d", DropInName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(data), "\nRestartSteps=5\nRestartMaxDelaySec=9000ms\n"); got != c.asks {
+			t.Errorf("%s: backoff written %v, want %v:\n%s", c.name, got, c.asks, data)
+		}
+	}
+}

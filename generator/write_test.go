@@ -112,18 +112,19 @@ func TestWriteSamePathTwice(t *testing.T) {
 }
 
 // Run writes exactly the files Generate gives for the same project files
-// (it renders each project as it writes it), and only those: none of a
-// broken project or of one refused for a port conflict.
+// (it renders each project as it writes it, into a buffer it reuses for
+// the next, smaller or larger), and only those: none of a broken project
+// or of one refused for a port conflict.
 func TestRunWritesWhatGenerateGives(t *testing.T) {
 	etc, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 	for i := range 40 {
 		name := fmt.Sprintf("p%02d", i)
-		body := project(name, 3000+10*i) + "instances = 3\n"
+		body := project(name, 3000+10*i) + fmt.Sprintf("instances = %d\n", 1+i%5*2)
 		switch i % 4 {
 		case 1:
 			body += "exec_mode = \"fork\"\n"
 		case 2:
-			body += "[env]\nK = \"v\"\n"
+			body += fmt.Sprintf("restart_schedule = \"daily\"\nhealth_path = \"/\"\nhealth_port = %d\n[env]\nK = \"v\"\n", 20000+10*i)
 		}
 		writeProject(t, etc, name, body)
 	}

@@ -44,26 +44,16 @@ func (f *File) Add(sectionName, key, value string) {
 // It is built in one buffer of the exact size: the generator renders
 // thousands of these at every daemon-reload.
 func (f *File) Bytes() []byte {
-	n := 0
-	for _, c := range f.comments {
-		n += len("# \n") + len(c)
-	}
-	if len(f.comments) > 0 && len(f.sections) > 0 {
-		n++
-	}
-	for i, s := range f.sections {
-		n += len("[]\n") + len(s)
-		if i < len(f.sections)-1 {
-			n++
-		}
-	}
-	for _, e := range f.entries {
-		n += len("=\n") + len(e.key) + len(e.value)
-	}
+	n := f.size()
 	if n == 0 {
 		return nil
 	}
-	b := make([]byte, 0, n)
+	return f.AppendTo(make([]byte, 0, n))
+}
+
+// AppendTo appends the file as Bytes renders it to b, growing it once.
+func (f *File) AppendTo(b []byte) []byte {
+	b = slices.Grow(b, f.size())
 	for _, c := range f.comments {
 		b = append(b, "# "...)
 		b = append(b, c...)
@@ -89,6 +79,27 @@ func (f *File) Bytes() []byte {
 		}
 	}
 	return b
+}
+
+// size is the length of the rendered file.
+func (f *File) size() int {
+	n := 0
+	for _, c := range f.comments {
+		n += len("# \n") + len(c)
+	}
+	if len(f.comments) > 0 && len(f.sections) > 0 {
+		n++
+	}
+	for i, s := range f.sections {
+		n += len("[]\n") + len(s)
+		if i < len(f.sections)-1 {
+			n++
+		}
+	}
+	for _, e := range f.entries {
+		n += len("=\n") + len(e.key) + len(e.value)
+	}
+	return n
 }
 
 // Specifiers escapes "%" so systemd does not expand specifiers in a value
@@ -145,6 +156,7 @@ func QuoteEnvFile(name, value string) string {
 
 func cQuote(s string) string {
 	var b strings.Builder
+	b.Grow(len(s) + 2) // the quotes; escapes are rare
 	b.WriteByte('"')
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; c {

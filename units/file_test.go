@@ -72,5 +72,12 @@ func TestFileMatchesSerializeSections(t *testing.T) {
 		if cap(got) != len(got) {
 			t.Fatalf("round %d: buffer of %d for %d bytes", round, cap(got), len(got))
 		}
+		// AppendTo: the same bytes after what the buffer holds, which it
+		// leaves as it was.
+		prefix := []byte(fmt.Sprintf("before %d\n", round))
+		buf := append(make([]byte, 0, rng.Intn(64)), prefix...)
+		if appended := f.AppendTo(buf); !bytes.Equal(appended, append(prefix, want...)) {
+			t.Fatalf("round %d, AppendTo:\n%q\nwant\n%q", round, appended, append(prefix, want...))
+		}
 	}
 }

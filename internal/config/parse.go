@@ -82,17 +82,61 @@ func ParseSource(src Source, opts Options) (*Project, error) {
 // field is one key set in a file, with its value as the TOML decoder gave
 // it and where it was set.
 type field struct {
-	key    string // dotted
-	val    any
-	file   string
-	locate func() int // the line; asked only for an error message
+	key  string // dotted
+	val  any
+	file string
+	// Where it was set: the key (table, key within it) in its document,
+	// located only for an error message.
+	doc      *document
+	top, sub string
 }
 
 func (f field) line() int {
-	if f.locate == nil {
+	if f.doc == nil {
 		return 0
 	}
-	return f.locate()
+	return f.doc.line(f.top, f.sub)
+}
+
+// document is one decoded file's text, which tells the line of a key
+// when a message needs it. The TOML library knows every key's line but
+// reports it only in a decoding error: a second decode, into
+// toml.Primitive values, makes one such error per key asked for (see
+// capture). Only files with something to report pay for it.
+type document struct {
+	text    string
+	decoded bool
+	md      toml.MetaData
+	top     map[string]toml.Primitive
+	tables  map[string]map[string]toml.Primitive
+}
+
+// line is the line of key top, or of key sub of table top; 0 when it
+// cannot be told.
+func (d *document) line(top, sub string) int {
+	if !d.decoded {
+		d.decoded = true
+		d.md, _ = toml.Decode(d.text, &d.top) // decoded once already: no error
+		d.tables = map[string]map[string]toml.Primitive{}
+	}
+	p, ok := d.top[top]
+	if sub != "" {
+		t, seen := d.tables[top]
+		if !seen && ok {
+			d.md.PrimitiveDecode(p, &t) // nil when it is no table
+			d.tables[top] = t
+		}
+		p, ok = t[sub]
+	}
+	if !ok {
+		return 0
+	}
+	var c capture
+	var pe toml.ParseError
+	if errors.As(d.md.PrimitiveDecode(p, &c), &pe) {
+		return pe.Line
+	}
+	return 0
 }
 
 type validator struct {
@@ -136,28 +180,17 @@ func (c *capture) UnmarshalTOML(v any) error { c.v = v; return errAt }
 // "did you mean" from the key table; a private part may hold only
 // private keys.
 func (v *validator) decode(file string, data []byte, private bool) []field {
-	var top map[string]toml.Primitive
-	md, err := toml.Decode(strings.TrimPrefix(string(data), "\ufeff"), &top)
-	if err != nil {
+	// Into one value: the tables come out as the library parsed them,
+	// map[string]any, with nothing to reflect on key by key.
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	var doc any
+	if _, err := toml.Decode(text, &doc); err != nil {
 		v.syntax = true
 		v.errs = append(v.errs, decodeError(file, err))
 		return nil
 	}
-	value := func(p toml.Primitive) any {
-		var v any
-		md.PrimitiveDecode(p, &v)
-		return v
-	}
-	locate := func(p toml.Primitive) func() int {
-		return func() int {
-			var c capture
-			var pe toml.ParseError
-			if errors.As(md.PrimitiveDecode(p, &c), &pe) {
-				return pe.Line
-			}
-			return 0
-		}
-	}
+	top, _ := doc.(map[string]any)
+	d := &document{text: text}
 	var out []field
 	defer func() {
 		for _, f := range out {
@@ -170,49 +203,43 @@ func (v *validator) decode(file string, data []byte, private bool) []field {
 		v.errs = append(v.errs, &Error{File: file, Line: line, Key: key, Msg: "unknown key" + suggest(key), Err: ErrUnknownKey})
 	}
 	for _, k := range sortedKeys(top) {
-		val, line := value(top[k]), locate(top[k])
+		val := top[k]
 		s, ok := lookup(k)
 		if !ok {
-			unknown(k, line())
+			unknown(k, d.line(k, ""))
 			continue
 		}
 		if private && !s.private && s.kind != kTable {
-			v.errs = append(v.errs, &Error{File: file, Line: line(), Key: k, Err: ErrValue,
+			v.errs = append(v.errs, &Error{File: file, Line: d.line(k, ""), Key: k, Err: ErrValue,
 				Msg: "does not belong in the private part, which holds only [env] and notify.webhook: move it to the project file"})
 			continue
 		}
-		if (s.kind != kTable && s.kind != kEnv) || !isTable(val) {
-			out = append(out, field{key: k, val: val, file: file, locate: line})
-			continue
-		}
-		var sub map[string]toml.Primitive
-		if err := md.PrimitiveDecode(top[k], &sub); err != nil {
-			v.errs = append(v.errs, decodeError(file, err))
+		sub, table := val.(map[string]any)
+		if (s.kind != kTable && s.kind != kEnv) || !table {
+			out = append(out, field{key: k, val: val, file: file, doc: d, top: k})
 			continue
 		}
 		for _, sk := range sortedKeys(sub) {
 			key := k + "." + sk
-			sval, sline := value(sub[sk]), locate(sub[sk])
+			f := field{key: key, val: sub[sk], file: file, doc: d, top: k, sub: sk}
 			if s.kind == kEnv { // free names, checked by the env key
-				out = append(out, field{key: key, val: sval, file: file, locate: sline})
+				out = append(out, f)
 				continue
 			}
 			ss, ok := lookup(key)
 			switch {
 			case !ok:
-				unknown(key, sline())
+				unknown(key, f.line())
 			case private && !ss.private:
-				v.errs = append(v.errs, &Error{File: file, Line: sline(), Key: key, Err: ErrValue,
+				v.errs = append(v.errs, &Error{File: file, Line: f.line(), Key: key, Err: ErrValue,
 					Msg: "does not belong in the private part, which holds only [env] and notify.webhook"})
 			default:
-				out = append(out, field{key: key, val: sval, file: file, locate: sline})
+				out = append(out, f)
 			}
 		}
 	}
 	return out
 }
-
-func isTable(v any) bool { _, ok := v.(map[string]any); return ok }
 
 // envTable gathers the variables of [env], decoded one field each (so
 // that each has its own line), back into one table.

@@ -324,3 +324,30 @@ func TestReusePort(t *testing.T) {
 		t.Error(`ReusePort "" is not the default "app"`)
 	}
 }
+
+// KeyLines gives the line of every key a file sets, at the top, in a
+// table (however many of its keys are asked), under dotted keys and in
+// [env]: the lines are found again only when asked, after the values.
+func TestKeyLines(t *testing.T) {
+	data := "\ufeffname = \"api\"\n" + // 1
+		"script = \"a.js\"\n" + // 2
+		"sandbox.mode = \"compat\"\n" + // 3
+		"port = 3000\n" + // 4
+		"\n" + // 5
+		"[resources]\n" + // 6
+		"memory_max = \"1G\"\n" + // 7
+		"# a comment\n" + // 8
+		"cpu_quota = \"50%\"\n" + // 9
+		"[env]\n" + // 10
+		"NODE_ENV = \"production\"\n" + // 11
+		"TOKEN = \"x\"\n" // 12
+	got := KeyLines([]byte(data))
+	want := map[string]int{"name": 1, "script": 2, "sandbox.mode": 3, "port": 4,
+		"resources.memory_max": 7, "resources.cpu_quota": 9, "env.NODE_ENV": 11, "env.TOKEN": 12}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("KeyLines = %v, want %v", got, want)
+	}
+	if got := KeyLines([]byte("name = \"api\nport = 1\n")); got != nil {
+		t.Errorf("a file that does not decode: KeyLines = %v, want nil", got)
+	}
+}
