@@ -27,6 +27,8 @@ import (
 //	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
 //	bm2-probe fence <project>-<i> PORT…     ExecStartPre=+ (root, system scope): the port fence;
 //	                                        package portfence
+//	bm2-probe steer add|drain <project>-<i> bm2-steer@.service (root: CAP_BPF, CAP_SYS_PTRACE), ExecStop=+ (root):
+//	                                        the port's kernel-steered turn; this package, package steer
 //	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
 //	                                        spooled notifications; package notify
 //	bm2-probe health <project>              bm2-<project>-health.service (root: CAP_SETUID, CAP_SETGID):
@@ -95,6 +97,8 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		res, err := d.Run(ctx)
 		fmt.Fprintf(stdout, "%d notifications delivered, %d dropped\n", res.Delivered, res.Dropped)
 		return err
+	case "steer":
+		return steerCommand(ctx, args[1:], stdout, events, scope)
 	case "exited", "failed":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: bm2-probe %s PROJECT-INDEX", args[0])
