@@ -20,6 +20,8 @@ GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
                 bm2-events.path bm2-events.service bm2-metrics.socket bm2-metrics@.service
+# Connection steering is system scope's alone: no user unit.
+STATIC_UNITS += bm2-steer@.service
 # The units for users' own managers (user scope): units/user/.
 USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
                 bm2-events.path bm2-events.service bm2-metrics.socket bm2-metrics@.service

@@ -25,6 +25,11 @@
 // where every instance's drop-in gets BM2_HEALTH_PORT, the port it
 // answers the check on, which the port fence lets it bind.
 //
+// A cluster-mode instance of system scope (the surge too) gets the drain
+// of its port's kernel-steered turn, `ExecStop=+bm2-probe steer drain %i`
+// with BM2_DRAIN_MS (drain_ms), unless stop_timeout_ms leaves it no time
+// (config.DrainMargin).
+//
 // A project file that does not parse, or whose port range overlaps a project
 // whose name sorts before it, is skipped with a diagnostic; every other
 // project is still generated.

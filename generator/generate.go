@@ -741,6 +741,7 @@ type instanceShared struct {
 	envFile         string // EnvironmentFile= of [env], "" without [env]
 	execStart       string
 	fence           string // ExecStartPre= of the port fence, less its ports; "" in user scope
+	drain           string // ExecStop= of the steered port's drain; "" in fork mode and user scope
 	file            string
 	protectHome     string
 	user            bool   // user scope: no User=, no capabilities
@@ -804,6 +805,17 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 		// instance's journal and in bm2 status. A user manager cannot
 		// attach BPF programs: no fence there (bm2 check says so).
 		s.fence = "+-" + units.QuoteCommand([]string{opts.Helper, "fence"}) + " %i"
+	}
+	if !s.user && p.Mode == config.Cluster && p.StopTimeout >= config.DrainMargin {
+		// The drain (package steer, bm2-probe steer drain): root ("+"),
+		// at every stop before systemd's SIGTERM, it takes the instance
+		// out of its port's kernel-steered turn and waits up to drain_ms
+		// (BM2_DRAIN_MS, read back from systemd; at most stop_timeout_ms
+		// less config.DrainMargin, since TimeoutStopSec= bounds it too)
+		// for its accepted requests to be answered. It never fails the
+		// stop; with a shorter stop_timeout_ms there is no time for it. A
+		// user manager cannot steer: none there.
+		s.drain = "+" + units.QuoteCommand([]string{opts.Helper, "steer", "drain"}) + " %i"
 	}
 	s.protectHome = "yes"
 	for _, dir := range []string{p.Cwd, p.RuntimePath, p.ScriptPath(), p.EnvFile} {
@@ -993,6 +1005,11 @@ func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, p
 	// For bm2-probe, which reads it from systemd: how long a run that
 	// listens must stay up to count as healthy.
 	f.Add("Service", "Environment", s.minUptime)
+	if s.drain != "" {
+		// For bm2-probe steer drain, which reads it from systemd: how
+		// long a stopping instance waits for its requests (drain_ms).
+		f.Add("Service", "Environment", `"BM2_DRAIN_MS=`+strconv.FormatInt(p.Drain.Milliseconds(), 10)+`"`)
+	}
 	if s.envFile != "" {
 		f.Add("Service", "EnvironmentFile", s.envFile)
 	}
@@ -1007,6 +1024,9 @@ func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, p
 		f.Add("Service", "ExecStartPre", s.fence+" "+strings.Join(ports, " "))
 	}
 	f.Add("Service", "ExecStart", s.execStart)
+	if s.drain != "" {
+		f.Add("Service", "ExecStop", s.drain)
+	}
 	f.Add("Service", "RestartSec", s.restartSec)
 	if s.backoff {
 		// restart_delay_max_ms: from RestartSec= up to the max. Before

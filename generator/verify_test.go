@@ -85,6 +85,18 @@ func TestVerifyShippedUnits(t *testing.T) {
 	}
 }
 
+// The steering step, shipped for system scope only, loads without a word
+// from systemd-analyze verify, as an instance's name instantiates it.
+func TestVerifySteerUnit(t *testing.T) {
+	requireAnalyze(t)
+	if out, err := verifyIn(t, Result{}, "system", units.Static(), "bm2-steer@api-0.service", "bm2-steer@api-surge.service"); err != nil {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	if _, err := fs.Stat(units.UserStatic(), "bm2-steer@.service"); err == nil {
+		t.Error("bm2-steer@.service is shipped for users' managers, which cannot load BPF programs")
+	}
+}
+
 // verify lays out a root with the host's system units, bm2's static units,
 // the generated files and a stub for
 // every runtime executable, then runs systemd-analyze verify --root on every
@@ -170,6 +182,9 @@ func verifyIn(t *testing.T, res Result, kind string, static fs.FS, also ...strin
 			names = append(names, units.Instance(p.Name, i))
 			if p.Mode == config.Cluster {
 				names = append(names, units.Probe(p.Name, i))
+				if kind == "system" {
+					names = append(names, units.Steer(p.Name, i))
+				}
 			}
 		}
 	}

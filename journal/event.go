@@ -72,6 +72,10 @@ const (
 	// An instance's memory stayed above memory_restart and it is reloaded
 	// (bm2-probe memory).
 	MemoryRestart Kind = "memory_restart"
+	// A cluster-mode port cannot be steered round-robin (bm2-probe steer
+	// add; package steer) and keeps the kernel's hash: once per project
+	// and boot.
+	SteeringUnavailable Kind = "steering_unavailable"
 	// A notification given up by bm2-notify.service (package notify); never
 	// notified itself.
 	NotificationDropped Kind = "notification_dropped"
@@ -96,6 +100,7 @@ var kinds = []kindInfo{
 	{RuntimeRejected, "a8acedfbdb8643329ebb1f55ce178353", sdjournal.PriErr},
 	{InstanceUnhealthy, "58c02f2ea208445d9a075b75e3fe804e", sdjournal.PriWarning},
 	{MemoryRestart, "e009065866514038bcd12a767472707c", sdjournal.PriWarning},
+	{SteeringUnavailable, "7233d6ef3ee44d33b268165cf51d70c4", sdjournal.PriWarning},
 	{NotificationDropped, "d31724daabef434c909c9630aee35e7f", sdjournal.PriWarning},
 	{StateWriteFailed, "a7e82f365d02485483376258c5c55022", sdjournal.PriWarning},
 }

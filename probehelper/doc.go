@@ -5,7 +5,8 @@
 // journald (`bm2-probe events`) to package relay. The exit hook and the
 // fence, which run in an instance's cgroup, emit through package relay's
 // sink; every other subcommand sends its events directly. What it does
-// itself is the reusePort probe and the edge of the HTTP health check.
+// itself is the reusePort probe, the edge of the HTTP health check and
+// that of connection steering.
 //
 // The health check ([Checker], `bm2-probe health <name>`, run by
 // bm2-<name>-health.service) reads the project's instances from systemd
@@ -40,4 +41,21 @@
 // disk) is said as a state_write_failed event and the reaction goes on:
 // the mark falls back to the run directory (package state), and the
 // project is stopped whatever could be written.
+//
+// In cluster mode, system scope, a confirmed run also queues
+// bm2-steer@<name>-<i>.service ([Probe.Steer], not waited for): `bm2-probe
+// steer add` ([Steerer.Add]) reads the instance from systemd, finds its
+// listener on the port (sock_diag's listeners, then the walker of
+// /proc/<pid>/fd over its control group's processes: sockdiag.Holder),
+// copies it with pidfd_getfd and, under the project's lock, puts it in
+// slot BM2_APP_INSTANCE of the group package steer pins for the project
+// (made, or made again for a new port, by steer.Store.Group). What the
+// host cannot do (steer.UnavailableError, a steer.ListenerError) is a
+// steering_unavailable event once per project and boot, and exit 0: the
+// port keeps the kernel's hash. `bm2-probe steer drain`, the instance's
+// ExecStop=+, takes the slot out (when another one is live) and waits,
+// every DrainPoll, until the instance's accept queue is empty and none of
+// its connections has bytes unread or unsent, at most BM2_DRAIN_MS: the
+// wait is drainStep, a pure function of the looks at the sockets and the
+// deadline. It never fails the stop.
 package probehelper

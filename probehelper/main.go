@@ -28,6 +28,8 @@ import (
 //	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
 //	bm2-probe fence <project>-<i> PORT…     ExecStartPre=+ (root, system scope): the port fence;
 //	                                        package portfence
+//	bm2-probe steer add|drain <project>-<i> bm2-steer@.service (root: CAP_BPF, CAP_SYS_PTRACE), ExecStop=+ (root):
+//	                                        the port's kernel-steered turn; this package, package steer
 //	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
 //	                                        spooled notifications; package notify
 //	bm2-probe events                        bm2-events.service (root, no capabilities): sends the events
@@ -58,7 +60,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer, stderr *os.File)
 
 func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events | steer add|drain PROJECT-INDEX")
 	}
 	switch args[0] {
 	case "run":
@@ -109,6 +111,8 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		d := relay.Drainer{Spool: relay.Spool{Dir: scope.EventsDir, Owner: scope.UID}, Log: stdout}
 		_, err := d.Run(ctx)
 		return err
+	case "steer":
+		return steerCommand(ctx, args[1:], stdout, events, scope)
 	case "exited", "failed":
 		if len(args) != 2 {
 			return fmt.Errorf("usage: bm2-probe %s PROJECT-INDEX", args[0])

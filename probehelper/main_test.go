@@ -39,7 +39,7 @@ func TestMainRefusesBadCommandLines(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "bm2-probe: usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events\n"},
+		{nil, "bm2-probe: usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events | steer add|drain PROJECT-INDEX\n"},
 		{[]string{"bogus"}, "bm2-probe: \"bogus\" is not an instance name like api-0\n"},
 		{[]string{"api-0", "extra"}, "bm2-probe: usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)\n"},
 		{[]string{"exited"}, "bm2-probe: usage: bm2-probe exited PROJECT-INDEX\n"},

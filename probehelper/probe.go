@@ -102,6 +102,10 @@ type Probe struct {
 	Addrs func(port int, uid uint32) ([]netip.Addr, error)
 	// Runtime is "node" or "bun", for the wording of the verdict.
 	Runtime string
+	// Steer queues a start of the instance's steering step
+	// (bm2-steer@<project>-<i>.service, not waited for) once a run is
+	// confirmed: cluster mode in system scope; nil elsewhere.
+	Steer func(ctx context.Context) error
 	// Owner is who runs the instances when systemd does not say (user
 	// scope: the user); nil in system scope.
 	Owner   *identity.Identity
@@ -389,6 +393,13 @@ func (p *Probe) judge(ctx context.Context, r *run, st sysd.Status, id identity.I
 		})
 		if p.settled(ctx, unit) {
 			r.verdict, r.judged, r.healthyAt = Confirmed, true, now+p.MinUptime
+			if p.Steer != nil {
+				// The run's listener into the port's kernel-steered turn;
+				// without it the port keeps the kernel's hash.
+				if serr := p.Steer(ctx); serr != nil {
+					p.logf("%s: cannot start %s (%v); port %d keeps the kernel's hash", p.instanceID(), units.Steer(p.Project, p.Index), serr, p.Port)
+				}
+			}
 		}
 		return Confirmed, false, err
 	case reuseport.Exclusive:

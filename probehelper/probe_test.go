@@ -3,6 +3,7 @@ package probehelper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
@@ -183,6 +184,39 @@ func TestProbeConfirmsSlowStarter(t *testing.T) {
 	}
 	if len(r.sd.stopped) != 0 {
 		t.Errorf("confirmed but stopped %v", r.sd.stopped)
+	}
+}
+
+// A confirmed run queues its steering step once; an exclusive listener
+// none; a step that cannot be queued changes no verdict.
+func TestProbeQueuesSteering(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, true)
+	r := newRig(t, port)
+	var queued int
+	r.probe.Steer = func(ctx context.Context) error { queued++; return nil }
+	if out, err := r.probe.Run(context.Background()); err != nil || out != Confirmed || queued != 1 {
+		t.Errorf("Run = %v, %v, steering queued %d times; want confirmed, once", out, err, queued)
+	}
+
+	var logged []string
+	r = newRig(t, port)
+	r.probe.Log = func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }
+	r.probe.Steer = func(ctx context.Context) error { return errors.New("no bus") }
+	if out, err := r.probe.Run(context.Background()); err != nil || out != Confirmed {
+		t.Errorf("Run with a failing step = %v, %v; want confirmed", out, err)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "cannot start bm2-steer@api-1.service (no bus); port "+strconv.Itoa(port)+" keeps the kernel's hash") {
+		t.Errorf("logged %q", logged)
+	}
+
+	excl := freePort(t)
+	listenOn(t, excl, false)
+	r = newRig(t, excl)
+	queued = 0
+	r.probe.Steer = func(ctx context.Context) error { queued++; return nil }
+	if out, _ := r.probe.Run(context.Background()); out != Missing || queued != 0 {
+		t.Errorf("exclusive: %v, steering queued %d times; want missing, never", out, queued)
 	}
 }
 

@@ -104,6 +104,11 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		self := identity.Self()
 		p.Owner = &self
 		p.Events = notify.NewUserSink(stderr, scope.NotifyDir, scope.UID, scope.SearchPath)
+	} else if !p.Fork {
+		// Cluster mode, system scope: each confirmed run's listener goes
+		// into the port's kernel-steered turn (bm2-steer@.service).
+		steerUnit := units.Steer(project, index)
+		p.Steer = func(ctx context.Context) error { return bus.Trigger(ctx, steerUnit) }
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()

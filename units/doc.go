@@ -10,6 +10,7 @@
 //	bm2-my-api.target            wants every instance; enabled from multi-user.target
 //	bm2@my-api-0.service         instance 0 of the shipped template
 //	bm2@my-api-1.service         instance 1
+//	bm2-steer@my-api-1.service   shipped template: puts instance 1's listener in the port's steered turn (system scope)
 //	bm2-my-api-restart.timer     restart_schedule: starts the next one at the times it names
 //	bm2-my-api-restart.service   `bm2 reload my-api`, run by that timer
 //	bm2-my-api-health.timer      health_path: starts the next one every health_interval_ms

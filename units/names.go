@@ -104,6 +104,16 @@ func Probe(project string, i int) string {
 // ProbePattern matches every probe unit of a project.
 func ProbePattern(project string) string { return "bm2-probe@" + project + "-*.service" }
 
+// Steer is the steering step of instance i, "bm2-steer@<project>-<i>.service"
+// (system scope): the probe starts it once the instance shares its port,
+// and it adds the instance's listener to the port's kernel-steered turn.
+func Steer(project string, i int) string {
+	return "bm2-steer@" + InstanceID(project, i) + ".service"
+}
+
+// SteerPattern matches every steering step of a project.
+func SteerPattern(project string) string { return "bm2-steer@" + project + "-*.service" }
+
 // DropInDir is the drop-in directory of instance i.
 func DropInDir(project string, i int) string { return Instance(project, i) + ".d" }
 
@@ -162,6 +172,15 @@ func ParseInstance(s string) (project string, index int, ok bool) {
 		return "", 0, false
 	}
 	return s[:dash], n, true
+}
+
+// ParseSteer is ParseInstance for a steering step's name.
+func ParseSteer(s string) (project string, index int, ok bool) {
+	rest, found := strings.CutPrefix(s, "bm2-steer@")
+	if !found {
+		return "", 0, false
+	}
+	return ParseInstance(rest)
 }
 
 // ParseProbe is ParseInstance for a probe unit's name.

@@ -15,7 +15,8 @@ func TestEscape(t *testing.T) {
 	}
 	if Slice("my-api") != `bm2-my\x2dapi.slice` || Target("my-api") != "bm2-my-api.target" ||
 		Instance("my-api", 3) != "bm2@my-api-3.service" || Probe("api", 0) != "bm2-probe@api-0.service" ||
-		Instance("api", Surge) != "bm2@api-surge.service" || Probe("api", Surge) != "bm2-probe@api-surge.service" {
+		Instance("api", Surge) != "bm2@api-surge.service" || Probe("api", Surge) != "bm2-probe@api-surge.service" ||
+		Steer("my-api", 1) != "bm2-steer@my-api-1.service" || Steer("api", Surge) != "bm2-steer@api-surge.service" {
 		t.Error("unit names")
 	}
 }

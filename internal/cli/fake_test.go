@@ -660,6 +660,7 @@ func (te *testEnv) app() *App {
 				}
 				return "", control.ErrNoAnalyze
 			},
+			SteerPins:      filepath.Join(te.root, "bpf", "bm2"),
 			FenceSupport:   func() error { return te.fenceErr },
 			SystemdVersion: func(context.Context) int { return te.systemdVersion },
 			FenceAttached: func(cg string) (bool, error) {

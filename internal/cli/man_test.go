@@ -42,7 +42,7 @@ func TestDocsListTheEventKinds(t *testing.T) {
 	sort.Strings(kinds)
 	// Anything that reads like an event kind and is neither a reason nor
 	// a key of the project file is claimed to be one.
-	kindRE := regexp.MustCompile(`\b(?:reuseport|instance|runtime|project|notification|state|memory)_[a-z_]+\b`)
+	kindRE := regexp.MustCompile(`\b(?:reuseport|instance|runtime|project|notification|state|memory|steering)_[a-z_]+\b`)
 	other := map[string]bool{"runtime_path": true, "runtime_args": true, "memory_max": true, "memory_high": true, "memory_check_interval_ms": true}
 	for _, r := range reason.All() {
 		other[string(r)] = !isKind(string(r))

@@ -70,6 +70,9 @@ func (a *App) status(ctx context.Context, name string) error {
 	if p.Preload() {
 		fmt.Fprintf(w, "  %s\n", reusePortSupplied)
 	}
+	if line := a.PortSteering(p); line != "" {
+		fmt.Fprintf(w, "  %s\n", esc(line))
+	}
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
 	}

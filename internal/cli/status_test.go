@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -160,5 +164,63 @@ func TestStatusUnreadableJournal(t *testing.T) {
 	}
 	if strings.Contains(te.stderr.String(), "journal") {
 		t.Errorf("stderr speaks of the journal:\n%s", te.stderr.String())
+	}
+}
+
+// Status says how a cluster-mode port spreads its connections: here the
+// kernel's hash, and why steering is unavailable (the mark steer add
+// left); bm2 delete takes the mark and the pins away.
+func TestStatusSaysPortSteering(t *testing.T) {
+	te := served(t)
+	te.paths.RunStateDir = filepath.Join(te.root, "run", "bm2")
+	te.mustRun(ExitOK, "status", "api")
+	if got := statusLine(te, "  port 3000: "); got != "  port 3000: kernel hash (steering unavailable: no_bpffs)" {
+		t.Errorf("no bpf filesystem where the pins go: %q", got)
+	}
+	steerDir := filepath.Join(te.paths.RunStateDir, "steer")
+	if err := os.MkdirAll(steerDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(steerDir, "api.unavailable")
+	if err := os.WriteFile(mark, []byte("kernel_too_old\nload the program: not supported (Linux 5.10.0; steering needs 5.14)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	te.mustRun(ExitOK, "status", "api")
+	want := "  port 3000: kernel hash (steering unavailable: kernel_too_old: load the program: not supported (Linux 5.10.0; steering needs 5.14))"
+	if got := statusLine(te, "  port 3000: "); got != want {
+		t.Errorf("status line %q, want %q", got, want)
+	}
+	// What delete finds pinned (files standing in for the pins).
+	pins := filepath.Join(te.root, "bpf", "bm2", "api")
+	for _, f := range []string{"prog", "table", "socks"} {
+		te.write(filepath.Join("bpf", "bm2", "api", f), "")
+	}
+	te.mustRun(ExitOK, "delete", "api")
+	for _, f := range []string{mark, pins} {
+		if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s left by delete: %v", f, err)
+		}
+	}
+}
+
+// Fork mode has no shared port to steer: status says nothing of it.
+func TestStatusNoSteeringInForkMode(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/web/bm2.toml", "name = \"web\"\nscript = \"a.js\"\nport = 4000\nexec_mode = \"fork\"\n"))
+	te.mustRun(ExitOK, "serve", dir)
+	te.mustRun(ExitOK, "status", "web")
+	if strings.Contains(te.stdout.String(), "port 4000: ") || strings.Contains(te.stdout.String(), "steer") {
+		t.Errorf("fork mode status speaks of steering:\n%s", te.stdout.String())
+	}
+}
+
+// User scope cannot steer: status says nothing of it.
+func TestStatusNoSteeringInUserScope(t *testing.T) {
+	te := userEnv(t)
+	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\ninstances = 2\nport = 8080\n"))
+	te.mustRun(ExitOK, "serve", dir)
+	te.mustRun(ExitOK, "status", "app")
+	if strings.Contains(te.stdout.String(), "port 8080: ") {
+		t.Errorf("user scope status speaks of steering:\n%s", te.stdout.String())
 	}
 }

@@ -173,6 +173,12 @@ var specs = []spec{
 		get: msValue(DefaultMinUptime, func(p *Project) time.Duration { return p.MinUptime })},
 	{key: "stop_timeout_ms", kind: kInt, set: ms(time.Millisecond, maxStopTimeout, func(p *Project) *time.Duration { return &p.StopTimeout }),
 		get: msValue(DefaultStopTimeout, func(p *Project) time.Duration { return p.StopTimeout })},
+	// The drain of a stopping cluster instance (bm2-probe steer drain,
+	// BM2_DRAIN_MS in its drop-in); checked against exec_mode in finish.
+	{key: "drain_ms", kind: kInt, set: ms(0, maxDrain, func(p *Project) *time.Duration { return &p.Drain }),
+		get: func(p *Project) (any, bool) {
+			return int(p.Drain.Milliseconds()), p.Mode == Cluster && p.Drain != DefaultDrain
+		}},
 	// A systemd calendar expression (calendar.go), the OnCalendar= of the
 	// project's restart timer (package generator).
 	{key: "restart_schedule", kind: kString, set: func(v *validator, p *Project, k string, val any) {

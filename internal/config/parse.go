@@ -281,6 +281,7 @@ func (v *validator) build(fields []field, opts Options) *Project {
 		MaxRestarts:  DefaultMaxRestarts,
 		MinUptime:    DefaultMinUptime,
 		StopTimeout:  DefaultStopTimeout,
+		Drain:        DefaultDrain,
 		Notify:       Notify{Level: DefaultNotifyLevel},
 		Sandbox:      Sandbox{Mode: Strict},
 	}
@@ -443,6 +444,13 @@ func (v *validator) finish(p *Project, opts Options) {
 	}
 	if p.Mode == Fork && p.ReusePort == ReusePortPreload {
 		v.add("reuseport", ErrValue, "\"preload\" is for cluster mode: in fork mode every instance listens on a port of its own and needs no reusePort; remove the key, or set exec_mode = \"cluster\"")
+	}
+	if p.Mode == Fork {
+		// No shared port to be taken out of: nothing to drain.
+		p.Drain = 0
+		if _, ok := v.where["drain_ms"]; ok {
+			v.add("drain_ms", ErrValue, "is for cluster mode: it bounds the wait of an instance taken out of its shared port's turn, and in fork mode every instance has a port of its own; remove the key, or set exec_mode = \"cluster\"")
+		}
 	}
 	if p.Mode == Fork && p.Port > 0 && p.Port+p.Instances-1 > 65535 {
 		v.add("port", ErrValue, "fork mode needs ports %d~%d, past 65535", p.Port, p.Port+p.Instances-1)

@@ -81,6 +81,18 @@ const (
 	defaultRuntimeNodeJS = Node
 )
 
+// The drain of a stopping cluster instance (drain_ms).
+const (
+	DefaultDrain = 1000 * time.Millisecond
+	maxDrain     = time.Minute
+	// DrainMargin is what a drain leaves of stop_timeout_ms, which
+	// systemd gives the ExecStop= that drains (TimeoutStopSec= bounds
+	// each ExecStop= too, and one cut short fails the stop): the drain
+	// waits at most stop_timeout_ms less this, and an instance whose
+	// stop_timeout_ms is shorter gets no drain.
+	DrainMargin = 500 * time.Millisecond
+)
+
 // MaxInstances is the most instances a project may have (instances =).
 const MaxInstances = 1024
 
@@ -242,6 +254,11 @@ type Project struct {
 	MaxRestarts     int
 	MinUptime       time.Duration
 	StopTimeout     time.Duration
+	// Drain is drain_ms (cluster mode): how long a stopping instance,
+	// taken out of its port's kernel-steered turn, waits for its accept
+	// queue and its connections' unread and unsent bytes to empty before
+	// systemd sends SIGTERM; 0 does not wait.
+	Drain time.Duration
 
 	// Health is the HTTP health check (health_* keys); zero for none.
 	Health Health

@@ -273,6 +273,15 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 		}
 		_ = os.Remove(hdir)
 	}
+	// The port's steering (system scope): the pinned group, which steers
+	// on while the port has listeners and goes with the last, and the
+	// mark that it was unavailable. A project registered later under
+	// this name starts from nothing, on whatever port it has.
+	if !c.IsUser() {
+		if err := c.steerStore().Remove(name); err != nil {
+			return c.rootHint(fmt.Errorf("remove the steering of %s: %w", name, err))
+		}
+	}
 	marked, _ := c.state().ErroredInstances(name)
 	for _, n := range marked {
 		if err := c.state().ClearInstanceErrored(n); err != nil {
@@ -284,7 +293,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	}
 	// systemd keeps a unit that failed until it is reset; everything else
 	// without a unit file is garbage-collected.
-	left, err := sd.Loaded(ctx, append([]string{units.InstancePattern(name), units.ProbePattern(name), target, slice}, timed...))
+	left, err := sd.Loaded(ctx, append([]string{units.InstancePattern(name), units.ProbePattern(name), units.SteerPattern(name), target, slice}, timed...))
 	if err != nil {
 		return err
 	}
@@ -393,6 +402,9 @@ func (c *Client) stopIdleProbes(ctx context.Context, sd Systemd, p *config.Proje
 // instanceOf returns the project of an instance or probe unit name, or "".
 func instanceOf(unit string) string {
 	n, _, ok := units.ParseProbe(unit)
+	if !ok {
+		n, _, ok = units.ParseSteer(unit)
+	}
 	if !ok {
 		n, _, ok = units.ParseInstance(unit)
 	}

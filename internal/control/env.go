@@ -22,6 +22,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/journal"
@@ -143,6 +144,9 @@ type Env struct {
 	// control group (portfence.Attached by default; root only, an
 	// fs.ErrPermission error for anyone else).
 	FenceAttached func(controlGroup string) (bool, error)
+	// SteerPins is where cluster-mode ports' groups are pinned (package
+	// steer; steer.PinRoot by default).
+	SteerPins string
 	// SystemdVersion is the host's systemd version, 0 when not known
 	// (generator.DetectSystemdVersion, what the generator asks, by
 	// default): restart_delay_max_ms needs generator.BackoffVersion.
@@ -269,6 +273,9 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.SystemdVersion == nil {
 		e.SystemdVersion = generator.DetectSystemdVersion
+	}
+	if e.SteerPins == "" {
+		e.SteerPins = steer.PinRoot
 	}
 	return e
 }

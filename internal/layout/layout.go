@@ -101,6 +101,14 @@ func (l Layout) MemoryDir(name string) string {
 	return filepath.Join(l.RunStateDir, MemorySubdir, name)
 }
 
+// SteerSubdir is connection steering's directory in RunStateDir (system
+// scope: /run/bm2/steer, root's alone): each cluster-mode project's lock
+// and its mark that steering is unavailable (package steer's Store).
+const SteerSubdir = "steer"
+
+// SteerDir is RunStateDir/SteerSubdir.
+func (l Layout) SteerDir() string { return filepath.Join(l.RunStateDir, SteerSubdir) }
+
 // SystemLayout is system scope.
 func System() Layout {
 	return Layout{

@@ -134,7 +134,7 @@ func TestSinkLevels(t *testing.T) {
 	levels := map[journal.Kind]string{
 		journal.ReuseportConfirmed: "info", journal.ReuseportMissing: "error", journal.ReuseportProbeStopped: "warning",
 		journal.InstanceCrashed: "warning", journal.InstanceErrored: "error", journal.RuntimeRejected: "error",
-		journal.InstanceUnhealthy: "warning", journal.MemoryRestart: "warning",
+		journal.InstanceUnhealthy: "warning", journal.MemoryRestart: "warning", journal.SteeringUnavailable: "warning",
 		journal.NotificationDropped: "never", // its own failure is not sent again
 		journal.StateWriteFailed:    "warning",
 	}

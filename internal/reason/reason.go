@@ -22,6 +22,15 @@ const (
 	// memory_restart, and it was reloaded.
 	MemoryRestart Reason = "memory_restart"
 
+	// Connection steering (bm2-steer@<project>-<i>.service): why a
+	// cluster-mode port keeps the kernel's hash instead of a round-robin
+	// (a steering_unavailable event; the project runs on). The first
+	// three are package steer's words (steer.Reason*).
+	NoBPFFS              Reason = "no_bpffs"               // no bpf filesystem at /sys/fs/bpf
+	NoPermission         Reason = "no_permission"          // the kernel refused a bpf() call or pidfd_getfd
+	KernelTooOld         Reason = "kernel_too_old"         // before Linux 5.14
+	ListenerNotSteerable Reason = "listener_not_steerable" // the app's listener is no plain TCP listener (MPTCP)
+
 	// Refused before the app started (exit status 78).
 	RuntimeMissing    Reason = "runtime_missing"
 	RuntimeBelowFloor Reason = "runtime_below_floor"
@@ -52,6 +61,7 @@ const (
 // All returns every reason bm2 records.
 func All() []Reason {
 	return []Reason{ReuseportMissing, NoListener, LoopbackOnly, PortInUse, Budget, Unhealthy, MemoryRestart,
+		NoBPFFS, NoPermission, KernelTooOld, ListenerNotSteerable,
 		RuntimeMissing, RuntimeBelowFloor, EnvFile, Rejected, ScriptMissing,
 		FenceFailed, CwdMissing, UserMissing, ConfigInvalid, PortConflict,
 		Exited, Killed, CoreDumped, Timeout, OOM, Watchdog}

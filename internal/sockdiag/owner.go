@@ -26,9 +26,9 @@ var ErrTooManyFDs = errors.New("more file descriptors than are read of one proce
 // fdBatch is how many names of an fd directory are read at a time.
 const fdBatch = 1024
 
-// eachFD calls fn with the target of each link in /proc/<pid>/fd (under
-// proc), in the kernel's order, lowest descriptor first, until fn
-// returns false. It is the one reader of other processes' descriptors in
+// eachFD calls fn with the number and the target of each link in
+// /proc/<pid>/fd (under proc), in the kernel's order, lowest descriptor
+// first, until fn returns false. It is the one reader of other processes' descriptors in
 // bm2. A link that cannot be read (the descriptor closed meanwhile) is
 // skipped.
 //
@@ -41,7 +41,7 @@ const fdBatch = 1024
 // The error of a directory that cannot be read wraps fs.ErrNotExist (no
 // such process, or it exited) or fs.ErrPermission (another user's
 // process, read by a process without CAP_SYS_PTRACE).
-func eachFD(proc string, pid uint32, limit int, fn func(link string) bool) (n int, err error) {
+func eachFD(proc string, pid uint32, limit int, fn func(fd int, link string) bool) (n int, err error) {
 	dir := filepath.Join(proc, strconv.FormatUint(uint64(pid), 10), "fd")
 	d, err := os.Open(dir)
 	if err != nil {
@@ -62,7 +62,11 @@ func eachFD(proc string, pid uint32, limit int, fn func(link string) bool) (n in
 		names, err := d.Readdirnames(batch)
 		for _, name := range names {
 			n++
-			if link, err := os.Readlink(dir + "/" + name); err == nil && !fn(link) {
+			fd, err := strconv.Atoi(name)
+			if err != nil {
+				continue
+			}
+			if link, err := os.Readlink(dir + "/" + name); err == nil && !fn(fd, link) {
 				return n, nil
 			}
 		}
@@ -107,7 +111,7 @@ func socketsOf(proc string, pid uint32, limit int) (inodes []uint64, n int, err 
 	if limit <= 0 || limit > MaxFDs {
 		limit = MaxFDs
 	}
-	n, err = eachFD(proc, pid, limit, func(link string) bool {
+	n, err = eachFD(proc, pid, limit, func(_ int, link string) bool {
 		if ino, ok := socketInode(link); ok {
 			inodes = append(inodes, ino)
 		}
@@ -138,7 +142,7 @@ func ownerOf(proc string, inode uint64) (pid int, comm string, ok bool) {
 	}
 	for _, pid := range pids(proc) {
 		found := false
-		eachFD(proc, uint32(pid), 0, func(link string) bool {
+		eachFD(proc, uint32(pid), 0, func(_ int, link string) bool {
 			ino, ok := socketInode(link)
 			found = ok && ino == inode
 			return !found
@@ -178,10 +182,27 @@ func pids(proc string) []int {
 // /proc/<pid>/fd needs that user's fsuid or root's ptrace capability; when
 // no process's descriptors could be read, Holds says why.
 func Holds(pids []uint32, inodes []uint64) (bool, error) {
-	return holdsAny("/proc", pids, inodes)
+	_, ok, err := holder("/proc", pids, inodes)
+	return ok, err
 }
 
-func holdsAny(proc string, pids []uint32, inodes []uint64) (bool, error) {
+// A Holding is one file descriptor of a process that refers to a socket.
+type Holding struct {
+	PID   uint32
+	FD    int
+	Inode uint64
+}
+
+// Holder finds a descriptor of one of the sockets (by inode) among those
+// of the processes, looked at in the order given, each lowest descriptor
+// first: what pidfd_getfd(2) takes a copy of. ok is false when none of
+// them holds one. Reading other users' descriptors takes what [Holds]
+// says.
+func Holder(pids []uint32, inodes []uint64) (h Holding, ok bool, err error) {
+	return holder("/proc", pids, inodes)
+}
+
+func holder(proc string, pids []uint32, inodes []uint64) (Holding, bool, error) {
 	want := make(map[uint64]bool, len(inodes))
 	for _, in := range inodes {
 		want[in] = true
@@ -189,14 +210,18 @@ func holdsAny(proc string, pids []uint32, inodes []uint64) (bool, error) {
 	var firstErr error
 	read := 0
 	for _, pid := range pids {
+		var h Holding
 		found := false
-		_, err := eachFD(proc, pid, 0, func(link string) bool {
+		_, err := eachFD(proc, pid, 0, func(fd int, link string) bool {
 			ino, ok := socketInode(link)
 			found = ok && want[ino]
+			if found {
+				h = Holding{PID: pid, FD: fd, Inode: ino}
+			}
 			return !found
 		})
 		if found {
-			return true, nil
+			return h, true, nil
 		}
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) && firstErr == nil {
@@ -207,7 +232,7 @@ func holdsAny(proc string, pids []uint32, inodes []uint64) (bool, error) {
 		read++
 	}
 	if read == 0 && firstErr != nil {
-		return false, firstErr
+		return Holding{}, false, firstErr
 	}
-	return false, nil
+	return Holding{}, false, nil
 }

@@ -99,9 +99,26 @@ func TestHoldsAndOwnerOfFakeProc(t *testing.T) {
 		{[]uint32{99}, []uint64{6}, false},
 		{nil, []uint64{6}, false},
 	} {
-		got, err := holdsAny(proc, c.pids, c.inodes)
+		_, got, err := holder(proc, c.pids, c.inodes)
 		if got != c.want || err != nil {
-			t.Errorf("holdsAny(%v, %v) = %v, %v; want %v", c.pids, c.inodes, got, err, c.want)
+			t.Errorf("holder(%v, %v) = %v, %v; want %v", c.pids, c.inodes, got, err, c.want)
+		}
+	}
+	// Which descriptor: the first process in the order given that holds
+	// one, its lowest descriptor holding any of them (what pidfd_getfd
+	// is given).
+	for _, c := range []struct {
+		pids   []uint32
+		inodes []uint64
+		want   Holding
+	}{
+		{[]uint32{10}, []uint64{5}, Holding{PID: 10, FD: 1, Inode: 5}},
+		{[]uint32{20}, []uint64{7, 6}, Holding{PID: 20, FD: 0, Inode: 6}},
+		{[]uint32{30, 20}, []uint64{7}, Holding{PID: 30, FD: 0, Inode: 7}},
+		{[]uint32{99, 20}, []uint64{7}, Holding{PID: 20, FD: 1, Inode: 7}},
+	} {
+		if h, ok, err := holder(proc, c.pids, c.inodes); !ok || err != nil || h != c.want {
+			t.Errorf("holder(%v, %v) = %+v, %v, %v; want %+v", c.pids, c.inodes, h, ok, err, c.want)
 		}
 	}
 	// Shared by 20 and 30: the lowest PID is named.

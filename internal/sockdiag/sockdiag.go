@@ -53,6 +53,11 @@ type Connection struct {
 	Inode uint64
 	// Port is its local port.
 	Port int
+	// Unread is how many bytes arrived that the app has not read yet,
+	// and Unsent how many it wrote that the peer has not acknowledged
+	// yet (inet_diag_msg's idiag_rqueue and idiag_wqueue): an idle
+	// keep-alive connection has neither.
+	Unread, Unsent uint32
 }
 
 // replyTimeout bounds each wait for a datagram from the kernel. The kernel
@@ -227,7 +232,8 @@ func (c *Conn) established(port int, keep func(port int) bool) ([]Connection, er
 		if keep != nil && !keep(sport) {
 			return Connection{}, false
 		}
-		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode), Port: sport}, true
+		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode), Port: sport,
+			Unread: m.RQueue, Unsent: m.WQueue}, true
 	})
 }
 

@@ -662,6 +662,51 @@ func TestEstablishedOnlyOnThePort(t *testing.T) {
 	}
 }
 
+func TestEstablishedQueues(t *testing.T) {
+	// What a drain waits for: bytes the app has not read, bytes the peer
+	// has not acknowledged. An idle connection has neither.
+	ln := listen(t, "tcp4", "127.0.0.1:0")
+	client, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	port, ino := portOf(ln.Addr()), inodeOf(t, server.(*net.TCPConn))
+	queues := func() (unread, unsent uint32) {
+		t.Helper()
+		es, err := Established(port)
+		if err != nil || len(es) != 1 || es[0].Inode != ino {
+			t.Fatalf("Established = %+v, %v; want the server's socket", es, err)
+		}
+		return es[0].Unread, es[0].Unsent
+	}
+	if r, w := queues(); r != 0 || w != 0 {
+		t.Errorf("idle: unread %d, unsent %d; want 0 0", r, w)
+	}
+	if _, err := client.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for r, _ := queues(); r != 18; r, _ = queues() {
+		if time.Now().After(deadline) {
+			t.Fatalf("unread %d after the client wrote 18 bytes", r)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	buf := make([]byte, 64)
+	if n, err := server.Read(buf); n != 18 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	if r, _ := queues(); r != 0 {
+		t.Errorf("unread %d once read", r)
+	}
+}
+
 func TestAllPorts(t *testing.T) {
 	// Every port at once: both listeners, with their ports, and the
 	// accepted connection with the server's port, the client's with its

@@ -68,6 +68,18 @@
 // in a directory on a bpf filesystem (such as /sys/fs/bpf/bm2/<project>)
 // so that a later bm2 can Open the group and change the slots.
 //
+// # bm2's groups
+//
+// A [Store] is where bm2 keeps one group per cluster-mode project of
+// system scope: pinned in /sys/fs/bpf/bm2/<project> ([PinRoot]), changed
+// under the project's lock (flock on /run/bm2/steer/<project>.lock, a
+// directory root's alone), and marked there once a boot when the host
+// cannot steer (/run/bm2/steer/<project>.unavailable: the reason and a
+// line of detail, for bm2 status). [Store.Group] opens the pinned group
+// or makes one, again when the project's port changed; [Store.Remove] is
+// bm2 delete's. The slots are the instances' BM2_APP_INSTANCE: 0 to
+// instances-1, and instances for the surge a reload starts beside them.
+//
 // # What it needs
 //
 // Verified by TestCapabilities, running each step as root with a reduced

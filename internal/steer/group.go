@@ -324,6 +324,10 @@ func Open(dir string) (*Group, error) {
 	return g, nil
 }
 
+// ErrIncompatible is what Open says of pins of another shape than this
+// bm2's (another version's layout): not a group it can change.
+var ErrIncompatible = errors.New("not a group of this bm2's layout")
+
 // pinnedCompatible refuses pins of another shape (another bm2's layout).
 func (g *Group) pinnedCompatible() error {
 	for _, c := range []struct {
@@ -332,12 +336,12 @@ func (g *Group) pinnedCompatible() error {
 	}{{g.table, TableSpec()}, {g.socks, SocksSpec()}} {
 		m, s := c.m, c.spec
 		if m.Type() != s.Type || m.KeySize() != s.KeySize || m.ValueSize() != s.ValueSize || m.MaxEntries() != s.MaxEntries || m.Flags() != s.Flags {
-			return fmt.Errorf("%s is a %s map (key %d, value %d, %d entries, flags %#x), not bm2's %s",
-				s.Name, m.Type(), m.KeySize(), m.ValueSize(), m.MaxEntries(), m.Flags(), s.Type)
+			return fmt.Errorf("%w: %s is a %s map (key %d, value %d, %d entries, flags %#x), not bm2's %s",
+				ErrIncompatible, s.Name, m.Type(), m.KeySize(), m.ValueSize(), m.MaxEntries(), m.Flags(), s.Type)
 		}
 	}
 	if g.prog.Type() != ebpf.SkReuseport {
-		return fmt.Errorf("the pinned program is a %s program", g.prog.Type())
+		return fmt.Errorf("%w: the pinned program is a %s program", ErrIncompatible, g.prog.Type())
 	}
 	return nil
 }

@@ -15,9 +15,11 @@ const (
 )
 
 // MaxSlots is the most instances one group steers to: a slot is an
-// instance number (0 for bm2@app-0), and a project has at most
-// config.MaxInstances of them.
-const MaxSlots = 1024
+// instance number (0 for bm2@app-0, BM2_APP_INSTANCE), and a project has
+// at most config.MaxInstances of them (1024), plus the surge a reload
+// starts beside them, whose BM2_APP_INSTANCE is the project's instance
+// count: slot 1024 at most.
+const MaxSlots = 1025
 
 // The table is one ARRAY map of u64 values, mapped into the memory of the
 // process that holds the Group (BPF_F_MMAPABLE), so that each entry is

@@ -252,6 +252,9 @@ func (m *mapper) run() (*Project, error) {
 		return nil, err
 	}
 	m.schedule() // after port, which settles the mode
+	if m.p.Mode == config.Cluster {
+		m.p.Drain = config.DefaultDrain // PM2 has none to map; fork mode has none at all
+	}
 	m.p.Env = nil
 	for _, k := range sortedKeys(env) {
 		m.p.Env = append(m.p.Env, config.EnvVar{Name: k, Value: env[k]})

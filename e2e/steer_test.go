@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// spreadScript opens n keep-alive connections to port at once (Node.js's
+// agent, one socket each), asks each for its instance and prints the
+// count per instance: "<instance> <count>" lines.
+const spreadScript = `const http = require("node:http");
+const [port, n] = [Number(process.argv[2]), Number(process.argv[3])];
+const agent = new http.Agent({ keepAlive: true, maxSockets: n });
+const counts = {};
+let left = n;
+for (let i = 0; i < n; i++) {
+  http.get({ port, host: "127.0.0.1", agent }, (res) => {
+    let body = "";
+    res.on("data", (d) => (body += d));
+    res.on("end", () => {
+      const inst = body.split(" ")[1];
+      counts[inst] = (counts[inst] || 0) + 1;
+      if (--left === 0) {
+        for (const [k, v] of Object.entries(counts)) console.log(k + " " + v);
+        agent.destroy();
+      }
+    });
+  }).on("error", (e) => { console.log("error " + e.message); process.exit(1); });
+}
+`
+
+// spread is how many of n keep-alive connections each instance got.
+func (b *bed) spread(port, n int) map[string]int {
+	b.t.Helper()
+	b.write("/tmp/spread.js", spreadScript)
+	out := b.sh("node /tmp/spread.js " + strconv.Itoa(port) + " " + strconv.Itoa(n))
+	got := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 2 {
+			got[f[0]], _ = strconv.Atoi(f[1])
+		}
+	}
+	return got
+}
+
+// The kernel-steered port: with a bpf file system (as systemd mounts it
+// on a host), bm2-steer@ puts each confirmed instance's listener in the
+// project's SO_REUSEPORT program, so new connections go round-robin: 64
+// keep-alive connections over 2 instances split 32/32 (the kernel's hash
+// gave 27/37). A reload of an app with no SIGTERM handler at all, under
+// unpaced Connection: close load, fails no request: each instance is
+// taken out of the turn and drained before systemd's SIGTERM. Without
+// bpffs, a project gets steering_unavailable once and serves by hash.
+func TestSteering(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.sh(`mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf`)
+
+	b.app("/srv/st", "graceful-server.js", "server.js")
+	b.write("/srv/st/bm2.toml", "name = \"st\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3490\n")
+	b.must(0, "/srv/st", "serve")
+	b.eventually(30*time.Second, "st steered", `bm2 status st | grep -q 'round-robin over 2'`)
+	t.Logf("status:\n%s", b.sh(`bm2 status st`))
+	got := b.spread(3490, 64)
+	if d := got["0"] - got["1"]; got["0"]+got["1"] != 64 || d < -1 || d > 1 {
+		t.Errorf("64 keep-alive connections split %v, want 32/32 ± 1", got)
+	}
+	t.Logf("64 keep-alive connections: %v", got)
+
+	// An app with no SIGTERM handler: the signal kills it at once.
+	b.app("/srv/sn", "node-server.js", "server.js")
+	b.write("/srv/sn/bm2.toml", "name = \"sn\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3492\n")
+	b.must(0, "/srv/sn", "serve")
+	b.eventually(30*time.Second, "sn steered", `bm2 status sn | grep -q 'round-robin over 2'`)
+	b.settledProject("sn", 2)
+	res, out, took := b.reloadCmdUnderLoad("bm2 reload sn", 3492, false)
+	t.Logf("reload of an app with no SIGTERM handler took %v under Connection: close load: %v\n%s", took, res, out)
+	if res.errors() != 0 {
+		t.Errorf("%v during the reload of an app with no SIGTERM handler", res)
+	}
+	if res.requests < 1000 {
+		t.Errorf("only %d requests: the load was not steady", res.requests)
+	}
+	b.eventually(30*time.Second, "sn steered again", `bm2 status sn | grep -q 'round-robin over 2'`)
+
+	// Without bpffs: once steering_unavailable, and the hash serves.
+	b.sh(`umount /sys/fs/bpf`)
+	b.app("/srv/sh", "node-server.js", "server.js")
+	b.write("/srv/sh/bm2.toml", "name = \"sh\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3494\n")
+	b.must(0, "/srv/sh", "serve")
+	es := b.waitEvents(30*time.Second, "steering_unavailable", "sh", 1)
+	if r := es[0].str("BM2_REASON"); r != "no_bpffs" {
+		t.Errorf("steering_unavailable: %v", es[0])
+	}
+	if out := b.sh(`bm2 status sh`); !regexp.MustCompile(`kernel hash \(steering unavailable: [^)]*\)`).MatchString(out) {
+		t.Errorf("bm2 status sh:\n%s", out)
+	}
+	for i := 0; i < 10; i++ {
+		if out := b.sh(`curl -sf --max-time 2 http://127.0.0.1:3494/`); !strings.HasPrefix(out, "sh ") {
+			t.Fatalf("sh answered %q", out)
+		}
+	}
+	b.must(0, "/", "restart", "sh")
+	b.settledProject("sh", 2)
+	if n := len(b.events("steering_unavailable", "sh")); n != 1 {
+		t.Errorf("%d steering_unavailable events after a restart, want 1 (once per project per boot)", n)
+	}
+}

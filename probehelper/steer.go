@@ -1,0 +1,537 @@
+package probehelper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/internal/steer"
+	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// The drain's timing: it looks at the instance's sockets every
+// DrainPoll, and calls it idle once DrainSettle looks in a row found
+// nothing queued, unread or unsent (a connection accepted just before
+// the first look may have its request on the way).
+const (
+	DrainPoll   = 10 * time.Millisecond
+	DrainSettle = 2
+)
+
+// SteerSystemd is the part of systemd steer add and drain ask
+// (*sysd.Conn): what the instance runs with (BM2_APP_PORT,
+// BM2_APP_INSTANCE, BM2_EXEC_MODE, BM2_DRAIN_MS), its processes and its
+// run (InvocationID).
+type SteerSystemd interface {
+	Unit(ctx context.Context, name string) (sysd.Status, error)
+}
+
+// SteerSockets is what steer add and drain read of the kernel's sockets
+// (hostSockets: sock_diag and /proc).
+type SteerSockets interface {
+	Listeners(port int) ([]sockdiag.Listener, error)
+	Established(port int) ([]sockdiag.Connection, error)
+	// Holder finds a descriptor of one of the sockets among the
+	// processes' (sockdiag.Holder).
+	Holder(pids []uint32, inodes []uint64) (sockdiag.Holding, bool, error)
+	// SocketsOf lists the socket inodes among a process's descriptors.
+	SocketsOf(pid uint32) ([]uint64, error)
+}
+
+// Steerer is `bm2-probe steer add|drain <project>-<i>` for one instance
+// of a cluster-mode project (system scope): Add puts the instance's
+// listener in its port's kernel-steered turn (package steer), Drain takes
+// it out before the instance stops and waits for its requests.
+type Steerer struct {
+	Project string
+	Index   int // units.Surge for the surge
+	Systemd SteerSystemd
+	Store   steer.Store
+	Sockets SteerSockets
+	// Take copies descriptor fd of process pid into this one
+	// (pidfd_open, pidfd_getfd: takeFD).
+	Take   func(pid uint32, fd int) (int, error)
+	Events journal.Sink
+	Clock  Clock
+	Log    func(format string, args ...any)
+}
+
+func (s *Steerer) id() string { return units.InstanceID(s.Project, s.Index) }
+
+func (s *Steerer) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log(format, args...)
+	}
+}
+
+// steered is what steer add and drain know of the instance.
+type steered struct {
+	st    sysd.Status
+	port  int
+	slot  int // BM2_APP_INSTANCE
+	drain time.Duration
+}
+
+// instance reads the instance from systemd; ok is false (and said) when
+// it is not a cluster-mode instance bm2 can steer.
+func (s *Steerer) instance(ctx context.Context) (steered, bool, error) {
+	unit := units.Instance(s.Project, s.Index)
+	st, err := s.Systemd.Unit(ctx, unit)
+	if err != nil {
+		return steered{}, false, fmt.Errorf("ask systemd about %s: %w", unit, err)
+	}
+	if st.LoadState != "" && st.LoadState != "loaded" {
+		s.logf("%s is %s: nothing to steer", unit, st.LoadState)
+		return steered{}, false, nil
+	}
+	if mode := st.Env("BM2_EXEC_MODE"); mode != string(config.Cluster) {
+		s.logf("%s is not in cluster mode (BM2_EXEC_MODE=%q): its port is its own, nothing to steer", unit, mode)
+		return steered{}, false, nil
+	}
+	in := steered{st: st}
+	in.port, err = strconv.Atoi(st.Env("BM2_APP_PORT"))
+	if err != nil || in.port < 1 || in.port > 65535 {
+		return steered{}, false, fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run systemctl daemon-reload)", unit)
+	}
+	in.slot, err = strconv.Atoi(st.Env("BM2_APP_INSTANCE"))
+	if err != nil || in.slot < 0 || in.slot >= steer.MaxSlots {
+		return steered{}, false, fmt.Errorf("%s has no BM2_APP_INSTANCE between 0 and %d", unit, steer.MaxSlots-1)
+	}
+	in.drain = config.DefaultDrain
+	if ms, err := strconv.ParseInt(st.Env("BM2_DRAIN_MS"), 10, 64); err == nil && ms >= 0 {
+		in.drain = time.Duration(ms) * time.Millisecond
+	}
+	in.drain = drainBound(in.drain, st.TimeoutStop)
+	return in, true, nil
+}
+
+// drainBound is how long a drain waits: drain_ms, but no longer than the
+// instance's stop timeout (0: not known) less config.DrainMargin, since
+// systemd's TimeoutStopSec= bounds the drain's ExecStop= too and a stop
+// whose ExecStop= it cuts short fails.
+func drainBound(drain, stopTimeout time.Duration) time.Duration {
+	if stopTimeout > 0 {
+		drain = min(drain, stopTimeout-config.DrainMargin)
+	}
+	return max(drain, 0)
+}
+
+// maxAddRounds bounds how often Add starts again because the instance
+// restarted (a new InvocationID) while it was being added.
+const maxAddRounds = 3
+
+// Add puts the instance's listener in the project's group: the group
+// pinned in Store (made, and pinned, when there is none or it is for
+// another port), its program attached to the port, the listener in slot
+// BM2_APP_INSTANCE and live. Where the host cannot steer it marks the
+// project (once a boot, with a steering_unavailable event) and returns
+// nil: the port keeps the kernel's hash.
+func (s *Steerer) Add(ctx context.Context) error {
+	for round := 1; ; round++ {
+		in, ok, err := s.instance(ctx)
+		if !ok || err != nil {
+			return err
+		}
+		if !in.st.Running() {
+			s.logf("%s is not running (%s/%s): nothing to steer", s.id(), in.st.ActiveState, in.st.SubState)
+			return nil
+		}
+		if err := s.add(in); err != nil {
+			return err
+		}
+		// A run that started meanwhile has a listener of its own: its
+		// probe queues another start of this unit, which systemd merges
+		// into this one while it runs, so this one adds it.
+		now, err := s.Systemd.Unit(ctx, units.Instance(s.Project, s.Index))
+		if err != nil || now.InvocationID == in.st.InvocationID || round == maxAddRounds {
+			return nil
+		}
+		s.logf("%s restarted while it was added: adding its new run", s.id())
+	}
+}
+
+func (s *Steerer) add(in steered) error {
+	ls, err := s.Sockets.Listeners(in.port)
+	if err != nil {
+		return err
+	}
+	inodes := make([]uint64, 0, len(ls))
+	for _, l := range ls {
+		inodes = append(inodes, l.Inode)
+	}
+	pids := in.st.PIDs()
+	h, found, err := s.Sockets.Holder(pids, inodes)
+	if err != nil {
+		return fmt.Errorf("find %s's listener on port %d: %w", s.id(), in.port, err)
+	}
+	if !found {
+		s.logf("%s holds no listener on port %d (processes %v): nothing to steer", s.id(), in.port, pids)
+		return nil
+	}
+	fd, err := s.Take(h.PID, h.FD)
+	switch {
+	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES):
+		return s.unavailable(in, reason.NoPermission, fmt.Errorf("%w (copying another user's descriptor needs CAP_SYS_PTRACE and kernel.yama.ptrace_scope below 3)", err))
+	case errors.Is(err, unix.ENOSYS):
+		return s.unavailable(in, reason.KernelTooOld, fmt.Errorf("%w (pidfd_getfd needs Linux 5.6; steering needs 5.14)", err))
+	case err != nil:
+		return err
+	}
+	defer unix.Close(fd)
+	// The descriptor may have been closed and its number reused since it
+	// was looked at.
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil || fst.Ino != h.Inode {
+		s.logf("%s: fd %d of pid %d changed before it was copied: not steered this time", s.id(), h.FD, h.PID)
+		return nil
+	}
+	if _, err := steer.CheckListener(fd, in.port); err != nil {
+		return s.refused(in, err)
+	}
+	unlock, err := s.Store.Lock(s.Project)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	g, created, err := s.Store.Group(s.Project, in.port)
+	if err != nil {
+		return s.refused(in, err)
+	}
+	defer g.Close()
+	if err := g.Attach(fd); err != nil {
+		return s.refused(in, err)
+	}
+	if err := g.Add(in.slot, fd); err != nil {
+		return s.refused(in, err)
+	}
+	// A live slot whose listener closed (an instance that crashed, or
+	// was the last one in the turn when it stopped) would leave its
+	// turns to the kernel's hash: out with it, now that this one is in.
+	for _, other := range g.Live() {
+		if other != in.slot && !g.Filled(other) {
+			if err := g.Remove(other); err != nil {
+				return err
+			}
+			s.logf("%s: slot %d has no listener: out of the turn", s.id(), other)
+		}
+	}
+	how := ""
+	if created {
+		how = ", group pinned in " + s.Store.Dir(s.Project)
+	}
+	s.logf("%s steered: slot %d, live %d%s", s.id(), in.slot, len(g.Live()), how)
+	return nil
+}
+
+// refused is unavailable for what package steer refuses: a host that
+// cannot steer (*steer.UnavailableError) or a listener it cannot take
+// (*steer.ListenerError); other errors are returned.
+func (s *Steerer) refused(in steered, err error) error {
+	var ue *steer.UnavailableError
+	var le *steer.ListenerError
+	switch {
+	case errors.As(err, &ue):
+		return s.unavailable(in, reason.Reason(ue.Reason), ue.Err)
+	case errors.As(err, &le):
+		return s.unavailable(in, reason.ListenerNotSteerable, le.Err)
+	}
+	return err
+}
+
+// unavailable says that the project's port keeps the kernel's hash, and
+// why: in the instance's journal each time, as a steering_unavailable
+// event the first time this boot (the project's mark in Store).
+func (s *Steerer) unavailable(in steered, why reason.Reason, err error) error {
+	s.logf("%s not steered (%s): %v; port %d keeps the kernel's hash", s.id(), why, err, in.port)
+	first, merr := s.Store.MarkUnavailable(s.Project, string(why), err.Error())
+	if merr != nil {
+		// Said every time rather than never.
+		s.logf("%s: cannot mark steering unavailable: %v", s.id(), merr)
+		first = true
+	}
+	if !first {
+		return nil
+	}
+	e, _ := reason.Explain(why, reason.Facts{Project: s.Project, Instance: s.id(), Port: in.port, Detail: err.Error()})
+	return s.Events.Emit(journal.Event{
+		Kind: journal.SteeringUnavailable, Project: s.Project, Instance: s.id(), Port: in.port,
+		Invocation: in.st.InvocationID, Reason: why,
+		Message: e.Message, Detail: fmt.Sprintf("%v; %s", err, e.FixLine()),
+	})
+}
+
+// Drain takes the instance out of its port's turn before it stops, when
+// it is in it and another instance is too (with none live the kernel's
+// hash would place connections on every listener, this one too), and
+// waits up to BM2_DRAIN_MS until it is idle: nothing in its listener's
+// accept queue, and none of its connections on the port with bytes unread
+// or unsent. A request the app has read and not answered yet has neither:
+// the app's SIGTERM handler finishes it. Without a pinned group there is
+// nothing to do.
+func (s *Steerer) Drain(ctx context.Context) error {
+	in, ok, err := s.instance(ctx)
+	if !ok || err != nil {
+		return err
+	}
+	g, err := steer.Open(s.Store.Dir(s.Project))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, steer.ErrUnavailable) {
+		return nil // not steered: the kernel's hash, nothing to take out
+	}
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	removed, live, err := s.remove(g, in.slot)
+	if err != nil || !removed {
+		return err
+	}
+	s.logf("%s out of port %d's turn: slot %d removed, live %d", s.id(), in.port, in.slot, live)
+	if in.drain <= 0 {
+		return nil
+	}
+	start := s.Clock.Now()
+	deadline := start + in.drain
+	var st drainState
+	for {
+		sample, err := s.measure(in)
+		if err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		now := s.Clock.Now()
+		var v drainVerdict
+		st, v = drainStep(st, sample, now, deadline)
+		switch v {
+		case drainIdle:
+			s.logf("%s drained in %v", s.id(), (now - start).Round(time.Millisecond))
+			return nil
+		case drainTimedOut:
+			s.logf("%s not idle after drain_ms (%v): %d queued, %d connections with bytes unread or unsent; stopping it anyway",
+				s.id(), in.drain, sample.Queued, sample.Busy)
+			return nil
+		}
+		if err := s.Clock.Sleep(ctx, min(DrainPoll, deadline-now)); err != nil {
+			return err
+		}
+	}
+}
+
+// remove takes slot out of g's turn under the project's lock, unless it
+// is not live or is the last live one.
+func (s *Steerer) remove(g *steer.Group, slot int) (removed bool, live int, err error) {
+	unlock, err := s.Store.Lock(s.Project)
+	if err != nil {
+		return false, 0, err
+	}
+	defer unlock()
+	now := g.Live()
+	switch {
+	case !slices.Contains(now, slot):
+		s.logf("%s: slot %d is not in the turn (live %v): nothing to drain", s.id(), slot, now)
+		return false, len(now), nil
+	case len(now) == 1:
+		s.logf("%s: slot %d is the last live one: it stays (the port has no other instance to steer to)", s.id(), slot)
+		return false, 1, nil
+	}
+	if err := g.Remove(slot); err != nil {
+		return false, len(now), err
+	}
+	return true, len(now) - 1, nil
+}
+
+// drainSample is one look at a draining instance's sockets on its port.
+type drainSample struct {
+	Queued int // connections in its listeners' accept queues
+	Busy   int // its connections with bytes unread or unsent
+}
+
+func (d drainSample) idle() bool { return d.Queued == 0 && d.Busy == 0 }
+
+// drainState is what the drain remembers between looks.
+type drainState struct {
+	idle int // looks in a row that found it idle
+}
+
+type drainVerdict int
+
+const (
+	drainWaiting  drainVerdict = iota // look again after DrainPoll
+	drainIdle                         // idle for DrainSettle looks: let systemd stop it
+	drainTimedOut                     // drain_ms is over: stop it as it is
+)
+
+// drainStep is the drain's pure core: given its state, one look at the
+// sockets, the time of the look and the deadline, it says whether to go
+// on, and the next state.
+func drainStep(st drainState, d drainSample, now, deadline time.Duration) (drainState, drainVerdict) {
+	if d.idle() {
+		st.idle++
+	} else {
+		st.idle = 0
+	}
+	switch {
+	case st.idle >= DrainSettle:
+		return st, drainIdle
+	case now >= deadline:
+		return st, drainTimedOut
+	}
+	return st, drainWaiting
+}
+
+// measure looks once at the instance's listeners and connections on its
+// port: those whose socket one of its processes holds.
+func (s *Steerer) measure(in steered) (drainSample, error) {
+	own := map[uint64]bool{}
+	for _, pid := range in.st.PIDs() {
+		inodes, err := s.Sockets.SocketsOf(pid)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return drainSample{}, err
+		}
+		for _, ino := range inodes {
+			own[ino] = true
+		}
+	}
+	var d drainSample
+	ls, err := s.Sockets.Listeners(in.port)
+	if err != nil {
+		return d, err
+	}
+	for _, l := range ls {
+		if own[l.Inode] {
+			d.Queued += int(l.Queued)
+		}
+	}
+	cs, err := s.Sockets.Established(in.port)
+	if err != nil {
+		return d, err
+	}
+	for _, c := range cs {
+		if own[c.Inode] && (c.Unread > 0 || c.Unsent > 0) {
+			d.Busy++
+		}
+	}
+	return d, nil
+}
+
+// hostSockets is SteerSockets on this host: one sock_diag socket, and
+// /proc.
+type hostSockets struct{ diag *sockdiag.Conn }
+
+func (h hostSockets) Listeners(port int) ([]sockdiag.Listener, error) { return h.diag.Listeners(port) }
+func (h hostSockets) Established(port int) ([]sockdiag.Connection, error) {
+	return h.diag.Established(port)
+}
+func (hostSockets) Holder(pids []uint32, inodes []uint64) (sockdiag.Holding, bool, error) {
+	return sockdiag.Holder(pids, inodes)
+}
+func (hostSockets) SocketsOf(pid uint32) ([]uint64, error) {
+	inodes, _, err := sockdiag.SocketsOf(pid, 0)
+	return inodes, err
+}
+
+// takeFD copies descriptor fd of process pid (pidfd_open, pidfd_getfd:
+// Linux 5.6; another user's process takes CAP_SYS_PTRACE). The copy is
+// close-on-exec.
+func takeFD(pid uint32, fd int) (int, error) {
+	pidfd, err := unix.PidfdOpen(int(pid), 0)
+	if err != nil {
+		return -1, fmt.Errorf("pidfd_open of pid %d: %w", pid, err)
+	}
+	defer unix.Close(pidfd)
+	n, err := unix.PidfdGetfd(pidfd, fd, 0)
+	if err != nil {
+		return -1, fmt.Errorf("pidfd_getfd of fd %d of pid %d: %w", fd, pid, err)
+	}
+	return n, nil
+}
+
+// steerPrepare is `bm2-probe steer prepare`, bm2-steer@.service's
+// ExecStartPre=+: it creates steer.PinRoot (0700) where its parent is on
+// a bpf filesystem, so that the unit's ReadWritePaths= finds it. Where
+// there is none it does nothing: steer add says so.
+func steerPrepare(out io.Writer) error {
+	if err := steer.CheckPinDir(steer.PinRoot); err != nil {
+		fmt.Fprintf(out, "%v\n", err)
+		return nil
+	}
+	return os.MkdirAll(steer.PinRoot, 0o700)
+}
+
+// steerCommand is `bm2-probe steer add|drain|prepare`: add as
+// bm2-steer@<project>-<i>.service (root, CAP_BPF, CAP_SYS_PTRACE,
+// CAP_DAC_READ_SEARCH), drain as the ExecStop=+ of the instance's drop-in
+// (root), prepare as the ExecStartPre=+ of bm2-steer@.service. A drain
+// never fails the stop: whatever goes wrong is said and it exits 0.
+func steerCommand(ctx context.Context, args []string, out io.Writer, events journal.Sink, scope layout.Layout) error {
+	usage := fmt.Errorf("usage: bm2-probe steer add|drain PROJECT-INDEX | steer prepare")
+	if len(args) == 1 && args[0] == "prepare" {
+		return steerPrepare(out)
+	}
+	if len(args) != 2 || (args[0] != "add" && args[0] != "drain") {
+		return usage
+	}
+	verb := args[0]
+	project, index, ok := units.ParseInstance(args[1])
+	if !ok {
+		err := fmt.Errorf("%q is not an instance name like api-0", args[1])
+		if verb == "drain" {
+			fmt.Fprintf(out, "bm2-probe steer drain: %v\n", err)
+			return nil
+		}
+		return err
+	}
+	if scope.IsUser() {
+		// A user's manager cannot load BPF programs: its ports keep the
+		// kernel's hash, and nothing of it is pinned.
+		if verb == "add" {
+			fmt.Fprintf(out, "%s: user scope: port steering is system scope's; the port keeps the kernel's hash\n", units.InstanceID(project, index))
+		}
+		return nil
+	}
+	err := steerRun(ctx, verb, project, index, out, events, scope)
+	if err != nil && verb == "drain" {
+		fmt.Fprintf(out, "%s: drain: %v; stopping it as it is\n", units.InstanceID(project, index), err)
+		return nil
+	}
+	return err
+}
+
+func steerRun(ctx context.Context, verb, project string, index int, out io.Writer, events journal.Sink, scope layout.Layout) error {
+	// Bounded: a drain waits at most drain_ms (a minute at most) inside
+	// the instance's stop timeout.
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	bus, err := Connect(ctx, scope)
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	diag, err := sockdiag.Open()
+	if err != nil {
+		return err
+	}
+	defer diag.Close()
+	s := &Steerer{
+		Project: project, Index: index, Systemd: bus,
+		Store:   steer.Store{Pins: steer.PinRoot, Run: scope.SteerDir()},
+		Sockets: hostSockets{diag: diag}, Take: takeFD, Events: events, Clock: MonotonicClock{},
+		Log: func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
+	}
+	if verb == "add" {
+		return s.Add(ctx)
+	}
+	return s.Drain(ctx)
+}

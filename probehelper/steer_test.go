@@ -1,0 +1,620 @@
+package probehelper
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/internal/steer"
+	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
+)
+
+// The test binary is also the apps of the steering tests, chosen by
+// BM2_PROBE_CHILD:
+//
+//	listen   an instance: a SO_REUSEPORT TCP listener on 127.0.0.1 and
+//	         BM2_PROBE_PORT (0: any); it prints "PID PORT", then "a" per
+//	         connection it accepts, and keeps each one open unread
+func TestMain(m *testing.M) {
+	if os.Getenv("BM2_PROBE_CHILD") == "listen" {
+		port, _ := strconv.Atoi(os.Getenv("BM2_PROBE_PORT"))
+		childListen(port)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func childListen(port int) {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP)
+	if err == nil {
+		err = unix.SetsockoptInt(s, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	}
+	if err == nil {
+		err = unix.Bind(s, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
+	}
+	if err == nil {
+		err = unix.Listen(s, 64)
+	}
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	sa, _ := unix.Getsockname(s)
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintln(w, os.Getpid(), sa.(*unix.SockaddrInet4).Port)
+	w.Flush()
+	var held []int
+	for {
+		c, _, err := unix.Accept(s)
+		if err != nil {
+			return
+		}
+		held = append(held, c) // open, unread: a request being worked on
+		fmt.Fprintln(w, "a")
+		w.Flush()
+	}
+}
+
+// An app is one child instance.
+type app struct {
+	pid, port int
+	accepts   atomic.Int64
+	cmd       *exec.Cmd
+}
+
+// kill ends the app, and with it its listener.
+func (a *app) kill(t *testing.T) {
+	t.Helper()
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
+}
+
+func startApp(t *testing.T, port int) *app {
+	t.Helper()
+	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BM2_PROBE_CHILD=listen", "BM2_PROBE_PORT="+strconv.Itoa(port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	a := &app{cmd: cmd}
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	if _, serr := fmt.Sscan(line, &a.pid, &a.port); err != nil || serr != nil {
+		t.Fatalf("app said %q: %v %v", line, err, serr)
+	}
+	go func() {
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				io.Copy(io.Discard, r)
+				return
+			}
+			if strings.TrimSpace(l) == "a" {
+				a.accepts.Add(1)
+			}
+		}
+	}()
+	return a
+}
+
+// connect opens n connections to port, each closed at once, and returns
+// each app's accepts once they add up to n.
+func connect(t *testing.T, port, n int, apps ...*app) []int {
+	t.Helper()
+	for _, a := range apps {
+		a.accepts.Store(0)
+	}
+	for i := 0; i < n; i++ {
+		c, err := net.DialTimeout("tcp4", "127.0.0.1:"+strconv.Itoa(port), 2*time.Second)
+		if err != nil {
+			t.Fatalf("connection %d of %d: %v", i+1, n, err)
+		}
+		c.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, sum := make([]int, len(apps)), 0
+		for i, a := range apps {
+			got[i] = int(a.accepts.Load())
+			sum += got[i]
+		}
+		if sum == n || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// steerSystemd answers for the instances of one project, by unit name.
+type steerSystemd struct {
+	mu    sync.Mutex
+	units map[string]sysd.Status
+}
+
+func (s *steerSystemd) Unit(ctx context.Context, name string) (sysd.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.units[name]
+	if !ok {
+		return sysd.NotFound(name), nil
+	}
+	return st, nil
+}
+
+func (s *steerSystemd) set(project string, index, pid, port, slot int, env ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.units == nil {
+		s.units = map[string]sysd.Status{}
+	}
+	s.units[units.Instance(project, index)] = sysd.Status{
+		LoadState: "loaded", ActiveState: "active", SubState: "running",
+		InvocationID: fmt.Sprintf("inv-%d-%d", index, pid), MainPID: uint32(pid), TimeoutStop: 1600 * time.Millisecond,
+		Environment: append([]string{"BM2_EXEC_MODE=cluster", "BM2_APP_PORT=" + strconv.Itoa(port),
+			"BM2_APP_INSTANCE=" + strconv.Itoa(slot)}, env...),
+	}
+}
+
+// steerRig is steer add and drain of one project, on this host's
+// sockets, with systemd faked.
+type steerRig struct {
+	sd     *steerSystemd
+	store  steer.Store
+	events *events
+	mu     sync.Mutex
+	log    strings.Builder
+}
+
+func newSteerRig(t *testing.T, pins string) *steerRig {
+	return &steerRig{sd: &steerSystemd{}, events: &events{},
+		store: steer.Store{Pins: pins, Run: filepath.Join(t.TempDir(), "steer")}}
+}
+
+func (r *steerRig) steerer(t *testing.T, project string, index int) *Steerer {
+	t.Helper()
+	diag, err := sockdiag.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { diag.Close() })
+	return &Steerer{Project: project, Index: index, Systemd: r.sd, Store: r.store,
+		Sockets: hostSockets{diag: diag}, Take: takeFD, Events: r.events, Clock: MonotonicClock{},
+		Log: func(format string, args ...any) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			fmt.Fprintf(&r.log, format+"\n", args...)
+		}}
+}
+
+// lines returns what was logged since the last call.
+func (r *steerRig) lines() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.log.String()
+	r.log.Reset()
+	return s
+}
+
+// mountBPF mounts a bpf filesystem on a temporary directory, where the
+// test's groups are pinned.
+func mountBPF(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("bpf", dir, "bpf", 0, "mode=0700"); err != nil {
+		t.Fatalf("mount bpf on %s: %v", dir, err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
+func needSteering(t *testing.T) {
+	t.Helper()
+	testutil.Root(t)
+	if err := steer.Available(""); err != nil {
+		testutil.Skip(t, testutil.Need{What: "no BPF connection steering on this host", Fix: "sudo make test on Linux 5.14 or later"}, err)
+	}
+}
+
+// Three instances of one port (two and the surge), each a process of its
+// own as systemd runs them: steer add puts each listener in its slot
+// (BM2_APP_INSTANCE) of a group it pins, and the port goes round-robin;
+// steer drain takes one out, so that it gets no new connection, and
+// keeps the last one in; add puts it back.
+func TestSteerAddAndDrain(t *testing.T) {
+	needSteering(t)
+	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
+	a0 := startApp(t, 0)
+	port := a0.port
+	a1, surge := startApp(t, port), startApp(t, port)
+	r.sd.set("api", 0, a0.pid, port, 0, "BM2_DRAIN_MS=1000")
+	r.sd.set("api", 1, a1.pid, port, 1, "BM2_DRAIN_MS=1000")
+	r.sd.set("api", units.Surge, surge.pid, port, 2, "BM2_DRAIN_MS=1000")
+	ctx := context.Background()
+
+	for i, want := range []string{"api-0 steered: slot 0, live 1, group pinned in " + r.store.Dir("api") + "\n",
+		"api-1 steered: slot 1, live 2\n"} {
+		if err := r.steerer(t, "api", i).Add(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.lines(); got != want {
+			t.Errorf("add api-%d logged %q, want %q", i, got, want)
+		}
+	}
+	if got := connect(t, port, 64, a0, a1, surge); got[0] != 32 || got[1] != 32 || got[2] != 0 {
+		t.Errorf("2 instances steered: accepts %v, want [32 32 0] (the surge is not in the turn yet)", got)
+	}
+	if err := r.steerer(t, "api", units.Surge).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.lines(); got != "api-surge steered: slot 2, live 3\n" {
+		t.Errorf("add the surge logged %q", got)
+	}
+	if got := connect(t, port, 30, a0, a1, surge); got[0] != 10 || got[1] != 10 || got[2] != 10 {
+		t.Errorf("with the surge: accepts %v, want [10 10 10]", got)
+	}
+	// Adding a slot again (a second start of the step) changes nothing.
+	if err := r.steerer(t, "api", 1).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.lines(); got != "api-1 steered: slot 1, live 3\n" {
+		t.Errorf("add api-1 again logged %q", got)
+	}
+
+	// Drain api-1: idle (every connection closed), out of the turn at once.
+	start := time.Now()
+	if err := r.steerer(t, "api", 1).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("an idle instance's drain took %v", took)
+	}
+	log := r.lines()
+	if !strings.HasPrefix(log, "api-1 out of port "+strconv.Itoa(port)+"'s turn: slot 1 removed, live 2\napi-1 drained in ") {
+		t.Errorf("drain logged %q", log)
+	}
+	if got := connect(t, port, 32, a0, a1, surge); got[0] != 16 || got[1] != 0 || got[2] != 16 {
+		t.Errorf("api-1 drained: accepts %v, want [16 0 16]", got)
+	}
+	// The surge goes, then api-0 would be the last: it stays in.
+	if err := r.steerer(t, "api", units.Surge).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.lines()
+	if err := r.steerer(t, "api", 0).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.lines(); !strings.Contains(got, "api-0: slot 0 is the last live one: it stays") {
+		t.Errorf("drain of the last instance logged %q", got)
+	}
+	g, err := steer.Open(r.store.Dir("api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if !slices.Equal(g.Live(), []int{0}) || g.Port() != port {
+		t.Errorf("pinned group: live %v, port %d; want [0], %d", g.Live(), g.Port(), port)
+	}
+	// A drain of a slot not in the turn waits for nothing.
+	if err := r.steerer(t, "api", 1).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.lines(); !strings.Contains(got, "slot 1 is not in the turn (live [0])") {
+		t.Errorf("drain of a drained slot logged %q", got)
+	}
+	// api-1 starts again: back in the turn.
+	if err := r.steerer(t, "api", 1).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := connect(t, port, 16, a0, a1); got[0] != 8 || got[1] != 8 {
+		t.Errorf("api-1 back: accepts %v, want [8 8]", got)
+	}
+	// The surge goes while it is the last one in the turn (it stays in
+	// it, its slot empty): the next add takes the empty slot out, so that
+	// none of the port's turns falls back to the hash.
+	if err := r.steerer(t, "api", units.Surge).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.lines()
+	surge.kill(t)
+	if err := r.steerer(t, "api", 0).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.lines(); got != "api-0: slot 2 has no listener: out of the turn\napi-0 steered: slot 0, live 2\n" {
+		t.Errorf("add beside an empty slot logged %q", got)
+	}
+	if !slices.Equal(g.Live(), []int{0, 1}) {
+		t.Errorf("live %v, want [0 1]", g.Live())
+	}
+	if len(r.events.got) != 0 {
+		t.Errorf("events %v, want none", r.events.kinds())
+	}
+}
+
+// A drain waits while the instance has a connection whose request it has
+// not read, up to drain_ms, and stops waiting then.
+func TestSteerDrainWaitsForUnreadBytes(t *testing.T) {
+	needSteering(t)
+	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
+	a0 := startApp(t, 0)
+	port := a0.port
+	a1 := startApp(t, port)
+	r.sd.set("api", 0, a0.pid, port, 0, "BM2_DRAIN_MS=300")
+	r.sd.set("api", 1, a1.pid, port, 1, "BM2_DRAIN_MS=300")
+	ctx := context.Background()
+	for i := range 2 {
+		if err := r.steerer(t, "api", i).Add(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Round-robin: two connections, one each; both send a request the
+	// apps never read.
+	for range 2 {
+		c, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for a0.accepts.Load() != 1 || a1.accepts.Load() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("accepts %d %d, want one each", a0.accepts.Load(), a1.accepts.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.lines()
+	start := time.Now()
+	if err := r.steerer(t, "api", 1).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	log := r.lines()
+	if took < 300*time.Millisecond || took > 2*time.Second {
+		t.Errorf("drain took %v, want drain_ms (300ms) and a little", took)
+	}
+	if !strings.Contains(log, "api-1 not idle after drain_ms (300ms): 0 queued, 1 connections with bytes unread or unsent; stopping it anyway") {
+		t.Errorf("drain logged %q", log)
+	}
+}
+
+// Where the host cannot steer (here: no bpf filesystem where the groups
+// are pinned), steer add says why in the instance's journal every time,
+// emits steering_unavailable once per project and boot, marks the
+// project for bm2 status, and succeeds: the port keeps the kernel's hash.
+func TestSteerUnavailableOnce(t *testing.T) {
+	pins := filepath.Join(t.TempDir(), "bm2") // no bpf filesystem
+	r := newSteerRig(t, pins)
+	l := steerListener(t, true)
+	port := l.Addr().(*net.TCPAddr).Port
+	r.sd.set("api", 0, os.Getpid(), port, 0)
+	r.sd.set("api", 1, os.Getpid(), port, 1)
+	for _, i := range []int{0, 1, 0} {
+		if err := r.steerer(t, "api", i).Add(context.Background()); err != nil {
+			t.Fatalf("add api-%d: %v", i, err)
+		}
+		want := fmt.Sprintf("api-%d not steered (no_bpffs): ", i)
+		if got := r.lines(); !strings.HasPrefix(got, want) || !strings.Contains(got, "keeps the kernel's hash") {
+			t.Errorf("add api-%d logged %q, want %q...", i, got, want)
+		}
+	}
+	if len(r.events.got) != 1 {
+		t.Fatalf("events %v, want one steering_unavailable", r.events.kinds())
+	}
+	ev := r.events.got[0]
+	if ev.Kind != journal.SteeringUnavailable || ev.Reason != reason.NoBPFFS || ev.Project != "api" || ev.Instance != "api-0" ||
+		ev.Port != port || ev.Invocation == "" || !strings.Contains(ev.Message, "kernel's hash") || !strings.Contains(ev.Detail, "mount -t bpf") {
+		t.Errorf("event %+v", ev)
+	}
+	why, detail, ok, err := r.store.Unavailable("api")
+	if err != nil || !ok || why != "no_bpffs" || !strings.Contains(detail, "no bpf filesystem") {
+		t.Errorf("mark: %q %q %v %v", why, detail, ok, err)
+	}
+	if _, err := os.Stat(pins); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pin directory %s made where there is no bpf filesystem: %v", pins, err)
+	}
+}
+
+// A listener the kernel cannot steer (here: one without SO_REUSEPORT) is
+// listener_not_steerable, said once, and not an error.
+func TestSteerListenerNotSteerable(t *testing.T) {
+	r := newSteerRig(t, filepath.Join(t.TempDir(), "bm2"))
+	l := steerListener(t, false)
+	port := l.Addr().(*net.TCPAddr).Port
+	r.sd.set("api", 0, os.Getpid(), port, 0)
+	if err := r.steerer(t, "api", 0).Add(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.events.got) != 1 || r.events.got[0].Reason != reason.ListenerNotSteerable ||
+		!strings.Contains(r.events.got[0].Message, "listening without SO_REUSEPORT") {
+		t.Errorf("events %+v", r.events.got)
+	}
+}
+
+// What is no cluster instance, not running or holds no listener is
+// nothing to steer, and no error; what systemd reports wrongly is one.
+func TestSteerNothingToSteer(t *testing.T) {
+	r := newSteerRig(t, filepath.Join(t.TempDir(), "bm2"))
+	port := freePort(t)
+	ctx := context.Background()
+	r.sd.set("api", 0, os.Getpid(), port, 0) // nobody listens on port
+	if err := r.steerer(t, "api", 0).Add(ctx); err != nil || !strings.Contains(r.lines(), "api-0 holds no listener on port "+strconv.Itoa(port)) {
+		t.Errorf("no listener: %v", err)
+	}
+	r.sd.set("web", 0, os.Getpid(), port, 0)
+	r.sd.units[units.Instance("web", 0)] = func(st sysd.Status) sysd.Status {
+		st.Environment = []string{"BM2_EXEC_MODE=fork", "BM2_APP_PORT=3000", "BM2_APP_INSTANCE=0"}
+		return st
+	}(r.sd.units[units.Instance("web", 0)])
+	if err := r.steerer(t, "web", 0).Add(ctx); err != nil || !strings.Contains(r.lines(), "not in cluster mode") {
+		t.Errorf("fork mode: %v", err)
+	}
+	if err := r.steerer(t, "gone", 0).Add(ctx); err != nil || !strings.Contains(r.lines(), "is not-found: nothing to steer") {
+		t.Errorf("no such unit: %v", err)
+	}
+	if err := r.steerer(t, "gone", 0).Drain(ctx); err != nil || !strings.Contains(r.lines(), "is not-found: nothing to steer") {
+		t.Errorf("drain of no such unit: %v", err)
+	}
+	// Not pinned (as everywhere before steer add ran): a drain has
+	// nothing to take out.
+	if err := r.steerer(t, "api", 0).Drain(ctx); err != nil || r.lines() != "" {
+		t.Errorf("drain of an unsteered port: %v", err)
+	}
+	r.sd.set("bad", 0, os.Getpid(), port, steer.MaxSlots)
+	if err := r.steerer(t, "bad", 0).Add(ctx); err == nil || !strings.Contains(err.Error(), "BM2_APP_INSTANCE") {
+		t.Errorf("slot past MaxSlots: %v", err)
+	}
+	if len(r.events.got) != 0 {
+		t.Errorf("events %v", r.events.kinds())
+	}
+}
+
+// steerListener is a plain TCP listener on 127.0.0.1 of this process,
+// with SO_REUSEPORT or without.
+func steerListener(t *testing.T, reuse bool) *net.TCPListener {
+	t.Helper()
+	lc := net.ListenConfig{}
+	if reuse {
+		lc.Control = reuseport.ListenControl
+	}
+	lc.SetMultipathTCP(false)
+	l, err := lc.Listen(context.Background(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l.(*net.TCPListener)
+}
+
+// The drain's wait, looked at over time: idle only after DrainSettle
+// idle looks in a row, whatever came before; over at the deadline
+// otherwise.
+func TestDrainStep(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	busy := drainSample{Busy: 1}
+	queued := drainSample{Queued: 3}
+	idle := drainSample{}
+	for _, c := range []struct {
+		name     string
+		looks    []drainSample
+		deadline time.Duration
+		want     []drainVerdict
+	}{
+		{"idle at once", []drainSample{idle, idle}, ms(1000), []drainVerdict{drainWaiting, drainIdle}},
+		{"a request answered", []drainSample{busy, busy, idle, idle}, ms(1000),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainIdle}},
+		{"the accept queue empties", []drainSample{queued, idle, idle}, ms(1000),
+			[]drainVerdict{drainWaiting, drainWaiting, drainIdle}},
+		{"idle once, then a request", []drainSample{idle, busy, idle, idle}, ms(1000),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainIdle}},
+		{"busy to the deadline", []drainSample{busy, busy, busy, busy}, ms(30),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainTimedOut}},
+		{"idle at the deadline's look wins", []drainSample{busy, idle, idle}, ms(20),
+			[]drainVerdict{drainWaiting, drainWaiting, drainIdle}},
+		{"drain_ms below one look", []drainSample{busy}, 0, []drainVerdict{drainTimedOut}},
+	} {
+		var st drainState
+		var got []drainVerdict
+		for k, d := range c.looks {
+			var v drainVerdict
+			st, v = drainStep(st, d, ms(10*k), c.deadline)
+			got = append(got, v)
+			if v != drainWaiting {
+				break
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: verdicts %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The drain never waits into the last DrainMargin of the stop timeout,
+// which bounds its ExecStop=.
+func TestDrainBound(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct{ drain, stop, want time.Duration }{
+		{ms(1000), ms(1600), ms(1000)},
+		{ms(1000), ms(1000), ms(500)},
+		{ms(1000), ms(400), 0},
+		{ms(0), ms(1600), 0},
+		{ms(60000), 0, ms(60000)}, // not known: drain_ms
+	} {
+		if got := drainBound(c.drain, c.stop); got != c.want {
+			t.Errorf("drainBound(%v, %v) = %v, want %v", c.drain, c.stop, got, c.want)
+		}
+	}
+}
+
+// Package steer's reasons are bm2's: each one is a reason bm2 records,
+// with its failure mode.
+func TestSteerReasonsAreRecorded(t *testing.T) {
+	for _, r := range []string{steer.ReasonNoPermission, steer.ReasonKernel, steer.ReasonNoBPFFS} {
+		if !slices.Contains(reason.All(), reason.Reason(r)) {
+			t.Errorf("steer's reason %q is not in reason.All()", r)
+		}
+		if _, ok := reason.Lookup(reason.Reason(r)); !ok {
+			t.Errorf("steer's reason %q has no failure mode", r)
+		}
+	}
+}
+
+// A drain never fails the stop: even a command line it cannot read is
+// said and exit status 0. add's are usage errors.
+func TestSteerCommandLine(t *testing.T) {
+	ctx := context.Background()
+	sys := layout.System()
+	var out strings.Builder
+	if err := steerCommand(ctx, []string{"drain", "nonsense"}, &out, &events{}, sys); err != nil || !strings.Contains(out.String(), "is not an instance name") {
+		t.Errorf("drain nonsense: %v, %q", err, out.String())
+	}
+	for _, args := range [][]string{nil, {"add"}, {"remove", "api-0"}, {"add", "api-0", "extra"}} {
+		if err := steerCommand(ctx, args, io.Discard, &events{}, sys); err == nil || !strings.HasPrefix(err.Error(), "usage: bm2-probe steer") {
+			t.Errorf("%q: %v, want the usage", args, err)
+		}
+	}
+	if err := steerCommand(ctx, []string{"add", "api"}, io.Discard, &events{}, sys); err == nil {
+		t.Error("add api: no error")
+	}
+	// User scope: nothing, and no error.
+	out.Reset()
+	user := layout.User(1001, "alice", "/home/alice")
+	if err := steerCommand(ctx, []string{"add", "api-0"}, &out, &events{}, user); err != nil || !strings.Contains(out.String(), "keeps the kernel's hash") {
+		t.Errorf("user scope add: %v %q", err, out.String())
+	}
+	if err := steerCommand(ctx, []string{"drain", "api-0"}, &out, &events{}, user); err != nil {
+		t.Errorf("user scope drain: %v", err)
+	}
+}
