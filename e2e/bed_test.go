@@ -62,12 +62,17 @@ func newBedWith(t *testing.T, opts sandbox.Options) *bed {
 	opts.Repo, opts.Binds = repo, []string{runtimes.CacheDir() + ":ro"}
 	m := sandbox.New(t, opts)
 	b := &bed{Machine: m, t: t, repo: repo}
+	// A host's systemd mounts a bpf file system on /sys/fs/bpf at boot;
+	// the sandbox's, which sees $container, does not: mount it as a host
+	// has it, so that cluster projects are kernel-steered as there
+	// (TestSteering unmounts it for the fallback).
 	b.sh(fmt.Sprintf(`set -e
 make -s -C %q install-files >/dev/null
 install -m 0755 %q /usr/local/bin/bun
 install -m 0755 %q /usr/local/bin/node
 id bm2 >/dev/null
-test -d /var/lib/bm2/errored`, repo, bun, node))
+test -d /var/lib/bm2/errored
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf`, repo, bun, node))
 	return b
 }
 

@@ -57,8 +57,7 @@ func (b *bed) spread(port, n int) map[string]int {
 // bpffs, a project gets steering_unavailable once and serves by hash.
 func TestSteering(t *testing.T) {
 	t.Parallel()
-	b := newBed(t)
-	b.sh(`mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf`)
+	b := newBed(t) // with bpffs, as a host has it
 
 	b.app("/srv/st", "graceful-server.js", "server.js")
 	b.write("/srv/st/bm2.toml", "name = \"st\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3490\n")
