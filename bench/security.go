@@ -15,6 +15,8 @@ var securityUnits = []struct{ variant, unit string }{
 	{"bm2-probe@<name>-0 (root)", "bm2-probe@secdef-0.service"},
 	{"bm2-failed@<name>-0 (root)", "bm2-failed@secdef-0.service"},
 	{"bm2-notify.service (root, no capability, own user namespace)", "bm2-notify.service"},
+	{"bm2-events.service (root, no capability, own user namespace, AF_UNIX only)", "bm2-events.service"},
+	{"bm2-steer@<name>-0 (root, CAP_BPF CAP_SYS_PTRACE CAP_DAC_READ_SEARCH)", "bm2-steer@secdef-0.service"},
 }
 
 // security scores the units of two running projects (secdef: the
