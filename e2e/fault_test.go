@@ -414,7 +414,9 @@ func TestFaultReboot(t *testing.T) {
 	t.Parallel()
 	b := faultBed(t)
 	b.nodeProject("solo", 2, 3660, "REUSE_PORT = \"0\"", "")
-	b.sh(`systemctl daemon-reload && systemctl start bm2-solo.target`)
+	// --no-block: the probe stops the project it errors, and that may
+	// cancel the target's own start job before it is done.
+	b.sh(`systemctl daemon-reload && systemctl start --no-block bm2-solo.target`)
 	b.eventually(60*time.Second, "solo errored", `test -s /var/lib/bm2/errored/solo`)
 	b.sh(`install -d /run/bm2/errored && printf 'port_in_use\tpython3 (pid 1), uid 65534 (nobody)\n' >/run/bm2/errored/fx-1`)
 
