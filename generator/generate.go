@@ -485,12 +485,7 @@ func reloadService(r *renderer, p *config.Project, opts Options, description, ex
 		}, append(slices.Clip(rootHelperProtect), userHelperSandbox...)...)
 		sandbox = append(sandbox, [2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
 	}
-	for _, kv := range sandbox {
-		f.Add("Service", kv[0], kv[1])
-	}
-	if opts.user() {
-		f.Add("Service", "UMask", "0077")
-	}
+	addSandbox(f, opts, sandbox)
 	return r.bytes()
 }
 
@@ -582,32 +577,9 @@ func memoryService(r *renderer, p *config.Project, opts Options) []byte {
 	f.Add("Service", "RuntimeDirectory", units.Specifiers(path.Join("bm2", layout.MemorySubdir, p.Name)))
 	f.Add("Service", "RuntimeDirectoryMode", "0700")
 	f.Add("Service", "RuntimeDirectoryPreserve", "yes")
-	sandbox := memoryUserSandbox
-	if !opts.user() {
-		l := opts.Layout
-		sandbox = append([][2]string{
-			// CAP_CHOWN alone: a crash.log it creates is the instance's
-			// group's to read (crashlog.LogGroup).
-			{"CapabilityBoundingSet", "CAP_CHOWN"},
-			{"AmbientCapabilities", ""},
-			{"ProtectSystem", "strict"},
-			// The notification spool, an instance's crash.log.
-			{"ReadWritePaths", "-" + units.Specifiers(l.StateDir) + " -" + units.Specifiers(l.CrashLogs.Dir)},
-			{"ProtectHome", "yes"},
-		}, append(append(slices.Clip(rootHelperProtect),
-			[2]string{"ProtectProc", "invisible"},
-			[2]string{"ProcSubset", "pid"},
-		), memoryUserSandbox...)...)
-		// ...but the chown(2) calls, for that.
-		sandbox = append(sandbox, [2]string{"SystemCallFilter", "@chown"},
-			[2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
-	}
-	for _, kv := range sandbox {
-		f.Add("Service", kv[0], kv[1])
-	}
-	if opts.user() {
-		f.Add("Service", "UMask", "0077")
-	}
+	// CAP_CHOWN alone (and chown(2)): a crash.log it creates is the
+	// instance's group's to read (crashlog.LogGroup).
+	addSandbox(f, opts, checkSandbox(opts, "CAP_CHOWN", nil, memoryUserSandbox, "@chown"))
 	return r.bytes()
 }
 
@@ -682,35 +654,49 @@ func healthService(r *renderer, p *config.Project, opts Options) []byte {
 	f.Add("Service", "RuntimeDirectory", units.Specifiers(path.Join("bm2", layout.HealthSubdir, p.Name)))
 	f.Add("Service", "RuntimeDirectoryMode", "0755")
 	f.Add("Service", "RuntimeDirectoryPreserve", "yes")
-	sandbox := healthUserSandbox
-	if !opts.user() {
-		l := opts.Layout
-		sandbox = append([][2]string{
-			{"CapabilityBoundingSet", "CAP_SETUID CAP_SETGID CAP_CHOWN"},
-			{"AmbientCapabilities", ""},
-			{"ProtectSystem", "strict"},
-			// The notification spool, an instance's crash.log.
-			{"ReadWritePaths", "-" + units.Specifiers(l.StateDir) + " -" + units.Specifiers(l.CrashLogs.Dir)},
-			{"ProtectHome", "yes"},
-		}, append(append(slices.Clip(rootHelperProtect),
-			[2]string{"ProtectProc", "invisible"},
-			[2]string{"ProcSubset", "pid"},
-			[2]string{"IPAddressAllow", "localhost"},
-			[2]string{"IPAddressDeny", "any"},
-		), healthUserSandbox...)...)
-		// ...but setuid(2), setgid(2) and setgroups(2), with which the
-		// child becomes the instance's user.
-		// ...and chown(2), for the group of a crash.log it creates.
-		sandbox = append(sandbox, [2]string{"SystemCallFilter", "setuid setgid setgroups @chown"},
-			[2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
+	// CAP_SETUID, CAP_SETGID, setuid(2), setgid(2) and setgroups(2), with
+	// which the child becomes the instance's user; CAP_CHOWN and chown(2),
+	// for the group of a crash.log it creates.
+	addSandbox(f, opts, checkSandbox(opts, "CAP_SETUID CAP_SETGID CAP_CHOWN",
+		[][2]string{{"IPAddressAllow", "localhost"}, {"IPAddressDeny", "any"}}, healthUserSandbox, "setuid setgid setgroups @chown"))
+	return r.bytes()
+}
+
+// checkSandbox is the sandbox of a project's check service, the health
+// check's and the memory check's: in user scope user; as root the
+// capabilities caps, nothing writable but the notification spool and
+// the crash logs, /home hidden, rootHelperProtect, /proc of its own, the
+// extra directives, then user's, and calls allowed again past user's
+// system call filter.
+func checkSandbox(opts Options, caps string, extra, user [][2]string, calls string) [][2]string {
+	if opts.user() {
+		return user
 	}
+	l := opts.Layout
+	sandbox := [][2]string{
+		{"CapabilityBoundingSet", caps},
+		{"AmbientCapabilities", ""},
+		{"ProtectSystem", "strict"},
+		// The notification spool, an instance's crash.log.
+		{"ReadWritePaths", "-" + units.Specifiers(l.StateDir) + " -" + units.Specifiers(l.CrashLogs.Dir)},
+		{"ProtectHome", "yes"},
+	}
+	sandbox = append(sandbox, rootHelperProtect...)
+	sandbox = append(sandbox, [2]string{"ProtectProc", "invisible"}, [2]string{"ProcSubset", "pid"})
+	sandbox = append(sandbox, extra...)
+	sandbox = append(sandbox, user...)
+	return append(sandbox, [2]string{"SystemCallFilter", calls}, [2]string{"UMask", "0022"}, [2]string{"KeyringMode", "private"})
+}
+
+// addSandbox writes a helper's sandbox into its [Service], and in user
+// scope the UMask= its files get there.
+func addSandbox(f *units.File, opts Options, sandbox [][2]string) {
 	for _, kv := range sandbox {
 		f.Add("Service", kv[0], kv[1])
 	}
 	if opts.user() {
 		f.Add("Service", "UMask", "0077")
 	}
-	return r.bytes()
 }
 
 // healthUserSandbox is what the health service has in both scopes, as
