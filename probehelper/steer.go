@@ -467,7 +467,11 @@ func steerPrepare(out io.Writer) error {
 		fmt.Fprintf(out, "%v\n", err)
 		return nil
 	}
-	return os.MkdirAll(steer.PinRoot, 0o700)
+	if err := os.Mkdir(steer.PinRoot, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	// Another user may have made it first on a bpffs anyone may write.
+	return steer.OwnDir(steer.PinRoot)
 }
 
 // steerCommand is `bm2-probe steer add|drain|prepare`: add as

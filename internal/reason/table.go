@@ -207,7 +207,7 @@ var modes = []Mode{
 		Reason:  NoBPFFS,
 		Case:    "Cluster mode (system scope), and no bpf filesystem at /sys/fs/bpf to keep the port's steering in",
 		Message: "port {port} of {project} is spread by the kernel's hash, not round-robin: {detail}",
-		Fix:     "`mount -t bpf bpf /sys/fs/bpf` (systemd mounts it at boot; a container may not have it), then `bm2 reload {project}`",
+		Fix:     "`mount -t bpf -o mode=0700 bpf /sys/fs/bpf` (systemd mounts it at boot; a container may not have it), then `bm2 reload {project}`",
 		Man:     "bm2.toml(5) STEERING",
 		Example: Facts{Project: "api", Port: 3000, Detail: "/sys/fs/bpf is on no bpf filesystem"},
 	},

@@ -83,7 +83,7 @@ func CheckPinDir(dir string) error {
 		err := unix.Statfs(p, &st)
 		if err == nil {
 			if st.Type != unix.BPF_FS_MAGIC {
-				return &UnavailableError{Reason: ReasonNoBPFFS, Err: fmt.Errorf("%s is on no bpf filesystem (mount -t bpf bpf /sys/fs/bpf)", p)}
+				return &UnavailableError{Reason: ReasonNoBPFFS, Err: fmt.Errorf("%s is on no bpf filesystem (mount -t bpf -o mode=0700 bpf /sys/fs/bpf)", p)}
 			}
 			return nil
 		}

@@ -75,12 +75,33 @@ func (s Store) runDir() error {
 	if err := os.Mkdir(s.Run, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create %s: %w", s.Run, err)
 	}
+	return OwnDir(s.Run)
+}
+
+// OwnDir is nil when dir is a directory (not a link to one) of this
+// process's uid that no one else may write: the run directory, and the
+// pin directories on a bpf file system that anyone may write (a bpffs
+// mounted without mode=0700 is 1777), where another user could otherwise
+// plant a directory or a link for root to pin into or unpin through.
+func OwnDir(dir string) error {
 	var st unix.Stat_t
-	if err := unix.Lstat(s.Run, &st); err != nil {
-		return fmt.Errorf("%s: %w", s.Run, err)
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
-		return fmt.Errorf("%s is not a directory of uid %d that only it may write (mode %o, uid %d)", s.Run, os.Geteuid(), st.Mode&0o7777, st.Uid)
+		return fmt.Errorf("%s is not a directory of uid %d that only it may write (mode %o, uid %d)", dir, os.Geteuid(), st.Mode&0o7777, st.Uid)
+	}
+	return nil
+}
+
+// ownPins checks the pin root and, when it exists, project's directory
+// (OwnDir) before anything is opened, pinned or unpinned there.
+func (s Store) ownPins(project string) error {
+	if err := OwnDir(s.Pins); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := OwnDir(s.Dir(project)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
 	return nil
 }
@@ -131,7 +152,9 @@ func (s Store) Unavailable(project string) (reason, detail string, ok bool, err 
 func (s Store) Remove(project string) error {
 	var err error
 	if s.Pins != "" {
-		err = UnpinDir(s.Dir(project))
+		if err = s.ownPins(project); err == nil {
+			err = UnpinDir(s.Dir(project))
+		}
 	}
 	if s.Run == "" {
 		return err
@@ -169,6 +192,9 @@ func UnpinDir(dir string) error {
 // with the project's Lock held. A host that cannot steer gets an
 // *UnavailableError.
 func (s Store) Group(project string, port int) (g *Group, created bool, err error) {
+	if err := s.ownPins(project); err != nil {
+		return nil, false, err
+	}
 	dir := s.Dir(project)
 	g, err = Open(dir)
 	switch {
