@@ -542,7 +542,7 @@ func (r *runner) setup(ctx context.Context) error {
 install -m 0755 %[1]q /usr/local/bin/bun
 install -m 0755 %[2]q /usr/local/bin/node
 id bm2 >/dev/null
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf`, r.bunPath, r.node)
+mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf`, r.bunPath, r.node)
 	if out, err := r.bm2.sh(ctx, install); err != nil {
 		return fmt.Errorf("install bm2 in the sandbox: %w\n%s", err, out)
 	}

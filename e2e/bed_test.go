@@ -72,7 +72,7 @@ install -m 0755 %q /usr/local/bin/bun
 install -m 0755 %q /usr/local/bin/node
 id bm2 >/dev/null
 test -d /var/lib/bm2/errored
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf`, repo, bun, node))
+mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf`, repo, bun, node))
 	return b
 }
 
