@@ -22,13 +22,24 @@ import (
 
 // The probe's timing, from the seed: every 500 ms, for at most 60 s from the
 // instance coming online. Between those bind tests it looks for the
-// instance's listener every DefaultWatch (sock_diag, cheap), and tests at
-// once when one appears, so a verdict comes within about that long of the
-// app's listen().
+// instance's listener (sock_diag, cheap) every DefaultWatch while the run
+// is young, then every WatchShare of the run's age (at most Interval), and
+// tests at once when one appears: a verdict comes within DefaultWatch of a
+// quick app's listen(), and within a sixteenth of its start time of a slow
+// one's.
+//
+// The share is what keeps a boot linear. Each look costs the probe a
+// wake-up and a dump; n instances started at once take about n times as
+// long to listen on a loaded host, so looks at a fixed rate would cost n
+// probes × n times as long: n². A share of the age makes a probe's looks
+// grow with the log of its wait instead (a run that listens after 10 s
+// is looked at about a hundred times, not 400, and systemd asked about
+// it some 15 times, not 20).
 const (
 	DefaultInterval = 500 * time.Millisecond
 	DefaultWindow   = 60 * time.Second
 	DefaultWatch    = 25 * time.Millisecond
+	WatchShare      = 16
 )
 
 // Systemd is the part of systemd the probe talks to (*sysd.Conn).
@@ -42,6 +53,9 @@ type Systemd interface {
 	ResetFailed(ctx context.Context, unit string) error
 	// Start starts a unit and waits for its job.
 	Start(ctx context.Context, unit string) error
+	// Idle lets go of the connection until the next call (see
+	// [sysd.Conn.Idle]).
+	Idle()
 }
 
 // Clock is the monotonic clock (the one systemd's *Monotonic timestamps
@@ -180,7 +194,7 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 			// between restarts): look again soon, then less and less
 			// often, so that waiting probes do not keep PID 1 busy.
 			idle = min(max(2*idle, p.watch()), p.Interval)
-			if err := p.Clock.Sleep(ctx, idle); err != nil {
+			if err := p.sleep(ctx, idle); err != nil {
 				return Gone, err
 			}
 			continue
@@ -209,7 +223,7 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 			}
 			if r.judged {
 				if now < r.healthyAt {
-					if err := p.Clock.Sleep(ctx, r.healthyAt-now); err != nil {
+					if err := p.sleep(ctx, r.healthyAt-now); err != nil {
 						return Gone, err
 					}
 					continue
@@ -224,12 +238,21 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 				return r.verdict, p.afterReset(ctx, unit)
 			}
 			// Until the next look at systemd, watch for a listener.
-			if err := p.await(ctx, st, id, min(now+p.Interval, r.windowEnd)); err != nil {
+			if err := p.await(ctx, st, id, min(now+p.lookAt(now-st.ActiveEnterMonotonic), r.windowEnd)); err != nil {
 				return Gone, err
 			}
 			continue
 		}
 	}
+}
+
+// sleep waits d holding no connection to systemd: systemd sends each of
+// its connections every unit's every change, and a boot's probes, all
+// waiting for their apps at once, would each be sent every other
+// instance's start while they wait (n² messages from PID 1).
+func (p *Probe) sleep(ctx context.Context, d time.Duration) error {
+	p.Systemd.Idle()
+	return p.Clock.Sleep(ctx, d)
 }
 
 // watch is how often the probe looks for a listener: Watch with
@@ -256,7 +279,7 @@ func (p *Probe) afterReset(ctx context.Context, unit string) error {
 		return nil
 	}
 	for !st.Gone() {
-		if err := p.Clock.Sleep(ctx, p.watch()); err != nil {
+		if err := p.sleep(ctx, p.watch()); err != nil {
 			return err
 		}
 		if st, err = p.Systemd.Unit(ctx, unit); err != nil || st.JobPending {
@@ -318,6 +341,29 @@ func uncleanExit(st sysd.Status) bool {
 	return false
 }
 
+// watchAt is how long the probe waits before its next look for a
+// listener of a run active for up: watch() while the run is young, then
+// a WatchShare of its age, at most Interval.
+func (p *Probe) watchAt(up time.Duration) time.Duration {
+	w := p.watch()
+	if w >= p.Interval {
+		return w
+	}
+	return min(max(w, up/WatchShare), p.Interval)
+}
+
+// lookAt is how long the probe watches for a listener before it looks at
+// systemd again (a restart, a stop), a run being active for up:
+// Interval, or with sock_diag a WatchShare of the run's age up to 4 ×
+// Interval (each look is a connection and two reads for PID 1). Without
+// sock_diag every look is a bind test, every Interval.
+func (p *Probe) lookAt(up time.Duration) time.Duration {
+	if p.watch() >= p.Interval {
+		return p.Interval
+	}
+	return min(max(p.Interval, up/WatchShare), 4*p.Interval)
+}
+
 // await polls for a listener of the run until one appears or the clock
 // reaches until.
 func (p *Probe) await(ctx context.Context, st sysd.Status, id identity.Identity, until time.Duration) error {
@@ -326,7 +372,7 @@ func (p *Probe) await(ctx context.Context, st sysd.Status, id identity.Identity,
 		if now >= until {
 			return nil
 		}
-		if err := p.Clock.Sleep(ctx, min(p.watch(), until-now)); err != nil {
+		if err := p.sleep(ctx, min(p.watchAt(now-st.ActiveEnterMonotonic), until-now)); err != nil {
 			return err
 		}
 		if l, known := p.listening(st, id); l || !known {

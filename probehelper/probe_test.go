@@ -49,6 +49,9 @@ type fakeSystemd struct {
 	resets  []string
 	started []string
 	asks    int
+	// open is whether the probe holds a connection: every call opens
+	// it, Idle closes it.
+	open bool
 	// afterAsk, if set, changes the instance at the nth question (to
 	// simulate a restart between check and re-check).
 	afterAsk func(n int, i sysd.Status) sysd.Status
@@ -58,6 +61,7 @@ func (s *fakeSystemd) Unit(ctx context.Context, unit string) (sysd.Status, error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asks++
+	s.open = true
 	if s.afterAsk != nil {
 		s.inst = s.afterAsk(s.asks, s.inst)
 	}
@@ -70,9 +74,22 @@ func online(invocation string, at time.Duration) sysd.Status {
 		UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
 }
 
+func (s *fakeSystemd) Idle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.open = false
+}
+
+func (s *fakeSystemd) isOpen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
 func (s *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.open = true
 	s.resets = append(s.resets, unit+" "+s.inst.InvocationID)
 	return nil
 }
@@ -80,6 +97,7 @@ func (s *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
 func (s *fakeSystemd) Start(ctx context.Context, unit string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.open = true
 	s.started = append(s.started, unit)
 	return nil
 }
@@ -87,6 +105,7 @@ func (s *fakeSystemd) Start(ctx context.Context, unit string) error {
 func (s *fakeSystemd) StopAll(ctx context.Context, units ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.open = true
 	s.stopped = append(s.stopped, units)
 	return nil
 }
@@ -184,6 +203,95 @@ func TestProbeConfirmsSlowStarter(t *testing.T) {
 	}
 	if len(r.sd.stopped) != 0 {
 		t.Errorf("confirmed but stopped %v", r.sd.stopped)
+	}
+}
+
+// The probe holds no connection to systemd while it waits: not while the
+// instance is between runs, not while the app starts, not until the run
+// is healthy. systemd sends every connection every unit's every change,
+// so a boot's n waiting probes would cost PID 1 n² messages.
+func TestProbeWaitsWithoutAConnection(t *testing.T) {
+	port := freePort(t)
+	r := newRig(t, port)
+	r.probe.MinUptime = 3 * time.Second
+	r.probe.Watch = DefaultWatch
+	r.probe.Listeners = func(p int, uid uint32) ([]uint64, error) {
+		if r.clock.now < 15*time.Second {
+			return nil, nil
+		}
+		return []uint64{1}, nil
+	}
+	r.sd.inst = sysd.Status{ActiveState: "activating", SubState: "auto-restart"}
+	r.sd.afterAsk = func(n int, i sysd.Status) sysd.Status {
+		if n == 3 { // between runs for two looks, then a run
+			return online("inv1", r.clock.now)
+		}
+		return i
+	}
+	var sleeps, open int
+	var listened bool
+	r.clock.onTick = func(now time.Duration) {
+		sleeps++
+		if r.sd.isOpen() {
+			open++
+		}
+		if now >= 15*time.Second && !listened {
+			listened = true
+			listenOn(t, port, true)
+		}
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Confirmed || !r.probe.Reset {
+		t.Fatalf("Run = %v, %v, reset %v; want confirmed and reset", out, err, r.probe.Reset)
+	}
+	if sleeps < 10 || open != 0 {
+		t.Fatalf("%d of %d sleeps held a connection to systemd", open, sleeps)
+	}
+}
+
+// A run that takes long to listen is looked at less and less often: a
+// share of its age, not every Watch (n probes of a boot, each waiting n
+// times as long, would cost n²). A quick one is looked at every Watch.
+func TestProbePacesItsLooks(t *testing.T) {
+	for _, tc := range []struct {
+		after    time.Duration // the app listens this long after coming online
+		maxLooks int
+		maxLate  time.Duration // confirmed at most this long after it listens
+	}{
+		{200 * time.Millisecond, 12, DefaultWatch},
+		{10 * time.Second, int(10 * time.Second / DefaultWatch / 3), 10*time.Second/WatchShare + DefaultWatch},
+		{40 * time.Second, int(40 * time.Second / DefaultWatch / 8), DefaultInterval},
+	} {
+		t.Run(tc.after.String(), func(t *testing.T) {
+			port := freePort(t)
+			r := newRig(t, port)
+			r.probe.Watch = DefaultWatch
+			up := r.sd.inst.ActiveEnterMonotonic
+			looks := 0
+			var listenedAt time.Duration
+			r.probe.Listeners = func(p int, uid uint32) ([]uint64, error) {
+				looks++
+				if r.clock.now-up < tc.after {
+					return nil, nil
+				}
+				if listenedAt == 0 {
+					listenedAt = r.clock.now
+					listenOn(t, port, true)
+				}
+				return []uint64{1}, nil
+			}
+			out, err := r.probe.Run(context.Background())
+			if err != nil || out != Confirmed {
+				t.Fatalf("Run = %v, %v; want confirmed", out, err)
+			}
+			late := listenedAt - (up + tc.after)
+			if looks > tc.maxLooks || late > tc.maxLate {
+				t.Fatalf("%d looks (want at most %d), confirmed %v after the app listened (want at most %v)", looks, tc.maxLooks, late, tc.maxLate)
+			}
+			if tc.after > time.Second && looks < 20 {
+				t.Fatalf("only %d looks: the pace is coarser than a share of the run's age", looks)
+			}
+		})
 	}
 }
 
@@ -513,7 +621,7 @@ func TestProbeWaitsForOwnListener(t *testing.T) {
 		return slices.Contains(inodes, 43), nil
 	}
 	r.clock.onTick = func(now time.Duration) {
-		if now == 20*time.Second {
+		if now >= 20*time.Second && len(sockets) == 1 {
 			listenOn(t, port, true)
 			sockets = []uint64{42, 43} // its own
 		}
@@ -525,8 +633,9 @@ func TestProbeWaitsForOwnListener(t *testing.T) {
 	if looked != 2 {
 		t.Errorf("looked for %d sockets among the run's descriptors, want 2 (each socket once)", looked)
 	}
-	if r.clock.now != 21*time.Second {
-		t.Errorf("reset at %v, want 21s: confirmed when its own listener appeared (20s), + min_uptime", r.clock.now)
+	// The run is 10 s old at 20 s: the probe looks every 10s/WatchShare.
+	if r.clock.now < 21*time.Second || r.clock.now > 21*time.Second+10*time.Second/WatchShare {
+		t.Errorf("reset at %v, want 21s + at most one look's pace: confirmed when its own listener appeared (20s), + min_uptime", r.clock.now)
 	}
 }
 

@@ -70,6 +70,7 @@ type Conn struct {
 
 	mu     sync.Mutex
 	m      manager
+	busy   int // calls and job waits under way (Idle leaves their connection be)
 	closed bool
 	dialed bool // a connection was made once: a missing socket is then a gap
 	// absent tells whether a first dial's error means the socket is not
@@ -268,6 +269,7 @@ func (c *Conn) drop(m manager) {
 // that may be repeated go through call as they are (reads, start, stop,
 // reset-failed, daemon-reload); restart checks first (see job).
 func (c *Conn) call(ctx context.Context, what string, fn func(manager) error) error {
+	defer c.hold()()
 	var deadline time.Time
 	backoff := 20 * time.Millisecond
 	for {
@@ -346,6 +348,35 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// Idle closes the connection under c until its next call, which dials
+// again; c stays usable. systemd sends every signal (each unit's every
+// change, every job) to each connection on its private socket, asked for
+// or not, and builds each message once per connection: n processes that
+// each hold a connection while they wait for something else make every
+// change cost PID 1 n messages, and a boot of n instances n² of them. A
+// holder that waits between calls (the probe while its app starts)
+// should hold none. A call or job wait under way keeps its connection.
+func (c *Conn) Idle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy == 0 && c.m != nil {
+		c.m.Close()
+		c.m = nil
+	}
+}
+
+// hold counts a call or job wait under way until the returned func runs.
+func (c *Conn) hold() func() {
+	c.mu.Lock()
+	c.busy++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.busy--
+		c.mu.Unlock()
+	}
+}
+
 // Reload is `systemctl daemon-reload`: generators run again and unit files
 // are re-read. It returns when the reload is complete.
 func (c *Conn) Reload(ctx context.Context) error {
@@ -383,6 +414,7 @@ const signalGrace = 2 * time.Second
 
 // job enqueues a job in "replace" mode and waits for its result.
 func (c *Conn) job(ctx context.Context, verb, unit string, fn jobFunc) error {
+	defer c.hold()()
 	j, err := c.enqueue(ctx, verb, unit, fn)
 	if err != nil || j == nil {
 		return err
@@ -563,6 +595,7 @@ func (c *Conn) Restart(ctx context.Context, unit string) error {
 // StopAll queues a stop job for every unit at once, then waits for all of
 // them, reporting every failure.
 func (c *Conn) StopAll(ctx context.Context, units ...string) error {
+	defer c.hold()()
 	var errs []error
 	var jobs []pendingJob
 	for _, u := range units {

@@ -483,3 +483,61 @@ func TestInferResult(t *testing.T) {
 		}
 	}
 }
+
+// Idle closes the connection and the next call dials again; a job wait
+// under way keeps its connection (its signal comes on it), and the wait
+// still ends with the job.
+func TestIdleClosesUntilTheNextCall(t *testing.T) {
+	w := newWorld()
+	c := w.conn(5*time.Second, true)
+	ctx := context.Background()
+	if _, err := c.Unit(ctx, "bm2@a-0.service"); err != nil {
+		t.Fatal(err)
+	}
+	first := c.m.(*fakeConn)
+	c.Idle()
+	if !first.gone || c.m != nil {
+		t.Fatalf("after Idle: connection closed %v, held %v", first.gone, c.m != nil)
+	}
+	c.Idle() // nothing to close: no dial, no panic
+	st, err := c.Unit(ctx, "bm2@a-0.service")
+	if err != nil || st.ActiveState != "active" || w.dials != 2 {
+		t.Fatalf("after Idle: %+v, %v, %d dials (want 2)", st, err, w.dials)
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx, "bm2@a-0.service") }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w.mu.Lock()
+		queued := w.lastCh != nil
+		w.mu.Unlock()
+		if queued {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the start was never queued")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	held := c.m.(*fakeConn)
+	c.Idle()
+	if held.gone {
+		t.Fatal("Idle closed the connection of a job wait under way")
+	}
+	w.mu.Lock()
+	w.lastCh <- "done"
+	w.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job wait never ended")
+	}
+	c.Idle()
+	if !held.gone {
+		t.Fatal("Idle after the wait left the connection open")
+	}
+}
