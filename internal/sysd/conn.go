@@ -102,7 +102,7 @@ func Connect(ctx context.Context) (*Conn, error) {
 	}
 	return open(ctx, what, Booted, absent, func(ctx context.Context) (*sddbus.Conn, error) {
 		if root {
-			conn, err := sddbus.NewSystemdConnectionContext(ctx)
+			conn, err := privateConnection(ctx, SystemPrivateSocket, os.Getuid())
 			if err == nil {
 				return conn, nil
 			}
@@ -121,7 +121,39 @@ func Connect(ctx context.Context) (*Conn, error) {
 // ConnectPrivate connects to systemd's private socket, /run/systemd/private:
 // root only, no bus daemon, no environment.
 func ConnectPrivate(ctx context.Context) (*Conn, error) {
-	return open(ctx, "systemd's private socket", Booted, nil, sddbus.NewSystemdConnectionContext)
+	return open(ctx, "systemd's private socket", Booted, nil, func(ctx context.Context) (*sddbus.Conn, error) {
+		return privateConnection(ctx, SystemPrivateSocket, os.Getuid())
+	})
+}
+
+// SystemPrivateSocket is the system manager's private socket.
+const SystemPrivateSocket = "/run/systemd/private"
+
+// privateConnection connects to a manager's private socket (no bus
+// daemon, no Hello) with one D-Bus connection for calls and signals
+// alike, authenticated as uid with EXTERNAL, as systemctl does.
+// go-systemd would dial two (calls on one, the signals it dispatches on
+// the other), but systemd sends every signal to each connection on its
+// private socket, asked for or not: a second connection doubles what PID
+// 1 sends and what this process reads, for nothing (godbus serves calls
+// and signals on one connection, and closing it twice is harmless).
+func privateConnection(ctx context.Context, socket string, uid int) (*sddbus.Conn, error) {
+	var conn *dbus.Conn
+	return sddbus.NewConnection(func() (*dbus.Conn, error) {
+		if conn != nil {
+			return conn, nil
+		}
+		c, err := dbus.Dial("unix:path="+socket, dbus.WithContext(ctx))
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(uid))}); err != nil {
+			c.Close()
+			return nil, err
+		}
+		conn = c
+		return c, nil
+	})
 }
 
 // ConnectUser connects to a user's own manager (systemd --user) through
@@ -136,19 +168,7 @@ func ConnectUser(ctx context.Context, socket string) (*Conn, error) {
 	// while its runtime directory (the user's session) is still there.
 	alive := func() bool { _, err := os.Stat(filepath.Dir(filepath.Dir(socket))); return err == nil }
 	return open(ctx, "your systemd user manager ("+socket+")", alive, nil, func(ctx context.Context) (*sddbus.Conn, error) {
-		return sddbus.NewConnection(func() (*dbus.Conn, error) {
-			conn, err := dbus.Dial("unix:path="+socket, dbus.WithContext(ctx))
-			if err != nil {
-				return nil, err
-			}
-			// EXTERNAL with the uid, as systemctl does; no Hello on a
-			// private socket.
-			if err := conn.Auth([]dbus.Auth{dbus.AuthExternal(strconv.Itoa(os.Geteuid()))}); err != nil {
-				conn.Close()
-				return nil, err
-			}
-			return conn, nil
-		})
+		return privateConnection(ctx, socket, os.Geteuid())
 	})
 }
 
@@ -415,21 +435,25 @@ const signalGrace = 2 * time.Second
 // job enqueues a job in "replace" mode and waits for its result.
 func (c *Conn) job(ctx context.Context, verb, unit string, fn jobFunc) error {
 	defer c.hold()()
-	j, err := c.enqueue(ctx, verb, unit, fn)
+	j, err := c.enqueue(ctx, verb, unit, fn, true)
 	if err != nil || j == nil {
 		return err
 	}
 	return c.wait(ctx, *j)
 }
 
-func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc) (*pendingJob, error) {
+func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc, wait bool) (*pendingJob, error) {
 	// A restart asked for again after the connection was lost in the
 	// middle of asking could restart the unit twice: first look whether
 	// the first request got through (a job on the unit, or a new run).
 	// The start of a unit systemd has not loaded is its own error; a
-	// stop of one, nothing to do: neither needs the state before.
+	// stop of one, nothing to do: neither needs the state before. Nor
+	// does a start not waited for (Trigger): only a wait that lost its
+	// signal infers the result from it, and reading a unit systemd has
+	// not loaded (a oneshot collected since its last run) loads it, once
+	// more for every connection to hear of.
 	var before string
-	if verb != "stop" {
+	if verb == "restart" || (wait && verb != "stop") {
 		st, err := c.Unit(ctx, unit)
 		if err != nil {
 			return nil, err
@@ -566,7 +590,7 @@ func (c *Conn) Start(ctx context.Context, unit string) error {
 // Trigger enqueues a start job for a unit and returns without waiting
 // for it to finish.
 func (c *Conn) Trigger(ctx context.Context, unit string) error {
-	_, err := c.enqueue(ctx, "start", unit, startFn)
+	_, err := c.enqueue(ctx, "start", unit, startFn, false)
 	return err
 }
 
@@ -577,7 +601,7 @@ func (c *Conn) Trigger(ctx context.Context, unit string) error {
 // request whose answer was lost is not asked for again when it got
 // through.
 func (c *Conn) RestartQueued(ctx context.Context, unit string) error {
-	_, err := c.enqueue(ctx, "restart", unit, restartFn)
+	_, err := c.enqueue(ctx, "restart", unit, restartFn, false)
 	return err
 }
 
@@ -599,7 +623,7 @@ func (c *Conn) StopAll(ctx context.Context, units ...string) error {
 	var errs []error
 	var jobs []pendingJob
 	for _, u := range units {
-		j, err := c.enqueue(ctx, "stop", u, stopFn)
+		j, err := c.enqueue(ctx, "stop", u, stopFn, true)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -541,3 +541,30 @@ func TestIdleClosesUntilTheNextCall(t *testing.T) {
 		t.Fatal("Idle after the wait left the connection open")
 	}
 }
+
+// A start not waited for reads nothing first: reading a unit systemd has
+// not loaded loads it, for every connection to hear of. A restart still
+// does (it must not be repeated when its answer was lost).
+func TestTriggerReadsNothing(t *testing.T) {
+	w := newWorld()
+	c := w.conn(5*time.Second, true)
+	var reads int
+	w.lose = func(call string) bool {
+		if call == "properties" || call == "service-properties" {
+			reads++
+		}
+		return false
+	}
+	if err := c.Trigger(context.Background(), "bm2@a-0.service"); err != nil {
+		t.Fatal(err)
+	}
+	if reads != 0 || w.nextJob != 1 {
+		t.Fatalf("Trigger: %d reads, %d jobs; want 0 and 1", reads, w.nextJob)
+	}
+	if err := c.RestartQueued(context.Background(), "bm2@a-0.service"); err != nil {
+		t.Fatal(err)
+	}
+	if reads == 0 {
+		t.Fatal("RestartQueued did not read the unit first")
+	}
+}
