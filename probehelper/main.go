@@ -130,8 +130,9 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 			// notification spool's sink on (package relay). The failure
 			// hook has a unit of its own, and sends directly.
 			events.Next = relay.NewSink(scope, stderr)
-			return errors.Join(hooks.Exited(ctx, args[1], sd, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.VerifyRefusal)),
-				hooks.PortBlocked(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
+			one := hooks.ReadOnce(sd)
+			return errors.Join(hooks.Exited(ctx, args[1], one, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.VerifyRefusal)),
+				hooks.PortBlocked(ctx, args[1], one, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
 		}
 		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events)
 	case "health":

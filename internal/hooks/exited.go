@@ -32,6 +32,28 @@ type Systemd interface {
 	ResetFailed(ctx context.Context, unit string) error
 }
 
+// ReadOnce is sd with each unit read at most once: the exit hook's two
+// halves (Exited, PortBlocked) judge the same moment, and the hook runs
+// on the restart path, where every read is two calls PID 1 answers
+// between the exit and the restart.
+func ReadOnce(sd Systemd) Systemd { return &readOnce{Systemd: sd, read: map[string]sysd.Status{}} }
+
+type readOnce struct {
+	Systemd
+	read map[string]sysd.Status
+}
+
+func (r *readOnce) Unit(ctx context.Context, name string) (sysd.Status, error) {
+	if st, ok := r.read[name]; ok {
+		return st, nil
+	}
+	st, err := r.Systemd.Unit(ctx, name)
+	if err == nil {
+		r.read[name] = st
+	}
+	return st, err
+}
+
 // How a main process ended (ExecMainCode, from waitid(2)).
 const (
 	cldExited = 1

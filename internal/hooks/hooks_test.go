@@ -660,3 +660,38 @@ func TestPortBlockedMarkUnwritable(t *testing.T) {
 		t.Error("marked")
 	}
 }
+
+// countingSD counts the reads of each unit.
+type countingSD struct {
+	fakeSD
+	reads map[string]int
+}
+
+func (c countingSD) Unit(ctx context.Context, name string) (sysd.Status, error) {
+	c.reads[name]++
+	return c.fakeSD.Unit(ctx, name)
+}
+
+// The exit hook's two halves read the crashed instance once, and judge
+// the same state.
+func TestExitHookReadsTheUnitOnce(t *testing.T) {
+	unit := "bm2@api-0.service"
+	sd := countingSD{fakeSD: fakeSD{unit: {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 1000, GID: 1000,
+		Environment: []string{"BM2_APP_PORT=3000"}}}, reads: map[string]int{}}
+	one := ReadOnce(sd)
+	events := &sink{}
+	crashes := crashlog.Logs{Dir: t.TempDir()}
+	if err := Exited(context.Background(), "api-0", one, time.Now(), crashes, events, nil); err != nil {
+		t.Fatal(err)
+	}
+	held := func(port int, uid uint32) (string, bool) { return "", false }
+	if err := PortBlocked(context.Background(), "api-0", one, time.Now(), state.Dir{Path: t.TempDir()}, crashes, events, held); err != nil {
+		t.Fatal(err)
+	}
+	if sd.reads[unit] != 1 {
+		t.Fatalf("%d reads of %s, want 1", sd.reads[unit], unit)
+	}
+	if len(events.got) != 1 || events.got[0].Kind != journal.InstanceCrashed {
+		t.Fatalf("events %+v, want one instance_crashed", events.got)
+	}
+}
