@@ -96,7 +96,21 @@ var sampleFigures = []sampleFigure{
 			"journal line's timestamp: systemd's \"Main process exited\", \"Failed with result\" (after ExecStopPost=), " +
 			"\"Scheduled restart job\", \"Starting\", \"Started\" (after ExecStartPre= and the exec), the app's " +
 			"\"listening\" line, then the first answer of the poll. The journal's stream from the app adds its own latency " +
-			"to \"listening\"; the poll is a loop of curl (a few ms each)."},
+			"to \"listening\"; the poll is a loop of curl (a few ms each). The rows with restart_delay_ms = 0 (RestartSec=0) are " +
+			"the same at PM2's setting, and PM2's row the same app under PM2 (fork mode, 1 instance, its defaults: " +
+			"restart_delay 0) in its own sandbox, killed and polled the same way, interleaved with the others (PM2 logs " +
+			"nothing to the journal: only its total)."},
+	{key: "boot", num: "11f", title: "Starting many instances at once, as a boot does (bm2, and bare processes beside it)", prec: 1,
+		intro: "4, 20, 80 and 200 instances of the app of the other figures, in projects of 4 (cluster mode, one port each, " +
+			"files in /etc/bm2, daemon-reload before, not timed), every project's target started at once with " +
+			"`systemctl start --no-block`, as a boot starts them. From that command, the time until every instance " +
+			"listens (`ss` counts the listeners on the ports, every 50 ms) and until every instance's " +
+			"`reuseport_confirmed` event is in the journal (polled every 200 ms), and the CPU time the whole sandbox " +
+			"spent until then (its root cgroup's usage: PID 1, journald, the probes, the apps, the polls). Beside it two " +
+			"controls: the same apps as hand-written units with bm2's sandbox directives (§11e's unit: no hook, no fence, " +
+			"no probe, no steering, no wrapper), all started at once, until every one listens; and the same apps started " +
+			"as bare processes by one shell (root, no unit, no sandbox), until every one listens. Interleaved, the order " +
+			"rotating, 3 repetitions per size. The goal is a cost linear in the number of instances."},
 	{key: "package", num: "12", title: "Building and installing the Debian package", prec: 0,
 		intro: "`make deb` of this tree and `debian/build-deb` of the 0.1.0 release (e2e/testdata/bm2-0.1.0.tar.xz), " +
 			"on the host (wall time); then `dpkg -i` of this tree's package in a fresh sandbox (wall time, the " +

@@ -12,6 +12,8 @@ import (
 // defaults: restart_delay_ms = 100), and beside it the physical limit on
 // the same systemd: a hand-written unit running the same app with the
 // same RestartSec=, with and without bm2's sandbox, no hook and no probe.
+// The rows with restart_delay_ms = 0 (RestartSec=0) compare at PM2's
+// setting (its restart_delay defaults to 0), beside PM2 itself.
 var phaseVariants = []struct {
 	name, unit string
 	port       int
@@ -19,21 +21,34 @@ var phaseVariants = []struct {
 	{"bm2 (fork mode, 1 instance, defaults)", "bm2@bph-0.service", 3740},
 	{"hand-written unit with bm2's sandbox directives (no hook, no fence, no probe, no wrapper)", "bph-sandboxed.service", 3741},
 	{"hand-written unit, no sandbox", "bph-bare.service", 3742},
+	{"bm2, restart_delay_ms = 0", "bm2@bph0-0.service", 3743},
+	{"hand-written unit with bm2's sandbox directives, RestartSec=0", "bph0-sandboxed.service", 3744},
+	{"hand-written unit, no sandbox, RestartSec=0", "bph0-bare.service", 3745},
 }
+
+// phasePM2 is PM2's row: the same app, fork mode, 1 instance, PM2's
+// defaults (restart_delay 0), killed and polled the same way; PM2 logs
+// nothing to the journal, so only the total is known.
+const phasePM2 = "PM2 (fork mode, 1 instance, defaults: restart_delay 0)"
 
 // phaseUnit is a hand-written unit of the bench app on port, with
 // Restart=on-failure and RestartSec=100ms as bm2's defaults, and the
 // sandbox directives of units/static/bm2@.service when sandboxed.
 func phaseUnit(port int, sandboxed bool) string {
+	return phaseUnitDelay(port, sandboxed, "100ms")
+}
+
+// phaseUnitDelay is phaseUnit with RestartSec=delay.
+func phaseUnitDelay(port int, sandboxed bool, delay string) string {
 	u := fmt.Sprintf(`[Service]
 Type=exec
 Environment=BM2_APP_PORT=%d
 WorkingDirectory=/srv/bench
 ExecStart=/usr/local/bin/node app.js
 Restart=on-failure
-RestartSec=100ms
+RestartSec=%s
 DynamicUser=yes
-`, port)
+`, port, delay)
 	if sandboxed {
 		u += `NoNewPrivileges=yes
 ProtectSystem=strict
@@ -65,15 +80,36 @@ TasksAccounting=yes
 	return u
 }
 
-// phasesUp serves project bph (fork mode, 1 instance) and starts the two
-// hand-written units.
+// phasesUp serves projects bph and bph0 (fork mode, 1 instance; bph0
+// with restart_delay_ms = 0) and starts the hand-written units.
 const phasesUp = `set -e
-install -d -m 0755 /srv/bph
+install -d -m 0755 /srv/bph /srv/bph0
 printf 'name = "bph"\nscript = "/srv/bench/app.js"\ncwd = "/srv/bench"\nruntime = "node"\nexec_mode = "fork"\nport = 3740\n' > /srv/bph/bm2.toml
+printf 'name = "bph0"\nscript = "/srv/bench/app.js"\ncwd = "/srv/bench"\nruntime = "node"\nexec_mode = "fork"\nport = 3743\nrestart_delay_ms = 0\n' > /srv/bph0/bm2.toml
 cd /srv/bph && bm2 serve >/dev/null
+cd /srv/bph0 && bm2 serve >/dev/null
 systemctl daemon-reload
-systemctl start bph-sandboxed.service bph-bare.service
-for p in 3741 3742; do for i in $(seq 300); do curl -sf -o /dev/null http://127.0.0.1:$p/ && break; sleep 0.05; done; done`
+systemctl start bph-sandboxed.service bph-bare.service bph0-sandboxed.service bph0-bare.service
+for p in 3741 3742 3744 3745; do for i in $(seq 300); do curl -sf -o /dev/null http://127.0.0.1:$p/ && break; sleep 0.05; done; done`
+
+// phasesPM2Up starts the app under PM2 (fork mode, 1 instance) on 3746.
+const phasesPM2Up = `cd /srv/bench && pm2 delete bph >/dev/null 2>&1; PORT=3746 pm2 start app.js --name bph >/dev/null && (for i in $(seq 300); do curl -sf -o /dev/null http://127.0.0.1:3746/ && exit 0; sleep 0.05; done; exit 1)`
+
+// phasesPM2Timed kills PM2's worker and polls until a new process
+// answers: "K" and "A" as phasesTimed's.
+const phasesPM2Timed = `set -e
+sleep 1.5
+pid=$(pm2 pid bph)
+t0=$(date +%s%N)
+kill -9 "$pid"
+while :; do
+	r=$(curl -s --max-time 1 http://127.0.0.1:3746/ 2>/dev/null) || r=
+	case "$r" in *"from $pid"*|"") ;; *) break;; esac
+	test $(( ($(date +%s%N) - t0) / 1000000 )) -lt 30000 || { echo "no answer in 30 s"; exit 1; }
+done
+t1=$(date +%s%N)
+echo "K $t0"
+echo "A $t1"`
 
 // phasesTimed kills the unit's main process and polls its port until a
 // new process answers; it prints "K <ns>" (the kill, realtime) and "A
@@ -97,7 +133,7 @@ sleep 0.3
 journalctl --after-cursor="$cur" -o json --output-fields=MESSAGE,UNIT,_SYSTEMD_UNIT`, unit, port)
 }
 
-const phasesDown = `cd / && bm2 delete bph >/dev/null 2>&1; systemctl stop bph-sandboxed.service bph-bare.service; rm -rf /srv/bph /run/systemd/system/bph-*.service; systemctl daemon-reload`
+const phasesDown = `cd / && bm2 delete bph >/dev/null 2>&1; bm2 delete bph0 >/dev/null 2>&1; systemctl stop bph-sandboxed.service bph-bare.service bph0-sandboxed.service bph0-bare.service; rm -rf /srv/bph /srv/bph0 /run/systemd/system/bph-*.service /run/systemd/system/bph0-*.service; systemctl daemon-reload`
 
 // phaseNames are the phases of a crash recovery, in order, each ending at
 // the journal line (or the answer) it is measured to.
@@ -162,18 +198,37 @@ func phasesOf(unit string, kill, answer int64, lines []string) ([]float64, error
 // phases breaks a crash recovery down into its phases from the journal's
 // timestamps, for bm2's instance and the hand-written units beside it.
 func (r *runner) phases(ctx context.Context) error {
-	for _, v := range phaseVariants[1:] {
-		if err := r.bm2.WriteFile("/run/systemd/system/"+v.unit, []byte(phaseUnit(v.port, strings.Contains(v.name, "sandbox directives"))), 0o644); err != nil {
+	for _, v := range phaseVariants {
+		if strings.HasPrefix(v.unit, "bm2@") {
+			continue
+		}
+		delay := "100ms"
+		if strings.HasSuffix(v.name, "RestartSec=0") {
+			delay = "0"
+		}
+		if err := r.bm2.WriteFile("/run/systemd/system/"+v.unit, []byte(phaseUnitDelay(v.port, strings.Contains(v.name, "sandbox directives"), delay)), 0o644); err != nil {
 			return err
 		}
 	}
 	defer r.bm2.sh(context.WithoutCancel(ctx), phasesDown)
-	r.record("phases", phaseUnit(3741, true)+"   # /run/systemd/system/bph-sandboxed.service (bph-bare.service: the first 8 lines)",
-		phasesUp, phasesTimed("<unit>", 0)+"   # each variant in turn, CrashReps times", phasesDown)
+	defer r.pm2.sh(context.WithoutCancel(ctx), "pm2 delete bph >/dev/null 2>&1; true")
+	r.record("phases", phaseUnit(3741, true)+"   # /run/systemd/system/bph-sandboxed.service (bph-bare.service: the first 8 lines; the bph0-* units: RestartSec=0)",
+		phasesUp, phasesTimed("<unit>", 0)+"   # each variant in turn, CrashReps times", phasesPM2Up+"   # PM2's sandbox", phasesPM2Timed, phasesDown)
 	if out, err := r.bm2.sh(ctx, phasesUp); err != nil {
 		return fmt.Errorf("phases: %w\n%s", err, out)
 	}
+	if out, err := r.pm2.sh(ctx, phasesPM2Up); err != nil {
+		return fmt.Errorf("phases: PM2: %w\n%s", err, out)
+	}
 	for rep := range r.s.CrashReps {
+		out, err := r.pm2.sh(ctx, phasesPM2Timed)
+		if err != nil {
+			return fmt.Errorf("phases PM2: %w\n%s", err, out)
+		}
+		if kill, answer := killAnswer(out); kill != 0 && answer != 0 {
+			r.sample("phases", phasePM2, "kill to answered (ms)", rep, float64(answer-kill)/1e6)
+			r.logf("phases %d/%d PM2: %.0f ms", rep+1, r.s.CrashReps, float64(answer-kill)/1e6)
+		}
 		for _, v := range phaseVariants {
 			out, err := r.bm2.sh(ctx, phasesTimed(v.unit, v.port))
 			if err != nil {
@@ -207,4 +262,19 @@ func (r *runner) phases(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// killAnswer reads the "K <ns>" and "A <ns>" lines of a timed kill.
+func killAnswer(out string) (kill, answer int64) {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && (f[0] == "K" || f[0] == "A") {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			if f[0] == "K" {
+				kill = n
+			} else {
+				answer = n
+			}
+		}
+	}
+	return kill, answer
 }

@@ -143,7 +143,7 @@ func (rp *report) markdown() string {
 	rp.generatorMD(&body)
 	rp.daemonReloadMD(&body)
 	rp.crashMD(&body)
-	for _, k := range []string{"stop", "probe", "security", "metrics", "health", "memrestart", "phases", "package"} {
+	for _, k := range []string{"stop", "probe", "security", "metrics", "health", "memrestart", "phases", "boot", "package"} {
 		rp.samplesMD(&body, k)
 	}
 
