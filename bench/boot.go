@@ -49,21 +49,21 @@ func bootTargets(projects int) string {
 // bootTimed starts every project's target at once, as a boot does (no
 // job waited for), and polls until every instance listens ("L <ns>"),
 // then until every instance's reuseport_confirmed event is in the
-// journal ("C <ns>"); "U <ns>" is the sandbox's CPU time from the start
+// journal ("C <ns>", distinct instances confirmed since the start); "U <ns>" is the sandbox's CPU time from the start
 // to that point. Then it stops them (not timed).
 func bootTimed(projects int) string {
 	want := projects * 4
 	return fmt.Sprintf(`set -e
 %[1]s
-confirmed() { journalctl -q -o cat BM2_EVENT=reuseport_confirmed | grep -c '^bt[0-9]*-' || true; }
-before=$(confirmed)
+since=@$(date +%%s.%%N | cut -c1-17)
+confirmed() { journalctl -q -o cat --since="$since" BM2_EVENT=reuseport_confirmed | grep -o '^bt[0-9]*-[0-9]*' | sort -u | wc -l; }
 c0=$(cpu); t0=$(date +%%s%%N); tl=
 systemctl start --no-block %[2]s
 while :; do
 	now=$(date +%%s%%N)
 	if [ -z "$tl" ] && [ "$(%[3]s)" -ge %[4]d ]; then tl=$now; fi
 	if [ -n "$tl" ]; then
-		n=$(( $(confirmed) - before ))
+		n=$(confirmed)
 		if [ "$n" -ge %[4]d ]; then break; fi
 		sleep 0.2
 	else
@@ -110,11 +110,15 @@ wait 2>/dev/null || true
 // directives (bench/phases.go's phaseUnit: no hook, no fence, no probe,
 // no steering, no wrapper), bboot-<k>-<i>.service, and reloads.
 func bootUnits(projects int) string {
+	// One account per project, as bm2's (units.Account): SO_REUSEPORT
+	// groups only sockets of one user, and DynamicUser= alone would give
+	// each unit its own.
 	unit := strings.ReplaceAll(phaseUnit(0, true), "Environment=BM2_APP_PORT=0", "Environment=BM2_APP_PORT=PORT")
 	unit = strings.ReplaceAll(unit, "Restart=on-failure\n", "Restart=on-failure\nSlice=bboot.slice\n")
+	unit = strings.ReplaceAll(unit, "DynamicUser=yes\n", "DynamicUser=yes\nUser=bboot-PROJECT\n")
 	return fmt.Sprintf(`set -e
 for k in $(seq 0 %[1]d); do for i in 0 1 2 3; do
-	sed "s/=PORT$/=$((%[2]d + k))/" > /run/systemd/system/bboot-$k-$i.service <<'UNIT'
+	sed "s/=PORT$/=$((%[2]d + k))/; s/=bboot-PROJECT$/=bboot-$k/" > /run/systemd/system/bboot-$k-$i.service <<'UNIT'
 %[3]sUNIT
 done; done
 systemctl daemon-reload`, projects-1, bootBasePort, unit)
