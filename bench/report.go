@@ -240,9 +240,11 @@ func (rp *report) throughputMD(b *strings.Builder) {
 		"(`pm2 start app.js -i 2`, node:cluster), the God daemon is the cluster primary that accepts every connection and "+
 		"hands it to a worker (round-robin). PM2 runs the app on Node.js only (its cluster mode needs node:cluster). wrk runs "+
 		"inside the same sandbox: `-t%d -c%d`, %v per run after a %v warm-up, once with keep-alive and once with every request "+
-		"on a new connection (`-H 'Connection: close'`), in alternating order. Each repetition starts the three contenders "+
-		"afresh, one at a time, in rotating order.\n\n", s.WrkThreads, s.WrkConns, s.WrkDuration, s.WrkWarmup)
-	systems := []string{"bm2 + Node.js", "bm2 + Bun", "PM2 + Node.js"}
+		"on a new connection (`-H 'Connection: close'`), in alternating order. Each repetition starts every contender "+
+		"afresh, one at a time, in rotating order. The controls run in bm2's sandbox beside it: the same 2 reusePort "+
+		"processes started by a shell with no manager at all, and as 2 hand-written units (one account, as bm2's) with "+
+		"bm2's sandbox directives and without them; bm2 against them is what bm2 itself costs.\n\n", s.WrkThreads, s.WrkConns, s.WrkDuration, s.WrkWarmup)
+	systems := []string{"bm2 + Node.js", "bm2 + Bun", "PM2 + Node.js", TputBare, TputUnitSandboxed, TputUnitBare}
 	get := func(sys, mode string) (series, []TputRun) {
 		se := series{}
 		var rs []TputRun
@@ -293,6 +295,20 @@ func (rp *report) throughputMD(b *strings.Builder) {
 			_, pm := minMed(pm2.values())
 			rp.head = append(rp.head, []string{"throughput, " + mode + ", " + strings.TrimPrefix(sys, "bm2 + "),
 				fnum(bm, 0) + " req/s", fnum(pm, 0) + " req/s", ratioText(rs), goal})
+		}
+	}
+	// The controls: what the same processes do with no manager, and as
+	// hand-written units; bm2 against them is the cost of bm2 itself.
+	for _, mode := range []string{Close, KeepAlive} {
+		pm2, _ := get("PM2 + Node.js", mode)
+		bm2, _ := get("bm2 + Node.js", mode)
+		for _, c := range []string{TputBare, TputUnitSandboxed, TputUnitBare} {
+			cs, rs := get(c, mode)
+			if len(rs) == 0 {
+				continue
+			}
+			rows = append(rows, []string{strings.TrimPrefix(c, "control: ") + " ÷ PM2 + Node.js", mode, ratioText(ratios(cs, pm2)), "—"})
+			rows = append(rows, []string{"bm2 + Node.js ÷ " + strings.TrimPrefix(c, "control: "), mode, ratioText(ratios(bm2, cs)), "—"})
 		}
 	}
 	table(b, []string{"ratio", "load", "median (min) of per-repetition ratios", "goal"}, rows)

@@ -92,7 +92,38 @@ func (r *runner) tputSystems() []tputSystem {
 		{"bm2 + Bun", r.bm2, "http://127.0.0.1:3001/",
 			"cd /srv/tput-bun && bm2 serve >/dev/null && " + wait("http://127.0.0.1:3001/"),
 			"bm2 delete tput-bun >/dev/null"},
+		// The controls, in bm2's sandbox: the same 2 reusePort processes
+		// with no manager at all, and as hand-written units with and
+		// without bm2's sandbox directives (no probe, no steering).
+		{TputBare, r.bm2, "http://127.0.0.1:3002/",
+			"cd /srv/bench && for i in 0 1; do BM2_APP_PORT=3002 BM2_APP_INSTANCE=$i setsid node app.js </dev/null >/dev/null 2>&1 & echo $! >> /run/btput-bare.pids; done; " + wait("http://127.0.0.1:3002/"),
+			"kill $(cat /run/btput-bare.pids) && rm -f /run/btput-bare.pids && " + portQuiet(3002)},
+		{TputUnitSandboxed, r.bm2, "http://127.0.0.1:3003/",
+			"systemctl start btput-sandboxed@0 btput-sandboxed@1 && " + wait("http://127.0.0.1:3003/"),
+			"systemctl stop 'btput-sandboxed@*' && " + portQuiet(3003)},
+		{TputUnitBare, r.bm2, "http://127.0.0.1:3004/",
+			"systemctl start btput-plain@0 btput-plain@1 && " + wait("http://127.0.0.1:3004/"),
+			"systemctl stop 'btput-plain@*' && " + portQuiet(3004)},
 	}
+}
+
+// The throughput figure's controls.
+const (
+	TputBare          = "control: 2 bare reusePort processes + Node.js"
+	TputUnitSandboxed = "control: hand-written units with bm2's sandbox + Node.js"
+	TputUnitBare      = "control: hand-written units, no sandbox + Node.js"
+)
+
+// portQuiet waits until nothing listens on port.
+func portQuiet(port int) string {
+	return fmt.Sprintf("(for i in $(seq 100); do ss -Htln 'sport = :%d' | grep -q . || exit 0; sleep 0.1; done; exit 1)", port)
+}
+
+// tputUnit is the control's template unit (bench/phases.go's phaseUnit,
+// both instances under one account, as bm2's are, for SO_REUSEPORT).
+func tputUnit(port int, sandboxed bool) string {
+	u := strings.ReplaceAll(phaseUnit(port, sandboxed), "DynamicUser=yes\n", "DynamicUser=yes\nUser=btput\nEnvironment=BM2_APP_INSTANCE=%i\n")
+	return u
 }
 
 // throughput: each repetition starts each system with 2 instances, warms
@@ -102,6 +133,19 @@ func (r *runner) tputSystems() []tputSystem {
 func (r *runner) throughput(ctx context.Context) error {
 	s := r.s
 	systems := r.tputSystems()
+	for _, u := range []struct {
+		name      string
+		port      int
+		sandboxed bool
+	}{{"btput-sandboxed@.service", 3003, true}, {"btput-plain@.service", 3004, false}} {
+		if err := r.bm2.WriteFile("/run/systemd/system/"+u.name, []byte(tputUnit(u.port, u.sandboxed)), 0o644); err != nil {
+			return err
+		}
+	}
+	if out, err := r.bm2.sh(ctx, "systemctl daemon-reload"); err != nil {
+		return fmt.Errorf("throughput: %w\n%s", err, out)
+	}
+	r.record("throughput", tputUnit(3003, true)+"   # /run/systemd/system/btput-sandboxed@.service (btput-plain@.service: port 3004, the first 10 lines)")
 	for _, sys := range systems {
 		r.record("throughput", sys.start, sys.stop)
 	}
