@@ -100,7 +100,7 @@ var sampleFigures = []sampleFigure{
 			"the same at PM2's setting, and PM2's row the same app under PM2 (fork mode, 1 instance, its defaults: " +
 			"restart_delay 0) in its own sandbox, killed and polled the same way, interleaved with the others (PM2 logs " +
 			"nothing to the journal: only its total)."},
-	{key: "boot", num: "11f", title: "Starting many instances at once, as a boot does (bm2, and bare processes beside it)", prec: 1,
+	{key: "boot", num: "11f", title: "Starting many instances at once, as a boot does (bm2, and the physical limit beside it)", prec: 1,
 		intro: "4, 20, 80 and 200 instances of the app of the other figures, in projects of 4 (cluster mode, one port each, " +
 			"files in /etc/bm2, daemon-reload before, not timed), every project's target started at once with " +
 			"`systemctl start --no-block`, as a boot starts them. From that command, the time until every instance " +
