@@ -121,3 +121,22 @@ func TestReloadSectionBm2Only(t *testing.T) {
 		}
 	}
 }
+
+// A section that is not a figure of Samples shows its notes before its
+// commands; a figure of Samples shows them once, under its table.
+func TestCommandsShowNotes(t *testing.T) {
+	res := &Results{
+		Commands: map[string][]string{"start": {"bm2 start start"}, "package": {"make deb"}},
+		Notes:    map[string][]string{"start": {"Measured again."}, "package": {"Built once."}},
+	}
+	var b strings.Builder
+	commands(&b, res, "start")
+	if md := b.String(); !strings.Contains(md, "Measured again.\n\nCommands") {
+		t.Errorf("start's note is not before its commands:\n%s", md)
+	}
+	b.Reset()
+	newReport(res).samplesMD(&b, "package")
+	if n := strings.Count(b.String(), "Built once."); n != 1 {
+		t.Errorf("package's note shown %d times, want once:\n%s", n, b.String())
+	}
+}

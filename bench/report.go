@@ -108,6 +108,17 @@ func table(b *strings.Builder, header []string, rows [][]string) {
 }
 
 func commands(b *strings.Builder, res *Results, section string) {
+	// A figure of Samples writes its notes under its table; every other
+	// section's come here, before its commands.
+	sample := false
+	for _, f := range sampleFigures {
+		sample = sample || f.key == section
+	}
+	if !sample {
+		for _, n := range res.Notes[section] {
+			b.WriteString(n + "\n\n")
+		}
+	}
 	cmds := res.Commands[section]
 	if len(cmds) == 0 {
 		return
