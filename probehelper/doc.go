@@ -55,7 +55,8 @@
 // port keeps the kernel's hash. `bm2-probe steer drain`, the instance's
 // ExecStop=+, takes the slot out (when another one is live) and waits,
 // every DrainPoll, until the instance's accept queue is empty and none of
-// its connections has bytes unread or unsent, at most BM2_DRAIN_MS: the
-// wait is drainStep, a pure function of the looks at the sockets and the
-// deadline. It never fails the stop.
+// its connections has bytes unread or unsent but keep-alive connections
+// still carrying requests (which waiting cannot drain), at most
+// BM2_DRAIN_MS: the wait is drainStep, a pure function of the looks at
+// the sockets and the deadline. It never fails the stop.
 package probehelper

@@ -356,13 +356,55 @@ func (s *Steerer) remove(g *steer.Group, slot int) (removed bool, live int, err 
 type drainSample struct {
 	Queued int // connections in its listeners' accept queues
 	Busy   int // its connections with bytes unread or unsent
+	// Conns are those busy connections' byte counts, when the kernel
+	// gives them (see drainStep); nil leaves every busy one to wait for.
+	Conns []drainConn
 }
 
-func (d drainSample) idle() bool { return d.Queued == 0 && d.Busy == 0 }
+// drainConn is a busy connection's life-long byte counts (tcp_info).
+type drainConn struct {
+	Inode           uint64
+	Received, Acked uint64
+}
 
 // drainState is what the drain remembers between looks.
 type drainState struct {
-	idle int // looks in a row that found it idle
+	idle  int                  // looks in a row that found it idle
+	first map[uint64]drainConn // each busy connection's counts when first seen
+}
+
+// idle tells whether nothing is left that waiting could see through: no
+// connection queued, and no busy one but those still carrying request
+// after request. A connection that, since the drain first saw it busy,
+// has both received more (a new request) and had more acknowledged (a
+// response) is a keep-alive connection in use: it belongs to its process
+// and stays busy as long as its client sends, so waiting cannot drain
+// it; the app's SIGTERM handling ends it either way. One still receiving
+// a request body, or sending a response, has not done both, and is
+// waited for.
+func (st *drainState) idleNow(d drainSample) bool {
+	if d.Queued != 0 {
+		return false
+	}
+	if d.Conns == nil {
+		return d.Busy == 0
+	}
+	if st.first == nil {
+		st.first = map[uint64]drainConn{}
+	}
+	waiting := 0
+	for _, c := range d.Conns {
+		f, seen := st.first[c.Inode]
+		if !seen {
+			st.first[c.Inode] = c
+			waiting++
+			continue
+		}
+		if !(c.Received > f.Received && c.Acked > f.Acked) {
+			waiting++
+		}
+	}
+	return waiting == 0
 }
 
 type drainVerdict int
@@ -377,7 +419,7 @@ const (
 // sockets, the time of the look and the deadline, it says whether to go
 // on, and the next state.
 func drainStep(st drainState, d drainSample, now, deadline time.Duration) (drainState, drainVerdict) {
-	if d.idle() {
+	if st.idleNow(d) {
 		st.idle++
 	} else {
 		st.idle = 0
@@ -418,10 +460,18 @@ func (s *Steerer) measure(in steered) (drainSample, error) {
 	if err != nil {
 		return d, err
 	}
+	counted := true
 	for _, c := range cs {
 		if own[c.Inode] && (c.Unread > 0 || c.Unsent > 0) {
 			d.Busy++
+			d.Conns = append(d.Conns, drainConn{Inode: c.Inode, Received: c.Received, Acked: c.Acked})
+			counted = counted && c.Counted
 		}
+	}
+	if !counted {
+		d.Conns = nil // without tcp_info every busy connection is waited for
+	} else if d.Conns == nil {
+		d.Conns = []drainConn{}
 	}
 	return d, nil
 }

@@ -526,6 +526,11 @@ func TestDrainStep(t *testing.T) {
 	busy := drainSample{Busy: 1}
 	queued := drainSample{Queued: 3}
 	idle := drainSample{}
+	// A busy connection with its tcp_info byte counts.
+	conn := func(ino, received, acked uint64) drainSample {
+		return drainSample{Busy: 1, Conns: []drainConn{{Inode: ino, Received: received, Acked: acked}}}
+	}
+	counted := drainSample{Conns: []drainConn{}}
 	for _, c := range []struct {
 		name     string
 		looks    []drainSample
@@ -544,6 +549,21 @@ func TestDrainStep(t *testing.T) {
 		{"idle at the deadline's look wins", []drainSample{busy, idle, idle}, ms(20),
 			[]drainVerdict{drainWaiting, drainWaiting, drainIdle}},
 		{"drain_ms below one look", []drainSample{busy}, 0, []drainVerdict{drainTimedOut}},
+		// A keep-alive connection carrying request after request: it has
+		// received and sent more since it was first seen busy, and
+		// waiting cannot drain it.
+		{"a keep-alive connection in use", []drainSample{conn(7, 100, 300), conn(7, 180, 450), conn(7, 260, 600)}, ms(1000),
+			[]drainVerdict{drainWaiting, drainWaiting, drainIdle}},
+		{"a request body still coming in", []drainSample{conn(7, 100, 0), conn(7, 5000, 0), conn(7, 9000, 0), conn(7, 9000, 0)}, ms(30),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainTimedOut}},
+		{"a response still going out", []drainSample{conn(7, 18, 100), conn(7, 18, 9000), conn(7, 18, 90000), conn(7, 18, 99000)}, ms(30),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainTimedOut}},
+		{"a new connection each look", []drainSample{conn(7, 18, 0), conn(8, 18, 0), conn(9, 18, 0), conn(10, 18, 0)}, ms(30),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainTimedOut}},
+		{"counted and idle", []drainSample{counted, counted}, ms(1000), []drainVerdict{drainWaiting, drainIdle}},
+		{"a keep-alive connection, then the queue", []drainSample{conn(7, 100, 300), conn(7, 180, 450),
+			{Queued: 1, Busy: 1, Conns: []drainConn{{Inode: 7, Received: 260, Acked: 600}}}, conn(7, 300, 700), conn(7, 400, 800)}, ms(1000),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainWaiting, drainIdle}},
 	} {
 		var st drainState
 		var got []drainVerdict

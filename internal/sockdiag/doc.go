@@ -15,7 +15,9 @@
 // instance's own processes hold ([SocketsOf]). A cluster instance
 // taken out of the kernel-steered turn (bm2-probe steer drain) waits
 // until its accept queue is empty and none of its connections has bytes
-// unread or unsent ([Connection]'s Unread and Unsent); bm2-probe steer
+// unread or unsent ([Connection]'s Unread and Unsent) but keep-alive
+// connections still carrying requests (their Received and Acked, from
+// tcp_info, both grow); bm2-probe steer
 // add finds the descriptor of the instance's listener to copy
 // ([Holder]).
 //

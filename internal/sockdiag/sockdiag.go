@@ -58,6 +58,12 @@ type Connection struct {
 	// yet (inet_diag_msg's idiag_rqueue and idiag_wqueue): an idle
 	// keep-alive connection has neither.
 	Unread, Unsent uint32
+	// Received and Acked are the bytes the socket has received from
+	// its peer and had acknowledged by it over its life (tcp_info's
+	// tcpi_bytes_received and tcpi_bytes_acked); Counted is false when
+	// the kernel sent no tcp_info (then both are 0).
+	Received, Acked uint64
+	Counted         bool
 }
 
 // replyTimeout bounds each wait for a datagram from the kernel. The kernel
@@ -190,7 +196,7 @@ func (c *Conn) Listeners(port int) ([]Listener, error) {
 func (c *Conn) AllListeners() ([]Listener, error) { return c.listeners(anyPort) }
 
 func (c *Conn) listeners(port int) ([]Listener, error) {
-	return query(c, tcpListen, port, "TCP listeners", func(m *diagMsg, attrs []byte) (Listener, bool) {
+	return query(c, tcpListen, 0, port, "TCP listeners", func(m *diagMsg, attrs []byte) (Listener, bool) {
 		l := Listener{
 			Family:  int(m.Family),
 			Addr:    m.ID.srcAddr(m.Family),
@@ -227,20 +233,22 @@ func (c *Conn) AllEstablished(keep func(port int) bool) ([]Connection, error) {
 }
 
 func (c *Conn) established(port int, keep func(port int) bool) ([]Connection, error) {
-	return query(c, tcpEstablished, port, "established TCP sockets", func(m *diagMsg, _ []byte) (Connection, bool) {
+	return query(c, tcpEstablished, extInfo, port, "established TCP sockets", func(m *diagMsg, attrs []byte) (Connection, bool) {
 		sport := int(binary.BigEndian.Uint16(m.ID.SPort[:]))
 		if keep != nil && !keep(sport) {
 			return Connection{}, false
 		}
-		return Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode), Port: sport,
-			Unread: m.RQueue, Unsent: m.WQueue}, true
+		cn := Connection{Family: int(m.Family), UID: m.UID, Inode: uint64(m.Inode), Port: sport,
+			Unread: m.RQueue, Unsent: m.WQueue}
+		cn.Received, cn.Acked, cn.Counted = tcpBytes(attrs)
+		return cn, true
 	})
 }
 
 // query asks for the TCP sockets in state on port, both families, and
 // converts each with conv. Its requests are serialised on c.
 // Port anyPort asks for every port.
-func query[T any](c *Conn, state uint8, port int, what string, conv func(m *diagMsg, attrs []byte) (T, bool)) ([]T, error) {
+func query[T any](c *Conn, state, ext uint8, port int, what string, conv func(m *diagMsg, attrs []byte) (T, bool)) ([]T, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -256,7 +264,7 @@ func query[T any](c *Conn, state uint8, port int, what string, conv func(m *diag
 	out := []T{}
 	for _, family := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		var err error
-		if out, err = dumpFamily(c, out, family, state, port, conv); err != nil {
+		if out, err = dumpFamily(c, out, family, state, ext, port, conv); err != nil {
 			on := fmt.Sprintf("on port %d", port)
 			if port == anyPort {
 				on = "on any port"
@@ -287,10 +295,11 @@ func checkPort(port int) error {
 // cannot express, such as ranges or address prefixes. Each reply is still
 // checked here (family, state, port), so that a kernel filtering less
 // than asked could cost time but never give a wrong answer.
-func dumpFamily[T any](c *Conn, out []T, family, state uint8, port int, conv func(m *diagMsg, attrs []byte) (T, bool)) ([]T, error) {
+func dumpFamily[T any](c *Conn, out []T, family, state, ext uint8, port int, conv func(m *diagMsg, attrs []byte) (T, bool)) ([]T, error) {
 	req := reqV2{
 		Family:   family,
 		Protocol: unix.IPPROTO_TCP,
+		Ext:      ext,
 		States:   1 << state,
 		ID:       sockID{SPort: bePort(port)},
 	}

@@ -707,6 +707,60 @@ func TestEstablishedQueues(t *testing.T) {
 	}
 }
 
+// A connection's byte counts (tcp_info): what it has received and had
+// acknowledged over its life, which a drain uses to tell a keep-alive
+// connection still carrying requests from one finishing its last.
+func TestEstablishedCountsBytes(t *testing.T) {
+	ln := listen(t, "tcp4", "127.0.0.1:0")
+	client, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	port, ino := portOf(ln.Addr()), inodeOf(t, server.(*net.TCPConn))
+	counts := func() Connection {
+		t.Helper()
+		es, err := Established(port)
+		if err != nil || len(es) != 1 || es[0].Inode != ino {
+			t.Fatalf("Established = %+v, %v; want the server's socket", es, err)
+		}
+		if !es[0].Counted {
+			t.Fatal("no tcp_info from the kernel")
+		}
+		return es[0]
+	}
+	if c := counts(); c.Received != 0 || c.Acked != 0 {
+		t.Errorf("fresh: received %d, acked %d; want 0 0", c.Received, c.Acked)
+	}
+	buf := make([]byte, 64)
+	for round := 1; round <= 2; round++ {
+		if _, err := client.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := server.Read(buf); n != 18 || err != nil {
+			t.Fatalf("read %d, %v", n, err)
+		}
+		if _, err := server.Write([]byte("HTTP/1.1 200 OK\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := client.Read(buf); n != 19 || err != nil {
+			t.Fatalf("client read %d, %v", n, err)
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for c := counts(); c.Received != uint64(18*round) || c.Acked != uint64(19*round); c = counts() {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: received %d, acked %d; want %d %d", round, c.Received, c.Acked, 18*round, 19*round)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 func TestAllPorts(t *testing.T) {
 	// Every port at once: both listeners, with their ports, and the
 	// accepted connection with the server's port, the client's with its

@@ -56,6 +56,15 @@ const (
 	// socket it reports, IPV6_V6ONLY as set on the socket.
 	attrSKV6Only = 11
 
+	// INET_DIAG_INFO: struct tcp_info, sent when the request's
+	// idiag_ext has bit INET_DIAG_INFO-1 (extInfo). Of it bm2 reads
+	// tcpi_bytes_acked and tcpi_bytes_received (both __u64, since
+	// Linux 4.1), at these offsets of include/uapi/linux/tcp.h's layout.
+	attrInfo             = 2
+	extInfo              = 1 << (attrInfo - 1)
+	tcpInfoBytesAcked    = 120
+	tcpInfoBytesReceived = 128
+
 	// TCP_ESTABLISHED and TCP_LISTEN in the kernel's TCP state enum
 	// (include/net/tcp_states.h).
 	tcpEstablished = 1
@@ -177,4 +186,26 @@ func v6Only(attrs []byte) (v6only, known bool) {
 		attrs = attrs[min(nlAlign(l), len(attrs)):]
 	}
 	return false, false
+}
+
+// tcpBytes reads tcpi_bytes_received and tcpi_bytes_acked from the
+// INET_DIAG_INFO attribute after an inet_diag_msg; counted is false when
+// the kernel sent none, or one too short to hold them.
+func tcpBytes(attrs []byte) (received, acked uint64, counted bool) {
+	for len(attrs) >= sizeofAttr {
+		l := int(binary.NativeEndian.Uint16(attrs[0:]))
+		typ := binary.NativeEndian.Uint16(attrs[2:]) & attrTypeMask
+		if l < sizeofAttr || l > len(attrs) {
+			return 0, 0, false
+		}
+		if typ == attrInfo {
+			info := attrs[sizeofAttr:l]
+			if len(info) < tcpInfoBytesReceived+8 {
+				return 0, 0, false
+			}
+			return binary.NativeEndian.Uint64(info[tcpInfoBytesReceived:]), binary.NativeEndian.Uint64(info[tcpInfoBytesAcked:]), true
+		}
+		attrs = attrs[min(nlAlign(l), len(attrs)):]
+	}
+	return 0, 0, false
 }
