@@ -234,19 +234,12 @@ func (r *runner) phases(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("phases %s: %w\n%s", v.unit, err, out)
 			}
-			var kill, answer int64
+			kill, answer := killAnswer(out)
 			var lines []string
 			for _, l := range strings.Split(out, "\n") {
-				if f := strings.Fields(l); len(f) == 2 && (f[0] == "K" || f[0] == "A") {
-					n, _ := strconv.ParseInt(f[1], 10, 64)
-					if f[0] == "K" {
-						kill = n
-					} else {
-						answer = n
-					}
-					continue
+				if _, _, timing := timingLine(l); !timing {
+					lines = append(lines, l)
 				}
-				lines = append(lines, l)
 			}
 			ds, err := phasesOf(v.unit, kill, answer, lines)
 			if err != nil {
@@ -267,14 +260,22 @@ func (r *runner) phases(ctx context.Context) error {
 // killAnswer reads the "K <ns>" and "A <ns>" lines of a timed kill.
 func killAnswer(out string) (kill, answer int64) {
 	for _, l := range strings.Split(out, "\n") {
-		if f := strings.Fields(l); len(f) == 2 && (f[0] == "K" || f[0] == "A") {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			if f[0] == "K" {
-				kill = n
-			} else {
-				answer = n
-			}
+		switch kind, ns, ok := timingLine(l); {
+		case ok && kind == "K":
+			kill = ns
+		case ok:
+			answer = ns
 		}
 	}
 	return kill, answer
+}
+
+// timingLine reads one "K <ns>" or "A <ns>" line.
+func timingLine(l string) (kind string, ns int64, ok bool) {
+	f := strings.Fields(l)
+	if len(f) != 2 || (f[0] != "K" && f[0] != "A") {
+		return "", 0, false
+	}
+	n, _ := strconv.ParseInt(f[1], 10, 64)
+	return f[0], n, true
 }

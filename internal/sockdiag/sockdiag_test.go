@@ -662,28 +662,40 @@ func TestEstablishedOnlyOnThePort(t *testing.T) {
 	}
 }
 
-func TestEstablishedQueues(t *testing.T) {
-	// What a drain waits for: bytes the app has not read, bytes the peer
-	// has not acknowledged. An idle connection has neither.
+// connected is a loopback connection, both ends, and a look at the
+// server's end through Established.
+func connected(t *testing.T) (client, server net.Conn, look func() Connection) {
+	t.Helper()
 	ln := listen(t, "tcp4", "127.0.0.1:0")
 	client, err := net.Dial("tcp4", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
-	server, err := ln.Accept()
+	t.Cleanup(func() { client.Close() })
+	server, err = ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer server.Close()
+	t.Cleanup(func() { server.Close() })
 	port, ino := portOf(ln.Addr()), inodeOf(t, server.(*net.TCPConn))
-	queues := func() (unread, unsent uint32) {
+	return client, server, func() Connection {
 		t.Helper()
 		es, err := Established(port)
 		if err != nil || len(es) != 1 || es[0].Inode != ino {
 			t.Fatalf("Established = %+v, %v; want the server's socket", es, err)
 		}
-		return es[0].Unread, es[0].Unsent
+		return es[0]
+	}
+}
+
+func TestEstablishedQueues(t *testing.T) {
+	// What a drain waits for: bytes the app has not read, bytes the peer
+	// has not acknowledged. An idle connection has neither.
+	client, server, look := connected(t)
+	queues := func() (unread, unsent uint32) {
+		t.Helper()
+		c := look()
+		return c.Unread, c.Unsent
 	}
 	if r, w := queues(); r != 0 || w != 0 {
 		t.Errorf("idle: unread %d, unsent %d; want 0 0", r, w)
@@ -711,28 +723,14 @@ func TestEstablishedQueues(t *testing.T) {
 // acknowledged over its life, which a drain uses to tell a keep-alive
 // connection still carrying requests from one finishing its last.
 func TestEstablishedCountsBytes(t *testing.T) {
-	ln := listen(t, "tcp4", "127.0.0.1:0")
-	client, err := net.Dial("tcp4", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
-	port, ino := portOf(ln.Addr()), inodeOf(t, server.(*net.TCPConn))
+	client, server, look := connected(t)
 	counts := func() Connection {
 		t.Helper()
-		es, err := Established(port)
-		if err != nil || len(es) != 1 || es[0].Inode != ino {
-			t.Fatalf("Established = %+v, %v; want the server's socket", es, err)
-		}
-		if !es[0].Counted {
+		c := look()
+		if !c.Counted {
 			t.Fatal("no tcp_info from the kernel")
 		}
-		return es[0]
+		return c
 	}
 	if c := counts(); c.Received != 0 || c.Acked != 0 {
 		t.Errorf("fresh: received %d, acked %d; want 0 0", c.Received, c.Acked)
