@@ -303,6 +303,14 @@ func (s *Steerer) Drain(ctx context.Context) error {
 	if in.drain <= 0 {
 		return nil
 	}
+	if in.st.MainPID == 0 {
+		// The stop after a crash (systemd runs ExecStop= then too): the
+		// app is gone, and its listener with it; what was queued on it
+		// went to the others (tcp_migrate_req). Nothing to wait for on
+		// the restart's path.
+		s.logf("%s has no main process (it exited): nothing to wait for", s.id())
+		return nil
+	}
 	start := s.Clock.Now()
 	deadline := start + in.drain
 	var st drainState

@@ -355,6 +355,19 @@ func TestSteerAddAndDrain(t *testing.T) {
 	if !slices.Equal(g.Live(), []int{0, 1}) {
 		t.Errorf("live %v, want [0 1]", g.Live())
 	}
+	// After a crash (no main process) the drain takes the slot out and
+	// waits for nothing, even with drain_ms to spare.
+	r.sd.set("api", 1, 0, port, 1, "BM2_DRAIN_MS=60000")
+	start = time.Now()
+	if err := r.steerer(t, "api", 1).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.lines(); !strings.Contains(got, "slot 1 removed, live 1\napi-1 has no main process (it exited): nothing to wait for\n") || time.Since(start) > 500*time.Millisecond {
+		t.Errorf("drain after a crash logged %q in %v", got, time.Since(start))
+	}
+	if !slices.Equal(g.Live(), []int{0}) {
+		t.Errorf("live %v after the crashed api-1's drain, want [0]", g.Live())
+	}
 	if len(r.events.got) != 0 {
 		t.Errorf("events %v, want none", r.events.kinds())
 	}
