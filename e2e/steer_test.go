@@ -53,7 +53,8 @@ func (b *bed) spread(port, n int) map[string]int {
 // keep-alive connections over 2 instances split 32/32 (the kernel's hash
 // gave 27/37). A reload of an app with no SIGTERM handler at all, under
 // unpaced Connection: close load, fails no request: each instance is
-// taken out of the turn and drained before systemd's SIGTERM. Without
+// taken out of the turn and drained before systemd's SIGTERM; under
+// keep-alive load the drain does not wait for connections in use. Without
 // bpffs, a project gets steering_unavailable once and serves by hash.
 func TestSteering(t *testing.T) {
 	t.Parallel()
@@ -85,6 +86,32 @@ func TestSteering(t *testing.T) {
 		t.Errorf("only %d requests: the load was not steady", res.requests)
 	}
 	b.eventually(30*time.Second, "sn steered again", `bm2 status sn | grep -q 'round-robin over 2'`)
+
+	// Under keep-alive load a busy connection is never idle: the drain
+	// takes it for one in use (it receives and answers request after
+	// request) and does not wait for it, where it waited all of
+	// drain_ms (here 5 s) before. The app's SIGTERM handling ends it.
+	b.app("/srv/sk", "graceful-server.js", "server.js")
+	b.write("/srv/sk/bm2.toml", "name = \"sk\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 2\nport = 3496\ndrain_ms = 5000\nstop_timeout_ms = 8000\n")
+	b.must(0, "/srv/sk", "serve")
+	b.eventually(30*time.Second, "sk steered", `bm2 status sk | grep -q 'round-robin over 2'`)
+	b.settledProject("sk", 2)
+	since := strings.TrimSpace(b.sh(`date +@%s.%N | cut -c1-17`))
+	res, out, took = b.reloadCmdUnderLoad("bm2 reload sk", 3496, true)
+	t.Logf("reload under keep-alive load took %v: %v\n%s", took, res, out)
+	drains := b.sh(`journalctl -q -o cat --since=` + since + ` -u 'bm2@sk-*' | grep -E 'drained in|not idle after' || true`)
+	t.Logf("drains:\n%s", drains)
+	for _, id := range []string{"sk-0", "sk-1"} {
+		if !strings.Contains(drains, id+" drained in ") {
+			t.Errorf("%s's drain under keep-alive load did not end before drain_ms:\n%s", id, drains)
+		}
+	}
+	if strings.Contains(drains, "not idle after drain_ms") {
+		t.Errorf("a drain waited all of drain_ms under keep-alive load:\n%s", drains)
+	}
+	if took >= 10*time.Second {
+		t.Errorf("the keep-alive reload took %v: its drains waited for connections in use", took)
+	}
 
 	// Without bpffs: once steering_unavailable, and the hash serves.
 	b.sh(`umount /sys/fs/bpf`)

@@ -28,7 +28,7 @@ import (
 // quick app's listen(), and within a sixteenth of its start time of a slow
 // one's.
 //
-// The share is what keeps a boot linear. Each look costs the probe a
+// The share keeps a boot's probes from costing n². Each look costs the probe a
 // wake-up and a dump; n instances started at once take about n times as
 // long to listen on a loaded host, so looks at a fixed rate would cost n
 // probes × n times as long: n². A share of the age makes a probe's looks
