@@ -109,9 +109,6 @@ func TestSteering(t *testing.T) {
 	if strings.Contains(drains, "not idle after drain_ms") {
 		t.Errorf("a drain waited all of drain_ms under keep-alive load:\n%s", drains)
 	}
-	if took >= 10*time.Second {
-		t.Errorf("the keep-alive reload took %v: its drains waited for connections in use", took)
-	}
 
 	// Without bpffs: once steering_unavailable, and the hash serves.
 	b.sh(`umount /sys/fs/bpf`)
