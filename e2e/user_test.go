@@ -263,8 +263,10 @@ loginctl enable-linger alice bob`)
 		if post.Body["instance"] != "crashy-0" || post.Body["reason"] != "restart_budget_exhausted" || post.URL != "/hook?token=s3cret" {
 			t.Errorf("notification %+v", post)
 		}
-		// Delivered by the user's own bm2-notify.service, as alice.
-		b.sh(fmt.Sprintf(`journalctl _UID=%s _SYSTEMD_USER_UNIT=bm2-notify.service --no-pager | grep -q delivered`, aliceUID))
+		// Delivered by the user's own bm2-notify.service, as alice. The
+		// receiver has the post before bm2-notify has its answer, and the
+		// line takes its way through journald: wait for it.
+		b.eventually(10*time.Second, "bm2-notify.service logs the delivery", fmt.Sprintf(`journalctl _UID=%s _SYSTEMD_USER_UNIT=bm2-notify.service --no-pager | grep -q delivered`, aliceUID))
 		if out := b.sh("journalctl --no-pager -o cat _UID=" + aliceUID); strings.Contains(out, "s3cret") {
 			t.Error("the webhook's token is in alice's journal")
 		}
