@@ -87,6 +87,30 @@ func TestSteering(t *testing.T) {
 	}
 	b.eventually(30*time.Second, "sn steered again", `bm2 status sn | grep -q 'round-robin over 2'`)
 
+	// One instance: the reload stops it as soon as the surge is
+	// confirmed, and retires the surge as soon as it is back, each time
+	// before the other's steering step may have run. Each drain adds the
+	// running peer to the turn first, so both are drained, never kept as
+	// "the last live one" and killed with their requests.
+	b.app("/srv/s1", "node-server.js", "server.js")
+	b.write("/srv/s1/bm2.toml", "name = \"s1\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 1\nport = 3498\n")
+	b.must(0, "/srv/s1", "serve")
+	b.eventually(30*time.Second, "s1 steered", `bm2 status s1 | grep -q 'round-robin over 1'`)
+	b.settledProject("s1", 1)
+	since := strings.TrimSpace(b.sh(`date +@%s.%N | cut -c1-17`))
+	res, out, took = b.reloadCmdUnderLoad("bm2 reload s1", 3498, false)
+	t.Logf("reload of one instance with no SIGTERM handler took %v under Connection: close load: %v\n%s", took, res, out)
+	if res.errors() != 0 {
+		t.Errorf("%v during the reload of one instance with no SIGTERM handler", res)
+	}
+	drains := b.sh(`journalctl -q -o cat --since=` + since + ` -u 'bm2@s1-*' | grep -E 'drained in|last live one|adding it first' || true`)
+	t.Logf("drains:\n%s", drains)
+	for _, id := range []string{"s1-0", "s1-surge"} {
+		if !strings.Contains(drains, id+" drained in ") {
+			t.Errorf("%s was not drained before its SIGTERM:\n%s", id, drains)
+		}
+	}
+
 	// Under keep-alive load a busy connection is never idle: the drain
 	// takes it for one in use (it receives and answers request after
 	// request) and does not wait for it, where it waited all of
@@ -96,10 +120,10 @@ func TestSteering(t *testing.T) {
 	b.must(0, "/srv/sk", "serve")
 	b.eventually(30*time.Second, "sk steered", `bm2 status sk | grep -q 'round-robin over 2'`)
 	b.settledProject("sk", 2)
-	since := strings.TrimSpace(b.sh(`date +@%s.%N | cut -c1-17`))
+	since = strings.TrimSpace(b.sh(`date +@%s.%N | cut -c1-17`))
 	res, out, took = b.reloadCmdUnderLoad("bm2 reload sk", 3496, true)
 	t.Logf("reload under keep-alive load took %v: %v\n%s", took, res, out)
-	drains := b.sh(`journalctl -q -o cat --since=` + since + ` -u 'bm2@sk-*' | grep -E 'drained in|not idle after' || true`)
+	drains = b.sh(`journalctl -q -o cat --since=` + since + ` -u 'bm2@sk-*' | grep -E 'drained in|not idle after' || true`)
 	t.Logf("drains:\n%s", drains)
 	for _, id := range []string{"sk-0", "sk-1"} {
 		if !strings.Contains(drains, id+" drained in ") {

@@ -38,6 +38,9 @@ const (
 // run (InvocationID).
 type SteerSystemd interface {
 	Unit(ctx context.Context, name string) (sysd.Status, error)
+	// Loaded lists the loaded units matching the patterns (Name and the
+	// states only): the drain looks for running peers with it.
+	Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error)
 }
 
 // SteerSockets is what steer add and drain read of the kernel's sockets
@@ -68,6 +71,10 @@ type Steerer struct {
 	Events journal.Sink
 	Clock  Clock
 	Log    func(format string, args ...any)
+
+	// peer: this Steerer adds another instance's listener for a drain
+	// (catchUp); what it cannot add is said, never marked unavailable.
+	peer bool
 }
 
 func (s *Steerer) id() string { return units.InstanceID(s.Project, s.Index) }
@@ -183,6 +190,10 @@ func (s *Steerer) add(in steered) error {
 		return nil
 	}
 	fd, err := s.Take(h.PID, h.FD)
+	if err != nil && s.peer {
+		s.logf("%s: %v: not steered this time", s.id(), err)
+		return nil
+	}
 	switch {
 	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES):
 		return s.unavailable(in, reason.NoPermission, fmt.Errorf("%w (copying another user's descriptor needs CAP_SYS_PTRACE and kernel.yama.ptrace_scope below 3)", err))
@@ -241,6 +252,10 @@ func (s *Steerer) add(in steered) error {
 // cannot steer (*steer.UnavailableError) or a listener it cannot take
 // (*steer.ListenerError); other errors are returned.
 func (s *Steerer) refused(in steered, err error) error {
+	if s.peer {
+		s.logf("%s not steered: %v", s.id(), err)
+		return nil
+	}
 	var ue *steer.UnavailableError
 	var le *steer.ListenerError
 	switch {
@@ -295,6 +310,7 @@ func (s *Steerer) Drain(ctx context.Context) error {
 		return err
 	}
 	defer g.Close()
+	s.catchUp(ctx, g, in)
 	removed, live, err := s.remove(g, in.slot)
 	if err != nil || !removed {
 		return err
@@ -333,6 +349,57 @@ func (s *Steerer) Drain(ctx context.Context) error {
 		}
 		if err := s.Clock.Sleep(ctx, min(DrainPoll, deadline-now)); err != nil {
 			return err
+		}
+	}
+}
+
+// catchUp puts into g's turn, before this instance leaves it, the
+// project's other running instances whose listener is not in it yet: each
+// joins through its own steering step (bm2-steer@), which a probe queues
+// once it has confirmed the run, and which may not have run yet when this
+// drain begins. A reload stops the instance it restarts as soon as the
+// surge is confirmed, and retires the surge as soon as the instance is:
+// without this, the one left would still be outside the turn, the one
+// leaving the last live slot, and its drain skipped ("the last live one"),
+// so an app without a SIGTERM handler would lose the requests it had.
+//
+// It costs one socket dump in the usual case: only when the port has more
+// listeners than the turn has filled slots does it ask systemd which
+// peers run. A peer that is stopping (deactivating) is not added back.
+func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
+	ls, err := s.Sockets.Listeners(in.port)
+	if err != nil {
+		return // the drain's own look says it
+	}
+	filled := 0
+	for _, slot := range g.Live() {
+		if g.Filled(slot) {
+			filled++
+		}
+	}
+	if len(ls) <= filled {
+		return
+	}
+	peers, err := s.Systemd.Loaded(ctx, []string{units.InstancePattern(s.Project)})
+	if err != nil {
+		s.logf("%s: cannot list the project's instances: %v", s.id(), err)
+		return
+	}
+	for _, u := range peers {
+		project, i, ok := units.ParseInstance(u.Name)
+		if !ok || project != s.Project || i == s.Index || u.ActiveState != "active" || u.SubState != "running" {
+			continue
+		}
+		peer := *s
+		peer.Index, peer.peer = i, true
+		pin, ok, err := peer.instance(ctx)
+		if !ok || err != nil || !pin.st.Running() || pin.port != in.port ||
+			(slices.Contains(g.Live(), pin.slot) && g.Filled(pin.slot)) {
+			continue
+		}
+		s.logf("%s: %s runs outside port %d's turn: adding it first", s.id(), peer.id(), in.port)
+		if err := peer.add(pin); err != nil {
+			s.logf("%s: cannot add %s: %v", s.id(), peer.id(), err)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -171,6 +172,32 @@ func (s *steerSystemd) Unit(ctx context.Context, name string) (sysd.Status, erro
 	return st, nil
 }
 
+func (s *steerSystemd) Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []sysd.Status
+	for name, st := range s.units {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, name); ok {
+				out = append(out, sysd.Status{Name: name, LoadState: st.LoadState, ActiveState: st.ActiveState, SubState: st.SubState})
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b sysd.Status) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// stopping marks an instance as systemd has it while its ExecStop= (the
+// drain) runs and after: deactivating.
+func (s *steerSystemd) stopping(project string, index int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.units[units.Instance(project, index)]
+	st.ActiveState, st.SubState = "deactivating", "stop"
+	s.units[units.Instance(project, index)] = st
+}
+
 func (s *steerSystemd) set(project string, index, pid, port, slot int, env ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -178,7 +205,7 @@ func (s *steerSystemd) set(project string, index, pid, port, slot int, env ...st
 		s.units = map[string]sysd.Status{}
 	}
 	s.units[units.Instance(project, index)] = sysd.Status{
-		LoadState: "loaded", ActiveState: "active", SubState: "running",
+		Name: units.Instance(project, index), LoadState: "loaded", ActiveState: "active", SubState: "running",
 		InvocationID: fmt.Sprintf("inv-%d-%d", index, pid), MainPID: uint32(pid), TimeoutStop: 1600 * time.Millisecond,
 		Environment: append([]string{"BM2_EXEC_MODE=cluster", "BM2_APP_PORT=" + strconv.Itoa(port),
 			"BM2_APP_INSTANCE=" + strconv.Itoa(slot)}, env...),
@@ -305,11 +332,16 @@ func TestSteerAddAndDrain(t *testing.T) {
 	if got := connect(t, port, 32, a0, a1, surge); got[0] != 16 || got[1] != 0 || got[2] != 16 {
 		t.Errorf("api-1 drained: accepts %v, want [16 0 16]", got)
 	}
-	// The surge goes, then api-0 would be the last: it stays in.
+	r.sd.stopping("api", 1) // systemd stops it after its drain
+	// The surge goes, then api-0 would be the last: it stays in. The
+	// stopping api-1 still listens, and is not taken back into the turn.
 	if err := r.steerer(t, "api", units.Surge).Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r.lines()
+	if got := r.lines(); strings.Contains(got, "adding it first") {
+		t.Errorf("the surge's drain took a stopping instance back: %q", got)
+	}
+	r.sd.stopping("api", units.Surge)
 	if err := r.steerer(t, "api", 0).Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -332,6 +364,8 @@ func TestSteerAddAndDrain(t *testing.T) {
 		t.Errorf("drain of a drained slot logged %q", got)
 	}
 	// api-1 starts again: back in the turn.
+	r.sd.set("api", 1, a1.pid, port, 1, "BM2_DRAIN_MS=1000")
+	r.sd.set("api", units.Surge, surge.pid, port, 2, "BM2_DRAIN_MS=1000")
 	if err := r.steerer(t, "api", 1).Add(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -370,6 +404,61 @@ func TestSteerAddAndDrain(t *testing.T) {
 	}
 	if len(r.events.got) != 0 {
 		t.Errorf("events %v, want none", r.events.kinds())
+	}
+}
+
+// A drain that begins before a peer's steering step has run (a reload
+// stops the instance as soon as the surge is confirmed) adds the running
+// peer first, so that the instance does leave the turn and is drained,
+// instead of staying as "the last live one"; a peer that is stopping is
+// left out.
+func TestSteerDrainAddsRunningPeersFirst(t *testing.T) {
+	needSteering(t)
+	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
+	a0 := startApp(t, 0)
+	port := a0.port
+	surge := startApp(t, port)
+	r.sd.set("api", 0, a0.pid, port, 0, "BM2_DRAIN_MS=1000")
+	r.sd.set("api", units.Surge, surge.pid, port, 1, "BM2_DRAIN_MS=1000")
+	ctx := context.Background()
+	if err := r.steerer(t, "api", 0).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.lines()
+	// The surge listens and runs; its own step has not run yet.
+	if err := r.steerer(t, "api", 0).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := r.lines()
+	want := "api-0: api-surge runs outside port " + strconv.Itoa(port) + "'s turn: adding it first\n" +
+		"api-surge steered: slot 1, live 2\n" +
+		"api-0 out of port " + strconv.Itoa(port) + "'s turn: slot 0 removed, live 1\napi-0 drained in "
+	if !strings.HasPrefix(log, want) {
+		t.Errorf("drain beside an unsteered surge logged:\n%s\nwant it to begin:\n%s", log, want)
+	}
+	if got := connect(t, port, 16, a0, surge); got[0] != 0 || got[1] != 16 {
+		t.Errorf("api-0 drained: accepts %v, want [0 16]", got)
+	}
+
+	// The same with the surge stopping: it is not added, api-0 stays.
+	r2 := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
+	b0 := startApp(t, 0)
+	b1 := startApp(t, b0.port)
+	r2.sd.set("web", 0, b0.pid, b0.port, 0)
+	r2.sd.set("web", 1, b1.pid, b0.port, 1)
+	if err := r2.steerer(t, "web", 0).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r2.sd.stopping("web", 1)
+	r2.lines()
+	if err := r2.steerer(t, "web", 0).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r2.lines(); strings.Contains(got, "adding it first") || !strings.Contains(got, "slot 0 is the last live one") {
+		t.Errorf("drain beside a stopping peer logged %q", got)
+	}
+	if len(r.events.got)+len(r2.events.got) != 0 {
+		t.Errorf("events %v %v, want none", r.events.kinds(), r2.events.kinds())
 	}
 }
 
