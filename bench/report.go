@@ -647,7 +647,7 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 	}
 	switch name {
 	case "reloadbun":
-		b.WriteString("The figure of §4 with Bun (bench/apps/app.ts: `Bun.serve` with `reusePort`, `server.stop()` on " +
+		b.WriteString("The figure of §4 with Bun (bench/apps/app.ts: `Bun.serve` with `reusePort`, drained on " +
 			"SIGTERM), bm2 only: PM2's cluster mode needs node:cluster. Same load, same clocks: ")
 	case "gwcluster":
 		b.WriteString("Cluster mode behind nginx: bm2's instances share the port (one server line, as `bm2 gateway nginx " +
@@ -677,7 +677,7 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 		"is done, so that what fails is the manager's doing."
 	if name == "reloadbun" {
 		cmds = fmt.Sprintf("`bm2 reload %s`", name)
-		drains = "The app stops its server on SIGTERM and lets the requests in flight finish, so that what fails is the manager's doing."
+		drains = "The app drains on SIGTERM as the Node.js app does: every further response says `Connection: close`, and 100 ms later it stops its server (`server.stop()`), lets the requests in flight finish and exits, so that what fails is the manager's doing."
 	}
 	fmt.Fprintf(b, "wrk runs for %v against %s (`-t%d -c%d`, keep-alive, and `Connection: close`); 2 s in, the "+
 		"manager's reload command runs (%s); failed requests are every error wrk counts "+
