@@ -89,14 +89,21 @@ func TestSteering(t *testing.T) {
 
 	// One instance: the reload stops it as soon as the surge is
 	// confirmed, and retires the surge as soon as it is back, each time
-	// before the other's steering step may have run. Each drain adds the
-	// running peer to the turn first, so both are drained, never kept as
-	// "the last live one" and killed with their requests.
+	// before the other's steering step may have run (here always: the
+	// steps are made late). Each drain adds the running peer to the turn
+	// first, so both are drained, never kept as "the last live one" and
+	// killed with their requests.
 	b.app("/srv/s1", "node-server.js", "server.js")
 	b.write("/srv/s1/bm2.toml", "name = \"s1\"\nscript = \"server.js\"\nruntime = \"node\"\ninstances = 1\nport = 3498\n")
 	b.must(0, "/srv/s1", "serve")
 	b.eventually(30*time.Second, "s1 steered", `bm2 status s1 | grep -q 'round-robin over 1'`)
 	b.settledProject("s1", 1)
+	// Each steering step 3 s late, so that every drain of this reload
+	// begins before the peer's step has run, as it often does by itself.
+	for _, id := range []string{"s1-0", "s1-surge"} {
+		b.write("/run/systemd/system/bm2-steer@"+id+".service.d/late.conf", "[Service]\nExecStartPre=/bin/sleep 3\n")
+	}
+	b.sh(`systemctl daemon-reload`)
 	since := strings.TrimSpace(b.sh(`date +@%s.%N | cut -c1-17`))
 	res, out, took = b.reloadCmdUnderLoad("bm2 reload s1", 3498, false)
 	t.Logf("reload of one instance with no SIGTERM handler took %v under Connection: close load: %v\n%s", took, res, out)
@@ -110,6 +117,7 @@ func TestSteering(t *testing.T) {
 			t.Errorf("%s was not drained before its SIGTERM:\n%s", id, drains)
 		}
 	}
+	b.sh(`rm -r /run/systemd/system/bm2-steer@s1-*.service.d && systemctl daemon-reload`)
 
 	// Under keep-alive load a busy connection is never idle: the drain
 	// takes it for one in use (it receives and answers request after

@@ -157,7 +157,7 @@ func (s *Steerer) Add(ctx context.Context) error {
 			s.logf("%s is not running (%s/%s): nothing to steer", s.id(), in.st.ActiveState, in.st.SubState)
 			return nil
 		}
-		if err := s.add(in); err != nil {
+		if err := s.add(ctx, in); err != nil {
 			return err
 		}
 		// A run that started meanwhile has a listener of its own: its
@@ -171,7 +171,7 @@ func (s *Steerer) Add(ctx context.Context) error {
 	}
 }
 
-func (s *Steerer) add(in steered) error {
+func (s *Steerer) add(ctx context.Context, in steered) error {
 	ls, err := s.Sockets.Listeners(in.port)
 	if err != nil {
 		return err
@@ -218,8 +218,14 @@ func (s *Steerer) add(in steered) error {
 		return err
 	}
 	defer unlock()
-	g, created, err := s.Store.Group(s.Project, in.port)
-	if err != nil {
+	var g *steer.Group
+	created := false
+	if s.peer {
+		g, err = s.peerGroup(ctx, in)
+		if g == nil {
+			return err
+		}
+	} else if g, created, err = s.Store.Group(s.Project, in.port); err != nil {
 		return s.refused(in, err)
 	}
 	defer g.Close()
@@ -246,6 +252,33 @@ func (s *Steerer) add(in steered) error {
 	}
 	s.logf("%s steered: slot %d, live %d%s", s.id(), in.slot, len(g.Live()), how)
 	return nil
+}
+
+// peerGroup is the group a drain's catch-up adds a peer to, under the
+// project's lock: the one pinned, and only while it is for the peer's
+// port (a peer add never makes or pins a group: a port change would
+// replace the new port's group with an empty one for the old), and only
+// while the peer still runs the run it was found in (one that began to
+// stop meanwhile has had its own drain, which found it outside the turn;
+// adding it now would send connections to a process about to exit).
+// nil, with nothing to do, otherwise.
+func (s *Steerer) peerGroup(ctx context.Context, in steered) (*steer.Group, error) {
+	now, err := s.Systemd.Unit(ctx, units.Instance(s.Project, s.Index))
+	if err != nil || !now.Running() || now.InvocationID != in.st.InvocationID {
+		s.logf("%s is no longer the run that was found: not added", s.id())
+		return nil, nil
+	}
+	g, err := steer.Open(s.Store.Dir(s.Project))
+	if err != nil {
+		s.logf("%s not steered: %v", s.id(), err)
+		return nil, nil
+	}
+	if port := g.Port(); port != in.port {
+		g.Close()
+		s.logf("%s not steered: the group is for port %d now", s.id(), port)
+		return nil, nil
+	}
+	return g, nil
 }
 
 // refused is unavailable for what package steer refuses: a host that
@@ -310,7 +343,14 @@ func (s *Steerer) Drain(ctx context.Context) error {
 		return err
 	}
 	defer g.Close()
-	s.catchUp(ctx, g, in)
+	// The drain's time counts from here: the catch-up is inside drain_ms,
+	// which stays inside the stop timeout.
+	start := s.Clock.Now()
+	if in.st.MainPID != 0 && g.Port() == in.port {
+		// (After a crash nothing is drained; a group for another port is
+		// a port change's, whose new instances steer themselves.)
+		s.catchUp(ctx, g, in)
+	}
 	removed, live, err := s.remove(g, in.slot)
 	if err != nil || !removed {
 		return err
@@ -327,7 +367,6 @@ func (s *Steerer) Drain(ctx context.Context) error {
 		s.logf("%s has no main process (it exited): nothing to wait for", s.id())
 		return nil
 	}
-	start := s.Clock.Now()
 	deadline := start + in.drain
 	var st drainState
 	for {
@@ -365,7 +404,10 @@ func (s *Steerer) Drain(ctx context.Context) error {
 //
 // It costs one socket dump in the usual case: only when the port has more
 // listeners than the turn has filled slots does it ask systemd which
-// peers run. A peer that is stopping (deactivating) is not added back.
+// peers run. Only the project's own instances are peers (not those of a
+// project whose name begins with this one's), on this port; one that is
+// stopping (deactivating) is not added back, and a peer is added to the
+// group pinned for this port only, never to one made for it (peerGroup).
 func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 	ls, err := s.Sockets.Listeners(in.port)
 	if err != nil {
@@ -398,7 +440,7 @@ func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 			continue
 		}
 		s.logf("%s: %s runs outside port %d's turn: adding it first", s.id(), peer.id(), in.port)
-		if err := peer.add(pin); err != nil {
+		if err := peer.add(ctx, pin); err != nil {
 			s.logf("%s: cannot add %s: %v", s.id(), peer.id(), err)
 		}
 	}

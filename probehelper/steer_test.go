@@ -252,6 +252,22 @@ func (r *steerRig) lines() string {
 	return s
 }
 
+// instances starts one app per index on one port, the instances of
+// project with those indexes (units.Surge too), each in slot k of the
+// list, and tells systemd about them; it returns the apps and the port.
+func (r *steerRig) instances(t *testing.T, project string, indexes []int, env ...string) ([]*app, int) {
+	t.Helper()
+	var apps []*app
+	port := 0
+	for k, i := range indexes {
+		a := startApp(t, port)
+		port = a.port
+		r.sd.set(project, i, a.pid, port, k, env...)
+		apps = append(apps, a)
+	}
+	return apps, port
+}
+
 // mountBPF mounts a bpf filesystem on a temporary directory, where the
 // test's groups are pinned.
 func mountBPF(t *testing.T) string {
@@ -280,12 +296,8 @@ func needSteering(t *testing.T) {
 func TestSteerAddAndDrain(t *testing.T) {
 	needSteering(t)
 	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
-	a0 := startApp(t, 0)
-	port := a0.port
-	a1, surge := startApp(t, port), startApp(t, port)
-	r.sd.set("api", 0, a0.pid, port, 0, "BM2_DRAIN_MS=1000")
-	r.sd.set("api", 1, a1.pid, port, 1, "BM2_DRAIN_MS=1000")
-	r.sd.set("api", units.Surge, surge.pid, port, 2, "BM2_DRAIN_MS=1000")
+	apps, port := r.instances(t, "api", []int{0, 1, units.Surge}, "BM2_DRAIN_MS=1000")
+	a0, a1, surge := apps[0], apps[1], apps[2]
 	ctx := context.Background()
 
 	for i, want := range []string{"api-0 steered: slot 0, live 1, group pinned in " + r.store.Dir("api") + "\n",
@@ -415,11 +427,11 @@ func TestSteerAddAndDrain(t *testing.T) {
 func TestSteerDrainAddsRunningPeersFirst(t *testing.T) {
 	needSteering(t)
 	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
-	a0 := startApp(t, 0)
-	port := a0.port
-	surge := startApp(t, port)
-	r.sd.set("api", 0, a0.pid, port, 0, "BM2_DRAIN_MS=1000")
-	r.sd.set("api", units.Surge, surge.pid, port, 1, "BM2_DRAIN_MS=1000")
+	apps, port := r.instances(t, "api", []int{0, units.Surge}, "BM2_DRAIN_MS=1000")
+	a0, surge, other := apps[0], apps[1], startApp(t, port)
+	// Another project whose name begins with this one's, on the same
+	// port (both the test's user): not a peer.
+	r.sd.set("api-v2", 0, other.pid, port, 0)
 	ctx := context.Background()
 	if err := r.steerer(t, "api", 0).Add(ctx); err != nil {
 		t.Fatal(err)
@@ -436,8 +448,11 @@ func TestSteerDrainAddsRunningPeersFirst(t *testing.T) {
 	if !strings.HasPrefix(log, want) {
 		t.Errorf("drain beside an unsteered surge logged:\n%s\nwant it to begin:\n%s", log, want)
 	}
-	if got := connect(t, port, 16, a0, surge); got[0] != 0 || got[1] != 16 {
-		t.Errorf("api-0 drained: accepts %v, want [0 16]", got)
+	if got := connect(t, port, 16, a0, surge, other); got[0] != 0 || got[1] != 16 || got[2] != 0 {
+		t.Errorf("api-0 drained: accepts %v, want [0 16 0]", got)
+	}
+	if strings.Contains(log, "api-v2") {
+		t.Errorf("the drain took another project's instance for a peer:\n%s", log)
 	}
 
 	// The same with the surge stopping: it is not added, api-0 stays.
@@ -457,8 +472,82 @@ func TestSteerDrainAddsRunningPeersFirst(t *testing.T) {
 	if got := r2.lines(); strings.Contains(got, "adding it first") || !strings.Contains(got, "slot 0 is the last live one") {
 		t.Errorf("drain beside a stopping peer logged %q", got)
 	}
-	if len(r.events.got)+len(r2.events.got) != 0 {
-		t.Errorf("events %v %v, want none", r.events.kinds(), r2.events.kinds())
+
+	// A port change: web-0 runs on the new port, and its group is
+	// pinned for it; web-1's drain, on the old port, adds nothing there
+	// (web-2 runs on the old port) and leaves the new group as it is.
+	r3 := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
+	q0 := startApp(t, 0)
+	p1 := startApp(t, 0)
+	p2 := startApp(t, p1.port)
+	r3.sd.set("web", 0, q0.pid, q0.port, 0)
+	r3.sd.set("web", 1, p1.pid, p1.port, 1)
+	r3.sd.set("web", 2, p2.pid, p1.port, 2)
+	if err := r3.steerer(t, "web", 0).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r3.lines()
+	if err := r3.steerer(t, "web", 1).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r3.lines(); strings.Contains(got, "adding it first") || strings.Contains(got, "steered") {
+		t.Errorf("a drain on the old port changed the new port's group: %q", got)
+	}
+	g, err := steer.Open(r3.store.Dir("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if g.Port() != q0.port || !slices.Equal(g.Live(), []int{0}) {
+		t.Errorf("group: port %d, live %v; want %d, [0]", g.Port(), g.Live(), q0.port)
+	}
+	if len(r.events.got)+len(r2.events.got)+len(r3.events.got) != 0 {
+		t.Errorf("events %v %v %v, want none", r.events.kinds(), r2.events.kinds(), r3.events.kinds())
+	}
+}
+
+// stopsAfterRead is systemd where one instance begins to stop right after
+// it was read once: between the catch-up's look and its add.
+type stopsAfterRead struct {
+	*steerSystemd
+	project string
+	index   int
+	reads   int
+}
+
+func (s *stopsAfterRead) Unit(ctx context.Context, name string) (sysd.Status, error) {
+	st, err := s.steerSystemd.Unit(ctx, name)
+	if name == units.Instance(s.project, s.index) {
+		if s.reads++; s.reads == 1 {
+			s.steerSystemd.stopping(s.project, s.index)
+		}
+	}
+	return st, err
+}
+
+// A peer that begins to stop while the catch-up adds it (its own drain
+// found it outside the turn) is not added: the check under the lock sees
+// it stopping.
+func TestSteerCatchUpSkipsAPeerThatBeganToStop(t *testing.T) {
+	needSteering(t)
+	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
+	a0 := startApp(t, 0)
+	a1 := startApp(t, a0.port)
+	r.sd.set("api", 0, a0.pid, a0.port, 0)
+	r.sd.set("api", 1, a1.pid, a0.port, 1)
+	ctx := context.Background()
+	if err := r.steerer(t, "api", 0).Add(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.lines()
+	s := r.steerer(t, "api", 0)
+	s.Systemd = &stopsAfterRead{steerSystemd: r.sd, project: "api", index: 1}
+	if err := s.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log := r.lines()
+	if !strings.Contains(log, "api-1 is no longer the run that was found: not added") || !strings.Contains(log, "slot 0 is the last live one") {
+		t.Errorf("catch-up of a peer that began to stop logged:\n%s", log)
 	}
 }
 
@@ -467,11 +556,8 @@ func TestSteerDrainAddsRunningPeersFirst(t *testing.T) {
 func TestSteerDrainWaitsForUnreadBytes(t *testing.T) {
 	needSteering(t)
 	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
-	a0 := startApp(t, 0)
-	port := a0.port
-	a1 := startApp(t, port)
-	r.sd.set("api", 0, a0.pid, port, 0, "BM2_DRAIN_MS=300")
-	r.sd.set("api", 1, a1.pid, port, 1, "BM2_DRAIN_MS=300")
+	apps, port := r.instances(t, "api", []int{0, 1}, "BM2_DRAIN_MS=300")
+	a0, a1 := apps[0], apps[1]
 	ctx := context.Background()
 	for i := range 2 {
 		if err := r.steerer(t, "api", i).Add(ctx); err != nil {
