@@ -71,10 +71,6 @@ type Steerer struct {
 	Events journal.Sink
 	Clock  Clock
 	Log    func(format string, args ...any)
-
-	// peer: this Steerer adds another instance's listener for a drain
-	// (catchUp); what it cannot add is said, never marked unavailable.
-	peer bool
 }
 
 func (s *Steerer) id() string { return units.InstanceID(s.Project, s.Index) }
@@ -157,7 +153,7 @@ func (s *Steerer) Add(ctx context.Context) error {
 			s.logf("%s is not running (%s/%s): nothing to steer", s.id(), in.st.ActiveState, in.st.SubState)
 			return nil
 		}
-		if err := s.add(ctx, in); err != nil {
+		if err := s.add(in); err != nil {
 			return err
 		}
 		// A run that started meanwhile has a listener of its own: its
@@ -171,10 +167,54 @@ func (s *Steerer) Add(ctx context.Context) error {
 	}
 }
 
-func (s *Steerer) add(ctx context.Context, in steered) error {
-	ls, err := s.Sockets.Listeners(in.port)
+func (s *Steerer) add(in steered) error {
+	fd, ok, err := s.take(in)
+	var te *takeError
+	switch {
+	case errors.As(err, &te) && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES)):
+		return s.unavailable(in, reason.NoPermission, fmt.Errorf("%w (copying another user's descriptor needs CAP_SYS_PTRACE and kernel.yama.ptrace_scope below 3)", te.err))
+	case errors.As(err, &te) && errors.Is(err, unix.ENOSYS):
+		return s.unavailable(in, reason.KernelTooOld, fmt.Errorf("%w (pidfd_getfd needs Linux 5.6; steering needs 5.14)", te.err))
+	case errors.As(err, &te):
+		return te.err
+	case err != nil:
+		return s.refused(in, err)
+	case !ok:
+		return nil
+	}
+	defer unix.Close(fd)
+	unlock, err := s.Store.Lock(s.Project)
 	if err != nil {
 		return err
+	}
+	defer unlock()
+	g, created, err := s.Store.Group(s.Project, in.port)
+	if err != nil {
+		return s.refused(in, err)
+	}
+	defer g.Close()
+	how := ""
+	if created {
+		how = ", group pinned in " + s.Store.Dir(s.Project)
+	}
+	return s.refused(in, s.put(g, in, fd, how))
+}
+
+// takeError is pidfd_getfd's refusal, which Add tells apart from the
+// rest (a host or a kernel that cannot steer).
+type takeError struct{ err error }
+
+func (e *takeError) Error() string { return e.err.Error() }
+func (e *takeError) Unwrap() error { return e.err }
+
+// take copies the instance's listener on its port into this process: ok
+// is false (and said) when it holds none, or the descriptor changed
+// before it was copied. A listener the group cannot take is an error
+// (steer.CheckListener), and so is a refused copy (*takeError).
+func (s *Steerer) take(in steered) (fd int, ok bool, err error) {
+	ls, err := s.Sockets.Listeners(in.port)
+	if err != nil {
+		return -1, false, err
 	}
 	inodes := make([]uint64, 0, len(ls))
 	for _, l := range ls {
@@ -183,57 +223,39 @@ func (s *Steerer) add(ctx context.Context, in steered) error {
 	pids := in.st.PIDs()
 	h, found, err := s.Sockets.Holder(pids, inodes)
 	if err != nil {
-		return fmt.Errorf("find %s's listener on port %d: %w", s.id(), in.port, err)
+		return -1, false, fmt.Errorf("find %s's listener on port %d: %w", s.id(), in.port, err)
 	}
 	if !found {
 		s.logf("%s holds no listener on port %d (processes %v): nothing to steer", s.id(), in.port, pids)
-		return nil
+		return -1, false, nil
 	}
-	fd, err := s.Take(h.PID, h.FD)
-	if err != nil && s.peer {
-		s.logf("%s: %v: not steered this time", s.id(), err)
-		return nil
+	fd, err = s.Take(h.PID, h.FD)
+	if err != nil {
+		return -1, false, &takeError{err}
 	}
-	switch {
-	case errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES):
-		return s.unavailable(in, reason.NoPermission, fmt.Errorf("%w (copying another user's descriptor needs CAP_SYS_PTRACE and kernel.yama.ptrace_scope below 3)", err))
-	case errors.Is(err, unix.ENOSYS):
-		return s.unavailable(in, reason.KernelTooOld, fmt.Errorf("%w (pidfd_getfd needs Linux 5.6; steering needs 5.14)", err))
-	case err != nil:
-		return err
-	}
-	defer unix.Close(fd)
 	// The descriptor may have been closed and its number reused since it
 	// was looked at.
 	var fst unix.Stat_t
 	if err := unix.Fstat(fd, &fst); err != nil || fst.Ino != h.Inode {
+		unix.Close(fd)
 		s.logf("%s: fd %d of pid %d changed before it was copied: not steered this time", s.id(), h.FD, h.PID)
-		return nil
+		return -1, false, nil
 	}
 	if _, err := steer.CheckListener(fd, in.port); err != nil {
-		return s.refused(in, err)
+		unix.Close(fd)
+		return -1, false, err
 	}
-	unlock, err := s.Store.Lock(s.Project)
-	if err != nil {
+	return fd, true, nil
+}
+
+// put puts the listener fd in the instance's slot of g, under the
+// project's lock, attaching g's program to its port group first.
+func (s *Steerer) put(g *steer.Group, in steered, fd int, how string) error {
+	if err := g.Attach(fd); err != nil {
 		return err
 	}
-	defer unlock()
-	var g *steer.Group
-	created := false
-	if s.peer {
-		g, err = s.peerGroup(ctx, in)
-		if g == nil {
-			return err
-		}
-	} else if g, created, err = s.Store.Group(s.Project, in.port); err != nil {
-		return s.refused(in, err)
-	}
-	defer g.Close()
-	if err := g.Attach(fd); err != nil {
-		return s.refused(in, err)
-	}
 	if err := g.Add(in.slot, fd); err != nil {
-		return s.refused(in, err)
+		return err
 	}
 	// A live slot whose listener closed (an instance that crashed, or
 	// was the last one in the turn when it stopped) would leave its
@@ -246,47 +268,15 @@ func (s *Steerer) add(ctx context.Context, in steered) error {
 			s.logf("%s: slot %d has no listener: out of the turn", s.id(), other)
 		}
 	}
-	how := ""
-	if created {
-		how = ", group pinned in " + s.Store.Dir(s.Project)
-	}
 	s.logf("%s steered: slot %d, live %d%s", s.id(), in.slot, len(g.Live()), how)
 	return nil
-}
-
-// peerGroup is the group a drain's catch-up adds a peer to, under the
-// project's lock: the one pinned, and only while it is for the peer's
-// port (a peer add never makes or pins a group: a port change would
-// replace the new port's group with an empty one for the old), and only
-// while the peer still runs the run it was found in (one that began to
-// stop meanwhile has had its own drain, which found it outside the turn;
-// adding it now would send connections to a process about to exit).
-// nil, with nothing to do, otherwise.
-func (s *Steerer) peerGroup(ctx context.Context, in steered) (*steer.Group, error) {
-	now, err := s.Systemd.Unit(ctx, units.Instance(s.Project, s.Index))
-	if err != nil || !now.Running() || now.InvocationID != in.st.InvocationID {
-		s.logf("%s is no longer the run that was found: not added", s.id())
-		return nil, nil
-	}
-	g, err := steer.Open(s.Store.Dir(s.Project))
-	if err != nil {
-		s.logf("%s not steered: %v", s.id(), err)
-		return nil, nil
-	}
-	if port := g.Port(); port != in.port {
-		g.Close()
-		s.logf("%s not steered: the group is for port %d now", s.id(), port)
-		return nil, nil
-	}
-	return g, nil
 }
 
 // refused is unavailable for what package steer refuses: a host that
 // cannot steer (*steer.UnavailableError) or a listener it cannot take
 // (*steer.ListenerError); other errors are returned.
 func (s *Steerer) refused(in steered, err error) error {
-	if s.peer {
-		s.logf("%s not steered: %v", s.id(), err)
+	if err == nil {
 		return nil
 	}
 	var ue *steer.UnavailableError
@@ -406,8 +396,7 @@ func (s *Steerer) Drain(ctx context.Context) error {
 // listeners than the turn has filled slots does it ask systemd which
 // peers run. Only the project's own instances are peers (not those of a
 // project whose name begins with this one's), on this port; one that is
-// stopping (deactivating) is not added back, and a peer is added to the
-// group pinned for this port only, never to one made for it (peerGroup).
+// stopping (deactivating) is not added back (putPeer).
 func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 	ls, err := s.Sockets.Listeners(in.port)
 	if err != nil {
@@ -433,17 +422,44 @@ func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 			continue
 		}
 		peer := *s
-		peer.Index, peer.peer = i, true
+		peer.Index = i
 		pin, ok, err := peer.instance(ctx)
 		if !ok || err != nil || !pin.st.Running() || pin.port != in.port ||
 			(slices.Contains(g.Live(), pin.slot) && g.Filled(pin.slot)) {
 			continue
 		}
 		s.logf("%s: %s runs outside port %d's turn: adding it first", s.id(), peer.id(), in.port)
-		if err := peer.add(ctx, pin); err != nil {
-			s.logf("%s: cannot add %s: %v", s.id(), peer.id(), err)
+		if err := s.putPeer(ctx, g, &peer, pin); err != nil {
+			s.logf("%s: %s not steered: %v", s.id(), peer.id(), err)
 		}
 	}
+}
+
+// putPeer is catchUp's add of one peer: its listener into g, the group
+// this drain opened (never one made or pinned for it: a port change's
+// old instances leave the new port's group alone), under the project's
+// lock and only while the peer still runs the run it was found in (one
+// that began to stop meanwhile has had its own drain, which found it
+// outside the turn; adding it now would send connections to a process
+// about to exit). What it cannot do it says; it never marks the project
+// unavailable, nor fails the drain.
+func (s *Steerer) putPeer(ctx context.Context, g *steer.Group, peer *Steerer, pin steered) error {
+	fd, ok, err := peer.take(pin)
+	if !ok || err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	unlock, err := s.Store.Lock(s.Project)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	now, err := s.Systemd.Unit(ctx, units.Instance(s.Project, peer.Index))
+	if err != nil || !now.Running() || now.InvocationID != pin.st.InvocationID {
+		s.logf("%s: %s is no longer the run that was found: not added", s.id(), peer.id())
+		return nil
+	}
+	return peer.put(g, pin, fd, "")
 }
 
 // remove takes slot out of g's turn under the project's lock, unless it
