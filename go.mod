@@ -20,6 +20,7 @@ require (
 )
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	go.yaml.in/yaml/v3 v3.0.6
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -58,9 +58,9 @@ func (b *bed) settledProject(project string, n int) {
 	if again := b.listJSON(project); rowsText(again) != rowsText(rows) {
 		b.t.Errorf("%s: bm2 list changed its mind:\n%s\nthen\n%s", project, rowsText(rows), rowsText(again))
 	}
-	if st := b.show("bm2@"+project+"-surge.service", "ActiveState"); st != "inactive" {
-		b.t.Errorf("the surge is %s", st)
-	}
+	// (A reload retires its surge without waiting for the stop.)
+	b.eventually(10*time.Second, "the surge stopped",
+		fmt.Sprintf(`st=$(systemctl show -P ActiveState bm2@%s-surge.service); echo "$st"; test "$st" = inactive`, project))
 	b.confirmedNow(project, n)
 }
 

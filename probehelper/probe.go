@@ -122,11 +122,15 @@ type Probe struct {
 	Steer func(ctx context.Context) error
 	// Owner is who runs the instances when systemd does not say (user
 	// scope: the user); nil in system scope.
-	Owner   *identity.Identity
-	Events  journal.Sink
-	Crashes crashlog.Logs
-	State   state.Dir
-	Log     func(format string, args ...any)
+	Owner  *identity.Identity
+	Events journal.Sink
+	// Verdicts keeps each verdict (reuseport_confirmed, reuseport_missing,
+	// reuseport_probe_stopped) beside the journal for the waits that read
+	// it (relay.Verdicts); nil keeps them in the journal only.
+	Verdicts interface{ Put(journal.Event) error }
+	Crashes  crashlog.Logs
+	State    state.Dir
+	Log      func(format string, args ...any)
 
 	invocation string                // of the instance run being judged: BM2_INVOCATION
 	seen       map[uint64]socketKind // listening sockets looked at in this run
@@ -619,5 +623,15 @@ func (p *Probe) emit(e journal.Event) error {
 	e.Project, e.Instance, e.Port = p.Project, p.instanceID(), p.Port
 	// Ties the verdict to one run of the instance (its InvocationID).
 	e.Invocation = p.invocation
-	return p.Events.Emit(e)
+	err := p.Events.Emit(e)
+	if p.Verdicts != nil && slices.Contains(verdictKinds, e.Kind) {
+		if verr := p.Verdicts.Put(e); verr != nil {
+			// The journal has it: a wait reads it there, a little later.
+			p.logf("%s: verdict kept in the journal only: %v", p.instanceID(), verr)
+		}
+	}
+	return err
 }
+
+// verdictKinds are the events that judge a run.
+var verdictKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}

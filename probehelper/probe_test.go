@@ -18,6 +18,7 @@ import (
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/state"
@@ -948,5 +949,56 @@ func TestProbeResetRacingACrashOnAFullDisk(t *testing.T) {
 	}
 	if e := r.events.got[2]; e.Path != r.probe.Crashes.Path("api", "api-1") || e.Errno != "ENOTDIR" || e.Instance != "api-1" {
 		t.Errorf("state_write_failed %+v", e)
+	}
+}
+
+// Each verdict (confirmed, missing, nobody listening) is kept in the
+// verdicts' directory as well as logged, naming the run it judged; the
+// waits of serve, start and reload read it there.
+func TestProbeKeepsEachVerdictInAFile(t *testing.T) {
+	keep := func(r *rig) relay.Verdicts {
+		dir := filepath.Join(r.dir, "verdicts")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		v := relay.Verdicts{Spool: relay.Spool{Dir: dir, Owner: os.Geteuid()}}
+		r.probe.Verdicts = v
+		return v
+	}
+	shared, excl := freePort(t), freePort(t)
+	listenOn(t, shared, true)
+	listenOn(t, excl, false)
+	for _, c := range []struct {
+		port int
+		want Outcome
+		kind journal.Kind
+	}{
+		{shared, Confirmed, journal.ReuseportConfirmed},
+		{excl, Missing, journal.ReuseportMissing},
+		{freePort(t), Stopped, journal.ReuseportProbeStopped},
+	} {
+		r := newRig(t, c.port)
+		v := keep(r)
+		if out, _ := r.probe.Run(context.Background()); out != c.want {
+			t.Fatalf("port %d: Run = %v, want %v", c.port, out, c.want)
+		}
+		ev, ok, err := v.Get("api-1")
+		if err != nil || !ok || ev.Kind != c.kind || ev.Invocation != "inv1" || ev.Port != c.port || ev.Project != "api" {
+			t.Errorf("%v: verdict file %v %v %+v; want %s on run inv1", c.want, ok, err, ev, c.kind)
+		}
+		if len(r.events.got) != 1 || r.events.got[0].Kind != c.kind {
+			t.Errorf("%v: logged %v, want %s", c.want, r.events.kinds(), c.kind)
+		}
+	}
+	// A directory it cannot use leaves the verdict in the journal.
+	r := newRig(t, shared)
+	r.probe.Verdicts = relay.Verdicts{Spool: relay.Spool{Dir: filepath.Join(r.dir, "none"), Owner: os.Geteuid()}}
+	var log []string
+	r.probe.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
+	if out, err := r.probe.Run(context.Background()); out != Confirmed || err != nil || len(r.events.got) != 1 {
+		t.Fatalf("no directory: Run = %v, %v, events %v", out, err, r.events.kinds())
+	}
+	if !strings.Contains(strings.Join(log, "\n"), "verdict kept in the journal only") {
+		t.Errorf("log %q", log)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -93,12 +94,13 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		Fork: st.Env("BM2_EXEC_MODE") == string(config.Fork), MinUptime: minUptime,
 		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
 		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
-		Events:  notify.NewSink(stderr),
-		Crashes: scope.CrashLogs,
-		State:   scope.State(),
-		Log:     func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
-		Owns:    ownsListener,
-		Runtime: runtimeOf(st),
+		Events:   notify.NewSink(stderr),
+		Verdicts: relay.NewVerdicts(scope),
+		Crashes:  scope.CrashLogs,
+		State:    scope.State(),
+		Log:      func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
+		Owns:     ownsListener,
+		Runtime:  runtimeOf(st),
 	}
 	if scope.IsUser() {
 		self := identity.Self()

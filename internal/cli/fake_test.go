@@ -227,6 +227,7 @@ func (f *fakeSystemd) job(verb, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.record("%s %s", verb, name)
+	verb = strings.TrimSuffix(verb, " --no-block")
 	if _, ok := f.units[name]; !ok && verb == "stop" {
 		return nil
 	}
@@ -282,6 +283,9 @@ func (f *fakeSystemd) Start(ctx context.Context, unit string) error   { return f
 func (f *fakeSystemd) Stop(ctx context.Context, unit string) error    { return f.job("stop", unit) }
 func (f *fakeSystemd) Restart(ctx context.Context, unit string) error { return f.job("restart", unit) }
 func (f *fakeSystemd) Trigger(ctx context.Context, unit string) error { return f.job("start", unit) }
+func (f *fakeSystemd) StopQueued(ctx context.Context, unit string) error {
+	return f.job("stop --no-block", unit) // (the fake's stops are done at once)
+}
 
 func (f *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
 	f.mu.Lock()
@@ -355,8 +359,12 @@ type testEnv struct {
 	journal    map[string][]string
 	entries    *fakeJournal
 	probe      map[string]string // instance -> what its reusePort probe finds: "missing", "none"; default confirmed
-	listening  map[uint32]bool   // pid -> not listening when false
-	access     map[string]error  // path -> what Access says; nil for any other
+	// verdicts, when not nil, is the probe's verdict files (Env.ReadVerdict):
+	// a confirmation goes there, by instance, and not to the journal.
+	verdicts   map[string]journal.Event
+	verdictsMu sync.Mutex
+	listening  map[uint32]bool  // pid -> not listening when false
+	access     map[string]error // path -> what Access says; nil for any other
 	now        time.Time
 	stdout     bytes.Buffer
 	stderr     bytes.Buffer
@@ -451,8 +459,15 @@ func (te *testEnv) probeRun(unit string) {
 			}
 		}
 	default:
-		te.entries.event(at, journal.ReuseportConfirmed, proj, id, "",
-			id+": port 3000 is shared with SO_REUSEPORT: cluster mode confirmed")
+		msg := id + ": port 3000 is shared with SO_REUSEPORT: cluster mode confirmed"
+		if te.verdicts != nil {
+			te.verdictsMu.Lock()
+			te.verdicts[id] = journal.Event{Kind: journal.ReuseportConfirmed, Project: proj, Instance: id, Message: msg,
+				Time: at, Invocation: te.sd.units[unit].InvocationID}
+			te.verdictsMu.Unlock()
+			return
+		}
+		te.entries.event(at, journal.ReuseportConfirmed, proj, id, "", msg)
 	}
 }
 
@@ -685,7 +700,19 @@ func (te *testEnv) app() *App {
 				return te.confined(p, path)
 			},
 			ReadJournal: te.entries.read,
-			DiskUsage:   func(ctx context.Context) (int64, error) { return te.diskUsage, te.diskUsageErr },
+			ReadVerdict: func(id string) (journal.Event, bool, error) {
+				te.verdictsMu.Lock()
+				defer te.verdictsMu.Unlock()
+				ev, ok := te.verdicts[id]
+				return ev, ok, nil
+			},
+			WatchVerdicts: func() (<-chan struct{}, func()) {
+				if te.verdicts == nil {
+					return nil, func() {}
+				}
+				return make(chan struct{}), func() {}
+			},
+			DiskUsage: func(ctx context.Context) (int64, error) { return te.diskUsage, te.diskUsageErr },
 			Listening: func(ctx context.Context, u UnitStatus, port int) (bool, error) {
 				if u.MainPID == 0 {
 					return false, nil

@@ -46,7 +46,7 @@ api reloaded: 4 instances in 5.0s, online and confirmed
 		"reset-failed bm2@api-1.service", "restart bm2@api-1.service",
 		"reset-failed bm2@api-2.service", "restart bm2@api-2.service",
 		"reset-failed bm2@api-3.service", "restart bm2@api-3.service",
-		"stop bm2@api-surge.service", "reset-failed bm2@api-surge.service",
+		"stop --no-block bm2@api-surge.service",
 	}
 	if got := te.sd.Calls(); !reflect.DeepEqual(got, wantCalls) {
 		t.Fatalf("calls %q\nwant %q", got, wantCalls)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
 )
 
 const seedAPI = `name = "api"
@@ -128,7 +130,7 @@ func TestServeChangeRestartsAndStopsStray(t *testing.T) {
 		"reset-failed bm2@api-surge.service", "restart bm2@api-surge.service",
 		"reset-failed bm2@api-0.service", "restart bm2@api-0.service",
 		"reset-failed bm2@api-1.service", "restart bm2@api-1.service",
-		"stop bm2@api-surge.service", "reset-failed bm2@api-surge.service",
+		"stop --no-block bm2@api-surge.service",
 		"start bm2-api.target",
 	}
 	if got := te.sd.Calls(); !reflect.DeepEqual(got, want) {
@@ -453,5 +455,33 @@ func TestServeRefusesTheMetricsPort(t *testing.T) {
 				t.Fatalf("api.toml written: %v", err)
 			}
 		})
+	}
+}
+
+// The probe's verdict files are enough: serve and reload of a cluster
+// project whose confirmations are in files and not (yet) in the journal
+// end confirmed at their first look (no poll: the fake clock does not
+// move), and ask the journal nothing, as the files cover every run.
+func TestWaitsReadVerdictFiles(t *testing.T) {
+	te := newTestEnv(t)
+	te.verdicts = map[string]journal.Event{}
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	if out := te.stdout.String(); !strings.Contains(out, "api-3 confirmed (reusePort)") || !strings.Contains(out, "api online and confirmed: 4 x cluster") {
+		t.Fatalf("serve:\n%s\nstderr:\n%s", out, te.stderr.String())
+	}
+	te.stdout.Reset()
+	te.mustRun(ExitOK, "reload", "api")
+	if out := te.stdout.String(); !strings.Contains(out, "api-0 restarting… online, listening, confirmed") ||
+		!strings.HasSuffix(out, "api reloaded: 4 instances in 0.0s, online and confirmed\n") {
+		t.Fatalf("reload:\n%s\nstderr:\n%s", out, te.stderr.String())
+	}
+	for _, q := range te.entries.queries {
+		if slices.Contains(q.Matches, journal.FieldEvent+"="+string(journal.ReuseportConfirmed)) {
+			t.Errorf("the journal was asked for verdicts: %+v", q)
+		}
+	}
+	if n := len(te.verdicts); n != 5 {
+		t.Errorf("%d verdict files, want the 4 instances' and the surge's", n)
 	}
 }

@@ -43,6 +43,13 @@
 // which the probe writes before it logs. bm2 list shows the verdict in its
 // REUSEPORT column.
 //
+// The probe also keeps its latest verdict on each instance in a file
+// (relay.Verdicts, in the scope's layout.Layout.VerdictDir): a wait
+// watches that directory (Env.WatchVerdicts), looks the moment a verdict
+// is written, and reads the files at every look; it reads the journal
+// only for verdicts no file holds (at most every verdictJournalEvery),
+// so a run confirmed in its file costs no journalctl at all.
+//
 // As the probe judges the port group, not the instance (the group stays
 // joinable while any instance listens), reload also checks that a
 // restarted instance's own process listens on its port again (from /proc:

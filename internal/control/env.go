@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
@@ -20,6 +22,7 @@ import (
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/steer"
@@ -130,6 +133,17 @@ type Env struct {
 	// ReadFile reads a project file root acts on, once, and says who
 	// could have written it (trust.Read with Accounts by default).
 	ReadFile func(path string) (trust.File, error)
+	// ReadVerdict reads the reusePort probe's latest verdict on an instance
+	// ("api-0") from the file the probe keeps beside the journal
+	// (relay.Verdicts of the scope by default); ok is false when there is
+	// none.
+	ReadVerdict func(instance string) (ev journal.Event, ok bool, err error)
+	// WatchVerdicts returns a channel that receives when a verdict is
+	// written, and a function that stops the watch (fsnotify on the
+	// scope's VerdictDir by default); a nil channel when nothing can be
+	// watched (no such directory: no probe has run, or one older than
+	// this bm2), and the waits read the journal at every poll as before.
+	WatchVerdicts func() (<-chan struct{}, func())
 	// PollInterval is how often serve and start look at instance states.
 	PollInterval time.Duration
 	// Clock is the time the waits of serve, start, restart and reload
@@ -258,6 +272,13 @@ func (e Env) WithDefaults() Env {
 	if e.ReadFile == nil {
 		acc := e.Accounts
 		e.ReadFile = func(path string) (trust.File, error) { return trust.Read(path, acc) }
+	}
+	if e.ReadVerdict == nil {
+		e.ReadVerdict = relay.NewVerdicts(*e.Layout).Get
+	}
+	if e.WatchVerdicts == nil {
+		dir := e.Layout.VerdictDir()
+		e.WatchVerdicts = func() (<-chan struct{}, func()) { return watchDir(dir) }
 	}
 	if e.PollInterval == 0 {
 		e.PollInterval = 50 * time.Millisecond
@@ -500,4 +521,39 @@ func AskVersionAs(ctx context.Context, id identity.Identity, path string) (strin
 	// Not root and not the project's user: our own run of it tells the
 	// version as well, and harms nobody but ourselves.
 	return jsruntime.AskVersion(ctx, path)
+}
+
+// watchDir is WatchVerdicts: a channel that receives (at most one value
+// waiting) whenever a file is written or moved into dir.
+func watchDir(dir string) (<-chan struct{}, func()) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, func() {}
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		return nil, func() {}
+	}
+	ch := make(chan struct{}, 1)
+	go func() {
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Rename) {
+					select {
+					case ch <- struct{}{}:
+					default:
+					}
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return ch, func() { w.Close() }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,8 +12,44 @@ import (
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
+
+// verdictJournalEvery is how often a wait that watches the probe's
+// verdict files also reads the journal for its verdicts.
+const verdictJournalEvery = 500 * time.Millisecond
+
+// verdictFiles are the verdicts the probe keeps in files on w's
+// instances (statuses, in w.ids' order), logged since since; covered is
+// whether there is one on every instance's current run, which leaves the
+// journal nothing to add.
+func (c *Client) verdictFiles(w *waiter, statuses []UnitStatus, since time.Time) (evs []journal.Event, covered bool) {
+	if c.ReadVerdict == nil {
+		return nil, false
+	}
+	covered = true
+	for k, i := range w.ids {
+		ev, ok, err := c.ReadVerdict(units.InstanceID(w.p.Name, i))
+		if err != nil || !ok || ev.Time.Before(since) {
+			covered = false
+			continue
+		}
+		evs = append(evs, ev)
+		covered = covered && ev.Invocation != "" && ev.Invocation == statuses[k].InvocationID
+	}
+	return evs, covered
+}
+
+// mergeEvents is a and b in the order they were logged.
+func mergeEvents(a, b []journal.Event) []journal.Event {
+	if len(b) == 0 {
+		return a
+	}
+	out := slices.Concat(a, b)
+	slices.SortStableFunc(out, func(x, y journal.Event) int { return x.Time.Compare(y.Time) })
+	return out
+}
 
 // journalLines is how many log lines a failure report shows.
 const journalLines = 5
@@ -36,6 +73,19 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	}
 	tick, stop := c.Clock.Tick(c.PollInterval)
 	defer stop()
+	// The probe keeps each verdict in a file too: a wait wakes the moment
+	// one is written, reads the files at every look, and the journal (for
+	// verdicts without a file: a probe older than this bm2, a write that
+	// failed) once every verdictJournalEvery.
+	var written <-chan struct{}
+	if w.probe && c.WatchVerdicts != nil {
+		var unwatch func()
+		written, unwatch = c.WatchVerdicts()
+		defer unwatch()
+	}
+	var fromJournal []journal.Event
+	var journalErr error
+	var journalRead time.Time
 	var ask needs
 	var last []UnitStatus
 	var probesRead time.Time // when the probes' states were last read
@@ -61,7 +111,12 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 						s.probes, probesRead = probes, now
 					}
 				}
-				s.events, s.eventsErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
+				files, covered := c.verdictFiles(w, statuses, ask.since)
+				if now := c.Now(); !covered && (written == nil || journalRead.IsZero() || now.Sub(journalRead) >= verdictJournalEvery) {
+					fromJournal, journalErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
+					journalRead = now
+				}
+				s.events, s.eventsErr = mergeEvents(fromJournal, files), journalErr
 			}
 			if ask.health {
 				// A run of the check, rather than a wait for its timer:
@@ -134,6 +189,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 			}
 			return c.explainTimeout(ctx, w, last, timeout, verb)
 		case <-tick:
+		case <-written:
 		}
 	}
 }

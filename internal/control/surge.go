@@ -85,7 +85,7 @@ func (c *Client) LeftSurge(ctx context.Context, sd Systemd, p *config.Project) (
 		return UnitStatus{}, false
 	}
 	loaded, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)})
-	if err != nil || len(loaded) == 0 || !SurgeActive(loaded[0]) {
+	if err != nil || len(loaded) == 0 || !SurgeActive(loaded[0]) || surgeRetiring(loaded[0]) {
 		return UnitStatus{}, false
 	}
 	st, err := sd.Units(ctx, []string{loaded[0].Name})
@@ -115,7 +115,7 @@ func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project)
 	if u.ActiveState == "failed" {
 		return sd.ResetFailed(ctx, surge)
 	}
-	if !SurgeActive(u) {
+	if !SurgeActive(u) || surgeRetiring(u) {
 		return nil
 	}
 	l, _, err := c.TryLockProject(p.Name)
@@ -204,17 +204,22 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 		}
 	}
 	if surgeUp {
-		surge := units.Instance(p.Name, units.Surge)
-		if err := sd.Stop(ctx, surge); err != nil {
-			return err
-		}
-		if err := sd.ResetFailed(ctx, surge); err != nil {
+		// Queued, not waited for: every instance runs the new version
+		// now, and the surge's stop (it leaves the port's turn, drains,
+		// then gets SIGTERM) is systemd's to finish, whatever becomes of
+		// this command. A surge whose stop fails is left failed, and the
+		// next bm2 command on the project resets it (retireSurge).
+		if err := sd.StopQueued(ctx, units.Instance(p.Name, units.Surge)); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.Out, "%s retired\n", units.InstanceID(p.Name, units.Surge))
 	}
 	return nil
 }
+
+// surgeRetiring tells whether the surge is on its way out: its stop is
+// under way (a reload retired it, or someone stopped it).
+func surgeRetiring(u UnitStatus) bool { return u.ActiveState == "deactivating" }
 
 // surgeFits tells whether the surge can serve beside the instances ids:
 // the project is in cluster mode and has a surge unit, and every running

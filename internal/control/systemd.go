@@ -24,6 +24,9 @@ type Systemd interface {
 	// has it, without waiting for it to finish (a oneshot that runs for
 	// a while: the probe).
 	Trigger(ctx context.Context, unit string) error
+	// StopQueued enqueues a stop job for the unit and returns once
+	// systemd has it, without waiting for the stop.
+	StopQueued(ctx context.Context, unit string) error
 	// ResetFailed is `systemctl reset-failed UNIT`: it forgets a failed
 	// state and the start-limit counter. A unit systemd does not know is
 	// not an error.

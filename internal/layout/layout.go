@@ -109,6 +109,16 @@ const SteerSubdir = "steer"
 // SteerDir is RunStateDir/SteerSubdir.
 func (l Layout) SteerDir() string { return filepath.Join(l.RunStateDir, SteerSubdir) }
 
+// VerdictSubdir is the reusePort probe's directory in RunStateDir
+// (system scope: /run/bm2/verdicts, root's alone, made by
+// bm2-probe@.service's RuntimeDirectory=): the latest verdict on each
+// instance, one file each (package relay's Verdicts), which the waits of
+// bm2 serve, start and reload read the moment it is written.
+const VerdictSubdir = "verdicts"
+
+// VerdictDir is RunStateDir/VerdictSubdir.
+func (l Layout) VerdictDir() string { return filepath.Join(l.RunStateDir, VerdictSubdir) }
+
 // SystemLayout is system scope.
 func System() Layout {
 	return Layout{

@@ -51,6 +51,8 @@ type Spool struct {
 	// Owner is the UID the directory and every file in it must have: 0
 	// (root) in system scope, the user's in user scope.
 	Owner int
+	// MadeBy names the unit that makes the directory ("": PathUnit).
+	MadeBy string
 }
 
 // errNoSpool is a spool directory that does not exist: bm2-events.path has
@@ -73,8 +75,12 @@ func (s Spool) check() error {
 		if sys != nil {
 			uid = fmt.Sprint(sys.Uid)
 		}
-		return fmt.Errorf("the relay spool %s must be a directory of uid %d with mode 0700 (it is %v, uid %s): "+
-			"remove it, %s makes it again", s.Dir, s.Owner, st.Mode(), uid, PathUnit)
+		maker := s.MadeBy
+		if maker == "" {
+			maker = PathUnit
+		}
+		return fmt.Errorf("%s must be a directory of uid %d with mode 0700 (it is %v, uid %s): "+
+			"remove it, %s makes it again", s.Dir, s.Owner, st.Mode(), uid, maker)
 	}
 	return nil
 }
@@ -289,48 +295,54 @@ func (s Spool) validate(entry journal.Entry) error {
 // event (decode, validate). The error says what it is instead;
 // fs.ErrNotExist when it is gone.
 func (s Spool) read(name string) (journal.Entry, error) {
+	entry, _, err := s.readFile(name)
+	return entry, err
+}
+
+// readFile is read, with the time the file was last written.
+func (s Spool) readFile(name string) (journal.Entry, time.Time, error) {
 	path := filepath.Join(s.Dir, name)
 	st, err := os.Lstat(path)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, what(st.Mode()))
+		return nil, time.Time{}, fmt.Errorf("%s is %s, not a regular file", path, what(st.Mode()))
 	}
 	f, err := safefs.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	defer f.Close()
 	if st, err = f.Stat(); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	sys, _ := st.Sys().(*syscall.Stat_t)
 	switch {
 	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is %s, not a regular file", path, what(st.Mode()))
+		return nil, time.Time{}, fmt.Errorf("%s is %s, not a regular file", path, what(st.Mode()))
 	case sys == nil || int(sys.Uid) != s.Owner:
-		return nil, fmt.Errorf("%s is not uid %d's, whose spool it is in", path, s.Owner)
+		return nil, time.Time{}, fmt.Errorf("%s is not uid %d's, whose spool it is in", path, s.Owner)
 	case sys.Nlink != 1:
-		return nil, fmt.Errorf("%s has %d links: a file bm2 writes has one", path, sys.Nlink)
+		return nil, time.Time{}, fmt.Errorf("%s has %d links: a file bm2 writes has one", path, sys.Nlink)
 	case st.Size() > MaxFileSize:
-		return nil, fmt.Errorf("%s has %d bytes, more than an event's %d", path, st.Size(), MaxFileSize)
+		return nil, time.Time{}, fmt.Errorf("%s has %d bytes, more than an event's %d", path, st.Size(), MaxFileSize)
 	}
 	data, err := safefs.ReadAll(f, MaxFileSize)
 	if errors.Is(err, safefs.ErrTooLarge) {
-		return nil, fmt.Errorf("%s grew past %d bytes", path, MaxFileSize)
+		return nil, time.Time{}, fmt.Errorf("%s grew past %d bytes", path, MaxFileSize)
 	}
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	entry, err := decode(data)
 	if err == nil {
 		err = s.validate(entry)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, time.Time{}, fmt.Errorf("%s: %v", path, err)
 	}
-	return entry, nil
+	return entry, st.ModTime(), nil
 }
 
 // what names a kind of file.

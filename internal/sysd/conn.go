@@ -605,6 +605,15 @@ func (c *Conn) RestartQueued(ctx context.Context, unit string) error {
 	return err
 }
 
+// StopQueued enqueues a stop job for a unit in "replace" mode and returns
+// once systemd has it, without waiting for the stop: a reload retires its
+// surge so, as the stop (a drain, then SIGTERM) serves nobody waiting.
+// Stopping a unit systemd has not loaded is not an error.
+func (c *Conn) StopQueued(ctx context.Context, unit string) error {
+	_, err := c.enqueue(ctx, "stop", unit, stopFn, false)
+	return err
+}
+
 // Stop stops a unit and waits; stopping a unit systemd has not loaded is
 // not an error.
 func (c *Conn) Stop(ctx context.Context, unit string) error {
