@@ -252,3 +252,30 @@ func TestReloadForkToCluster(t *testing.T) {
 		}
 	}
 }
+
+// A surge whose stop is under way (a reload retired it, and returned) is
+// on its way out: start neither stops it again nor says a reload left it,
+// and status does not report it as left behind.
+func TestRetiringSurgeIsNotLeft(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.sd.Start(t.Context(), "bm2@api-surge.service")
+	te.sd.mu.Lock()
+	te.sd.units["bm2@api-surge.service"].ActiveState = "deactivating"
+	te.sd.units["bm2@api-surge.service"].SubState = "stop-sigterm"
+	te.sd.mu.Unlock()
+	te.sd.Calls()
+	te.mustRun(ExitOK, "start", "api")
+	if strings.Contains(te.stdout.String(), "retired api-surge") {
+		t.Errorf("start retired a surge on its way out:\n%s", te.stdout.String())
+	}
+	for _, c := range te.sd.Calls() {
+		if strings.Contains(c, "api-surge") {
+			t.Errorf("start: %s", c)
+		}
+	}
+	te.stdout.Reset()
+	te.mustRun(ExitOK, "status", "api")
+	if strings.Contains(te.stdout.String(), "left by a reload that did not finish") {
+		t.Errorf("status:\n%s", te.stdout.String())
+	}
+}
