@@ -19,12 +19,12 @@ SYSCONFDIR  ?= /etc
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
-                bm2-events.path bm2-events.service bm2-metrics.socket bm2-metrics@.service
+                bm2-events.timer bm2-events.service bm2-metrics.socket bm2-metrics@.service
 # Connection steering is system scope's alone: no user unit.
 STATIC_UNITS += bm2-steer@.service
 # The units for users' own managers (user scope): units/user/.
 USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
-                bm2-events.path bm2-events.service bm2-metrics.socket bm2-metrics@.service
+                bm2-events.timer bm2-events.service bm2-metrics.socket bm2-metrics@.service
 
 .PHONY: all build test test-deps test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
@@ -106,16 +106,22 @@ install-files:
 	@# Static units name the helper as /usr/lib/bm2/bm2-probe: follow LIBEXECDIR.
 	for u in $(STATIC_UNITS); do \
 	  sed -e 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' -e 's|/usr/bin/bm2 |$(BINDIR)/bm2 |g' units/static/$$u > $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
-	@# bm2-notify.path and bm2-events.path are enabled statically:
-	@# paths.target (pulled in by basic.target) wants them at every boot.
-	install -d $(DESTDIR)$(UNITDIR)/paths.target.wants
+	@# bm2-notify.path and bm2-events.timer are enabled statically:
+	@# paths.target and timers.target (pulled in by basic.target) want
+	@# them at every boot.
+	install -d $(DESTDIR)$(UNITDIR)/paths.target.wants $(DESTDIR)$(UNITDIR)/timers.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path
-	ln -sfn ../bm2-events.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-events.path
+	ln -sfn ../bm2-events.timer $(DESTDIR)$(UNITDIR)/timers.target.wants/bm2-events.timer
 	for u in $(USER_UNITS); do \
 	  sed -e 's|/usr/lib/bm2/|$(LIBEXECDIR)/|g' -e 's|/usr/bin/bm2 |$(BINDIR)/bm2 |g' units/user/$$u > $(DESTDIR)$(USERUNITDIR)/$$u && chmod 0644 $(DESTDIR)$(USERUNITDIR)/$$u || exit 1; done
-	install -d $(DESTDIR)$(USERUNITDIR)/paths.target.wants
+	install -d $(DESTDIR)$(USERUNITDIR)/paths.target.wants $(DESTDIR)$(USERUNITDIR)/timers.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
-	ln -sfn ../bm2-events.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-events.path
+	ln -sfn ../bm2-events.timer $(DESTDIR)$(USERUNITDIR)/timers.target.wants/bm2-events.timer
+	@# An older bm2 started its relay from a path unit, bm2-events.path, on
+	@# the restart's path: gone (the probes drain the spool now).
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl stop bm2-events.path 2>/dev/null || true; fi
+	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-events.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-events.path \
+	  $(DESTDIR)$(UNITDIR)/bm2-events.path $(DESTDIR)$(USERUNITDIR)/bm2-events.path
 	install -m 0644 packaging/sysusers.d/bm2.conf $(DESTDIR)$(SYSUSERSDIR)/bm2.conf
 	install -m 0644 packaging/tmpfiles.d/bm2.conf $(DESTDIR)$(TMPFILESDIR)/bm2.conf
 	@# On a live host (no DESTDIR) with systemd running, create the account and
@@ -124,7 +130,7 @@ install-files:
 	  systemd-sysusers $(SYSUSERSDIR)/bm2.conf && \
 	  systemd-tmpfiles --create $(TMPFILESDIR)/bm2.conf && \
 	  systemctl daemon-reload && \
-	  systemctl start bm2-notify.path bm2-events.path; fi
+	  systemctl start bm2-notify.path bm2-events.timer; fi
 	@# sysctl.d: net.ipv4.tcp_migrate_req=1, so that `bm2 reload` drops no
 	@# connection (see the file); applied at once on a live host.
 	install -d $(DESTDIR)$(PREFIX)/lib/sysctl.d
@@ -148,11 +154,14 @@ install-files:
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-	  systemctl stop bm2.slice bm2-notify.path bm2-notify.service bm2-events.path bm2-events.service 2>/dev/null || true; fi
-	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-events.path
-	rm -f $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-events.path
-	-rmdir $(DESTDIR)$(USERUNITDIR)/paths.target.wants 2>/dev/null
-	-rmdir $(DESTDIR)$(UNITDIR)/paths.target.wants 2>/dev/null
+	  systemctl stop bm2.slice bm2-notify.path bm2-notify.service bm2-events.timer bm2-events.service 2>/dev/null || true; fi
+	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-notify.path $(DESTDIR)$(UNITDIR)/timers.target.wants/bm2-events.timer
+	rm -f $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path $(DESTDIR)$(USERUNITDIR)/timers.target.wants/bm2-events.timer
+	@# (bm2-events.path: what an older bm2 installed.)
+	rm -f $(DESTDIR)$(UNITDIR)/paths.target.wants/bm2-events.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-events.path \
+	  $(DESTDIR)$(UNITDIR)/bm2-events.path $(DESTDIR)$(USERUNITDIR)/bm2-events.path
+	-rmdir $(DESTDIR)$(USERUNITDIR)/paths.target.wants $(DESTDIR)$(USERUNITDIR)/timers.target.wants 2>/dev/null
+	-rmdir $(DESTDIR)$(UNITDIR)/paths.target.wants $(DESTDIR)$(UNITDIR)/timers.target.wants 2>/dev/null
 	rm -f $(DESTDIR)$(BINDIR)/bm2 $(DESTDIR)$(LIBEXECDIR)/bm2-probe $(DESTDIR)$(LIBEXECDIR)/reuseport.cjs $(DESTDIR)$(GENDIR)/bm2-generator \
 	  $(DESTDIR)$(USERGENDIR)/bm2-generator \
 	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(STATIC_UNITS)) \

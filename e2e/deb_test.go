@@ -91,18 +91,19 @@ test -f /usr/share/fish/vendor_completions.d/bm2.fish
 journalctl --list-catalog | grep -q '^fef51d7506c045a3aca2d41b6586cc18 bm2: '
 # sysctl.d for bm2 reload, applied at once.
 test "$(sysctl -n net.ipv4.tcp_migrate_req)" = 1
-# Nothing shipped is enabled or started, but the path units of the
-# notification spool and of the events' relay (enabled statically, in
-# paths.target.wants/).
+# Nothing shipped is enabled or started, but the notification spool's
+# path unit and the events' relay timer (enabled statically, in
+# paths.target.wants/ and timers.target.wants/).
 test "$(systemctl is-enabled bm2.slice)" = static
 ! systemctl is-active -q bm2.slice
 test "$(stat -c '%a %U' /var/lib/bm2/notify)" = "700 root"
 test "$(readlink /usr/lib/systemd/system/paths.target.wants/bm2-notify.path)" = ../bm2-notify.path
 systemctl is-active -q bm2-notify.path
 test "$(stat -c '%a %U' /run/bm2)" = "755 root" && test "$(stat -c '%a %U' /run/bm2/events)" = "700 root"
-test "$(readlink /usr/lib/systemd/system/paths.target.wants/bm2-events.path)" = ../bm2-events.path
-systemctl is-active -q bm2-events.path
-test "$(systemctl list-units --no-legend --plain 'bm2@*' 'bm2-*' | grep -v '^bm2-\(notify\|events\)\.path ' | wc -l)" = 0`)
+test "$(stat -c '%a %U' /run/bm2/verdicts)" = "700 root"
+test "$(readlink /usr/lib/systemd/system/timers.target.wants/bm2-events.timer)" = ../bm2-events.timer
+systemctl is-active -q bm2-events.timer
+test "$(systemctl list-units --no-legend --plain 'bm2@*' 'bm2-*' | grep -v '^bm2-notify\.path \|^bm2-events\.timer ' | wc -l)" = 0`)
 		if v := b.sh(`bm2 version`); !strings.Contains(v, "0.2.0") {
 			t.Errorf("bm2 version = %q, want the package's version", v)
 		}

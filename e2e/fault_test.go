@@ -422,11 +422,10 @@ func TestFaultReboot(t *testing.T) {
 
 	// Starting an active multi-user.target again starts nothing: start
 	// what it wants, as boot does, after what boot does first (tmpfiles,
-	// the path units, which make their directories again).
+	// which makes bm2's directories in /run again).
 	b.sh(`systemctl stop bm2.slice
 rm -rf /run/bm2
 systemd-tmpfiles --create
-systemctl restart bm2-events.path
 systemctl daemon-reload
 wants=$(systemctl show -P Wants multi-user.target | tr ' ' '\n' | grep '^bm2-')
 echo "$wants" | grep -qx bm2-fx.target && echo "$wants" | grep -qx bm2-solo.target

@@ -79,7 +79,7 @@ func TestVerifyShippedUnits(t *testing.T) {
 	requireAnalyze(t)
 	for kind, static := range map[string]fs.FS{"system": units.Static(), "user": units.UserStatic()} {
 		if out, err := verifyIn(t, Result{}, kind, static, "bm2-metrics.socket", "bm2-metrics@0.service",
-			"bm2-notify.path", "bm2-notify.service", "bm2-events.path", "bm2-events.service"); err != nil {
+			"bm2-notify.path", "bm2-notify.service", "bm2-events.timer", "bm2-events.service"); err != nil {
 			t.Errorf("%s: systemd-analyze verify: %v\n%s", kind, err, out)
 		}
 	}

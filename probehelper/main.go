@@ -134,6 +134,9 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 			return errors.Join(hooks.Exited(ctx, args[1], one, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.VerifyRefusal)),
 				hooks.PortBlocked(ctx, args[1], one, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
 		}
+		// The instance's crash before it gave up is in the relay spool:
+		// into the journal first, in order.
+		relayEvents(ctx, scope, stdout)
 		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events)
 	case "health":
 		c := &Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,

@@ -1,6 +1,7 @@
 package probehelper
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -57,6 +58,14 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 	if err != nil {
 		return err
 	}
+	// Beside the probe: what exit hooks and port fences left for the
+	// journal (the crash of the run before this one, as a rule). Bounded
+	// on its own, so that a SIGTERM does not cut a send in half.
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), relayTimeout)
+	defer dcancel()
+	relayed := make(chan struct{})
+	go func() { defer close(relayed); relayEvents(dctx, scope, out) }()
+	defer func() { <-relayed }()
 	bus, err := Connect(context.WithoutCancel(ctx), scope)
 	if err != nil {
 		return err
@@ -206,5 +215,28 @@ func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// relayTimeout bounds one drain of the relay spool by a probe or the
+// failure hook.
+const relayTimeout = 15 * time.Second
+
+// relayEvents sends to journald what the exit hooks and the port fences
+// of the scope left in its relay spool (package relay), from the calling
+// unit's cgroup, outside every instance's: each probe drains it as it
+// starts, beside its instance's start, and the failure hook as it runs,
+// so that no unit has to be started for it on a restart's path. It says
+// what it did only when it did something.
+func relayEvents(ctx context.Context, scope layout.Layout, out io.Writer) {
+	var log bytes.Buffer
+	d := relay.Drainer{Spool: relay.Spool{Dir: scope.EventsDir, Owner: scope.UID}, Log: &log}
+	res, err := d.Run(ctx)
+	if res.Relayed+res.Refused == 0 && err == nil {
+		return
+	}
+	fmt.Fprint(out, log.String())
+	if err != nil {
+		fmt.Fprintf(out, "events left for %s: %v\n", relay.TimerUnit, err)
 	}
 }

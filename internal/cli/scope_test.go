@@ -58,10 +58,11 @@ func TestUserScopeServe(t *testing.T) {
 			t.Errorf("serve in user scope does not say %q:\n%s", want, out)
 		}
 	}
-	// A manager that started before bm2 was installed gets the path
-	// units paths.target wants: the notification spool's and the relay's.
+	// A manager that started before bm2 was installed gets the units
+	// paths.target and timers.target want: the notification spool's path
+	// unit and the relay's timer.
 	calls := te.sd.Calls()
-	for _, want := range []string{"start bm2-notify.path", "start bm2-events.path"} {
+	for _, want := range []string{"start bm2-notify.path", "start bm2-events.timer"} {
 		if !slices.Contains(calls, want) {
 			t.Errorf("serve in user scope did not %s: %q", want, calls)
 		}

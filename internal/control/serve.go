@@ -121,14 +121,14 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	}
 	if c.IsUser() {
 		// The user's manager started before bm2 was installed has not
-		// started the path units paths.target wants now: the
-		// notification spool's, and the events' relay (without which
-		// the exit hook sends its events directly).
+		// started the units paths.target and timers.target want now:
+		// the notification spool's path unit, and the events' relay
+		// timer (which sends what no probe has sent).
 		if err := sd.Start(ctx, notify.PathUnit); err != nil {
 			fmt.Fprintf(c.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
 		}
-		if err := sd.Start(ctx, relay.PathUnit); err != nil {
-			fmt.Fprintf(c.Err, "bm2: warning: %v; bm2's events go to the journal directly until your manager starts it (at your next login)\n", err)
+		if err := sd.Start(ctx, relay.TimerUnit); err != nil {
+			fmt.Fprintf(c.Err, "bm2: warning: %v; the events the probes have not sent wait until your manager starts it (at your next login)\n", err)
 		}
 	}
 	wasErrored, err := c.clearErrored(p.Name)

@@ -45,9 +45,11 @@ type Layout struct {
 	NotifyDir string
 	// EventsDir is the relay's spool, the scope's alone (0700), on tmpfs:
 	// the exit hook and the port fence, which run in an instance's
-	// cgroup, leave their events there for bm2-events.service to send to
-	// journald from its own (package relay). /run/bm2/events, or the
-	// user's $XDG_RUNTIME_DIR/bm2/events; bm2-events.path makes it.
+	// cgroup, leave their events there for the next probe (or the
+	// failure hook, or bm2-events.service) to send to journald from its
+	// own (package relay). /run/bm2/events, or the user's
+	// $XDG_RUNTIME_DIR/bm2/events; bm2-probe@.service makes it
+	// (RuntimeDirectory=), and tmpfiles.d at boot.
 	EventsDir string
 	// RuntimeDir is the user's $XDG_RUNTIME_DIR (/run/user/UID); "" in
 	// system scope.

@@ -44,7 +44,7 @@ func TestUserLayoutKeepsEverythingInTheHome(t *testing.T) {
 	if l.RunStateDir != "/run/user/1001/bm2" || sys.RunStateDir != "/run/bm2" || sys.NotifyDir != "/var/lib/bm2/notify" {
 		t.Errorf("run state %s %s, notify %s", l.RunStateDir, sys.RunStateDir, sys.NotifyDir)
 	}
-	// The relay's spool is on tmpfs, in either scope (bm2-events.path).
+	// The relay's spool is on tmpfs, in either scope (bm2-probe@.service makes it).
 	if sys.EventsDir != "/run/bm2/events" || l.EventsDir != "/run/user/1001/bm2/events" {
 		t.Errorf("events dirs %s %s", sys.EventsDir, l.EventsDir)
 	}

@@ -30,23 +30,37 @@
 // name sorts in the order of emission: the time since boot in
 // nanoseconds, the writer's pid, and a count of the writer's own events.
 //
-// [PathUnit] (DirectoryNotEmpty=) starts [ServiceUnit], `bm2-probe events`
-// ([Drainer]), in a cgroup of its own and with no rate limit that bm2's
-// events could reach: it reads every file in name order, sends its entry
-// through the journal package, removes it, and exits once the spool is
-// empty. It refuses (says so on its stdout, and removes) anything that is
+// [Drainer] sends them: every reusePort probe as it starts (`bm2-probe
+// PROJECT-INDEX`, [ProbeUnit], beside the start of its instance: the
+// crash before a restart is sent as the next run starts), the failure
+// hook of an instance that gives up (`bm2-probe failed`, before it
+// records that), and [ServiceUnit], `bm2-probe events`, which [TimerUnit]
+// starts every half minute while anything waits
+// (ConditionDirectoryNotEmpty=: an empty spool costs no process), for
+// what neither sent. Each runs in a cgroup of its own, whose rate limit no
+// app fills; the service's is lifted (LogRateLimitBurst=). A drain takes
+// the spool directory's flock, reads every file in name order, sends its
+// entry through the journal package, removes it, and ends once the spool
+// is empty. Nothing on a restart's path starts a unit for an event: the
+// path unit that used to start the service at each event cost every crash
+// recovery some 30 ms of PID 1's and the CPUs' time, while the restart
+// waited. It refuses (says so on its log, and removes) anything that is
 // not an event bm2 wrote: a file that is not regular (a link, a FIFO, a
 // directory), not the spool owner's, larger than [MaxFileSize], not a
 // JSON object of strings, or whose fields are not an event's
 // (journal.EventFields and the one OBJECT_ field of the event's own
 // instance: no _UID, _PID or any field journald sets, SYSLOG_IDENTIFIER
-// bm2, a PRIORITY of 0 to 7, a kind bm2 emits). An event takes a few tens
-// of milliseconds longer to reach the journal; nothing of bm2 waits for it
-// synchronously (see package control's wait).
+// bm2, a PRIORITY of 0 to 7, a kind bm2 emits). An event reaches the
+// journal as the next run starts (or within half a minute); nothing of
+// bm2 waits for it synchronously (see package control's wait).
+//
+// [Verdicts] are the probe's own: its latest verdict on each instance, in
+// a file of the same format beside the journal, for the waits of serve,
+// start and reload.
 //
 // Nothing is ever lost to the relay: the sink sends an event directly to
-// journald, as before, when the spool does not exist (bm2-events.path was
-// never started), is not a directory of the owner's alone, already holds
+// journald, as before, when the spool does not exist (no probe has run
+// since boot, and tmpfiles.d did not make it), is not a directory of the owner's alone, already holds
 // [MaxFiles] events or [MaxBytes], has held its oldest for [StaleAfter]
 // (nothing drains it), when the event is too large for it, or when the
 // write fails (then with a state_write_failed event too). Only the exit

@@ -13,8 +13,10 @@ import (
 	"github.com/bm2dev/bm2/journal"
 )
 
-// Drainer empties a spool into journald: `bm2-probe events`,
-// bm2-events.service.
+// Drainer empties a spool into journald: the reusePort probe of every
+// instance start (`bm2-probe PROJECT-INDEX`), the failure hook (`bm2-probe
+// failed`) and `bm2-probe events` (bm2-events.service, which
+// bm2-events.timer starts while events wait), each from a unit of its own.
 type Drainer struct {
 	Spool Spool
 	// Send writes each entry to journald (nil: journal.Send); tests
@@ -63,6 +65,14 @@ func (d Drainer) Run(ctx context.Context) (Result, error) {
 		}
 		return res, err
 	}
+	// One drainer at a time (each probe, each failure hook and the
+	// timer's service drain), so that no event is sent twice and they go
+	// in order: the lock is the spool directory's own flock.
+	unlock, err := d.Spool.lock(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer unlock()
 	log := d.Log
 	if log == nil {
 		log = io.Discard

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -40,7 +41,7 @@ func (f *fakeJournal) messages() []string {
 	return out
 }
 
-// spoolDir makes a spool as bm2-events.path does: a directory of this
+// spoolDir makes a spool as bm2-probe@.service does: a directory of this
 // process's user, 0700.
 func spoolDir(t *testing.T) Spool {
 	t.Helper()
@@ -344,7 +345,7 @@ func TestHostileEntries(t *testing.T) {
 	}
 }
 
-// With no spool (bm2-events.path never started) an event goes to
+// With no spool (no probe has made it) an event goes to
 // journald directly, as before the relay, and nothing is made or said;
 // a spool that is not the owner's alone is not written either, and that
 // is said.
@@ -419,7 +420,7 @@ func TestBounds(t *testing.T) {
 	c.t += StaleAfter + time.Second
 	_ = s.Emit(crash("new"))
 	if n := len(spooled(t, sp)); n != 1 || strings.Join(direct.messages(), " ") != "new" ||
-		!strings.Contains(log.String(), "bm2-events.path is not draining it") {
+		!strings.Contains(log.String(), "nothing is draining it") {
 		t.Errorf("stale spool: spooled %d, sent directly %q, said %q", n, direct.messages(), log.String())
 	}
 
@@ -544,5 +545,40 @@ func TestParseName(t *testing.T) {
 		if _, ok := parseName(bad); ok {
 			t.Errorf("parseName(%q) ok", bad)
 		}
+	}
+}
+
+// One drainer at a time: while another holds the spool's lock, a run
+// sends nothing and waits (here until its deadline); once the lock is
+// free, a run sends every event once, in order.
+func TestDrainersTakeTurns(t *testing.T) {
+	sp := spoolDir(t)
+	c := &clock{}
+	var direct fakeJournal
+	s := newSink(sp, &direct, c, nil)
+	for _, m := range []string{"one", "two"} {
+		c.t += time.Second
+		if err := s.Emit(crash(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock, err := sp.lock(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j fakeJournal
+	// (A run that did not wait would send both at once, well within it.)
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := drainer(sp, &j, nil).Run(ctx); !errors.Is(err, context.DeadlineExceeded) || len(j.got) != 0 {
+		t.Fatalf("Run while another drains = %v, sent %q; want it to wait, sending nothing", err, j.messages())
+	}
+	unlock()
+	res, err := drainer(sp, &j, nil).Run(t.Context())
+	if err != nil || res.Relayed != 2 || strings.Join(j.messages(), " ") != "one two" {
+		t.Fatalf("Run = %+v, %v, sent %q", res, err, j.messages())
+	}
+	if res, _ := drainer(sp, &j, nil).Run(t.Context()); res.Relayed != 0 || len(j.got) != 2 {
+		t.Errorf("a second run sent %d more", res.Relayed)
 	}
 }

@@ -71,7 +71,7 @@ func (s Sink) Emit(e journal.Event) error {
 	var werr *writeError
 	switch {
 	case errors.Is(err, errNoSpool):
-		// bm2-events.path is not there: sent as before the relay.
+		// No probe has made the spool yet: sent as before the relay.
 	case errors.As(err, &werr):
 		s.logf("bm2: %s of %s sent to journald directly: %v\n", e.Kind, who(e), err)
 		if rerr := journal.ReportWriteFailure(s.Direct, e.Project, e.Instance, s.Spool.Dir, werr.err,
@@ -123,8 +123,8 @@ func (s Sink) relay(e journal.Event) error {
 	now := s.sinceBoot()
 	if len(w.names) > 0 {
 		if oldest, _ := parseName(w.names[0]); now-oldest > StaleAfter {
-			return fmt.Errorf("the oldest event in the relay spool %s has waited %v: %s is not draining it (`systemctl start %s`)",
-				s.Spool.Dir, (now - oldest).Round(time.Second), PathUnit, PathUnit)
+			return fmt.Errorf("the oldest event in the relay spool %s has waited %v: nothing is draining it (`systemctl start %s`)",
+				s.Spool.Dir, (now - oldest).Round(time.Second), TimerUnit)
 		}
 	}
 	pid := os.Getpid()

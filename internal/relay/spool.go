@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,13 +23,45 @@ import (
 )
 
 // The units that relay events, of the same names in the system manager
-// and in a user's: PathUnit watches the scope's spool
-// (layout.Layout.EventsDir, DirectoryNotEmpty=), ServiceUnit sends what is
-// in it to journald (`bm2-probe events`).
+// and in a user's: ProbeUnit (the template of every instance's reusePort
+// probe) makes the scope's spool (layout.Layout.EventsDir,
+// RuntimeDirectory=) and drains it at every start; TimerUnit starts
+// ServiceUnit (`bm2-probe events`, ConditionDirectoryNotEmpty=) every
+// half minute for whatever no probe or failure hook has drained.
 const (
-	PathUnit    = "bm2-events.path"
+	ProbeUnit   = "bm2-probe@.service"
+	TimerUnit   = "bm2-events.timer"
 	ServiceUnit = "bm2-events.service"
 )
+
+// lockPoll is how often a drainer looks again for the spool's lock while
+// another drainer holds it (for the few milliseconds its run takes).
+const lockPoll = 5 * time.Millisecond
+
+// lock takes the spool's lock (flock(2) on its directory), waiting while
+// another drainer holds it, until ctx ends; unlock releases it.
+func (s Spool) lock(ctx context.Context) (unlock func(), err error) {
+	fd, err := safefs.OpenAt(unix.AT_FDCWD, s.Dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the relay spool %s: %w", s.Dir, err)
+	}
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { unix.Close(fd) }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			unix.Close(fd)
+			return nil, fmt.Errorf("lock the relay spool %s: %w", s.Dir, err)
+		}
+		select {
+		case <-ctx.Done():
+			unix.Close(fd)
+			return nil, ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
+}
 
 // The spool's bounds. Past MaxFiles events or MaxBytes, the sink sends
 // directly: a relay that is stopped or far behind must not fill /run.
@@ -41,8 +74,9 @@ const (
 )
 
 // StaleAfter is how long the oldest event may wait before the sink takes
-// the relay for stopped (bm2-events.path stopped by hand) and sends
-// directly. The events waiting go when it starts again.
+// the relay for stopped (no probe has started since, and bm2-events.timer
+// was stopped by hand) and sends directly. The events waiting go when
+// either runs again.
 const StaleAfter = time.Minute
 
 // Spool is a relay spool directory.
@@ -51,12 +85,10 @@ type Spool struct {
 	// Owner is the UID the directory and every file in it must have: 0
 	// (root) in system scope, the user's in user scope.
 	Owner int
-	// MadeBy names the unit that makes the directory ("": PathUnit).
-	MadeBy string
 }
 
-// errNoSpool is a spool directory that does not exist: bm2-events.path has
-// not made it.
+// errNoSpool is a spool directory that does not exist: no probe has made
+// it yet.
 var errNoSpool = errors.New("no relay spool")
 
 // check makes sure the spool is a directory (not a link) of the owner's
@@ -75,12 +107,8 @@ func (s Spool) check() error {
 		if sys != nil {
 			uid = fmt.Sprint(sys.Uid)
 		}
-		maker := s.MadeBy
-		if maker == "" {
-			maker = PathUnit
-		}
 		return fmt.Errorf("%s must be a directory of uid %d with mode 0700 (it is %v, uid %s): "+
-			"remove it, %s makes it again", s.Dir, s.Owner, st.Mode(), uid, maker)
+			"remove it, %s makes it again", s.Dir, s.Owner, st.Mode(), uid, ProbeUnit)
 	}
 	return nil
 }

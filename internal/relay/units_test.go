@@ -35,26 +35,42 @@ func values(t *testing.T, static fs.FS, name, section, key string) []string {
 	return out
 }
 
-// The shipped units watch and drain the directory the sink writes to, in
-// either scope, and run the drainer.
-func TestUnitsWatchTheSinksSpool(t *testing.T) {
+// The shipped units make and drain the directory the sink writes to, in
+// either scope: every probe makes it (RuntimeDirectory=, root's or the
+// user's alone) and drains it; the timer starts the drainer's service
+// only while events wait there, and no path unit starts a unit for an
+// event on a restart's path.
+func TestUnitsDrainTheSinksSpool(t *testing.T) {
 	user := layout.User(1001, "alice", "/home/alice")
 	for _, c := range []struct {
 		kind   string
 		static fs.FS
-		dir    string // DirectoryNotEmpty= with %t as the user's runtime directory
+		dir    string // ConditionDirectoryNotEmpty= with %t as the user's runtime directory
+		run    string // the RuntimeDirectory= base of the scope
 	}{
-		{"system", units.Static(), layout.System().EventsDir},
-		{"user", units.UserStatic(), user.EventsDir},
+		{"system", units.Static(), layout.System().EventsDir, "/run"},
+		{"user", units.UserStatic(), user.EventsDir, user.RuntimeDir},
 	} {
-		got := values(t, c.static, PathUnit, "Path", "DirectoryNotEmpty")
+		got := values(t, c.static, ServiceUnit, "Unit", "ConditionDirectoryNotEmpty")
 		if len(got) != 1 || strings.ReplaceAll(got[0], "%t", user.RuntimeDir) != c.dir {
-			t.Errorf("%s %s: DirectoryNotEmpty=%q, want %s", c.kind, PathUnit, got, c.dir)
+			t.Errorf("%s %s: ConditionDirectoryNotEmpty=%q, want %s", c.kind, ServiceUnit, got, c.dir)
 		}
-		for key, want := range map[string]string{"MakeDirectory": "yes", "DirectoryMode": "0700", "Unit": ServiceUnit} {
-			if got := values(t, c.static, PathUnit, "Path", key); !slices.Equal(got, []string{want}) {
-				t.Errorf("%s %s: %s=%q, want %s", c.kind, PathUnit, key, got, want)
+		rd := values(t, c.static, ProbeUnit, "Service", "RuntimeDirectory")
+		if len(rd) != 1 || !slices.Contains(strings.Fields(rd[0]), strings.TrimPrefix(strings.TrimPrefix(c.dir, c.run), "/")) {
+			t.Errorf("%s %s: RuntimeDirectory=%q, want it to make %s", c.kind, ProbeUnit, rd, c.dir)
+		}
+		for key, want := range map[string]string{"RuntimeDirectoryMode": "0700", "RuntimeDirectoryPreserve": "yes"} {
+			if got := values(t, c.static, ProbeUnit, "Service", key); !slices.Equal(got, []string{want}) {
+				t.Errorf("%s %s: %s=%q, want %s", c.kind, ProbeUnit, key, got, want)
 			}
+		}
+		for key, want := range map[string]string{"Unit": ServiceUnit, "OnCalendar": "*:*:0/30", "AccuracySec": "1s"} {
+			if got := values(t, c.static, TimerUnit, "Timer", key); !slices.Equal(got, []string{want}) {
+				t.Errorf("%s %s: %s=%q, want %s", c.kind, TimerUnit, key, got, want)
+			}
+		}
+		if _, err := fs.Stat(c.static, "bm2-events.path"); err == nil {
+			t.Errorf("%s: bm2-events.path is shipped: it starts a unit on every restart's path", c.kind)
 		}
 		for key, want := range map[string]string{"Type": "oneshot", "ExecStart": "/usr/lib/bm2/bm2-probe events",
 			"RestrictAddressFamilies": "AF_UNIX"} {
@@ -63,8 +79,12 @@ func TestUnitsWatchTheSinksSpool(t *testing.T) {
 			}
 		}
 		if got := values(t, c.static, ServiceUnit, "Unit", "StartLimitIntervalSec"); !slices.Equal(got, []string{"0"}) {
-			t.Errorf("%s %s: StartLimitIntervalSec=%q, want 0 (started as often as events arrive)", c.kind, ServiceUnit, got)
+			t.Errorf("%s %s: StartLimitIntervalSec=%q, want 0 (started as often as events wait)", c.kind, ServiceUnit, got)
 		}
+	}
+	// The system's failure hook may write (drain) the spool.
+	if got := values(t, units.Static(), "bm2-failed@.service", "Service", "ReadWritePaths"); !slices.Contains(got, "-"+layout.System().EventsDir) {
+		t.Errorf("bm2-failed@.service: ReadWritePaths=%q, want -%s", got, layout.System().EventsDir)
 	}
 }
 

@@ -31,7 +31,7 @@ type Verdicts struct{ Spool }
 
 // NewVerdicts is the verdicts' directory of scope, owned by its UID.
 func NewVerdicts(scope layout.Layout) Verdicts {
-	return Verdicts{Spool{Dir: scope.VerdictDir(), Owner: scope.UID, MadeBy: "bm2-probe@.service"}}
+	return Verdicts{Spool{Dir: scope.VerdictDir(), Owner: scope.UID}}
 }
 
 // Put writes e as the latest verdict on its instance.
