@@ -76,7 +76,9 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	// The probe keeps each verdict in a file too: a wait wakes the moment
 	// one is written, reads the files at every look, and the journal (for
 	// verdicts without a file: a probe older than this bm2, a write that
-	// failed) once every verdictJournalEvery.
+	// failed) once every verdictJournalEvery, from verdictJournalEvery
+	// after it first looks for verdicts: a journalctl run beside starting
+	// instances costs them, and the wait, some 30 ms of the CPUs.
 	var written <-chan struct{}
 	if w.probe && c.WatchVerdicts != nil {
 		var unwatch func()
@@ -85,7 +87,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	}
 	var fromJournal []journal.Event
 	var journalErr error
-	var journalRead time.Time
+	var journalDue time.Time // when the journal is read next for verdicts
 	var ask needs
 	var last []UnitStatus
 	var probesRead time.Time // when the probes' states were last read
@@ -103,18 +105,28 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				s.errored = reason
 			}
 			if ask.events {
-				// The probes first: a probe seen gone logged its verdict
-				// before it ended, so the events read next hold it.
-				// Once a second is enough for them (reprobeAfter).
-				if now := c.Now(); now.Sub(probesRead) >= time.Second {
+				// Verdict files on every current run: nothing else to read.
+				// Otherwise the probes first: a probe seen gone logged
+				// its verdict before it ended, so what is read next holds
+				// it. Once a second is enough for them (reprobeAfter).
+				files, covered := c.verdictFiles(w, statuses, ask.since)
+				if now := c.Now(); !covered && now.Sub(probesRead) >= time.Second {
 					if probes, err := sd.Units(wctx, probeNames); err == nil {
 						s.probes, probesRead = probes, now
+						files, covered = c.verdictFiles(w, statuses, ask.since)
 					}
 				}
-				files, covered := c.verdictFiles(w, statuses, ask.since)
-				if now := c.Now(); !covered && (written == nil || journalRead.IsZero() || now.Sub(journalRead) >= verdictJournalEvery) {
+				now := c.Now()
+				if journalDue.IsZero() && written != nil {
+					// Watched: the files come first; the journal only for
+					// what none has written by then.
+					journalDue = now.Add(verdictJournalEvery)
+				}
+				if !covered && !now.Before(journalDue) {
 					fromJournal, journalErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
-					journalRead = now
+					if written != nil {
+						journalDue = now.Add(verdictJournalEvery)
+					}
 				}
 				s.events, s.eventsErr = mergeEvents(fromJournal, files), journalErr
 			}
