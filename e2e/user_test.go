@@ -265,8 +265,10 @@ loginctl enable-linger alice bob`)
 		}
 		// Delivered by the user's own bm2-notify.service, as alice. The
 		// receiver has the post before bm2-notify has its answer, and the
-		// line takes its way through journald: wait for it.
-		b.eventually(10*time.Second, "bm2-notify.service logs the delivery", fmt.Sprintf(`journalctl _UID=%s _SYSTEMD_USER_UNIT=bm2-notify.service --no-pager | grep -q delivered`, aliceUID))
+		// line (the run's summary, once the spool is empty) takes its way
+		// through journald: wait for it, as long as the suite's other
+		// journal waits (one full run under load took more than 10 s).
+		b.eventually(30*time.Second, "bm2-notify.service logs the delivery", fmt.Sprintf(`journalctl _UID=%s _SYSTEMD_USER_UNIT=bm2-notify.service --no-pager | grep -q delivered`, aliceUID))
 		if out := b.sh("journalctl --no-pager -o cat _UID=" + aliceUID); strings.Contains(out, "s3cret") {
 			t.Error("the webhook's token is in alice's journal")
 		}
