@@ -135,8 +135,11 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 				hooks.PortBlocked(ctx, args[1], one, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
 		}
 		// The instance's crash before it gave up is in the relay spool:
-		// into the journal first, in order.
-		relayEvents(ctx, scope, stdout)
+		// into the journal first, in order (bounded: the give-up must be
+		// recorded whatever journald does).
+		rctx, rcancel := context.WithTimeout(ctx, relayTimeout)
+		relayEvents(rctx, scope, stdout)
+		rcancel()
 		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events)
 	case "health":
 		c := &Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,

@@ -124,6 +124,11 @@ type Probe struct {
 	// scope: the user); nil in system scope.
 	Owner  *identity.Identity
 	Events journal.Sink
+	// Relay asks for the relay spool to be sent to journald, not waited
+	// for (package relay): the probe calls it when a run it was judging
+	// has ended, as the exit hook has left that run's crash there; nil
+	// does nothing. The probe's process drains the spool as it starts too.
+	Relay func()
 	// Verdicts keeps each verdict (reuseport_confirmed, reuseport_missing,
 	// reuseport_probe_stopped) beside the journal for the waits that read
 	// it (relay.Verdicts); nil keeps them in the journal only.
@@ -193,6 +198,9 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 			}
 			return Gone, nil
 		case !st.Running() || st.InvocationID == "":
+			if p.invocation != "" && p.Relay != nil {
+				p.Relay() // the run ended: its exit hook's event waits
+			}
 			p.invocation = "" // restarting: the next run gets a new window
 			// Not running yet (starting, waiting for the units it needs,
 			// between restarts): look again soon, then less and less
@@ -205,6 +213,9 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 		default:
 			idle = 0
 			if st.InvocationID != p.invocation {
+				if p.invocation != "" && p.Relay != nil {
+					p.Relay() // a run ended between two looks
+				}
 				p.invocation = st.InvocationID
 				r = run{windowEnd: st.ActiveEnterMonotonic + p.Window}
 				p.seen = nil

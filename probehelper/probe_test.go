@@ -1002,3 +1002,35 @@ func TestProbeKeepsEachVerdictInAFile(t *testing.T) {
 		t.Errorf("log %q", log)
 	}
 }
+
+// A run that ends under a probe still judging (a crash loop restarts
+// under one probe) has its exit hook's event sent: the probe asks for
+// the relay once per run that ended, whether it saw the instance down
+// between two runs or only a new run.
+func TestProbeRelaysWhenARunEnds(t *testing.T) {
+	r := newRig(t, freePort(t))
+	relays := 0
+	r.probe.Relay = func() { relays++ }
+	var at []time.Duration
+	r.clock.onTick = func(now time.Duration) {
+		switch now {
+		case 20 * time.Second:
+			r.sd.inst = sysd.Status{ActiveState: "activating", SubState: "auto-restart", JobPending: true}
+		case 21 * time.Second:
+			at = append(at, now)
+			if relays != 1 {
+				t.Errorf("%d relays once inv1 ended, want 1", relays)
+			}
+		case 22 * time.Second:
+			r.sd.inst = online("inv2", 22*time.Second)
+		case 30 * time.Second:
+			r.sd.inst = online("inv3", 30*time.Second) // between two looks
+		}
+	}
+	if out, _ := r.probe.Run(context.Background()); out != Stopped {
+		t.Fatalf("Run = %v, want stopped (nobody listens)", out)
+	}
+	if relays != 2 || len(at) != 1 {
+		t.Errorf("%d relays for two ended runs (inv1, inv2), want 2", relays)
+	}
+}

@@ -59,13 +59,12 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		return err
 	}
 	// Beside the probe: what exit hooks and port fences left for the
-	// journal (the crash of the run before this one, as a rule). Bounded
-	// on its own, so that a SIGTERM does not cut a send in half.
-	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), relayTimeout)
-	defer dcancel()
-	relayed := make(chan struct{})
-	go func() { defer close(relayed); relayEvents(dctx, scope, out) }()
-	defer func() { <-relayed }()
+	// journal (the crash of the run before this one, as a rule), now and
+	// whenever a run the probe judges ends (a crash loop restarts under
+	// one probe). Each drain is bounded on its own, so that a SIGTERM does
+	// not cut a send in half; one asked for as the probe ends still runs.
+	relayer := newRelayer(ctx, scope, out)
+	defer relayer.stop()
 	bus, err := Connect(context.WithoutCancel(ctx), scope)
 	if err != nil {
 		return err
@@ -110,6 +109,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		Log:      func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
 		Owns:     ownsListener,
 		Runtime:  runtimeOf(st),
+		Relay:    relayer.kick,
 	}
 	if scope.IsUser() {
 		self := identity.Self()
@@ -219,8 +219,61 @@ func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // relayTimeout bounds one drain of the relay spool by a probe or the
-// failure hook.
-const relayTimeout = 15 * time.Second
+// failure hook: a journald that does not take events (package relay
+// keeps them for the next drain) must not hold a probe's stop, nor use
+// up the failure hook's time.
+const relayTimeout = 5 * time.Second
+
+// relayer drains the relay spool in a goroutine of the probe: once as it
+// starts, and once more after each kick (kicks that come during a drain
+// make one more).
+type relayer struct {
+	kicks chan struct{}
+	done  chan struct{} // closed by stop
+	ended chan struct{} // closed when the goroutine has returned
+}
+
+func newRelayer(ctx context.Context, scope layout.Layout, out io.Writer) *relayer {
+	r := &relayer{kicks: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+	r.kick()
+	base := context.WithoutCancel(ctx)
+	drain := func() {
+		dctx, cancel := context.WithTimeout(base, relayTimeout)
+		defer cancel()
+		relayEvents(dctx, scope, out)
+	}
+	go func() {
+		defer close(r.ended)
+		for {
+			select {
+			case <-r.kicks:
+				drain()
+			case <-r.done:
+				select {
+				case <-r.kicks:
+					drain()
+				default:
+				}
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// kick asks for a drain, without waiting for it.
+func (r *relayer) kick() {
+	select {
+	case r.kicks <- struct{}{}:
+	default: // one is asked for already
+	}
+}
+
+// stop ends the goroutine after the drain asked for last, and waits.
+func (r *relayer) stop() {
+	close(r.done)
+	<-r.ended
+}
 
 // relayEvents sends to journald what the exit hooks and the port fences
 // of the scope left in its relay spool (package relay), from the calling

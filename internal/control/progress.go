@@ -21,17 +21,19 @@ import (
 const verdictJournalEvery = 500 * time.Millisecond
 
 // verdictFiles are the verdicts the probe keeps in files on w's
-// instances (statuses, in w.ids' order), logged since since; covered is
-// whether there is one on every instance's current run, which leaves the
-// journal nothing to add.
-func (c *Client) verdictFiles(w *waiter, statuses []UnitStatus, since time.Time) (evs []journal.Event, covered bool) {
+// instances (statuses, in w.ids' order); covered is whether there is one
+// on every instance's current run, which leaves the journal nothing to
+// add. Each names the run it judged, so no time filters them: a file
+// from before the oldest unconfirmed run (an instance confirmed earlier)
+// still covers its own.
+func (c *Client) verdictFiles(w *waiter, statuses []UnitStatus) (evs []journal.Event, covered bool) {
 	if c.ReadVerdict == nil {
 		return nil, false
 	}
 	covered = true
 	for k, i := range w.ids {
 		ev, ok, err := c.ReadVerdict(units.InstanceID(w.p.Name, i))
-		if err != nil || !ok || ev.Time.Before(since) {
+		if err != nil || !ok {
 			covered = false
 			continue
 		}
@@ -109,11 +111,11 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				// Otherwise the probes first: a probe seen gone logged
 				// its verdict before it ended, so what is read next holds
 				// it. Once a second is enough for them (reprobeAfter).
-				files, covered := c.verdictFiles(w, statuses, ask.since)
+				files, covered := c.verdictFiles(w, statuses)
 				if now := c.Now(); !covered && now.Sub(probesRead) >= time.Second {
 					if probes, err := sd.Units(wctx, probeNames); err == nil {
 						s.probes, probesRead = probes, now
-						files, covered = c.verdictFiles(w, statuses, ask.since)
+						files, covered = c.verdictFiles(w, statuses)
 					}
 				}
 				now := c.Now()

@@ -208,7 +208,8 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 		// now, and the surge's stop (it leaves the port's turn, drains,
 		// then gets SIGTERM) is systemd's to finish, whatever becomes of
 		// this command. A surge whose stop fails is left failed, and the
-		// next bm2 command on the project resets it (retireSurge).
+		// project's next start, restart, serve or reload resets it
+		// (retireSurge, startSurge).
 		if err := sd.StopQueued(ctx, units.Instance(p.Name, units.Surge)); err != nil {
 			return err
 		}

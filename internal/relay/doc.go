@@ -30,9 +30,10 @@
 // name sorts in the order of emission: the time since boot in
 // nanoseconds, the writer's pid, and a count of the writer's own events.
 //
-// [Drainer] sends them: every reusePort probe as it starts (`bm2-probe
-// PROJECT-INDEX`, [ProbeUnit], beside the start of its instance: the
-// crash before a restart is sent as the next run starts), the failure
+// [Drainer] sends them: every reusePort probe as it starts and whenever a
+// run it judges ends (`bm2-probe PROJECT-INDEX`, [ProbeUnit], beside its
+// instance: a crash is sent as the probe sees the run end, or as the next
+// run's probe starts), the failure
 // hook of an instance that gives up (`bm2-probe failed`, before it
 // records that), and [ServiceUnit], `bm2-probe events`, which [TimerUnit]
 // starts every half minute while anything waits
@@ -51,17 +52,19 @@
 // (journal.EventFields and the one OBJECT_ field of the event's own
 // instance: no _UID, _PID or any field journald sets, SYSLOG_IDENTIFIER
 // bm2, a PRIORITY of 0 to 7, a kind bm2 emits). An event reaches the
-// journal as the next run starts (or within half a minute); nothing of
-// bm2 waits for it synchronously (see package control's wait).
+// journal as the probe sees the run end (or within half a minute);
+// nothing of bm2 waits for it synchronously (see package control's wait).
+// The spool is on tmpfs: what waits in it when the host goes down is lost.
 //
 // [Verdicts] are the probe's own: its latest verdict on each instance, in
 // a file of the same format beside the journal, for the waits of serve,
 // start and reload.
 //
-// Nothing is ever lost to the relay: the sink sends an event directly to
+// No event is left out by the relay: the sink sends one directly to
 // journald, as before, when the spool does not exist (no probe has run
-// since boot, and tmpfiles.d did not make it), is not a directory of the owner's alone, already holds
-// [MaxFiles] events or [MaxBytes], has held its oldest for [StaleAfter]
+// since boot, and tmpfiles.d did not make it), is not a directory of the
+// owner's alone, already holds [MaxFiles] events or [MaxBytes], has held
+// its oldest for [StaleAfter]
 // (nothing drains it), when the event is too large for it, or when the
 // write fails (then with a state_write_failed event too). Only the exit
 // hook and the fence relay their events; the probe, the failure hook and

@@ -159,8 +159,8 @@ func (d Drainer) Run(ctx context.Context) (Result, error) {
 		if !pending {
 			break
 		}
-		// Only writes under way: wait for them here, rather than exit
-		// and be started again at once by the path unit.
+		// Only writes under way: wait for them here, rather than leave
+		// them to the next drain.
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()

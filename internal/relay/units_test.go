@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	sdjournal "github.com/coreos/go-systemd/v22/journal"
 	"github.com/coreos/go-systemd/v22/unit"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -111,5 +113,29 @@ func TestSystemServiceLiftsTheLimit(t *testing.T) {
 	}
 	if got := values(t, s, ServiceUnit, "Service", "CapabilityBoundingSet"); !slices.Equal(got, []string{""}) {
 		t.Errorf("CapabilityBoundingSet=%q, want none", got)
+	}
+}
+
+// The timer's service keeps systemd's info lines about it (skipped by its
+// condition every half minute, started, finished) out of the journal with
+// LogLevelMax=notice, which would drop anything it sends below notice:
+// no event the hooks relay is below notice (the one info kind is the
+// probe's own confirmation, which it sends directly), and its own lines
+// are logged at notice.
+func TestTimerServiceIsQuietAndLosesNoEvent(t *testing.T) {
+	for _, c := range []struct {
+		kind   string
+		static fs.FS
+	}{{"system", units.Static()}, {"user", units.UserStatic()}} {
+		for key, want := range map[string]string{"LogLevelMax": "notice", "SyslogLevel": "notice"} {
+			if got := values(t, c.static, ServiceUnit, "Service", key); !slices.Equal(got, []string{want}) {
+				t.Errorf("%s %s: %s=%q, want %s", c.kind, ServiceUnit, key, got, want)
+			}
+		}
+	}
+	for _, k := range journal.Kinds() {
+		if k != journal.ReuseportConfirmed && k.Priority() > sdjournal.PriNotice {
+			t.Errorf("event %s has priority %d, below notice: the relay's service would drop it", k, k.Priority())
+		}
 	}
 }
