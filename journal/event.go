@@ -84,6 +84,11 @@ const (
 	StateWriteFailed Kind = "state_write_failed"
 )
 
+// VerdictKinds are the reusePort probe's verdicts on one run of an
+// instance: what the waits of serve, start and reload wait for, and what
+// the probe keeps beside the journal (package relay's Verdicts).
+var VerdictKinds = []Kind{ReuseportConfirmed, ReuseportMissing, ReuseportProbeStopped}
+
 type kindInfo struct {
 	kind     Kind
 	id       string

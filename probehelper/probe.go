@@ -635,7 +635,7 @@ func (p *Probe) emit(e journal.Event) error {
 	// Ties the verdict to one run of the instance (its InvocationID).
 	e.Invocation = p.invocation
 	err := p.Events.Emit(e)
-	if p.Verdicts != nil && slices.Contains(verdictKinds, e.Kind) {
+	if p.Verdicts != nil && slices.Contains(journal.VerdictKinds, e.Kind) {
 		if verr := p.Verdicts.Put(e); verr != nil {
 			// The journal has it: a wait reads it there, a little later.
 			p.logf("%s: verdict kept in the journal only: %v", p.instanceID(), verr)
@@ -643,6 +643,3 @@ func (p *Probe) emit(e journal.Event) error {
 	}
 	return err
 }
-
-// verdictKinds are the events that judge a run.
-var verdictKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}

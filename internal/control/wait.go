@@ -216,7 +216,8 @@ const (
 // the order of bm2(1).
 var ReuseportVerdicts = []string{verdictConfirmed, VerdictPending, VerdictUnprobed, verdictNoListener, VerdictMissing}
 
-var ReuseportKinds = []journal.Kind{journal.ReuseportConfirmed, journal.ReuseportMissing, journal.ReuseportProbeStopped}
+// ReuseportKinds are the probe's verdicts (journal.VerdictKinds).
+var ReuseportKinds = journal.VerdictKinds
 
 // ReuseportVerdict is the probe's latest verdict on the current run of
 // instance id (unit u) among evs, and the event that gave it; "" when there
