@@ -29,6 +29,15 @@ type sampleFigure struct {
 
 // sampleFigures are the figures of Samples (report.markdown places them).
 var sampleFigures = []sampleFigure{
+	{key: "spread", num: "1b", title: "How connections split over 2 instances", prec: 0,
+		intro: "64 keep-alive connections to a 2-instance project, all opened before the first request (as wrk opens " +
+			"them), then one request on each; the pid in each answer says which instance accepted it (bench-helper " +
+			"spread). Three contenders, each started afresh per repetition, in rotating order: bm2's cluster mode " +
+			"(the throughput figure's project, once `bm2 status` says its port is steered round-robin over both " +
+			"instances: bm2-steer@'s SK_REUSEPORT program), PM2's node:cluster (its primary, the God daemon, accepts and " +
+			"hands connections round-robin to the workers), and the same 2 reusePort processes bare, which the kernel " +
+			"spreads by a hash of each connection: what bm2's cluster mode does where BPF is unavailable (user scope, " +
+			"a container without bpffs). The goal is 32/32 ± 1."},
 	{key: "reloadmatrix", num: "4c", title: "Reload under load: the app's shutdown and tcp_migrate_req (bm2)", prec: 0,
 		intro: "What the kernel setting bm2 ships and the app's SIGTERM handling are worth: the reload figure of §4 (2 " +
 			"cluster-mode instances, the same wrk run, the reload 2 s in), bm2 only (PM2 has neither setting), for the app " +

@@ -140,3 +140,47 @@ func TestCommandsShowNotes(t *testing.T) {
 		t.Errorf("package's note shown %d times, want once:\n%s", n, b.String())
 	}
 }
+
+// A spread is the busier and the other instance's connections; one that
+// lost connections or reached a third process is no spread of 2.
+func TestSpreadSplit(t *testing.T) {
+	for _, c := range []struct {
+		pids          map[int]int
+		busier, other int
+		bad           bool
+	}{
+		{pids: map[int]int{10: 27, 11: 37}, busier: 37, other: 27},
+		{pids: map[int]int{10: 32, 11: 32}, busier: 32, other: 32},
+		{pids: map[int]int{10: 64}, busier: 64, other: 0},
+		{pids: map[int]int{10: 30, 11: 30}, bad: true},
+		{pids: map[int]int{10: 30, 11: 30, 12: 4}, bad: true},
+	} {
+		b, o, err := spreadSplit(c.pids, 64)
+		if (err != nil) != c.bad || b != c.busier || o != c.other {
+			t.Errorf("spreadSplit(%v) = %d, %d, %v; want %d, %d, error %v", c.pids, b, o, err, c.busier, c.other, c.bad)
+		}
+	}
+}
+
+// The spread's headline row gives each contender's median split and its
+// worst, beside the goal.
+func TestSpreadHead(t *testing.T) {
+	res := &Results{}
+	for i, v := range []float64{32, 33, 32} {
+		res.Samples = append(res.Samples, Sample{Figure: "spread", Variant: "bm2 + Node.js", Metric: spreadBusier, Rep: i, Value: v})
+	}
+	for i, v := range []float64{37, 34, 40} {
+		res.Samples = append(res.Samples, Sample{Figure: "spread", Variant: TputBare, Metric: spreadBusier, Rep: i, Value: v})
+	}
+	rp := newReport(res)
+	rp.spreadHead()
+	if len(rp.head) != 1 {
+		t.Fatalf("headline rows: %v", rp.head)
+	}
+	row := strings.Join(rp.head[0], " | ")
+	for _, want := range []string{"32/32 (worst 33/31, 3 runs) (kernel-steered)", "kernel hash alone", "37/27 (worst 40/24, 3 runs)", "| — |", "32/32 ± 1"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("no %q in %q", want, row)
+		}
+	}
+}

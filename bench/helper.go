@@ -8,6 +8,7 @@ package main
 //	bench-helper _helper start -url URL -confirm KIND -timeout D -- CMD...
 //	bench-helper _helper crash -pid PID -old PID,PID -url URL -timeout D
 //	bench-helper _helper procs
+//	bench-helper _helper spread -addr HOST:PORT -n N
 //	bench-helper _helper genbench -gen EXE -sizes 1,10 -reps N
 //
 // Every subcommand prints one JSON object on stdout. Its name is chosen
@@ -22,6 +23,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -52,6 +54,8 @@ func helperMain(args []string) {
 		v, err = helperCrash(args[1:])
 	case "procs":
 		v, err = readProcs()
+	case "spread":
+		v, err = helperSpread(args[1:])
 	case "genbench":
 		v, err = helperGenbench(args[1:])
 	default:
@@ -617,4 +621,57 @@ func helperGenbench(args []string) ([]GenRun, error) {
 		}
 	}
 	return runs, nil
+}
+
+// SpreadResult is what `spread` measures: how many of its connections
+// each process answered on (pid → connections).
+type SpreadResult struct {
+	PIDs map[int]int `json:"pids"`
+}
+
+// helperSpread opens n connections to addr, all of them before the first
+// request (as wrk does), then asks once on each, keep-alive, and counts
+// the pid each answer names: where the listeners' accept spread them.
+func helperSpread(args []string) (*SpreadResult, error) {
+	fs := flag.NewFlagSet("spread", flag.ContinueOnError)
+	addr := fs.String("addr", "", "HOST:PORT")
+	n := fs.Int("n", 64, "connections")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	conns := make([]net.Conn, 0, *n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range *n {
+		c, err := net.DialTimeout("tcp", *addr, 5*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		conns = append(conns, c)
+	}
+	res := &SpreadResult{PIDs: map[int]int{}}
+	for _, c := range conns {
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: bench\r\nConnection: keep-alive\r\n\r\n"); err != nil {
+			return nil, err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return nil, err
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		pid := bodyPID(string(b))
+		if resp.StatusCode != http.StatusOK || pid == 0 {
+			return nil, fmt.Errorf("answer %d %q names no pid", resp.StatusCode, b)
+		}
+		res.PIDs[pid]++
+	}
+	return res, nil
 }

@@ -61,7 +61,9 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 
 // scenarios, in the order they run.
 // startcmd is the start figure's bm2 variants only (bm2 serve and bm2
-// start); reload1 is the reload figure with 1 instance; reloadbun the
+// start); reload1 and reload4 are the reload figure with 1 and 4
+// instances; spread how 64 keep-alive connections split over 2
+// instances; reloadbun the
 // same with Bun (bm2 only); reloadmatrix the reload with and without
 // tcp_migrate_req and apps that do less on SIGTERM (bm2 only); gwreload a
 // fork-mode reload behind nginx, gwdefault the same with nginx's default
@@ -74,12 +76,12 @@ const PM2CacheDir = "/var/cache/bm2-bench"
 // boot 4, 20, 80 and 200 instances started at once, beside hand-written
 // units and bare processes; package
 // make deb and dpkg -i.
-var allScenarios = []string{"generator", "package", "throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "phases", "boot", "daemonreload"}
+var allScenarios = []string{"generator", "package", "throughput", "spread", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
+	"reload", "reloadbun", "reloadmatrix", "reload1", "reload4", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "phases", "boot", "daemonreload"}
 
 // sandboxedScenarios need the two sandboxes of setup.
-var sandboxedScenarios = []string{"throughput", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
-	"reload", "reloadbun", "reloadmatrix", "reload1", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "phases", "boot", "daemonreload"}
+var sandboxedScenarios = []string{"throughput", "spread", "start", "startcmd", "memory", "crash", "stop", "probe", "security",
+	"reload", "reloadbun", "reloadmatrix", "reload1", "reload4", "gwreload", "gwcluster", "gwdefault", "fleet", "metrics", "health", "memrestart", "phases", "boot", "daemonreload"}
 
 // settings are the knobs of one run.
 type settings struct {
@@ -265,6 +267,7 @@ func run(ctx context.Context, s settings, out string) error {
 			fn   func(context.Context) error
 		}{
 			{"throughput", r.throughput},
+			{"spread", r.spread},
 			{"start", r.start}, // also memory
 			{"crash", r.crash},
 			{"stop", r.stop},
@@ -274,6 +277,7 @@ func run(ctx context.Context, s settings, out string) error {
 			{"reloadbun", r.reloadBun},
 			{"reloadmatrix", r.reloadMatrix},
 			{"reload1", r.reload1},
+			{"reload4", r.reload4},
 			{"gwreload", r.gatewayReload},
 			{"gwcluster", r.gatewayCluster},
 			{"gwdefault", r.gatewayDefaults},
@@ -477,6 +481,7 @@ var bm2Projects = []benchProject{
 	{"crashhang", "node", "app.js", 2, 3220, hangNotify("warning")},
 	{"reload", "node", "app.js", 2, 3300, ""},
 	{"reload1", "node", "app.js", 1, 3400, ""},
+	{"reload4", "node", "app.js", 4, 3600, ""},
 	{"reloadbun", "bun", "app.ts", 2, 4000, ""},
 	{"gwcluster", "node", "app.js", 2, 4100, ""},
 	{"rmatrix", "node", "app.js", 2, 4300, ""},

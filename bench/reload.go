@@ -82,6 +82,12 @@ func (r *runner) reload1(ctx context.Context) error {
 	return r.reloadFigure(ctx, reloadCase{name: "reload1", instances: 1, port: 3400, res: &r.res.Reload1})
 }
 
+// reload4: the same with 4 instances (bm2: cluster mode, instances = 4;
+// PM2: -i 4).
+func (r *runner) reload4(ctx context.Context) error {
+	return r.reloadFigure(ctx, reloadCase{name: "reload4", instances: 4, port: 3600, res: &r.res.Reload4})
+}
+
 // reloadBun: the reload figure with Bun (bm2 only: PM2's cluster mode
 // needs node:cluster).
 func (r *runner) reloadBun(ctx context.Context) error {

@@ -141,11 +141,14 @@ func (rp *report) markdown() string {
 	res := rp.res
 	var body strings.Builder
 	rp.throughputMD(&body)
+	rp.samplesMD(&body, "spread")
+	rp.spreadHead()
 	rp.memoryMD(&body)
 	rp.startMD(&body)
 	rp.reloadMD(&body)
 	rp.reloadSection(&body, rp.res.ReloadBun, 2, "4b", "reloadbun", "2 Bun instances")
 	rp.samplesMD(&body, "reloadmatrix")
+	rp.reloadSection(&body, rp.res.Reload4, 4, "4d", "reload4", "")
 	rp.reload1MD(&body)
 	rp.gatewayReloadMD(&body)
 	rp.reloadSection(&body, rp.res.GatewayCluster, 2, "5c", "gwcluster", "2 cluster-mode instances behind nginx")
@@ -670,6 +673,10 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 			"PM2 runs `pm2 start app.js -i 1` (node:cluster with one worker; the God daemon, its primary, keeps the listening "+
 			"socket). Same app, same load, same clocks: ")
 	}
+	if instances == 4 && what == "" {
+		b.WriteString("The figure of §4 with 4 instances: bm2 runs the project in cluster mode with `instances = 4`, " +
+			"PM2 runs `pm2 start app.js -i 4`. Same app, same load, same clocks: ")
+	}
 	cmds := fmt.Sprintf("`bm2 reload %s` / `pm2 reload %s`", name, name)
 	drains := "The app drains on SIGTERM (bm2) and SIGINT (PM2): it stops accepting " +
 		"(`net.Server#close`; `http.Server#close` would also drop idle keep-alive connections at once, racing with the " +
@@ -750,8 +757,8 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 				ratio = ratioText(rs) + " (PM2 ÷ bm2)"
 			}
 		}
-		if instances == 1 {
-			rp.reload1Head(mode, rl.Bm2Available, bmv, pm2, dur[key{"bm2", mode}], dur[key{"pm2", mode}], ratio)
+		if what == "" {
+			rp.reloadHead(inst, mode, rl.Bm2Available, bmv, pm2, dur[key{"bm2", mode}], dur[key{"pm2", mode}], ratio)
 			continue
 		}
 		var bmText string
@@ -790,7 +797,7 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 	if len(dbars) > 0 {
 		rp.svgP = append(rp.svgP, panel{title: "Reload command duration, " + inst + " under load (ms, median)", bars: dbars})
 	}
-	if instances == 1 {
+	if what == "" {
 		var rows [][]string
 		for _, mode := range []string{Close, KeepAlive} {
 			bd, pd := dur[key{"bm2", mode}], dur[key{"pm2", mode}]
@@ -809,10 +816,10 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 	commands(b, rp.res, name)
 }
 
-// reload1Head adds the headline rows of the 1-instance reload figure for
-// one load: failed requests (median and max over runs), then the reload
-// command's time, bm2 beside PM2.
-func (rp *report) reload1Head(mode string, bm2Available bool, bmFailed, pmFailed, bmDur, pmDur series, failedRatio string) {
+// reloadHead adds the headline rows of a cluster-mode reload figure (1, 2
+// or 4 instances: inst) for one load: failed requests (median and max over
+// runs), then the reload command's time, bm2 beside PM2.
+func (rp *report) reloadHead(inst, mode string, bm2Available bool, bmFailed, pmFailed, bmDur, pmDur series, failedRatio string) {
 	failedText := func(se series) string {
 		if len(se) == 0 {
 			return "—"
@@ -832,8 +839,8 @@ func (rp *report) reload1Head(mode string, bm2Available bool, bmFailed, pmFailed
 		bmF, bmD = "not available", "not available"
 	}
 	rp.head = append(rp.head,
-		[]string{"reload 1 instance under load, " + mode + ": failed requests, median (max)", bmF, failedText(pmFailed), failedRatio, "bm2: 0"},
-		[]string{"reload 1 instance under load, " + mode + ": reload command time (median)", bmD, durText(pmDur),
+		[]string{"reload " + inst + " under load, " + mode + ": failed requests, median (max)", bmF, failedText(pmFailed), failedRatio, "bm2: 0"},
+		[]string{"reload " + inst + " under load, " + mode + ": reload command time (median)", bmD, durText(pmDur),
 			ratioText(ratios(pmDur, bmDur)) + " (PM2 ÷ bm2)", "bm2 ≤ 1× PM2's"})
 }
 

@@ -20,6 +20,7 @@ type Results struct {
 	Crash      []CrashRun    `json:"crash,omitempty"`
 	Reload     ReloadResults `json:"reload"`
 	Reload1    ReloadResults `json:"reload_1_instance"`
+	Reload4    ReloadResults `json:"reload_4_instances"`
 	// The reload of 2 instances with Bun (bm2 only).
 	ReloadBun ReloadResults `json:"reload_bun"`
 	// Fork-mode reload behind nginx, configured by bm2 gateway; the same
