@@ -1034,3 +1034,54 @@ func TestProbeRelaysWhenARunEnds(t *testing.T) {
 		t.Errorf("%d relays for two ended runs (inv1, inv2), want 2", relays)
 	}
 }
+
+// A probe that finds its instance still starting (the port fence, the
+// sandbox, the exec: a reload's every step waits for this) asks again
+// after a share of the time the start has taken, so that it sees the run
+// within a quarter of that once it runs: not after a back-off that grew
+// with its own looks (it saw a start of 700 ms 375 ms late). A start that
+// waits long is asked about less and less often.
+func TestProbeSeesTheStartSoon(t *testing.T) {
+	for _, tc := range []struct {
+		begun, running time.Duration // the start began, and runs, this long before/after the probe's first look
+		maxAsks        int
+	}{
+		{begun: 300 * time.Millisecond, running: 400 * time.Millisecond, maxAsks: 10},
+		{begun: 0, running: 160 * time.Millisecond, maxAsks: 10},
+		{begun: 0, running: 20 * time.Second, maxAsks: 70},
+	} {
+		t.Run(tc.running.String(), func(t *testing.T) {
+			port := freePort(t)
+			r := newRig(t, port)
+			r.probe.Watch = DefaultWatch
+			r.clock.now = 10 * time.Second
+			first := r.clock.now
+			began := first - tc.begun
+			runsAt := first + tc.running
+			r.sd.inst = sysd.Status{ActiveState: "activating", SubState: "start-pre", JobPending: true, StateChangeMonotonic: began}
+			var seenAt time.Duration
+			r.sd.afterAsk = func(n int, i sysd.Status) sysd.Status {
+				if r.clock.now < runsAt {
+					return i
+				}
+				if seenAt == 0 {
+					seenAt = r.clock.now
+					listenOn(t, port, true)
+				}
+				return online("inv1", runsAt)
+			}
+			r.probe.Listeners = func(p int, uid uint32) ([]uint64, error) { return []uint64{1}, nil }
+			out, err := r.probe.Run(context.Background())
+			if err != nil || out != Confirmed {
+				t.Fatalf("Run = %v, %v; want confirmed", out, err)
+			}
+			late, bound := seenAt-runsAt, max(DefaultWatch, (runsAt-began)/StartShare)
+			if late > bound {
+				t.Errorf("the run was seen %v after it began running (the start took %v): want at most %v", late, runsAt-began, bound)
+			}
+			if asks := r.sd.asks; asks > tc.maxAsks+3 {
+				t.Errorf("systemd was asked %d times about a start of %v: want at most %d (and the run's own)", asks, runsAt-began, tc.maxAsks)
+			}
+		})
+	}
+}

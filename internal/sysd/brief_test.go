@@ -20,7 +20,7 @@ func briefWorld() *world {
 		"bm2@a-0.service": {
 			"LoadState": "loaded", "ActiveState": "active", "SubState": "running", "Job": []any{uint32(7), dbus.ObjectPath("/org/freedesktop/systemd1/job/7")},
 			"ActiveEnterTimestamp": now, "ActiveEnterTimestampMonotonic": uint64(5e6), "InactiveEnterTimestamp": now - 1e6,
-			"InvocationID": []byte{0xab, 0xcd}, "FragmentPath": "/usr/lib/systemd/system/bm2@.service",
+			"StateChangeTimestampMonotonic": uint64(6e6), "InvocationID": []byte{0xab, 0xcd}, "FragmentPath": "/usr/lib/systemd/system/bm2@.service",
 		},
 		"bm2@a-1.service": {
 			"LoadState": "loaded", "ActiveState": "inactive", "SubState": "dead", "Job": []any{uint32(0), dbus.ObjectPath("/")},
@@ -57,6 +57,9 @@ func TestBriefAgreesWithUnits(t *testing.T) {
 	full, err := briefWorld().conn(time.Second, true).Units(ctx, names)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if full[0].StateChangeMonotonic != 6*time.Second || full[0].ActiveEnterMonotonic != 5*time.Second {
+		t.Errorf("monotonic timestamps read as %v and %v, want 6s and 5s", full[0].StateChangeMonotonic, full[0].ActiveEnterMonotonic)
 	}
 	w := briefWorld()
 	brief, err := w.conn(time.Second, true).Brief(ctx, names)

@@ -31,6 +31,7 @@ type Status struct {
 	ActiveEnter          time.Time     // when the unit last became active; zero if never
 	ActiveEnterMonotonic time.Duration // the same on CLOCK_MONOTONIC
 	InactiveEnter        time.Time     // when the unit last became inactive (or failed); zero if never
+	StateChangeMonotonic time.Duration // when its state (ActiveState or SubState) last changed, CLOCK_MONOTONIC; 0 if never
 	InvocationID         string        // changes with every start of the unit (hex); "" if never started
 	FragmentPath         string        // the unit file systemd loaded
 	DropInPaths          []string      // its drop-ins
@@ -112,6 +113,7 @@ func (s *Status) fill(props map[string]any) {
 	s.ActiveEnter = usec(props["ActiveEnterTimestamp"])
 	s.ActiveEnterMonotonic = time.Duration(u64(props["ActiveEnterTimestampMonotonic"])) * time.Microsecond
 	s.InactiveEnter = usec(props["InactiveEnterTimestamp"])
+	s.StateChangeMonotonic = time.Duration(u64(props["StateChangeTimestampMonotonic"])) * time.Microsecond
 	s.InvocationID = invocation(props["InvocationID"])
 	s.FragmentPath = str(props["FragmentPath"])
 	s.DropInPaths = strv(props["DropInPaths"])
