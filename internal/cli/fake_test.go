@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,6 +45,8 @@ type fakeSystemd struct {
 	wants   map[string][]string // target -> instances
 	calls   []string
 	nextPID uint32
+	// reads is every Units call's names, in order (comma-joined).
+	reads []string
 
 	fail  map[string]UnitStatus // instance -> the state it ends up in when started
 	stuck map[string]bool       // instance -> stays activating/auto-restart
@@ -300,6 +303,7 @@ func (f *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {
 func (f *fakeSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads = append(f.reads, strings.Join(names, ","))
 	out := make([]UnitStatus, len(names))
 	for i, n := range names {
 		if u, ok := f.units[n]; ok {
@@ -363,15 +367,26 @@ type testEnv struct {
 	// a confirmation goes there, by instance, and not to the journal.
 	verdicts   map[string]journal.Event
 	verdictsMu sync.Mutex
-	listening  map[uint32]bool  // pid -> not listening when false
-	access     map[string]error // path -> what Access says; nil for any other
-	now        time.Time
-	stdout     bytes.Buffer
-	stderr     bytes.Buffer
-	layout     *layout.Layout // nil: system scope
-	sysPath    []string       // user scope: where system projects are
-	minPort    *int           // user scope: net.ipv4.ip_unprivileged_port_start
-	fenceErr   error          // why the host cannot fence ports; nil: it can
+	// lateVerdicts: a confirmation is written only once a wait has
+	// looked for it and not found it, and said on written (the verdict
+	// directory's watch); a wait reads it once it has taken that signal.
+	// readBetween has, by instance, the Units reads made between that
+	// wait's last look at the files and the one that found it.
+	lateVerdicts bool
+	pending      map[string]journal.Event
+	written      chan struct{}
+	armed        map[string]journal.Event
+	lastLook     map[string]int
+	readBetween  map[string][]string
+	listening    map[uint32]bool  // pid -> not listening when false
+	access       map[string]error // path -> what Access says; nil for any other
+	now          time.Time
+	stdout       bytes.Buffer
+	stderr       bytes.Buffer
+	layout       *layout.Layout // nil: system scope
+	sysPath      []string       // user scope: where system projects are
+	minPort      *int           // user scope: net.ipv4.ip_unprivileged_port_start
+	fenceErr     error          // why the host cannot fence ports; nil: it can
 	// systemdVersion is the host's systemd version (Env.SystemdVersion);
 	// 0, not known, by default.
 	systemdVersion int
@@ -461,9 +476,14 @@ func (te *testEnv) probeRun(unit string) {
 	default:
 		msg := id + ": port 3000 is shared with SO_REUSEPORT: cluster mode confirmed"
 		if te.verdicts != nil {
-			te.verdictsMu.Lock()
-			te.verdicts[id] = journal.Event{Kind: journal.ReuseportConfirmed, Project: proj, Instance: id, Message: msg,
+			ev := journal.Event{Kind: journal.ReuseportConfirmed, Project: proj, Instance: id, Message: msg,
 				Time: at, Invocation: te.sd.units[unit].InvocationID}
+			te.verdictsMu.Lock()
+			if te.lateVerdicts {
+				te.pending[id] = ev
+			} else {
+				te.verdicts[id] = ev
+			}
 			te.verdictsMu.Unlock()
 			return
 		}
@@ -704,9 +724,35 @@ func (te *testEnv) app() *App {
 				te.verdictsMu.Lock()
 				defer te.verdictsMu.Unlock()
 				ev, ok := te.verdicts[id]
+				if !te.lateVerdicts {
+					return ev, ok, nil
+				}
+				te.sd.mu.Lock()
+				n := len(te.sd.reads)
+				between := slices.Clone(te.sd.reads[min(te.lastLook[id], n):n])
+				te.sd.mu.Unlock()
+				te.lastLook[id] = n
+				if a, armed := te.armed[id]; armed && len(te.written) == 0 {
+					delete(te.armed, id)
+					te.verdicts[id], te.readBetween[id] = a, between
+					return a, true, nil
+				}
+				if p, late := te.pending[id]; late {
+					// Written just after this look missed it (it found
+					// none, or an earlier run's).
+					delete(te.pending, id)
+					te.armed[id] = p
+					select {
+					case te.written <- struct{}{}:
+					default: // said already, not yet taken
+					}
+				}
 				return ev, ok, nil
 			},
 			WatchVerdicts: func() (<-chan struct{}, func()) {
+				if te.written != nil {
+					return te.written, func() {}
+				}
 				if te.verdicts == nil {
 					return nil, func() {}
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
 )
 
 const seedAPI = `name = "api"
@@ -484,4 +485,46 @@ func TestWaitsReadVerdictFiles(t *testing.T) {
 	if n := len(te.verdicts); n != 5 {
 		t.Errorf("%d verdict files, want the 4 instances' and the surge's", n)
 	}
+}
+
+// A verdict file written while a wait sleeps ends that wait at once,
+// with the instance's state as last read: it does not ask systemd about
+// the instance again first (under load each read keeps a reload's next
+// step waiting 20-100 ms).
+func TestWaitEndsWhenTheVerdictIsWritten(t *testing.T) {
+	te := newTestEnv(t)
+	te.verdicts = map[string]journal.Event{}
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	te.verdictsMu.Lock()
+	te.lateVerdicts, te.pending, te.armed = true, map[string]journal.Event{}, map[string]journal.Event{}
+	te.lastLook, te.readBetween = map[string]int{}, map[string][]string{}
+	te.written = make(chan struct{}, 1)
+	te.verdictsMu.Unlock()
+	te.stdout.Reset()
+	te.mustRun(ExitOK, "reload", "api-1")
+	if out := te.stdout.String(); !strings.Contains(out, "api-surge starting… online, listening, confirmed") ||
+		!strings.Contains(out, "api-1 restarting… online, listening, confirmed") {
+		t.Fatalf("reload:\n%s\nstderr:\n%s", out, te.stderr.String())
+	}
+	te.verdictsMu.Lock()
+	defer te.verdictsMu.Unlock()
+	for _, id := range []string{"api-surge", "api-1"} {
+		between, ok := te.readBetween[id]
+		if !ok {
+			t.Fatalf("no verdict of %s was written late", id)
+		}
+		if slices.Contains(between, units.Instance("api", mustIndexOf(t, id))) {
+			t.Errorf("the wait read %s again after its verdict was written: %q", id, between)
+		}
+	}
+}
+
+func mustIndexOf(t *testing.T, id string) int {
+	t.Helper()
+	_, i, ok := units.ParseInstance(id)
+	if !ok {
+		t.Fatalf("%q is no instance", id)
+	}
+	return i
 }

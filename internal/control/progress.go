@@ -95,8 +95,22 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	var probesRead time.Time // when the probes' states were last read
 	var healthRun time.Time  // when the health service was last started
 	warned, healthWarned := false, false
+	// quick: woken by a verdict file. The look that follows takes the
+	// states read last (at most a tick ago) with the files, rather than
+	// asking PID 1 again first: under load a read takes it 20-100 ms, and
+	// a reload's every step waits for this look. A look that does not
+	// finish the wait is followed by a full one at once.
+	quick := false
 	for {
-		statuses, err := sd.Units(wctx, names)
+		var statuses []UnitStatus
+		var err error
+		wasQuick := quick && last != nil
+		quick = false
+		if wasQuick {
+			statuses = last
+		} else {
+			statuses, err = sd.Units(wctx, names)
+		}
 		if err != nil && wctx.Err() == nil {
 			return err
 		}
@@ -112,7 +126,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				// its verdict before it ended, so what is read next holds
 				// it. Once a second is enough for them (reprobeAfter).
 				files, covered := c.verdictFiles(w, statuses)
-				if now := c.Now(); !covered && now.Sub(probesRead) >= time.Second {
+				if now := c.Now(); !covered && !wasQuick && now.Sub(probesRead) >= time.Second {
 					if probes, err := sd.Units(wctx, probeNames); err == nil {
 						s.probes, probesRead = probes, now
 						files, covered = c.verdictFiles(w, statuses)
@@ -189,12 +203,18 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				if r.done {
 					return nil
 				}
-				fetchNow := (r.next.events && !ask.events) || (r.next.listen && !ask.listen) || (r.next.health && !ask.health)
+				fetchNow := wasQuick || (r.next.events && !ask.events) || (r.next.listen && !ask.listen) || (r.next.health && !ask.health)
 				ask = r.next
 				if fetchNow {
 					continue // what it needs next, at once
 				}
 			}
+		}
+		select {
+		case <-written: // before a tick that is due as well
+			quick = true
+			continue
+		default:
 		}
 		select {
 		case <-wctx.Done():
@@ -204,6 +224,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 			return c.explainTimeout(ctx, w, last, timeout, verb)
 		case <-tick:
 		case <-written:
+			quick = true
 		}
 	}
 }
@@ -263,22 +284,18 @@ func (c *Client) waitOnline(ctx context.Context, sd Systemd, p *config.Project, 
 }
 
 // reloadInstance restarts instance i and waits until it is back: online,
-// listening again if it listened before, and (cluster mode) confirmed. It
+// listening again if it listened before, and (cluster mode) confirmed.
+// before is its state as read just now (the run the restart replaces). It
 // prints one line: "api-0 restarting… online, listening, confirmed (1.2s)".
-func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Project, i int, timeout time.Duration) error {
-	unit := units.Instance(p.Name, i)
-	before, err := sd.Units(ctx, []string{unit})
-	if err != nil {
-		return err
-	}
+func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Project, i int, before UnitStatus, timeout time.Duration) error {
 	w := newWaiter(untilBack, p, []int{i}, c.Now())
-	w.before = before[0]
+	w.before = before
 	// An instance that listened on its port must listen again before the
 	// next one goes: a bind test cannot tell, as the port group
 	// stays joinable while the other instances listen. (One that did not,
 	// or whose sockets cannot be read, is not waited for: it may not be a
 	// network service, or listen through a process bm2 cannot see.)
-	wasListening, lerr := c.Listening(ctx, before[0], p.InstancePort(i))
+	wasListening, lerr := c.Listening(ctx, before, p.InstancePort(i))
 	w.checkListen = lerr == nil && wasListening
 	w.listening = !w.checkListen
 	return c.restartAndWait(ctx, sd, w, "restarting", timeout)
