@@ -45,6 +45,18 @@ var sampleFigures = []sampleFigure{
 			"for one that does nothing (`SHUTDOWN=none`: SIGTERM kills it), each with `net.ipv4.tcp_migrate_req` as bm2 " +
 			"ships it (1) and the first two also without it (0); the last rows are the 1-instance project of §5 " +
 			"(reloaded through its surge instance) with the `server.close()` app."},
+	{key: "reloadphases", num: "4e", title: "Where a reload's time goes (4 instances, bm2, beside PM2's time per worker)", prec: 0,
+		intro: "Each bm2 run of §4d broken down, instance by instance, from the sandbox's journal: systemd's \"Stopping\" " +
+			"(the restart job begins), the drain's \"drained in\" line (its ExecStop= has been spawned and the instance is " +
+			"out of the port's turn and idle), systemd's \"Stopped\" (SIGTERM, the app's exit, then the exit hook, " +
+			"ExecStopPost=), \"Starting\" and \"Started\" (the port fence, ExecStartPre=, then the sandboxed exec and the " +
+			"run wrapper), the app's \"listening\" line (its own clock), the probe's reuseport_confirmed event, and the next " +
+			"instance's \"Stopping\", which the CLI asks for once it has seen the verdict (the last step's: the surge's). " +
+			"A step is one instance; the rows are every step of every run, median (min–max). PM2's row is its whole " +
+			"reload's time over its 4 workers: per worker it starts a new one, waits for it to listen and stops the old " +
+			"one, in one process. bm2's floor per step is two unit transitions of a sandboxed service (§11e's " +
+			"hand-written unit restarts in some 70 ms without load) plus the runtime's start (§11f: a bare Node.js " +
+			"process listens some 60 ms after its exec)."},
 	{key: "fleet", num: "5e", title: "A fleet of two hosts behind one gateway (bm2)", prec: 0,
 		intro: "Two more bm2 sandboxes as two hosts on a bridge in network namespaces of their own (e2e/sandbox's Net), " +
 			"the same project file on both (2 instances on port 3000, cluster mode, then fork mode), and nginx in a third " +

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os/exec"
 	"strings"
 	"testing"
@@ -182,5 +183,46 @@ func TestSpreadHead(t *testing.T) {
 		if !strings.Contains(row, want) {
 			t.Errorf("no %q in %q", want, row)
 		}
+	}
+}
+
+// A reload's journal breaks down into one step per instance, in the
+// order they were restarted, each phase between its two lines; the last
+// step ends with the surge's stop, and a step without its drain line
+// has no drain phases.
+func TestReloadPhases(t *testing.T) {
+	j := `1000.000000 h systemd[1]: Starting bm2@r-surge.service - bm2 r surge instance (BM2_APP_INSTANCE=2), run by bm2 reload...
+1000.300000 h r-surge[9]: listening on 3600 reusePort=true at_ms=1000300
+1000.310000 h bm2[8]: r-surge: port 3600 is shared with SO_REUSEPORT: cluster mode confirmed
+1000.350000 h systemd[1]: Stopping bm2@r-0.service - bm2 r instance 0...
+1000.450000 h r-0[10]: r-0 drained in 60ms
+1000.500000 h systemd[1]: Stopped bm2@r-0.service - bm2 r instance 0.
+1000.510000 h systemd[1]: Starting bm2@r-0.service - bm2 r instance 0...
+1000.650000 h systemd[1]: Started bm2@r-0.service - bm2 r instance 0.
+1000.790000 h r-0[11]: listening on 3600 reusePort=true at_ms=1000750
+1000.770000 h bm2[12]: r-0: port 3600 is shared with SO_REUSEPORT: cluster mode confirmed
+1000.820000 h systemd[1]: Stopping bm2@r-1.service - bm2 r instance 1...
+1000.900000 h systemd[1]: Stopped bm2@r-1.service - bm2 r instance 1.
+1000.910000 h systemd[1]: Starting bm2@r-1.service - bm2 r instance 1...
+1001.000000 h systemd[1]: Started bm2@r-1.service - bm2 r instance 1.
+1001.100000 h r-1[13]: listening on 3600 reusePort=true at_ms=1001100
+1001.110000 h bm2[14]: r-1: port 3600 is shared with SO_REUSEPORT: cluster mode confirmed
+1001.160000 h systemd[1]: Stopping bm2@r-surge.service - bm2 r surge instance (BM2_APP_INSTANCE=2), run by bm2 reload...
+`
+	steps := reloadPhases(j, "r")
+	if len(steps) != 2 {
+		t.Fatalf("%d steps, want 2: %v", len(steps), steps)
+	}
+	want0 := []float64{100, 50, 10, 140, 100, 20, 50, 470}
+	for k, p := range reloadPhaseNames {
+		if got := steps[0][p]; math.Abs(got-want0[k]) > 0.5 {
+			t.Errorf("r-0 %s: %.1f ms, want %.0f", p, got, want0[k])
+		}
+	}
+	if _, ok := steps[1][reloadPhaseNames[0]]; ok {
+		t.Errorf("r-1 has a drain phase without a drain line: %v", steps[1])
+	}
+	if got := steps[1]["step total"]; math.Abs(got-340) > 0.5 {
+		t.Errorf("r-1's step ends at the surge's stop: %.1f ms, want 340", got)
 	}
 }

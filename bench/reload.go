@@ -43,6 +43,9 @@ type reloadCase struct {
 	nginxDefaults bool
 	// bm2Only: PM2 has no counterpart (Bun in cluster mode).
 	bm2Only bool
+	// phases: each bm2 reload is broken down from the journal too
+	// (reloadphases), and PM2's time per worker set beside it.
+	phases bool
 }
 
 func (c reloadCase) url() string {
@@ -85,7 +88,7 @@ func (r *runner) reload1(ctx context.Context) error {
 // reload4: the same with 4 instances (bm2: cluster mode, instances = 4;
 // PM2: -i 4).
 func (r *runner) reload4(ctx context.Context) error {
-	return r.reloadFigure(ctx, reloadCase{name: "reload4", instances: 4, port: 3600, res: &r.res.Reload4})
+	return r.reloadFigure(ctx, reloadCase{name: "reload4", instances: 4, port: 3600, phases: true, res: &r.res.Reload4})
 }
 
 // reloadBun: the reload figure with Bun (bm2 only: PM2's cluster mode
@@ -195,6 +198,14 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 					}
 					b, cmd, settle = r.bm2, bm2Reload, probesDone+" && sleep 2"
 				}
+				since := ""
+				if c.phases && sys == "bm2" {
+					t, err := b.sh(ctx, "date +%s.%N")
+					if err != nil {
+						return err
+					}
+					since = strings.TrimSpace(t)
+				}
 				out, err := b.sh(ctx, reloadScript(s.WrkThreads, s.WrkConns, s.ReloadDur, mode, c.url(), cmd))
 				if err != nil {
 					return fmt.Errorf("%s: %w\n%s", cmd, err, out)
@@ -205,6 +216,14 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 				}
 				run.Rep, run.System, run.Mode = rep, sys, mode
 				c.res.Runs = append(c.res.Runs, run)
+				if c.phases && sys == "bm2" && run.Exit == 0 {
+					if err := r.recordReloadPhases(ctx, c, mode, rep, since); err != nil {
+						return err
+					}
+				} else if c.phases && run.Exit == 0 {
+					r.sample("reloadphases", fmt.Sprintf("PM2, %s, per worker (pm2 reload's time ÷ %d)", mode, c.instances),
+						"step total", rep, run.ReloadMs/float64(c.instances))
+				}
 				r.logf("%s %d/%d %s %-17s %d of %d requests failed; reload took %.0f ms (exit %d)",
 					c.name, rep+1, s.ReloadReps, sys, mode, run.Failed, run.Wrk.Requests, run.ReloadMs, run.Exit)
 				if out, err := b.sh(ctx, settle); err != nil {

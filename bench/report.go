@@ -149,6 +149,7 @@ func (rp *report) markdown() string {
 	rp.reloadSection(&body, rp.res.ReloadBun, 2, "4b", "reloadbun", "2 Bun instances")
 	rp.samplesMD(&body, "reloadmatrix")
 	rp.reloadSection(&body, rp.res.Reload4, 4, "4d", "reload4", "")
+	rp.samplesMD(&body, "reloadphases")
 	rp.reload1MD(&body)
 	rp.gatewayReloadMD(&body)
 	rp.reloadSection(&body, rp.res.GatewayCluster, 2, "5c", "gwcluster", "2 cluster-mode instances behind nginx")
