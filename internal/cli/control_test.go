@@ -12,7 +12,11 @@ import (
 	"testing"
 
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
 )
 
 // served returns an env with the seed's project registered and running.
@@ -338,5 +342,33 @@ func TestInstanceMark(t *testing.T) {
 	te.mustRun(ExitOK, "serve", filepath.Join(te.root, "srv/api"))
 	if _, ok, _ := st.InstanceErrored("api-0"); ok || !strings.Contains(te.stdout.String(), "cleared errored state of api-0") {
 		t.Errorf("serve kept the mark:\n%s", te.stdout.String())
+	}
+}
+
+// bm2 delete removes the probe's verdict files on the project's instances
+// (the surge's too), and no other project's.
+func TestDeleteForgetsVerdicts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the verdicts' directory is root's in system scope: run as root (CI does)")
+	}
+	te := newTestEnv(t)
+	te.paths.RunStateDir = filepath.Join(te.root, "run", "bm2")
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	te.mustRun(ExitOK, "serve", dir)
+	v := relay.Verdicts{Spool: relay.Spool{Dir: filepath.Join(te.paths.RunStateDir, layout.VerdictSubdir)}}
+	if err := os.MkdirAll(v.Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"api-0", "api-surge", "api-x-0"} {
+		project, _, _ := units.ParseInstance(id)
+		if err := v.Put(journal.Event{Kind: journal.ReuseportConfirmed, Project: project, Instance: id, Invocation: "r", Message: "m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	te.mustRun(ExitOK, "delete", "api")
+	for id, want := range map[string]bool{"api-0": false, "api-surge": false, "api-x-0": true} {
+		if _, err := os.Lstat(filepath.Join(v.Dir, id)); (err == nil) != want {
+			t.Errorf("%s's verdict file: %v; want it there: %v", id, err, want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/health"
+	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/units"
 )
@@ -272,6 +273,14 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 			return c.rootHint(fmt.Errorf("remove %s: %w", health.Path(hdir), err))
 		}
 		_ = os.Remove(hdir)
+		// The probe's verdict files: a wait of a project registered later
+		// under this name never takes them for its own runs (they name
+		// theirs), but they are this project's.
+		// Not removable (a directory bm2 does not trust): said, and the
+		// deletion goes on; they are matched by run, never by name alone.
+		if err := relay.NewVerdicts(l).Forget(name); err != nil {
+			fmt.Fprintf(c.Err, "bm2: warning: the probe's verdicts on %s stay: %v\n", name, err)
+		}
 	}
 	// The port's steering (system scope): the pinned group, which steers
 	// on while the port has listeners and goes with the last, and the

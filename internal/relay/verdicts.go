@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -78,6 +79,32 @@ func (v Verdicts) Get(instance string) (ev journal.Event, ok bool, err error) {
 			filepath.Join(v.Dir, instance), instance, journal.FieldInstance, ev.Instance)
 	}
 	return ev, true, nil
+}
+
+// Forget removes the verdicts on every instance of project (bm2 delete):
+// a project registered later under this name starts without them. Only
+// files named for one of its instances go ("api-0", "api-surge"; not
+// "api-x-0", project api-x's); a directory that is not the scope's alone
+// is left as it is, and said.
+func (v Verdicts) Forget(project string) error {
+	if err := v.check(); err != nil {
+		if errors.Is(err, errNoSpool) {
+			return nil
+		}
+		return err
+	}
+	es, err := os.ReadDir(v.Dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range es {
+		n := e.Name()
+		if p, _, ok := units.ParseInstance(n); ok && p == project && isInstance(n) {
+			errs = append(errs, safefs.Remove(filepath.Join(v.Dir, n)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // isInstance tells whether id names an instance of a project bm2 could

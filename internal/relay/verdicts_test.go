@@ -120,3 +120,36 @@ func TestVerdictsRefuse(t *testing.T) {
 		t.Errorf("no directory: %v, %v; want none, no error", ok, err)
 	}
 }
+
+// Forget removes a project's verdicts, the surge's too, and no other
+// project's, not even one whose name begins with its own.
+func TestVerdictsForget(t *testing.T) {
+	v := verdictsDir(t)
+	for _, e := range []journal.Event{confirmed("api-0", "r1"), confirmed("api-surge", "r2")} {
+		if err := v.Put(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := confirmed("api-x-0", "r3")
+	other.Project = "api-x"
+	if err := v.Put(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v.Dir, "notes"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Forget("api"); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	es, _ := os.ReadDir(v.Dir)
+	for _, e := range es {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != "api-x-0 notes" {
+		t.Errorf("left %v, want api-x-0 and the file that is no verdict", left)
+	}
+	if err := (Verdicts{Spool{Dir: filepath.Join(v.Dir, "none"), Owner: v.Owner}}).Forget("api"); err != nil {
+		t.Errorf("Forget without a directory: %v", err)
+	}
+}
