@@ -492,6 +492,10 @@ type drainSample struct {
 	// Conns are those busy connections' byte counts, when the kernel
 	// gives them (see drainStep); nil leaves every busy one to wait for.
 	Conns []drainConn
+	// Seen are the counts of all its connections on the port, busy or
+	// not (when the kernel gives them): the first look at each is where
+	// its progress counts from.
+	Seen []drainConn
 }
 
 // drainConn is a busy connection's life-long byte counts (tcp_info).
@@ -503,18 +507,24 @@ type drainConn struct {
 // drainState is what the drain remembers between looks.
 type drainState struct {
 	idle  int                  // looks in a row that found it idle
-	first map[uint64]drainConn // each busy connection's counts when first seen
+	first map[uint64]drainConn // each connection's counts when first seen
 }
 
 // idle tells whether nothing is left that waiting could see through: no
 // connection queued, and no busy one but those still carrying request
-// after request. A connection that, since the drain first saw it busy,
-// has both received more (a new request) and had more acknowledged (a
-// response) is a keep-alive connection in use: it belongs to its process
-// and stays busy as long as its client sends, so waiting cannot drain
-// it; the app's SIGTERM handling ends it either way. One still receiving
-// a request body, or sending a response, has not done both, and is
-// waited for.
+// after request. A connection that, since the drain first saw it (busy
+// or not), has both received more (a new request) and had more
+// acknowledged (a response) is a keep-alive connection in use: it belongs
+// to its process and stays busy as long as its client sends, so waiting
+// cannot drain it; the app's SIGTERM handling ends it either way. One
+// still receiving a request body, or sending a response, has not done
+// both, and is waited for; so is one busy the first time it is seen.
+//
+// Every connection's first look counts, not only a busy one's: under
+// keep-alive load each look finds a few of the instance's connections
+// busy, others than the last look's, and counting from their first busy
+// look kept the drain waiting until it had caught every one of them busy
+// twice.
 func (st *drainState) idleNow(d drainSample) bool {
 	if d.Queued != 0 {
 		return false
@@ -528,13 +538,15 @@ func (st *drainState) idleNow(d drainSample) bool {
 	waiting := 0
 	for _, c := range d.Conns {
 		f, seen := st.first[c.Inode]
-		if !seen {
-			st.first[c.Inode] = c
+		if !seen || !(c.Received > f.Received && c.Acked > f.Acked) {
 			waiting++
-			continue
 		}
-		if !(c.Received > f.Received && c.Acked > f.Acked) {
-			waiting++
+	}
+	for _, cs := range [][]drainConn{d.Conns, d.Seen} {
+		for _, c := range cs {
+			if _, seen := st.first[c.Inode]; !seen {
+				st.first[c.Inode] = c
+			}
 		}
 	}
 	return waiting == 0
@@ -595,9 +607,16 @@ func (s *Steerer) measure(in steered) (drainSample, error) {
 	}
 	counted := true
 	for _, c := range cs {
-		if own[c.Inode] && (c.Unread > 0 || c.Unsent > 0) {
+		if !own[c.Inode] {
+			continue
+		}
+		dc := drainConn{Inode: c.Inode, Received: c.Received, Acked: c.Acked}
+		if c.Counted {
+			d.Seen = append(d.Seen, dc)
+		}
+		if c.Unread > 0 || c.Unsent > 0 {
 			d.Busy++
-			d.Conns = append(d.Conns, drainConn{Inode: c.Inode, Received: c.Received, Acked: c.Acked})
+			d.Conns = append(d.Conns, dc)
 			counted = counted && c.Counted
 		}
 	}

@@ -719,6 +719,19 @@ func TestDrainStep(t *testing.T) {
 		return drainSample{Busy: 1, Conns: []drainConn{{Inode: ino, Received: received, Acked: acked}}}
 	}
 	counted := drainSample{Conns: []drainConn{}}
+	// Connections 7-10 at look k, each having carried k more requests,
+	// with ino the one busy.
+	inTurn := func(ino uint64, k int) drainSample {
+		d := drainSample{Busy: 1}
+		for i := uint64(7); i <= 10; i++ {
+			c := drainConn{Inode: i, Received: 100 + 80*uint64(k), Acked: 300 + 150*uint64(k)}
+			d.Seen = append(d.Seen, c)
+			if i == ino {
+				d.Conns = append(d.Conns, c)
+			}
+		}
+		return d
+	}
 	for _, c := range []struct {
 		name     string
 		looks    []drainSample
@@ -749,6 +762,14 @@ func TestDrainStep(t *testing.T) {
 		{"a new connection each look", []drainSample{conn(7, 18, 0), conn(8, 18, 0), conn(9, 18, 0), conn(10, 18, 0)}, ms(30),
 			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainTimedOut}},
 		{"counted and idle", []drainSample{counted, counted}, ms(1000), []drainVerdict{drainWaiting, drainIdle}},
+		// Keep-alive load: four connections in use, a different one busy
+		// at each look. Each counts from its first look, busy or not.
+		{"keep-alive connections busy in turn", []drainSample{inTurn(7, 0), inTurn(8, 1), inTurn(9, 2), inTurn(10, 3)}, ms(1000),
+			[]drainVerdict{drainWaiting, drainWaiting, drainIdle}},
+		// One busy the first time it is seen is waited for.
+		{"a connection first seen busy", []drainSample{inTurn(7, 0), {Busy: 1, Conns: []drainConn{{Inode: 11, Received: 900, Acked: 900}},
+			Seen: []drainConn{{Inode: 11, Received: 900, Acked: 900}}}, inTurn(8, 2), inTurn(9, 3)}, ms(1000),
+			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainIdle}},
 		{"a keep-alive connection, then the queue", []drainSample{conn(7, 100, 300), conn(7, 180, 450),
 			{Queued: 1, Busy: 1, Conns: []drainConn{{Inode: 7, Received: 260, Acked: 600}}}, conn(7, 300, 700), conn(7, 400, 800)}, ms(1000),
 			[]drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainWaiting, drainIdle}},
