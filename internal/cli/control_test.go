@@ -15,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -348,9 +349,7 @@ func TestInstanceMark(t *testing.T) {
 // bm2 delete removes the probe's verdict files on the project's instances
 // (the surge's too), and no other project's.
 func TestDeleteForgetsVerdicts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the verdicts' directory is root's in system scope: run as root (CI does)")
-	}
+	testutil.Root(t) // the verdicts' directory is root's in system scope
 	te := newTestEnv(t)
 	te.paths.RunStateDir = filepath.Join(te.root, "run", "bm2")
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
