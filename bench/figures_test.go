@@ -213,7 +213,7 @@ func TestReloadPhases(t *testing.T) {
 	if len(steps) != 2 {
 		t.Fatalf("%d steps, want 2: %v", len(steps), steps)
 	}
-	want0 := []float64{100, 50, 10, 140, 100, 20, 50, 470}
+	want0 := []float64{100, 60, 50, 10, 140, 100, 20, 50, 470}
 	for k, p := range reloadPhaseNames {
 		if got := steps[0][p]; math.Abs(got-want0[k]) > 0.5 {
 			t.Errorf("r-0 %s: %.1f ms, want %.0f", p, got, want0[k])

@@ -7,12 +7,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The phases of one instance's step in a bm2 reload, each ending at a
 // journal line (see reloadPhases).
 var reloadPhaseNames = []string{
 	"stop job → drained (ExecStop= spawned, drain)",
+	"of which the drain's own wait (its line)",
 	"drained → stopped (SIGTERM, exit, exit hook)",
 	"stopped → starting",
 	"starting → started (port fence, sandbox, exec)",
@@ -94,7 +96,14 @@ func reloadPhases(out, name string) []map[string]float64 {
 		if !ok {
 			continue
 		}
-		drained, okD := first(stop, func(l journalLine) bool { return l.ident == id && strings.HasPrefix(l.msg, id+" drained in ") })
+		var waited time.Duration
+		drained, okD := first(stop, func(l journalLine) bool {
+			rest, ok := strings.CutPrefix(l.msg, id+" drained in ")
+			if ok && l.ident == id {
+				waited, _ = time.ParseDuration(rest)
+			}
+			return ok && l.ident == id
+		})
 		stopped, okS := first(stop, sys("Stopped", id))
 		starting, okG := first(stopped, sys("Starting", id))
 		started, okT := first(starting, sys("Started", id))
@@ -118,13 +127,16 @@ func reloadPhases(out, name string) []map[string]float64 {
 		}
 		next, okN := first(conf, sys("Stopping", nextID))
 		set(0, stop, drained, okD)
-		set(1, drained, stopped, okD && okS)
-		set(2, stopped, starting, okS && okG)
-		set(3, starting, started, okG && okT)
-		set(4, started, listen, okT && okL)
-		set(5, listen, conf, okL && okC)
-		set(6, conf, next, okC && okN)
-		set(7, stop, next, okC && okN)
+		if okD && waited > 0 {
+			ph[reloadPhaseNames[1]] = float64(waited) / float64(time.Millisecond)
+		}
+		set(2, drained, stopped, okD && okS)
+		set(3, stopped, starting, okS && okG)
+		set(4, starting, started, okG && okT)
+		set(5, started, listen, okT && okL)
+		set(6, listen, conf, okL && okC)
+		set(7, conf, next, okC && okN)
+		set(8, stop, next, okC && okN)
 		steps = append(steps, ph)
 	}
 	return steps

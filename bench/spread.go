@@ -49,11 +49,16 @@ func (r *runner) spread(ctx context.Context) error {
 				return fmt.Errorf("spread: start %s: %w\n%s", sys.name, err, out)
 			}
 			// Settled: both instances listen (a fresh one may not yet).
-			time.Sleep(500 * time.Millisecond)
+			// A spread that reached one process is taken again, up to 5
+			// times, half a second apart: the other may still start.
 			addr := strings.TrimSuffix(strings.TrimPrefix(sys.url, "http://"), "/")
 			var res SpreadResult
-			if err := sys.bed.helper(ctx, "", &res, "spread", "-addr", addr, "-n", strconv.Itoa(spreadConns)); err != nil {
-				return fmt.Errorf("spread %s: %w", sys.name, err)
+			for try := 0; try < 5 && len(res.PIDs) != 2; try++ {
+				time.Sleep(500 * time.Millisecond)
+				res = SpreadResult{}
+				if err := sys.bed.helper(ctx, "", &res, "spread", "-addr", addr, "-n", strconv.Itoa(spreadConns)); err != nil {
+					return fmt.Errorf("spread %s: %w", sys.name, err)
+				}
 			}
 			if out, err := sys.bed.sh(ctx, sys.stop); err != nil {
 				return fmt.Errorf("spread: stop %s: %w\n%s", sys.name, err, out)

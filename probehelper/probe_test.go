@@ -1048,7 +1048,7 @@ func TestProbeSeesTheStartSoon(t *testing.T) {
 	}{
 		{begun: 300 * time.Millisecond, running: 400 * time.Millisecond, maxAsks: 10},
 		{begun: 0, running: 160 * time.Millisecond, maxAsks: 10},
-		{begun: 0, running: 20 * time.Second, maxAsks: 70},
+		{begun: 0, running: 20 * time.Second, maxAsks: 56},
 	} {
 		t.Run(tc.running.String(), func(t *testing.T) {
 			port := freePort(t)

@@ -520,11 +520,11 @@ type drainState struct {
 // still receiving a request body, or sending a response, has not done
 // both, and is waited for; so is one busy the first time it is seen.
 //
-// Every connection's first look counts, not only a busy one's: under
-// keep-alive load each look finds a few of the instance's connections
-// busy, others than the last look's, and counting from their first busy
-// look kept the drain waiting until it had caught every one of them busy
-// twice.
+// Every connection's first look counts, not only a busy one's, once it
+// has carried a request and a response: under keep-alive load each look
+// finds a few of the instance's connections busy, others than the last
+// look's, and counting from their first busy look kept the drain waiting
+// until it had caught every one of them busy twice.
 func (st *drainState) idleNow(d drainSample) bool {
 	if d.Queued != 0 {
 		return false
@@ -542,11 +542,18 @@ func (st *drainState) idleNow(d drainSample) bool {
 			waiting++
 		}
 	}
-	for _, cs := range [][]drainConn{d.Conns, d.Seen} {
-		for _, c := range cs {
-			if _, seen := st.first[c.Inode]; !seen {
-				st.first[c.Inode] = c
-			}
+	for _, c := range d.Conns {
+		if _, seen := st.first[c.Inode]; !seen {
+			st.first[c.Inode] = c
+		}
+	}
+	for _, c := range d.Seen {
+		// An idle first look counts only once the connection has carried
+		// a request and a response: one opened ahead of its request (a
+		// browser's preconnect) would otherwise take its first exchange
+		// for keep-alive traffic.
+		if _, seen := st.first[c.Inode]; !seen && c.Received > 0 && c.Acked > 0 {
+			st.first[c.Inode] = c
 		}
 	}
 	return waiting == 0

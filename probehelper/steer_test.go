@@ -766,6 +766,14 @@ func TestDrainStep(t *testing.T) {
 		// at each look. Each counts from its first look, busy or not.
 		{"keep-alive connections busy in turn", []drainSample{inTurn(7, 0), inTurn(8, 1), inTurn(9, 2), inTurn(10, 3)}, ms(1000),
 			[]drainVerdict{drainWaiting, drainWaiting, drainIdle}},
+		// One opened ahead of its request (nothing received or sent when
+		// first seen idle) is waited for through its first exchange.
+		{"a preconnected connection's first request", []drainSample{
+			{Conns: []drainConn{}, Seen: []drainConn{{Inode: 12}}},
+			{Busy: 1, Conns: []drainConn{{Inode: 12, Received: 300, Acked: 100}}, Seen: []drainConn{{Inode: 12, Received: 300, Acked: 100}}},
+			{Busy: 1, Conns: []drainConn{{Inode: 12, Received: 300, Acked: 5000}}, Seen: []drainConn{{Inode: 12, Received: 300, Acked: 5000}}},
+			{Busy: 1, Conns: []drainConn{{Inode: 12, Received: 300, Acked: 9000}}, Seen: []drainConn{{Inode: 12, Received: 300, Acked: 9000}}}},
+			ms(30), []drainVerdict{drainWaiting, drainWaiting, drainWaiting, drainTimedOut}},
 		// One busy the first time it is seen is waited for.
 		{"a connection first seen busy", []drainSample{inTurn(7, 0), {Busy: 1, Conns: []drainConn{{Inode: 11, Received: 900, Acked: 900}},
 			Seen: []drainConn{{Inode: 11, Received: 900, Acked: 900}}}, inTurn(8, 2), inTurn(9, 3)}, ms(1000),

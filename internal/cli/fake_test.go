@@ -721,16 +721,19 @@ func (te *testEnv) app() *App {
 			},
 			ReadJournal: te.entries.read,
 			ReadVerdict: func(id string) (journal.Event, bool, error) {
+				// te.sd's lock first, never inside verdictsMu: probeRun
+				// takes verdictsMu with te.sd locked.
+				te.sd.mu.Lock()
+				reads := slices.Clone(te.sd.reads)
+				te.sd.mu.Unlock()
 				te.verdictsMu.Lock()
 				defer te.verdictsMu.Unlock()
 				ev, ok := te.verdicts[id]
 				if !te.lateVerdicts {
 					return ev, ok, nil
 				}
-				te.sd.mu.Lock()
-				n := len(te.sd.reads)
-				between := slices.Clone(te.sd.reads[min(te.lastLook[id], n):n])
-				te.sd.mu.Unlock()
+				n := len(reads)
+				between := reads[min(te.lastLook[id], n):n]
 				te.lastLook[id] = n
 				if a, armed := te.armed[id]; armed && len(te.written) == 0 {
 					delete(te.armed, id)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
+	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -541,6 +543,13 @@ func watchDir(dir string) (<-chan struct{}, func()) {
 			case ev, ok := <-w.Events:
 				if !ok {
 					return
+				}
+				// A verdict is written under a temporary name and renamed
+				// into place: the rename's Create of its own name is the
+				// write, never the temporary file's events (a look then
+				// would find nothing new).
+				if strings.HasPrefix(filepath.Base(ev.Name), safefs.TempPrefix) {
+					continue
 				}
 				if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Rename) {
 					select {

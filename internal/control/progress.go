@@ -96,20 +96,24 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	var healthRun time.Time  // when the health service was last started
 	warned, healthWarned := false, false
 	// quick: woken by a verdict file. The look that follows takes the
-	// states read last (at most a tick ago) with the files, rather than
+	// states read last (at most two ticks ago) with the files, rather than
 	// asking PID 1 again first: under load a read takes it 20-100 ms, and
 	// a reload's every step waits for this look. A look that does not
 	// finish the wait is followed by a full one at once.
 	quick := false
+	var lastAt time.Time // when last was read
 	for {
 		var statuses []UnitStatus
 		var err error
-		wasQuick := quick && last != nil
+		// Only with states read within a tick or so: a look that started
+		// the health check, or read the journal, took longer.
+		wasQuick := quick && last != nil && c.Now().Sub(lastAt) <= 2*c.PollInterval
 		quick = false
 		if wasQuick {
 			statuses = last
 		} else {
 			statuses, err = sd.Units(wctx, names)
+			lastAt = c.Now()
 		}
 		if err != nil && wctx.Err() == nil {
 			return err

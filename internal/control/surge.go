@@ -173,14 +173,14 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 		// The target and the instance in one read (their calls in
 		// flight together): each step of a reload waits for it.
 		ts, err := sd.Units(ctx, []string{target, units.Instance(p.Name, i)})
-		if err != nil {
-			return err
-		}
 		// A project stopped meanwhile (bm2 stop, bm2 delete) stays stopped.
-		if ts[0].ActiveState != "active" {
+		if err == nil && ts[0].ActiveState != "active" {
 			return fmt.Errorf("reload stopped: %s was stopped meanwhile (%s)", p.Name, ts[0].ActiveState)
 		}
-		if err := c.reloadInstance(ctx, sd, p, i, ts[1], timeout); err != nil {
+		if err == nil {
+			err = c.reloadInstance(ctx, sd, p, i, ts[1], timeout)
+		}
+		if err != nil {
 			left := ids[k+1:]
 			var nb *notBackError
 			switch {
