@@ -188,6 +188,7 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 	p.invocation = ""
 	p.Reset = false
 	var r run
+	begun := p.Clock.Now()
 	for {
 		st, err := p.Systemd.Unit(ctx, unit)
 		if err != nil {
@@ -207,7 +208,7 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 			// Not running yet (starting, waiting for the units it needs,
 			// between restarts): look again after a share of the time
 			// it has been so (see startWait).
-			if err := p.sleep(ctx, p.startWait(st, p.Clock.Now())); err != nil {
+			if err := p.sleep(ctx, p.startWait(st, p.Clock.Now(), begun)); err != nil {
 				return Gone, err
 			}
 			continue
@@ -370,23 +371,25 @@ func (p *Probe) watchAt(up time.Duration) time.Duration {
 // startWait is how long the probe waits before it asks systemd again
 // about an instance that is not running yet (st): a StartShare of the time
 // since the unit's state last changed, at least watch() and at most
-// Interval. A start under way (the port fence, the sandbox, the exec) is
+// Interval. While the unit is still down (its start job queued: the state
+// is what its last stop left, maybe long ago) the time counts from when
+// the probe began (begun), which the same start queued. A start under way (the port fence, the sandbox, the exec) is
 // looked at often, so that a reload's next step does not wait a probe's
 // back-off after the run began: a start that took 160 ms is seen within
 // 40 ms of running. A start waiting long (a boot's queue, RestartSec=, the
 // units it is ordered after) is looked at less and less often, every
 // Interval from two seconds on, as before: about 19 looks in its first
 // 2.3 s where the doubling made 9, the same pace after.
-func (p *Probe) startWait(st sysd.Status, now time.Duration) time.Duration {
+func (p *Probe) startWait(st sysd.Status, now, begun time.Duration) time.Duration {
 	w := p.watch()
 	if w >= p.Interval {
 		return w
 	}
-	age := now - st.StateChangeMonotonic
-	if st.StateChangeMonotonic <= 0 || age < 0 {
-		return p.Interval // no (or a foreign) clock: the slow pace
+	since := st.StateChangeMonotonic
+	if since <= 0 || st.Down() {
+		since = max(since, begun)
 	}
-	return min(max(w, age/StartShare), p.Interval)
+	return min(max(w, (now-since)/StartShare), p.Interval)
 }
 
 // lookAt is how long the probe watches for a listener before it looks at

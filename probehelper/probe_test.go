@@ -1045,20 +1045,25 @@ func TestProbeSeesTheStartSoon(t *testing.T) {
 	for _, tc := range []struct {
 		begun, running time.Duration // the start began, and runs, this long before/after the probe's first look
 		maxAsks        int
+		queued         bool // the start job waits: the state is the last stop's, 10 minutes old
 	}{
 		{begun: 300 * time.Millisecond, running: 400 * time.Millisecond, maxAsks: 10},
 		{begun: 0, running: 160 * time.Millisecond, maxAsks: 10},
 		{begun: 0, running: 20 * time.Second, maxAsks: 56},
+		{begun: 0, running: 300 * time.Millisecond, maxAsks: 12, queued: true},
 	} {
-		t.Run(tc.running.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v queued %v", tc.running, tc.queued), func(t *testing.T) {
 			port := freePort(t)
 			r := newRig(t, port)
 			r.probe.Watch = DefaultWatch
-			r.clock.now = 10 * time.Second
+			r.clock.now = 20 * time.Minute
 			first := r.clock.now
 			began := first - tc.begun
 			runsAt := first + tc.running
 			r.sd.inst = sysd.Status{ActiveState: "activating", SubState: "start-pre", JobPending: true, StateChangeMonotonic: began}
+			if tc.queued {
+				r.sd.inst = sysd.Status{ActiveState: "inactive", SubState: "dead", JobPending: true, StateChangeMonotonic: first - 10*time.Minute}
+			}
 			var seenAt time.Duration
 			r.sd.afterAsk = func(n int, i sysd.Status) sysd.Status {
 				if r.clock.now < runsAt {
