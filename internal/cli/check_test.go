@@ -92,7 +92,7 @@ runtime: %s 1.4.4 (>= 1.4.0)
 // under each runtime; fork mode needs none and gets no line.
 func TestCheckReusePort(t *testing.T) {
 	te := newTestEnv(t)
-	port := freePorts(t, 1)
+	port := freePorts(t, 2) // the fork project below has 2 instances: port and port+1
 	for _, c := range []struct{ extra, want string }{
 		{"runtime = \"node\"\nreuseport = \"preload\"\n", fmt.Sprintf("\nreusePort supplied by bm2 (reuseport = \"preload\"): node loads reuseport.cjs with --require, "+
 			"which adds reusePort: true to the app's listen on port %d; the probe checks every start\n", port)},
