@@ -71,6 +71,13 @@ func TestProbeConfirms(t *testing.T) {
 			if s := b.show(fmt.Sprintf("bm2@share-%d.service", i), "SubState"); s != "running" {
 				t.Errorf("share-%d is %s after confirmation", i, s)
 			}
+			// The probe starts once its instance's process runs, not
+			// beside the instance's own start (After=).
+			started, _ := strconv.ParseInt(b.show(fmt.Sprintf("bm2@share-%d.service", i), "ActiveEnterTimestampMonotonic"), 10, 64)
+			probed, _ := strconv.ParseInt(b.show(fmt.Sprintf("bm2-probe@share-%d.service", i), "InactiveExitTimestampMonotonic"), 10, 64)
+			if started == 0 || probed < started {
+				t.Errorf("share-%d: its probe began at %d µs, before its instance ran (%d µs)", i, probed, started)
+			}
 		}
 		if out, _ := b.try(`test -e /var/lib/bm2/errored/share`); out != "" {
 			t.Error(out)

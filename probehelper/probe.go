@@ -49,8 +49,10 @@ const (
 type Systemd interface {
 	// Unit reports the state of a unit.
 	Unit(ctx context.Context, name string) (sysd.Status, error)
-	// StopAll stops the units and waits until their jobs finish.
-	StopAll(ctx context.Context, units ...string) error
+	// QueueStops queues a stop job for each unit and waits for none: the
+	// probe is ordered after its instance, whose stop therefore waits
+	// for the probe's to end.
+	QueueStops(ctx context.Context, units ...string) error
 	// ResetFailed resets a unit's result, its NRestarts and its start
 	// counter (the restart budget).
 	ResetFailed(ctx context.Context, unit string) error
@@ -651,7 +653,10 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 		c := crashlog.Crash{Time: now, Reason: why, Detail: detail}
 		errs = append(errs, p.crashLogFailed(id, c, p.Crashes.Append(p.Project, id, c)))
 	}
-	errs = append(errs, p.Systemd.StopAll(ctx, units.Target(p.Project), units.Slice(p.Project)))
+	// Queued, not waited for: the stop of the slice stops this probe
+	// first (its unit is ordered after the instance), and a probe that
+	// waited for it would wait for itself.
+	errs = append(errs, p.Systemd.QueueStops(ctx, units.Target(p.Project), units.Slice(p.Project)))
 	return Missing, errors.Join(errs...)
 }
 

@@ -625,24 +625,13 @@ func (c *Conn) Restart(ctx context.Context, unit string) error {
 	return c.job(ctx, "restart", unit, restartFn)
 }
 
-// StopAll queues a stop job for every unit at once, then waits for all of
-// them, reporting every failure.
-func (c *Conn) StopAll(ctx context.Context, units ...string) error {
-	defer c.hold()()
+// QueueStops queues a stop job for every unit, in order, and waits for
+// none of them: what a caller that the stops themselves wait for asks
+// (the probe, which its instance's stop is ordered after).
+func (c *Conn) QueueStops(ctx context.Context, units ...string) error {
 	var errs []error
-	var jobs []pendingJob
 	for _, u := range units {
-		j, err := c.enqueue(ctx, "stop", u, stopFn, true)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if j != nil {
-			jobs = append(jobs, *j)
-		}
-	}
-	for _, j := range jobs {
-		errs = append(errs, c.wait(ctx, j))
+		errs = append(errs, c.StopQueued(ctx, u))
 	}
 	return errors.Join(errs...)
 }
