@@ -911,8 +911,9 @@ func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, p
 	f.Add("Unit", "SourcePath", s.file)
 	f.Add("Unit", "PartOf", s.target)
 	// The instance's probe, for every start of it, automatic restarts
-	// included (bm2-probe@.service waits for the instance to run and is
-	// PartOf= it): in cluster mode it checks reusePort; in both modes it
+	// included (bm2-probe@.service is ordered after the instance, so it
+	// starts once the instance's process runs, and is PartOf= it): in
+	// cluster mode it checks reusePort; in both modes it
 	// resets the restart budget after a healthy run. It runs as root in a
 	// unit of its own: no root command ever runs in the instance's
 	// environment to start it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/bm2dev/bm2/units"
 )
 
 // Main is bm2-probe, bm2's helper for systemd, given its arguments after
@@ -157,19 +159,29 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 	return probeCommand(ctx, args, stdout, stderr)
 }
 
-// CleanEnv starts this same binary again (argv: os.Args), with the same
-// arguments and the environment of keptEnv, unless that is what it has
-// already; it returns only when it cannot. Every subcommand but `run`
-// (which runs as the app's user, and passes the unit's environment on to
-// the app) does so before it does anything else: what bm2-probe learns
-// about an instance comes from systemd over D-Bus, never from variables.
-// Only the Go runtime's own start-up has seen the inherited variables by
-// then (GODEBUG and the like: no code runs from them); nothing of bm2
-// ever does.
+// CleanEnv gives bm2-probe (argv: os.Args) the environment of keptEnv
+// before it does anything else, unless that is what it has already; it
+// returns only when it cannot. What bm2-probe learns about an instance
+// comes from systemd over D-Bus, never from variables. Every subcommand
+// but `run` (which runs as the app's user, and passes the unit's
+// environment on to the app) gets it:
+//
+//   - run in an instance's cgroup (ExecStartPre=+, ExecStop=+,
+//     ExecStopPost=+: fence, steer drain, exited), where the environment
+//     holds what the project file's [env] says, it starts this same
+//     binary again with kept: only the Go runtime's own start-up has seen
+//     the inherited variables by then (GODEBUG and the like: no code runs
+//     from them); nothing of bm2 ever does;
+//   - run by one of bm2's own units (ownUnit), whose environment only
+//     systemd and root wrote, it clears it in place: a second start would
+//     protect from nobody, and costs a Go start on every instance's start.
 func CleanEnv(argv []string) error {
 	kept := keptEnv(os.Geteuid(), os.LookupEnv)
 	if !needsCleanEnv(argv, os.Environ(), kept) {
 		return nil
+	}
+	if ownUnit(argv) {
+		return setEnv(kept)
 	}
 	self := argv[0]
 	if !filepath.IsAbs(self) {
@@ -180,9 +192,37 @@ func CleanEnv(argv []string) error {
 }
 
 // needsCleanEnv tells whether bm2-probe, run as argv with environ, must
-// start again with kept.
+// change to kept.
 func needsCleanEnv(argv, environ, kept []string) bool {
 	return len(argv) > 1 && argv[1] != "run" && !slices.Equal(environ, kept)
+}
+
+// ownUnit tells whether argv is how one of bm2's own units runs
+// bm2-probe, units no project file reaches: the probe (bm2-probe@.service:
+// bm2-probe <project>-<i>) and the steering step (bm2-steer@.service:
+// steer prepare, steer add). The other subcommands keep the second start,
+// the hot path's included (steer drain, exited, fence).
+func ownUnit(argv []string) bool {
+	switch {
+	case len(argv) == 2:
+		_, _, ok := units.ParseInstance(argv[1]) // no subcommand's name is one
+		return ok
+	case len(argv) >= 3 && argv[1] == "steer":
+		return argv[2] == "prepare" || argv[2] == "add"
+	}
+	return false
+}
+
+// setEnv makes env the process's whole environment.
+func setEnv(env []string) error {
+	os.Clearenv()
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := os.Setenv(k, v); err != nil {
+			return fmt.Errorf("cannot set the environment: %w", err)
+		}
+	}
+	return nil
 }
 
 // keptEnv is the environment bm2-probe runs with: none as root; as a

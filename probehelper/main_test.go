@@ -102,6 +102,57 @@ func TestNeedsCleanEnv(t *testing.T) {
 	}
 }
 
+// Only bm2's own units (the probe, the steering step) clear the
+// environment in place; whatever runs in an instance's cgroup, whose
+// environment the project file wrote, starts over without it.
+func TestOwnUnit(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"bm2-probe", "api-0"}, true},
+		{[]string{"bm2-probe", "api-surge"}, true},
+		{[]string{"bm2-probe", "steer", "add", "api-0"}, true},
+		{[]string{"bm2-probe", "steer", "prepare"}, true},
+		{[]string{"bm2-probe", "steer", "drain", "api-0"}, false},
+		{[]string{"bm2-probe", "exited", "api-0"}, false},
+		{[]string{"bm2-probe", "fence", "api-0", "3000"}, false},
+		{[]string{"bm2-probe", "failed", "api-0"}, false},
+		{[]string{"bm2-probe", "health-get", "2000", "/h", "0:3000"}, false},
+		{[]string{"bm2-probe", "exited"}, false},
+		{[]string{"bm2-probe", "api-0", "extra"}, false},
+		{[]string{"bm2-probe"}, false},
+	} {
+		if got := ownUnit(c.argv); got != c.want {
+			t.Errorf("ownUnit(%q) = %v, want %v", c.argv, got, c.want)
+		}
+	}
+}
+
+// In place, the environment is kept's and nothing else.
+func TestCleanEnvInPlace(t *testing.T) {
+	saved := os.Environ()
+	t.Cleanup(func() {
+		os.Clearenv()
+		for _, kv := range saved {
+			k, v, _ := strings.Cut(kv, "=")
+			os.Setenv(k, v)
+		}
+	})
+	os.Setenv("GODEBUG", "x=1")
+	os.Setenv("HOME", "/home/alice")
+	os.Setenv("USER", "alice")
+	if err := CleanEnv([]string{"bm2-probe", "api-0"}); err != nil {
+		t.Fatal(err)
+	}
+	want := keptEnv(os.Geteuid(), func(k string) (string, bool) {
+		return map[string]string{"HOME": "/home/alice", "USER": "alice"}[k], true
+	})
+	if got := os.Environ(); !slices.Equal(got, want) {
+		t.Errorf("environment %q, want %q", got, want)
+	}
+}
+
 func TestKeptEnv(t *testing.T) {
 	env := map[string]string{"HOME": "/home/alice", "USER": "alice", "PATH": "/usr/bin", "LD_PRELOAD": "/tmp/x.so"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }

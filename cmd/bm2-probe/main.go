@@ -3,8 +3,9 @@
 // subcommands).
 //
 // It is linked statically (no dynamic loader reads LD_PRELOAD, LD_AUDIT or
-// LD_LIBRARY_PATH for it), and every root subcommand starts over with an
-// empty environment before it does anything else (probehelper.CleanEnv).
+// LD_LIBRARY_PATH for it), and every root subcommand drops its
+// environment before it does anything else: one run in an instance's
+// cgroup by starting over without it (probehelper.CleanEnv).
 package main
 
 import (
