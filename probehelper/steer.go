@@ -38,6 +38,8 @@ const (
 // run (InvocationID).
 type SteerSystemd interface {
 	Unit(ctx context.Context, name string) (sysd.Status, error)
+	// Units reads several units, their calls in flight together.
+	Units(ctx context.Context, names []string) ([]sysd.Status, error)
 	// Loaded lists the loaded units matching the patterns (Name and the
 	// states only): the drain looks for running peers with it.
 	Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error)
@@ -97,6 +99,13 @@ func (s *Steerer) instance(ctx context.Context) (steered, bool, error) {
 	if err != nil {
 		return steered{}, false, fmt.Errorf("ask systemd about %s: %w", unit, err)
 	}
+	return s.instanceOf(st)
+}
+
+// instanceOf is instance from a state of its unit read already.
+func (s *Steerer) instanceOf(st sysd.Status) (steered, bool, error) {
+	unit := units.Instance(s.Project, s.Index)
+	var err error
 	if st.LoadState != "" && st.LoadState != "loaded" {
 		s.logf("%s is %s: nothing to steer", unit, st.LoadState)
 		return steered{}, false, nil
@@ -394,9 +403,15 @@ func (s *Steerer) Drain(ctx context.Context) error {
 //
 // It costs one socket dump in the usual case: only when the port has more
 // listeners than the turn has filled slots does it ask systemd which
-// peers run. Only the project's own instances are peers (not those of a
-// project whose name begins with this one's), on this port; one that is
-// stopping (deactivating) is not added back (putPeer).
+// peers run, and then it reads only those that may be outside the turn,
+// together: not a numbered instance whose slot (its index, the
+// BM2_APP_INSTANCE the generator gives it) is live and holds a listener.
+// A reload's drain finds one such peer, the instance the step before
+// restarted, among the project's others, and each read is two calls
+// that PID 1 answers on the reload's path. Only the project's own
+// instances are peers (not those of a project whose name begins with
+// this one's), on this port; one that is stopping (deactivating) is not
+// added back (putPeer).
 func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 	ls, err := s.Sockets.Listeners(in.port)
 	if err != nil {
@@ -416,14 +431,31 @@ func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 		s.logf("%s: cannot list the project's instances: %v", s.id(), err)
 		return
 	}
+	live := g.Live()
+	var names []string
+	var indexes []int
 	for _, u := range peers {
 		project, i, ok := units.ParseInstance(u.Name)
 		if !ok || project != s.Project || i == s.Index || u.ActiveState != "active" || u.SubState != "running" {
 			continue
 		}
+		if i >= 0 && slices.Contains(live, i) && g.Filled(i) {
+			continue
+		}
+		names, indexes = append(names, u.Name), append(indexes, i)
+	}
+	if len(names) == 0 {
+		return
+	}
+	sts, err := s.Systemd.Units(ctx, names)
+	if err != nil {
+		s.logf("%s: cannot read the project's instances: %v", s.id(), err)
+		return
+	}
+	for k, i := range indexes {
 		peer := *s
 		peer.Index = i
-		pin, ok, err := peer.instance(ctx)
+		pin, ok, err := peer.instanceOf(sts[k])
 		if !ok || err != nil || !pin.st.Running() || pin.port != in.port ||
 			(slices.Contains(g.Live(), pin.slot) && g.Filled(pin.slot)) {
 			continue

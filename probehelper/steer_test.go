@@ -160,11 +160,30 @@ func connect(t *testing.T, port, n int, apps ...*app) []int {
 type steerSystemd struct {
 	mu    sync.Mutex
 	units map[string]sysd.Status
+	reads []string // every unit read, in order
+}
+
+func (s *steerSystemd) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
+	out := make([]sysd.Status, len(names))
+	for k, n := range names {
+		out[k], _ = s.Unit(ctx, n)
+	}
+	return out, nil
+}
+
+// read returns and forgets the units read so far.
+func (s *steerSystemd) read() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.reads
+	s.reads = nil
+	return r
 }
 
 func (s *steerSystemd) Unit(ctx context.Context, name string) (sysd.Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.reads = append(s.reads, name)
 	st, ok := s.units[name]
 	if !ok {
 		return sysd.NotFound(name), nil
@@ -424,6 +443,32 @@ func TestSteerAddAndDrain(t *testing.T) {
 // peer first, so that the instance does leave the turn and is drained,
 // instead of staying as "the last live one"; a peer that is stopping is
 // left out.
+// The catch-up reads only the peers that may be outside the turn: a
+// numbered instance whose slot is live and holds a listener is in it.
+func TestSteerCatchUpReadsOnlyPeersOutsideTheTurn(t *testing.T) {
+	needSteering(t)
+	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
+	_, port := r.instances(t, "api", []int{0, 1, 2}, "BM2_DRAIN_MS=1000")
+	ctx := context.Background()
+	for _, i := range []int{0, 1} {
+		if err := r.steerer(t, "api", i).Add(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.lines()
+	r.sd.read()
+	if err := r.steerer(t, "api", 0).Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reads := r.sd.read()
+	if slices.Contains(reads, units.Instance("api", 1)) || !slices.Contains(reads, units.Instance("api", 2)) {
+		t.Errorf("the drain of api-0 read %q: want api-2 (outside the turn) and not api-1 (in it)", reads)
+	}
+	if log := r.lines(); !strings.Contains(log, "api-0: api-2 runs outside port "+strconv.Itoa(port)+"'s turn: adding it first\n") {
+		t.Errorf("drain logged:\n%s", log)
+	}
+}
+
 func TestSteerDrainAddsRunningPeersFirst(t *testing.T) {
 	needSteering(t)
 	r := newSteerRig(t, filepath.Join(mountBPF(t), "bm2"))
@@ -513,6 +558,14 @@ type stopsAfterRead struct {
 	project string
 	index   int
 	reads   int
+}
+
+func (s *stopsAfterRead) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
+	out := make([]sysd.Status, len(names))
+	for k, n := range names {
+		out[k], _ = s.Unit(ctx, n)
+	}
+	return out, nil
 }
 
 func (s *stopsAfterRead) Unit(ctx context.Context, name string) (sysd.Status, error) {
