@@ -45,7 +45,7 @@ var sampleFigures = []sampleFigure{
 			"for one that does nothing (`SHUTDOWN=none`: SIGTERM kills it), each with `net.ipv4.tcp_migrate_req` as bm2 " +
 			"ships it (1) and the first two also without it (0); the last rows are the 1-instance project of §5 " +
 			"(reloaded through its surge instance) with the `server.close()` app."},
-	{key: "reloadphases", num: "4e", title: "Where a reload's time goes (4 instances, bm2, beside PM2's time per worker)", prec: 0,
+	{key: "reloadphases", num: "4e", title: "Where a reload's time goes (4 instances, bm2, beside systemd's floor and PM2's time per worker)", prec: 0,
 		intro: "Each bm2 run of §4d broken down, instance by instance, from the sandbox's journal: systemd's \"Stopping\" " +
 			"(the restart job begins), the drain's \"drained in\" line (its ExecStop= has been spawned and the instance is " +
 			"out of the port's turn and idle), systemd's \"Stopped\" (SIGTERM, the app's exit, then the exit hook, " +
@@ -54,9 +54,12 @@ var sampleFigures = []sampleFigure{
 			"instance's \"Stopping\", which the CLI asks for once it has seen the verdict (the last step's: the surge's). " +
 			"A step is one instance; the rows are every step of every run, median (min–max). PM2's row is its whole " +
 			"reload's time over its 4 workers: per worker it starts a new one, waits for it to listen and stops the old " +
-			"one, in one process. bm2's floor per step is two unit transitions of a sandboxed service (§11e's " +
-			"hand-written unit restarts in some 70 ms without load) plus the runtime's start (§11f: a bare Node.js " +
-			"process listens some 60 ms after its exec)."},
+			"one, in one process. The floor's row is the same rolling restart with nothing of bm2's on its path, run " +
+			"interleaved with both under the same load, in bm2's sandbox: 4 hand-written units of the app with bm2's " +
+			"sandbox directives and a fifth as the surge, on a port of their own, the surge started, each unit restarted " +
+			"with `systemctl restart` and waited for until its new process listens (`ss`, every 5 ms), the surge's stop " +
+			"queued (no hooks, no port fence, no probe, no drain, no run wrapper; the kernel's hash, not steered): its " +
+			"whole time over its 4 units, which is what systemd itself takes for the same work."},
 	{key: "fleet", num: "5e", title: "A fleet of two hosts behind one gateway (bm2)", prec: 0,
 		intro: "Two more bm2 sandboxes as two hosts on a bridge in network namespaces of their own (e2e/sandbox's Net), " +
 			"the same project file on both (2 instances on port 3000, cluster mode, then fork mode), and nginx in a third " +

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os/exec"
 	"strings"
@@ -224,5 +225,25 @@ func TestReloadPhases(t *testing.T) {
 	}
 	if got := steps[1]["step total"]; math.Abs(got-340) > 0.5 {
 		t.Errorf("r-1's step ends at the surge's stop: %.1f ms, want 340", got)
+	}
+}
+
+// The floor's units share one dynamic user (SO_REUSEPORT joins only
+// sockets of one user) and each gets its instance number; its scripts
+// are valid shell.
+func TestFloorScripts(t *testing.T) {
+	u := floorUnit("2")
+	if strings.Count(u, "User=bm2floor\n") != 1 || strings.Count(u, "Environment=BM2_APP_INSTANCE=2\n") != 1 ||
+		!strings.Contains(u, fmt.Sprintf("Environment=BM2_APP_PORT=%d\n", floorPort)) || !strings.Contains(u, "ProtectSystem=strict\n") {
+		t.Errorf("floor unit:\n%s", u)
+	}
+	up := floorUp(4)
+	if strings.Count(up, "\nUNIT\n") != 5 || !strings.Contains(up, "bfloor-surge.service <<'UNIT'") || strings.Contains(up, "systemctl start bfloor-surge") {
+		t.Errorf("floorUp(4) should write 4 units and a surge and start the 4 only:\n%s", up)
+	}
+	for _, script := range []string{up, floorReload(4), floorSettle, floorDown} {
+		if out, err := exec.Command("bash", "-n", "-c", script).CombinedOutput(); err != nil {
+			t.Errorf("bash -n: %v\n%s\n%s", err, out, script)
+		}
 	}
 }

@@ -44,9 +44,69 @@ type reloadCase struct {
 	// bm2Only: PM2 has no counterpart (Bun in cluster mode).
 	bm2Only bool
 	// phases: each bm2 reload is broken down from the journal too
-	// (reloadphases), and PM2's time per worker set beside it.
+	// (reloadphases), and PM2's time per worker set beside it, and the
+	// same rolling restart of hand-written units (floorSystem) runs
+	// interleaved with both, in bm2's sandbox.
 	phases bool
 }
+
+// floorSystem is the rolling restart systemd itself allows: the
+// instances as hand-written units with bm2's sandbox directives (no
+// hooks, no fence, no probe, no drain, no wrapper), a fifth as the surge,
+// each restarted with systemctl restart and waited for until its new
+// process listens (ss, every 5 ms), on a port of their own in bm2's
+// sandbox. It is what a reload of bm2's could take with nothing of bm2's
+// on its path.
+const (
+	floorSystem = "units"
+	floorName   = "hand-written units (the floor)"
+	floorPort   = 3650
+)
+
+// floorUnit is hand-written instance i (or "surge", BM2_APP_INSTANCE=n)
+// of the floor: phaseUnit's sandboxed unit, reusePort (BM2_APP_PORT) on
+// floorPort, and one dynamic user for all of them, which SO_REUSEPORT
+// needs.
+func floorUnit(instance string) string {
+	return strings.Replace(phaseUnitDelay(floorPort, true, "100ms"), "DynamicUser=yes\n",
+		"DynamicUser=yes\nUser=bm2floor\nEnvironment=BM2_APP_INSTANCE="+instance+"\n", 1)
+}
+
+// floorUp installs and starts the n floor units (not the surge).
+func floorUp(n int) string {
+	var b strings.Builder
+	b.WriteString("set -e\n")
+	for i := range n + 1 {
+		name, inst := fmt.Sprintf("bfloor-%d", i), fmt.Sprint(i)
+		if i == n {
+			name = "bfloor-surge"
+		}
+		fmt.Fprintf(&b, "cat > /run/systemd/system/%s.service <<'UNIT'\n%sUNIT\n", name, floorUnit(inst))
+	}
+	b.WriteString("systemctl daemon-reload\n")
+	for i := range n {
+		fmt.Fprintf(&b, "systemctl start bfloor-%d.service\n", i)
+	}
+	fmt.Fprintf(&b, "(for i in $(seq 300); do test $(ss -Hltn 'sport = :%d' | wc -l) -ge %d && exit 0; sleep 0.05; done; exit 1)", floorPort, n)
+	return b.String()
+}
+
+// floorReload is the floor's rolling restart of n units: the surge up,
+// each unit restarted in turn and waited for until its new process
+// listens, the surge's stop queued.
+func floorReload(n int) string {
+	return fmt.Sprintf(`listens() { ss -Hltnp 'sport = :%d' | grep -q "pid=$1,"; }
+back() { p=$(systemctl show -P MainPID "$1"); for k in $(seq 6000); do listens "$p" && return 0; sleep 0.005; done; echo "$1 not back"; return 1; }
+systemctl start bfloor-surge.service && back bfloor-surge.service
+for i in $(seq 0 %d); do systemctl restart bfloor-$i.service && back bfloor-$i.service; done
+systemctl stop --no-block bfloor-surge.service`, floorPort, n-1)
+}
+
+// floorSettle waits for the floor's surge to be gone.
+const floorSettle = "(for i in $(seq 300); do systemctl is-active -q bfloor-surge.service || exit 0; sleep 0.1; done; exit 1) && sleep 2"
+
+// floorDown removes the floor's units.
+const floorDown = "systemctl stop 'bfloor-*'; rm -f /run/systemd/system/bfloor-*.service; systemctl daemon-reload"
 
 func (c reloadCase) url() string {
 	if c.gateway > 0 {
@@ -173,6 +233,13 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 			return err
 		}
 	}
+	if c.phases {
+		r.record(section, "# the floor, in the bm2 sandbox: "+fmt.Sprint(c.instances)+" hand-written units and a surge, /run/systemd/system/bfloor-{0.."+fmt.Sprint(c.instances-1)+",surge}.service:",
+			floorUnit("<i>"), floorUp(c.instances), "# its reload (RELOAD below), then the settle: "+floorSettle, floorReload(c.instances))
+		if out, err := r.bm2.sh(ctx, floorUp(c.instances)); err != nil {
+			return fmt.Errorf("the floor's units: %w\n%s", err, out)
+		}
+	}
 	reloads, settles := bm2Reload+" | "+pm2Reload, "bm2: "+probesDone+" && sleep 2   PM2: sleep 2"
 	if c.bm2Only {
 		reloads, settles = bm2Reload, probesDone+" && sleep 2"
@@ -187,11 +254,17 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 			if rep%2 == 1 {
 				order = []string{"pm2", "bm2"}
 			}
+			if c.phases {
+				order = [][]string{{"bm2", floorSystem, "pm2"}, {"pm2", "bm2", floorSystem}, {floorSystem, "pm2", "bm2"}}[rep%3]
+			}
 			for _, sys := range order {
 				if sys == "pm2" && c.bm2Only {
 					continue
 				}
 				b, cmd, settle := r.pm2, pm2Reload, "sleep 2"
+				if sys == floorSystem {
+					b, cmd, settle = r.bm2, floorReload(c.instances), floorSettle
+				}
 				if sys == "bm2" {
 					if !bm2Has {
 						continue
@@ -220,6 +293,9 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 					if err := r.recordReloadPhases(ctx, c, mode, rep, since); err != nil {
 						return err
 					}
+				} else if c.phases && run.Exit == 0 && sys == floorSystem {
+					r.sample("reloadphases", fmt.Sprintf("hand-written units with bm2's sandbox (the floor), %s, per unit (the restart's time ÷ %d)", mode, c.instances),
+						"step total", rep, run.ReloadMs/float64(c.instances))
 				} else if c.phases && run.Exit == 0 {
 					r.sample("reloadphases", fmt.Sprintf("PM2, %s, per worker (pm2 reload's time ÷ %d)", mode, c.instances),
 						"step total", rep, run.ReloadMs/float64(c.instances))
@@ -234,6 +310,9 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 	}
 	if bm2Has {
 		r.bm2.sh(ctx, "bm2 delete "+c.name+" >/dev/null")
+	}
+	if c.phases {
+		r.bm2.sh(ctx, floorDown)
 	}
 	r.pm2.sh(ctx, "pm2 kill >/dev/null")
 	if c.gateway > 0 {

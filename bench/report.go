@@ -720,9 +720,9 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 	var rows [][]string
 	var bars []bar
 	for _, mode := range []string{Close, KeepAlive} {
-		for _, sys := range []string{"bm2", "pm2"} {
+		for _, sys := range []string{"bm2", floorSystem, "pm2"} {
 			k := key{sys, mode}
-			name := map[string]string{"bm2": "bm2", "pm2": "PM2"}[sys]
+			name := map[string]string{"bm2": "bm2", floorSystem: floorName, "pm2": "PM2"}[sys]
 			se, ok := failed[k]
 			if !ok {
 				if sys == "bm2" && !rl.Bm2Available {
@@ -787,8 +787,8 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 	}
 	var dbars []bar
 	for _, mode := range []string{Close, KeepAlive} {
-		for _, sys := range []string{"bm2", "pm2"} {
-			name := map[string]string{"bm2": "bm2 reload", "pm2": "pm2 reload"}[sys]
+		for _, sys := range []string{"bm2", floorSystem, "pm2"} {
+			name := map[string]string{"bm2": "bm2 reload", floorSystem: "systemctl restart, one unit at a time", "pm2": "pm2 reload"}[sys]
 			if d := dur[key{sys, mode}]; len(d) > 0 {
 				lo, med := minMed(d.values())
 				dbars = append(dbars, bar{label: name + ", " + shortMode(mode), med: med, lo: lo, color: sysColor(sys), text: fnum(med, 0) + " ms"})
