@@ -760,6 +760,14 @@ func (rp *report) reloadSection(b *strings.Builder, rl ReloadResults, instances 
 		}
 		if what == "" {
 			rp.reloadHead(inst, mode, rl.Bm2Available, bmv, pm2, dur[key{"bm2", mode}], dur[key{"pm2", mode}], ratio)
+			if fl := dur[key{floorSystem, mode}]; len(fl) > 0 {
+				lo, med := minMed(fl.values())
+				_, bmOver := minMed(ratios(dur[key{"bm2", mode}], fl))
+				_, pm := minMed(dur[key{"pm2", mode}].values())
+				rp.head = append(rp.head, []string{"reload " + inst + " under load, " + mode + ": systemd's floor, the same rolling restart of hand-written units with bm2's sandbox (§4e), time (median)",
+					fmt.Sprintf("floor %s ms (min %s); bm2 %s× the floor's time", fnum(med, 0), fnum(lo, 0), fnum(bmOver, 1)),
+					fnum(pm, 0) + " ms", ratioText(ratios(dur[key{"pm2", mode}], fl)) + " (PM2 ÷ floor)", "—"})
+			}
 			continue
 		}
 		var bmText string
