@@ -378,10 +378,11 @@ func (p *Probe) watchAt(up time.Duration) time.Duration {
 // the probe began (begun), which the same start queued. A start under way
 // (the port fence, the sandbox, the exec) is looked at often, so that a
 // reload's next step does not wait a probe's back-off after the run
-// began: a start that took 160 ms is seen within 40 ms of running. A start waiting long (a boot's queue, RestartSec=, the
-// units it is ordered after) is looked at less and less often, every
-// Interval from two seconds on, as before: about 19 looks in its first
-// 2.3 s where the doubling made 9, the same pace after.
+// began: a start that took 160 ms is seen within 40 ms of running. A
+// start waiting long (a boot's queue, RestartSec=, the units it is
+// ordered after) is looked at less and less often, every Interval from
+// two seconds on, as before: about 19 looks in its first 2.3 s where the
+// doubling made 9, the same pace after.
 func (p *Probe) startWait(st sysd.Status, now, begun time.Duration) time.Duration {
 	w := p.watch()
 	if w >= p.Interval {

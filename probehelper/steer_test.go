@@ -164,9 +164,18 @@ type steerSystemd struct {
 }
 
 func (s *steerSystemd) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
+	return unitsOf(ctx, s.Unit, names)
+}
+
+// unitsOf is Units for a fake that reads one unit with read.
+func unitsOf(ctx context.Context, read func(context.Context, string) (sysd.Status, error), names []string) ([]sysd.Status, error) {
 	out := make([]sysd.Status, len(names))
 	for k, n := range names {
-		out[k], _ = s.Unit(ctx, n)
+		st, err := read(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = st
 	}
 	return out, nil
 }
@@ -561,11 +570,7 @@ type stopsAfterRead struct {
 }
 
 func (s *stopsAfterRead) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
-	out := make([]sysd.Status, len(names))
-	for k, n := range names {
-		out[k], _ = s.Unit(ctx, n)
-	}
-	return out, nil
+	return unitsOf(ctx, s.Unit, names)
 }
 
 func (s *stopsAfterRead) Unit(ctx context.Context, name string) (sysd.Status, error) {
