@@ -123,7 +123,9 @@ var sampleFigures = []sampleFigure{
 			"to \"listening\"; the poll is a loop of curl (a few ms each). The rows with restart_delay_ms = 0 (RestartSec=0) are " +
 			"the same at PM2's setting, and PM2's row the same app under PM2 (fork mode, 1 instance, its defaults: " +
 			"restart_delay 0) in its own sandbox, killed and polled the same way, interleaved with the others (PM2 logs " +
-			"nothing to the journal: only its total)."},
+			"nothing to the journal: only its total). The last row is the sandboxed unit at RestartSec=0 with one no-op " +
+			"`ExecStopPost=+/bin/true`: the least any crash record on the restart path costs (systemd runs ExecStopPost= " +
+			"between the exit and the restart; it triggers OnFailure= only when a unit gives up, not when it restarts)."},
 	{key: "boot", num: "11f", title: "Starting many instances at once, as a boot does (bm2, and the physical limit beside it)", prec: 1,
 		intro: "4, 20, 80 and 200 instances of the app of the other figures, in projects of 4 (cluster mode, one port each, " +
 			"files in /etc/bm2, daemon-reload before, not timed), every project's target started at once with " +

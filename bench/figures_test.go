@@ -247,3 +247,51 @@ func TestFloorScripts(t *testing.T) {
 		}
 	}
 }
+
+// The start floor: 4 sandboxed units on the start figure's port, one
+// dynamic user, each its instance; the target wants and waits for all 4;
+// the new variant copies every file the target names; valid shell.
+func TestStartFloor(t *testing.T) {
+	for i := range 4 {
+		u := floorStartUnit(i)
+		if !strings.HasPrefix(u, "[Unit]\nPartOf=bfst.target\n") || strings.Count(u, "User=bfst\n") != 1 ||
+			strings.Count(u, fmt.Sprintf("Environment=BM2_APP_INSTANCE=%d\n", i)) != 1 ||
+			!strings.Contains(u, "Environment=BM2_APP_PORT=3100\n") || !strings.Contains(u, "SystemCallFilter=~@privileged\n") {
+			t.Errorf("floor start unit %d:\n%s", i, u)
+		}
+		name := fmt.Sprintf("bfst-%d.service", i)
+		if strings.Count(floorStartTarget, name) != 2 || !strings.Contains(floorStartFiles, "/srv/bfst/"+name) {
+			t.Errorf("%s: not wanted and waited for by the target, or not copied:\n%s\n%s", name, floorStartTarget, floorStartFiles)
+		}
+	}
+	for _, script := range []string{floorStartGone, floorStartNewCmd, floorStartLoaded} {
+		if out, err := exec.Command("bash", "-n", "-c", script).CombinedOutput(); err != nil {
+			t.Errorf("bash -n: %v\n%s\n%s", err, out, script)
+		}
+	}
+}
+
+// The crash floor's hooked unit is the sandboxed RestartSec=0 one plus a
+// no-op ExecStopPost=, and every hand-written unit is started and
+// stopped by the figure's scripts.
+func TestPhaseUnits(t *testing.T) {
+	var hooked, plain string
+	for _, v := range phaseVariants {
+		if strings.HasPrefix(v.unit, "bm2@") {
+			continue
+		}
+		if !strings.Contains(phasesUp, v.unit) || !strings.Contains(phasesDown, v.unit) || !strings.Contains(phasesUp, fmt.Sprint(v.port)) {
+			t.Errorf("%s (port %d) is not started, waited for and stopped by the figure's scripts", v.unit, v.port)
+		}
+		u := phaseUnitDelay(v.port, v.sandboxed, v.delay) + v.extra
+		switch v.unit {
+		case "bph0-hooked.service":
+			hooked = u
+		case "bph0-sandboxed.service":
+			plain = u
+		}
+	}
+	if want := strings.Replace(plain, "3744", "3747", 1) + "ExecStopPost=+/bin/true\n"; hooked != want {
+		t.Errorf("hooked unit:\n%s\nwant:\n%s", hooked, want)
+	}
+}

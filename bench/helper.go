@@ -117,13 +117,14 @@ type StartResult struct {
 // starts).
 //
 // -confirm is bm2:PROJECT:N (N reuseport_confirmed events newer than the
-// start, read from the journal; their own timestamps count) or pm2:NAME:N
+// start, read from the journal; their own timestamps count), pm2:NAME:N
 // (`pm2 jlist` shows N processes of NAME online; the start of that call
-// counts).
+// counts) or units:PREFIX:N (hand-written units PREFIX-0 … PREFIX-N-1:
+// nothing to confirm, only when the last became active).
 func helperStart(args []string) (*StartResult, error) {
 	fs := flag.NewFlagSet("start", flag.ContinueOnError)
 	url := fs.String("url", "", "URL to poll")
-	confirm := fs.String("confirm", "", "bm2:PROJECT:N or pm2:NAME:N")
+	confirm := fs.String("confirm", "", "bm2:PROJECT:N, pm2:NAME:N or units:PREFIX:N")
 	timeout := fs.Duration("timeout", 90*time.Second, "give up after")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -135,7 +136,7 @@ func helperStart(args []string) (*StartResult, error) {
 	kind, rest, _ := strings.Cut(*confirm, ":")
 	name, nStr, _ := strings.Cut(rest, ":")
 	n, err := strconv.Atoi(nStr)
-	if err != nil || name == "" || (kind != "bm2" && kind != "pm2") {
+	if err != nil || name == "" || (kind != "bm2" && kind != "pm2" && kind != "units") {
 		return nil, fmt.Errorf("bad -confirm %q", *confirm)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -196,6 +197,11 @@ func helperStart(args []string) (*StartResult, error) {
 				res.ConfirmUs = at - t0.UnixMicro()
 				res.OnlineUs = bm2Online(name, n) - m0
 			}
+		case "units":
+			// Hand-written units: nothing confirms them; when the last
+			// became active.
+			ok = true
+			res.OnlineUs = lastActive(func(i int) string { return fmt.Sprintf("%s-%d.service", name, i) }, n) - m0
 		case "pm2":
 			// The start of the first `pm2 jlist` that shows them all
 			// online: a lower bound, in PM2's favour.
@@ -260,10 +266,15 @@ func bm2Confirmed(project string, n int, t0 time.Time) (bool, int64) {
 // bm2Online returns the latest ActiveEnterTimestampMonotonic of the
 // project's first n instances.
 func bm2Online(project string, n int) int64 {
+	return lastActive(func(i int) string { return fmt.Sprintf("bm2@%s-%d.service", project, i) }, n)
+}
+
+// lastActive is the latest ActiveEnterTimestampMonotonic (µs) of the
+// units unit(0) … unit(n-1).
+func lastActive(unit func(int) string, n int) int64 {
 	var last int64
 	for i := range n {
-		out, err := exec.Command("systemctl", "show", "-P", "ActiveEnterTimestampMonotonic",
-			fmt.Sprintf("bm2@%s-%d.service", project, i)).Output()
+		out, err := exec.Command("systemctl", "show", "-P", "ActiveEnterTimestampMonotonic", unit(i)).Output()
 		if err != nil {
 			continue
 		}

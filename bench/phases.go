@@ -14,16 +14,26 @@ import (
 // same RestartSec=, with and without bm2's sandbox, no hook and no probe.
 // The rows with restart_delay_ms = 0 (RestartSec=0) compare at PM2's
 // setting (its restart_delay defaults to 0), beside PM2 itself.
+//
+// The last row is the sandboxed unit at RestartSec=0 with one no-op
+// ExecStopPost=+/bin/true: what the least a crash record on the restart
+// path could be (one process of systemd's, started and waited for
+// between the exit and the restart) costs by itself.
 var phaseVariants = []struct {
 	name, unit string
 	port       int
+	// Hand-written units: with bm2's sandbox directives, RestartSec=,
+	// and lines added to [Service].
+	sandboxed    bool
+	delay, extra string
 }{
-	{"bm2 (fork mode, 1 instance, defaults)", "bm2@bph-0.service", 3740},
-	{"hand-written unit with bm2's sandbox directives (no hook, no fence, no probe, no wrapper)", "bph-sandboxed.service", 3741},
-	{"hand-written unit, no sandbox", "bph-bare.service", 3742},
-	{"bm2, restart_delay_ms = 0", "bm2@bph0-0.service", 3743},
-	{"hand-written unit with bm2's sandbox directives, RestartSec=0", "bph0-sandboxed.service", 3744},
-	{"hand-written unit, no sandbox, RestartSec=0", "bph0-bare.service", 3745},
+	{name: "bm2 (fork mode, 1 instance, defaults)", unit: "bm2@bph-0.service", port: 3740},
+	{name: "hand-written unit with bm2's sandbox directives (no hook, no fence, no probe, no wrapper)", unit: "bph-sandboxed.service", port: 3741, sandboxed: true, delay: "100ms"},
+	{name: "hand-written unit, no sandbox", unit: "bph-bare.service", port: 3742, delay: "100ms"},
+	{name: "bm2, restart_delay_ms = 0", unit: "bm2@bph0-0.service", port: 3743},
+	{name: "hand-written unit with bm2's sandbox directives, RestartSec=0", unit: "bph0-sandboxed.service", port: 3744, sandboxed: true, delay: "0"},
+	{name: "hand-written unit, no sandbox, RestartSec=0", unit: "bph0-bare.service", port: 3745, delay: "0"},
+	{name: "hand-written unit with bm2's sandbox directives, RestartSec=0, one no-op ExecStopPost=+/bin/true", unit: "bph0-hooked.service", port: 3747, sandboxed: true, delay: "0", extra: "ExecStopPost=+/bin/true\n"},
 }
 
 // phasePM2 is PM2's row: the same app, fork mode, 1 instance, PM2's
@@ -89,8 +99,8 @@ printf 'name = "bph0"\nscript = "/srv/bench/app.js"\ncwd = "/srv/bench"\nruntime
 cd /srv/bph && bm2 serve >/dev/null
 cd /srv/bph0 && bm2 serve >/dev/null
 systemctl daemon-reload
-systemctl start bph-sandboxed.service bph-bare.service bph0-sandboxed.service bph0-bare.service
-for p in 3741 3742 3744 3745; do for i in $(seq 300); do curl -sf -o /dev/null http://127.0.0.1:$p/ && break; sleep 0.05; done; done`
+systemctl start bph-sandboxed.service bph-bare.service bph0-sandboxed.service bph0-bare.service bph0-hooked.service
+for p in 3741 3742 3744 3745 3747; do for i in $(seq 300); do curl -sf -o /dev/null http://127.0.0.1:$p/ && break; sleep 0.05; done; done`
 
 // phasesPM2Up starts the app under PM2 (fork mode, 1 instance) on 3746.
 const phasesPM2Up = `cd /srv/bench && pm2 delete bph >/dev/null 2>&1; PORT=3746 pm2 start app.js --name bph >/dev/null && (for i in $(seq 300); do curl -sf -o /dev/null http://127.0.0.1:3746/ && exit 0; sleep 0.05; done; exit 1)`
@@ -133,7 +143,7 @@ sleep 0.3
 journalctl --after-cursor="$cur" -o json --output-fields=MESSAGE,UNIT,_SYSTEMD_UNIT`, unit, port)
 }
 
-const phasesDown = `cd / && bm2 delete bph >/dev/null 2>&1; bm2 delete bph0 >/dev/null 2>&1; systemctl stop bph-sandboxed.service bph-bare.service bph0-sandboxed.service bph0-bare.service; rm -rf /srv/bph /srv/bph0 /run/systemd/system/bph-*.service /run/systemd/system/bph0-*.service; systemctl daemon-reload`
+const phasesDown = `cd / && bm2 delete bph >/dev/null 2>&1; bm2 delete bph0 >/dev/null 2>&1; systemctl stop bph-sandboxed.service bph-bare.service bph0-sandboxed.service bph0-bare.service bph0-hooked.service; rm -rf /srv/bph /srv/bph0 /run/systemd/system/bph-*.service /run/systemd/system/bph0-*.service; systemctl daemon-reload`
 
 // phaseNames are the phases of a crash recovery, in order, each ending at
 // the journal line (or the answer) it is measured to.
@@ -202,17 +212,13 @@ func (r *runner) phases(ctx context.Context) error {
 		if strings.HasPrefix(v.unit, "bm2@") {
 			continue
 		}
-		delay := "100ms"
-		if strings.HasSuffix(v.name, "RestartSec=0") {
-			delay = "0"
-		}
-		if err := r.bm2.WriteFile("/run/systemd/system/"+v.unit, []byte(phaseUnitDelay(v.port, strings.Contains(v.name, "sandbox directives"), delay)), 0o644); err != nil {
+		if err := r.bm2.WriteFile("/run/systemd/system/"+v.unit, []byte(phaseUnitDelay(v.port, v.sandboxed, v.delay)+v.extra), 0o644); err != nil {
 			return err
 		}
 	}
 	defer r.bm2.sh(context.WithoutCancel(ctx), phasesDown)
 	defer r.pm2.sh(context.WithoutCancel(ctx), "pm2 delete bph >/dev/null 2>&1; true")
-	r.record("phases", phaseUnit(3741, true)+"   # /run/systemd/system/bph-sandboxed.service (bph-bare.service: the first 8 lines; the bph0-* units: RestartSec=0)",
+	r.record("phases", phaseUnit(3741, true)+"   # /run/systemd/system/bph-sandboxed.service (bph-bare.service: the first 8 lines; the bph0-* units: RestartSec=0; bph0-hooked.service: bph0-sandboxed's and ExecStopPost=+/bin/true)",
 		phasesUp, phasesTimed("<unit>", 0)+"   # each variant in turn, CrashReps times", phasesPM2Up+"   # PM2's sandbox", phasesPM2Timed, phasesDown)
 	if out, err := r.bm2.sh(ctx, phasesUp); err != nil {
 		return fmt.Errorf("phases: %w\n%s", err, out)

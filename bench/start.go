@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -13,10 +14,40 @@ const (
 	StartBm2Start = "bm2 start (registered, stopped)"
 	StartPM2Warm  = "pm2 start (daemon running)"
 	StartPM2Cold  = "pm2 start (no daemon yet)"
+	// systemd's floor: the same 4 instances as hand-written units with
+	// bm2's sandbox directives (no hook, fence, probe, wrapper or
+	// steering), started as bm2 serve starts new units (written, then a
+	// daemon-reload, then their target) and as bm2 start starts loaded
+	// ones (their target).
+	StartFloorNew    = "hand-written units, new (written, daemon-reload, started)"
+	StartFloorLoaded = "hand-written units, loaded (systemctl start)"
 )
 
 // startVariants is every variant, in the order of the report.
-var startVariants = []string{StartBm2, StartBm2Start, StartPM2Warm, StartPM2Cold}
+var startVariants = []string{StartBm2, StartBm2Start, StartPM2Warm, StartPM2Cold, StartFloorNew, StartFloorLoaded}
+
+// floorStartUnit is hand-written instance i of the start floor:
+// phaseUnit's sandboxed unit on the start figure's port, one dynamic user
+// for all 4 (SO_REUSEPORT needs it), part of bfst.target.
+func floorStartUnit(i int) string {
+	u := strings.Replace(phaseUnit(3100, true), "DynamicUser=yes\n",
+		fmt.Sprintf("DynamicUser=yes\nUser=bfst\nEnvironment=BM2_APP_INSTANCE=%d\n", i), 1)
+	return "[Unit]\nPartOf=bfst.target\n\n" + u
+}
+
+// floorStartTarget wants the 4 floor units and is ordered after them, so
+// that systemctl start returns once all 4 have started (Type=exec: their
+// process runs).
+const floorStartTarget = "[Unit]\nWants=bfst-0.service bfst-1.service bfst-2.service bfst-3.service\nAfter=bfst-0.service bfst-1.service bfst-2.service bfst-3.service\n"
+
+// The start floor's steps: its files are kept in /srv/bfst and copied
+// into /run/systemd/system by the timed command of the "new" variant.
+const (
+	floorStartFiles  = "/srv/bfst/bfst-0.service /srv/bfst/bfst-1.service /srv/bfst/bfst-2.service /srv/bfst/bfst-3.service /srv/bfst/bfst.target"
+	floorStartGone   = "systemctl stop bfst.target 'bfst-*' 2>/dev/null; rm -f /run/systemd/system/bfst*; systemctl daemon-reload"
+	floorStartNewCmd = "cp " + floorStartFiles + " /run/systemd/system/ && systemctl daemon-reload && systemctl start bfst.target"
+	floorStartLoaded = "{ test -f /run/systemd/system/bfst.target || { cp " + floorStartFiles + " /run/systemd/system/ && systemctl daemon-reload; }; } && systemctl stop bfst.target 'bfst-*'"
+)
 
 // StartRun is one start of 4 instances, with the memory seen before and
 // after.
@@ -76,6 +107,17 @@ func (r *runner) start(ctx context.Context) error {
 	if !r.s.wants("start") && !r.s.wants("memory") {
 		variants = []string{StartBm2, StartBm2Start}
 	}
+	if slices.Contains(variants, StartFloorNew) {
+		for i := range 4 {
+			if err := r.bm2.WriteFile(fmt.Sprintf("/srv/bfst/bfst-%d.service", i), []byte(floorStartUnit(i)), 0o644); err != nil {
+				return err
+			}
+		}
+		if err := r.bm2.WriteFile("/srv/bfst/bfst.target", []byte(floorStartTarget), 0o644); err != nil {
+			return err
+		}
+		defer r.bm2.sh(context.WithoutCancel(ctx), floorStartGone)
+	}
 	r.record("start",
 		"bm2 delete start; "+portFree+"   # before (not timed)",
 		"bench-helper _helper start -url "+startURL+" -confirm bm2:start:4 -- bm2 serve /srv/start",
@@ -85,6 +127,14 @@ func (r *runner) start(ctx context.Context) error {
 		"pm2 ping   # warm variant: daemon up before (not timed);  cold variant: pm2 kill",
 		"pm2 delete start; "+portFree+"   # before (not timed)",
 		"cd /srv/bench && PORT=3100 bench-helper _helper start -url "+startURL+" -confirm pm2:start:4 -- pm2 start app.js -i 4 --name start",
+		"# the floor, in the bm2 sandbox: /srv/bfst/bfst-{0..3}.service, each:",
+		floorStartUnit(0),
+		"# and /srv/bfst/bfst.target:",
+		floorStartTarget,
+		"bm2 stop start; "+floorStartGone+"; "+portFree+"   # new variant, before (not timed)",
+		"bench-helper _helper start -url "+startURL+" -confirm units:bfst:4 -- sh -c '"+floorStartNewCmd+"'",
+		"bm2 stop start; "+floorStartLoaded+"; "+portFree+"   # loaded variant, before (not timed)",
+		"bench-helper _helper start -url "+startURL+" -confirm units:bfst:4 -- systemctl start bfst.target",
 	)
 	for rep := range r.s.StartReps {
 		for k := range variants {
@@ -100,6 +150,8 @@ func (r *runner) start(ctx context.Context) error {
 			if v == StartBm2 || v == StartBm2Start {
 				r.logf("      memory: bm2 processes %d KiB %v, PID 1 %+d KiB, apps %v KiB",
 					run.Mem.Bm2RSS, run.Mem.Bm2Procs, run.Mem.PID1After-run.Mem.PID1Before, run.Mem.AppRSS)
+			} else if v == StartFloorNew || v == StartFloorLoaded {
+				r.logf("      memory: units %v KiB", run.Mem.AppRSS)
 			} else {
 				r.logf("      memory: God daemon %d KiB, workers %v KiB", run.Mem.GodRSS, run.Mem.AppRSS)
 			}
@@ -132,7 +184,16 @@ func (r *runner) startOnce(ctx context.Context, rep int, variant string) (*Start
 		}
 		cmdPre = "cd /srv/bench && PORT=3100"
 		args = []string{"start", "-url", startURL, "-confirm", "pm2:start:4", "--", "pm2", "start", "app.js", "-i", "4", "--name", "start"}
+	case StartFloorNew:
+		b = r.bm2
+		pre = "{ bm2 stop start >/dev/null 2>&1; true; } && " + floorStartGone + " && " + portFree
+		args = []string{"start", "-url", startURL, "-confirm", "units:bfst:4", "--", "sh", "-c", floorStartNewCmd}
+	case StartFloorLoaded:
+		b = r.bm2
+		pre = "{ bm2 stop start >/dev/null 2>&1; true; } && " + floorStartLoaded + " && " + portFree
+		args = []string{"start", "-url", startURL, "-confirm", "units:bfst:4", "--", "systemctl", "start", "bfst.target"}
 	}
+	floor := variant == StartFloorNew || variant == StartFloorLoaded
 	if out, err := b.sh(ctx, pre); err != nil {
 		return nil, fmt.Errorf("prepare: %w\n%s", err, out)
 	}
@@ -148,7 +209,7 @@ func (r *runner) startOnce(ctx context.Context, rep int, variant string) (*Start
 	}
 	// Settle: every probe has finished; a second more for good measure.
 	settle := "sleep 1"
-	if b == r.bm2 {
+	if b == r.bm2 && !floor {
 		settle = probesDone + " && sleep 1"
 	}
 	if out, err := b.sh(ctx, settle); err != nil {
@@ -158,7 +219,17 @@ func (r *runner) startOnce(ctx context.Context, rep int, variant string) (*Start
 	if err := b.helper(ctx, "", &after, "procs"); err != nil {
 		return nil, err
 	}
-	run.Mem = memSample(b.kind, before, after)
+	kind := b.kind
+	if floor {
+		kind = "units"
+	}
+	run.Mem = memSample(kind, before, after)
+	if floor {
+		// The port is the other variants' too.
+		if out, err := b.sh(ctx, "systemctl stop bfst.target 'bfst-*' && "+portFree); err != nil {
+			return nil, fmt.Errorf("stop the floor: %w\n%s", err, out)
+		}
+	}
 	if len(run.Mem.AppRSS) != 4 {
 		return nil, fmt.Errorf("found %d app processes, want 4", len(run.Mem.AppRSS))
 	}
@@ -203,6 +274,12 @@ func memSample(kind string, before, after []Proc) MemSample {
 			m.PID1After = p.RSSKiB
 		}
 		m.JournalΔ = byComm(after, "systemd-journal") - byComm(before, "systemd-journal")
+	case "units":
+		for _, p := range after {
+			if strings.Contains(p.Cgroup, "/bfst-") {
+				m.AppRSS = append(m.AppRSS, p.RSSKiB)
+			}
+		}
 	case "pm2":
 		if g := findGod(after); g != nil {
 			m.GodRSS, m.GodPSS = g.RSSKiB, g.PSSKiB
