@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/journal"
@@ -19,9 +20,11 @@ type helpEntry struct {
 	long         string
 }
 
-// helps is help.txt, parsed once: the one place the commands' help text
-// lives (bm2(1)'s COMMANDS section is made from it too).
-var helps = parseHelp(helpText)
+// helps is help.txt, parsed once, when a command's help is first asked
+// for (a usage error, bm2 help, completion), not at every start of bm2:
+// the one place the commands' help text lives (bm2(1)'s COMMANDS
+// section is made from it too).
+var helps = sync.OnceValue(func() map[string]helpEntry { return parseHelp(helpText) })
 
 func parseHelp(text string) map[string]helpEntry {
 	out := map[string]helpEntry{}
@@ -29,6 +32,7 @@ func parseHelp(text string) map[string]helpEntry {
 	var cur helpEntry
 	var long []string
 	inBody := false
+	kinds := sync.OnceValue(kindList)
 	flush := func() {
 		if name == "" {
 			return
@@ -64,7 +68,10 @@ func parseHelp(text string) map[string]helpEntry {
 			}
 			panic(fmt.Sprintf("help.txt: section %s: unknown field %q", name, k))
 		}
-		long = append(long, strings.ReplaceAll(line, "{kinds}", kindList()))
+		if strings.Contains(line, "{kinds}") {
+			line = strings.ReplaceAll(line, "{kinds}", kinds())
+		}
+		long = append(long, line)
 	}
 	flush()
 	return out
@@ -81,7 +88,7 @@ func kindList() string {
 
 // help returns a command's section; a command without one is a bug.
 func help(name string) helpEntry {
-	h, ok := helps[name]
+	h, ok := helps()[name]
 	if !ok {
 		panic("help.txt has no section for " + name)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bm2dev/bm2/internal/gateway"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -98,8 +99,9 @@ func isIP(s string) bool {
 // imageRE is an image reference as container runtimes read it (the
 // grammar of distribution's reference package): an optional registry
 // host and port, path components of lower-case letters and digits with
-// separators, an optional tag, an optional digest.
-var imageRE = func() *regexp.Regexp {
+// separators, an optional tag, an optional digest. Compiled when first
+// used (bm2 export), not at every start of bm2.
+var imageRE = sync.OnceValue(func() *regexp.Regexp {
 	const (
 		alnum      = `[a-z0-9]+`
 		sep        = `(?:[._]|__|-+)`
@@ -110,12 +112,12 @@ var imageRE = func() *regexp.Regexp {
 		digest     = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
 	)
 	return regexp.MustCompile(`^(?:` + domain + `/)?` + component + `(?:/` + component + `)*(?::` + tag + `)?(?:@` + digest + `)?$`)
-}()
+})
 
 func validImage(s string) bool {
 	name, _, _ := strings.Cut(s, "@")
 	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
 		name = name[:i]
 	}
-	return len(name) <= 255 && imageRE.MatchString(s)
+	return len(name) <= 255 && imageRE().MatchString(s)
 }
