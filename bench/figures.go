@@ -125,7 +125,8 @@ var sampleFigures = []sampleFigure{
 			"restart_delay 0) in its own sandbox, killed and polled the same way, interleaved with the others (PM2 logs " +
 			"nothing to the journal: only its total). The last row is the sandboxed unit at RestartSec=0 with one no-op " +
 			"`ExecStopPost=+/bin/true`: the least any crash record on the restart path costs (systemd runs ExecStopPost= " +
-			"between the exit and the restart; it triggers OnFailure= only when a unit gives up, not when it restarts)."},
+			"between the exit and the restart; systemd 252 starts OnFailure= units only when a unit gives up, not when it " +
+			"restarts)."},
 	{key: "boot", num: "11f", title: "Starting many instances at once, as a boot does (bm2, and the physical limit beside it)", prec: 1,
 		intro: "4, 20, 80 and 200 instances of the app of the other figures, in projects of 4 (cluster mode, one port each, " +
 			"files in /etc/bm2, daemon-reload before, not timed), every project's target started at once with " +

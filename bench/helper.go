@@ -105,7 +105,7 @@ func bodyPID(body string) int {
 type StartResult struct {
 	ReturnUs  int64  `json:"return_us"`  // the command returned
 	ConfirmUs int64  `json:"confirm_us"` // bm2: last reuseport_confirmed; pm2: start of the first jlist showing all online
-	OnlineUs  int64  `json:"online_us"`  // bm2: last instance active in systemd (0 for pm2)
+	OnlineUs  int64  `json:"online_us"`  // bm2 and units: last instance active in systemd (0 for pm2)
 	PortUs    int64  `json:"port_us"`    // first HTTP 200 on the port
 	Exit      int    `json:"exit"`
 	Output    string `json:"output"`

@@ -462,6 +462,9 @@ func (rp *report) memoryMD(b *strings.Builder) {
 		{label: "PM2 God daemon", med: godMed, color: sysColor("PM2"), text: fnum(godMed, 1) + " MiB"},
 		{label: "PM2 extra per worker × 4", med: 4 * math.Max(0, ovMed), color: "#f4a261", text: fnum(4*math.Max(0, ovMed), 1) + " MiB"},
 	}})
+	for _, n := range rp.res.Notes["memory"] {
+		b.WriteString(n + "\n\n")
+	}
 }
 
 // Start.
@@ -509,7 +512,8 @@ func (rp *report) startMD(b *strings.Builder) {
 		if s.Result.OnlineUs > 0 {
 			c.online[s.Rep] = ms(s.Result.OnlineUs)
 		}
-		if s.Result.PortUs > 0 {
+		if s.Result.PortUs > 0 && !floorStart(s.Variant) {
+			// A floor's command returns before its units listen.
 			c.wait[s.Rep] = float64(s.Result.ReturnUs) / float64(s.Result.PortUs)
 		}
 	}
@@ -540,6 +544,9 @@ func (rp *report) startMD(b *strings.Builder) {
 			se    series
 			faded bool
 		}{{"port answers", c.port, false}, {"confirmed", c.conf, true}, {"returned", c.ret, true}} {
+			if len(clk.se) == 0 || (floorStart(v) && clk.name != "port answers") {
+				continue
+			}
 			lo, med := minMed(clk.se.values())
 			bars = append(bars, bar{label: v + ": " + clk.name, med: med, lo: lo, color: sysColor(v), text: fnum(med, 0) + " ms", faded: clk.faded})
 		}

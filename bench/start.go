@@ -26,6 +26,11 @@ const (
 // startVariants is every variant, in the order of the report.
 var startVariants = []string{StartBm2, StartBm2Start, StartPM2Warm, StartPM2Cold, StartFloorNew, StartFloorLoaded}
 
+// floorStart tells whether variant is one of the start floor's.
+func floorStart(variant string) bool {
+	return variant == StartFloorNew || variant == StartFloorLoaded
+}
+
 // floorStartUnit is hand-written instance i of the start floor:
 // phaseUnit's sandboxed unit on the start figure's port, one dynamic user
 // for all 4 (SO_REUSEPORT needs it), part of bfst.target.
@@ -44,7 +49,7 @@ const floorStartTarget = "[Unit]\nWants=bfst-0.service bfst-1.service bfst-2.ser
 // into /run/systemd/system by the timed command of the "new" variant.
 const (
 	floorStartFiles  = "/srv/bfst/bfst-0.service /srv/bfst/bfst-1.service /srv/bfst/bfst-2.service /srv/bfst/bfst-3.service /srv/bfst/bfst.target"
-	floorStartGone   = "systemctl stop bfst.target 'bfst-*' 2>/dev/null; rm -f /run/systemd/system/bfst*; systemctl daemon-reload"
+	floorStartGone   = "{ systemctl stop bfst.target 'bfst-*' 2>/dev/null; rm -f /run/systemd/system/bfst*; systemctl daemon-reload; }"
 	floorStartNewCmd = "cp " + floorStartFiles + " /run/systemd/system/ && systemctl daemon-reload && systemctl start bfst.target"
 	floorStartLoaded = "{ test -f /run/systemd/system/bfst.target || { cp " + floorStartFiles + " /run/systemd/system/ && systemctl daemon-reload; }; } && systemctl stop bfst.target 'bfst-*'"
 )
@@ -150,7 +155,7 @@ func (r *runner) start(ctx context.Context) error {
 			if v == StartBm2 || v == StartBm2Start {
 				r.logf("      memory: bm2 processes %d KiB %v, PID 1 %+d KiB, apps %v KiB",
 					run.Mem.Bm2RSS, run.Mem.Bm2Procs, run.Mem.PID1After-run.Mem.PID1Before, run.Mem.AppRSS)
-			} else if v == StartFloorNew || v == StartFloorLoaded {
+			} else if floorStart(v) {
 				r.logf("      memory: units %v KiB", run.Mem.AppRSS)
 			} else {
 				r.logf("      memory: God daemon %d KiB, workers %v KiB", run.Mem.GodRSS, run.Mem.AppRSS)
@@ -193,7 +198,7 @@ func (r *runner) startOnce(ctx context.Context, rep int, variant string) (*Start
 		pre = "{ bm2 stop start >/dev/null 2>&1; true; } && " + floorStartLoaded + " && " + portFree
 		args = []string{"start", "-url", startURL, "-confirm", "units:bfst:4", "--", "systemctl", "start", "bfst.target"}
 	}
-	floor := variant == StartFloorNew || variant == StartFloorLoaded
+	floor := floorStart(variant)
 	if out, err := b.sh(ctx, pre); err != nil {
 		return nil, fmt.Errorf("prepare: %w\n%s", err, out)
 	}
