@@ -45,8 +45,9 @@ type Options struct {
 	// (`bm2 reload <name>`); DefaultCLI if "".
 	CLI string
 	// SystemdVersion is the manager's version (DetectSystemdVersion):
-	// restart_delay_max_ms is written from BackoffVersion on. 0 means not
-	// known, and is taken for the oldest systemd bm2 supports.
+	// restart_delay_max_ms is written from BackoffVersion on, and
+	// RestartMode=direct from RestartModeVersion on. 0 means not known,
+	// and is taken for the oldest systemd bm2 supports.
 	SystemdVersion int
 }
 
@@ -732,6 +733,7 @@ type instanceShared struct {
 	protectHome     string
 	user            bool   // user scope: no User=, no capabilities
 	backoff         bool   // restart_delay_max_ms, and a systemd that has the backoff
+	restartDirect   bool   // a systemd that has RestartMode= (RestartDirect)
 	systemctl       string // the scope's, for the header
 	// The values of the project's own that every drop-in has.
 	target, slice, cwd, stateDir        string
@@ -741,7 +743,7 @@ type instanceShared struct {
 
 func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	s := &instanceShared{file: units.Specifiers(p.File), user: opts.user(), systemctl: opts.Layout.Systemctl,
-		backoff: p.RestartDelayMax > 0 && Backoff(opts.SystemdVersion)}
+		backoff: p.RestartDelayMax > 0 && Backoff(opts.SystemdVersion), restartDirect: RestartDirect(opts.SystemdVersion)}
 	interval, burst := StartLimit(p)
 	s.interval, s.burst = interval, strconv.Itoa(burst)
 	s.target, s.slice, s.cwd = units.Target(p.Name), units.Slice(p.Name), units.Specifiers(p.Cwd)
@@ -1015,6 +1017,11 @@ func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, p
 		f.Add("Service", "ExecStop", s.drain)
 	}
 	f.Add("Service", "RestartSec", s.restartSec)
+	if s.restartDirect {
+		// An automatic restart that does not pass through "failed": no
+		// give-up record at every crash (RestartModeVersion).
+		f.Add("Service", "RestartMode", "direct")
+	}
 	if s.backoff {
 		// restart_delay_max_ms: from RestartSec= up to the max. Before
 		// systemd 254 RestartSec= alone applies (bm2 check says so).

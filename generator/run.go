@@ -1,7 +1,6 @@
 package generator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -129,20 +128,16 @@ func Run(ctx context.Context, args []string, env Env) error {
 		env.Log.Log(6, fmt.Sprintf("%s masks project %s", p, config.Stem(p)))
 	}
 	opts := Options{NumCPU: env.NumCPU, Helper: env.Helper, CLI: env.CLI, OutDir: out, Layout: *env.Layout}.withDefaults()
-	// The version decides only the backoff of restart_delay_max_ms, and
-	// systemctl --version costs a process that loads all of systemd's
-	// libraries (some milliseconds of a CPU the parsing needs): it is
-	// asked when a file names the key, while the files are parsed, and
-	// otherwise only if a project turns out to set it all the same (a
-	// key written with escapes).
+	// The version decides every instance's RestartMode= and the backoff
+	// of restart_delay_max_ms. systemctl --version costs a process that
+	// loads all of systemd's libraries (some milliseconds of a CPU):
+	// asked only when there is a project file, while the files are
+	// parsed.
 	var version <-chan int
-	if mentionsBackoff(found.Sources) {
+	if len(found.Sources) > 0 {
 		version = askVersion(ctx, env.SystemdVersion)
 	}
 	res := plan(found.Sources, opts)
-	if version == nil && needsVersion(res.Projects) {
-		version = askVersion(ctx, env.SystemdVersion)
-	}
 	if version != nil {
 		// Waited for even when no project uses it (the key in a
 		// comment): no systemctl outlives the generator.
@@ -201,31 +196,6 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	env.Log.Log(6, summary)
 	return nil
-}
-
-// backoffKey is the key whose drop-in lines depend on the systemd version.
-const backoffKey = "restart_delay_max_ms"
-
-// mentionsBackoff tells whether a project file has the backoff key in
-// its text, as it is usually written.
-func mentionsBackoff(sources []config.Source) bool {
-	for _, s := range sources {
-		if bytes.Contains(s.Data, []byte(backoffKey)) {
-			return true
-		}
-	}
-	return false
-}
-
-// needsVersion tells whether a project's units depend on the systemd
-// version (see instanceShared.backoff).
-func needsVersion(projects []*config.Project) bool {
-	for _, p := range projects {
-		if p.RestartDelayMax > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // askVersion starts asking systemd's version; the channel gives it.

@@ -30,6 +30,19 @@ const RestartSteps = 5
 // of version v (0: not known, taken for one without it).
 func Backoff(v int) bool { return v >= BackoffVersion }
 
+// RestartModeVersion is the first systemd with RestartMode=, and the
+// first whose services pass through the failed state on their way to an
+// automatic restart: that state starts their OnFailure= unit (bm2's
+// give-up record, bm2-failed@) at every crash, and shows the instance
+// failed to whoever looks at that moment. RestartMode=direct restarts
+// them as every systemd before did: ExecStopPost= still runs, OnFailure=
+// waits until the restart budget is used up.
+const RestartModeVersion = 254
+
+// RestartDirect tells whether a project's units get RestartMode=direct on
+// a systemd of version v (0: not known, taken for one without it).
+func RestartDirect(v int) bool { return v >= RestartModeVersion }
+
 // ParseSystemdVersion reads the version from the first line `systemctl
 // --version` prints, "systemd 252 (252.38-1~deb12u1)"; 0 when it is not
 // that.

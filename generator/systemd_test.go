@@ -42,10 +42,10 @@ func TestDetectSystemdVersion(t *testing.T) {
 	}
 }
 
-// Run hands Env.SystemdVersion to the generation: the backoff appears from
-// 254 on, and not before.
-func TestRunBackoffFollowsSystemdVersion(t *testing.T) {
-	for version, want := range map[int]bool{0: false, 253: false, 254: true} {
+// Run hands Env.SystemdVersion to the generation: the backoff and
+// RestartMode=direct appear from 254 on, and not before.
+func TestRunFollowsSystemdVersion(t *testing.T) {
+	for version, want := range map[int]bool{0: false, 253: false, 254: true, 257: true} {
 		root := t.TempDir()
 		etc, out := filepath.Join(root, "etc"), filepath.Join(root, "out")
 		writeProject(t, etc, "api", project("api", 3000)+"restart_delay_ms = 200\nrestart_delay_max_ms = 9000\n")
@@ -67,28 +67,33 @@ func TestRunBackoffFollowsSystemdVersion(t *testing.T) {
 		if got != want || !strings.Contains(string(data), "\nRestartSec=200ms\n") {
 			t.Errorf("systemd %d: backoff written %v, want %v:\n%s", version, got, want, data)
 		}
+		if got := strings.Contains(string(data), "\nRestartSec=200ms\nRestartMode=direct\n"); got != want {
+			t.Errorf("systemd %d: RestartMode=direct written %v, want %v:\n%s", version, got, want, data)
+		}
 	}
 }
 
-// Run asks the systemd version only when a project has the backoff, the
-// one thing that depends on it: a file that names the key has it asked
-// while the files are parsed, one that sets it in a quoted key with an
-// escape still gets it, and projects without the key do not start
-// systemctl at all.
-func TestRunAsksSystemdVersionOnlyForTheBackoff(t *testing.T) {
-	backoff := project("api", 3000) + "restart_delay_ms = 200\n"
+// Run asks the systemd version once when there is a project file, while
+// the files are parsed (every instance's RestartMode= depends on it), and
+// never without one: an empty /etc/bm2 starts no systemctl.
+func TestRunAsksSystemdVersionOnceWithProjects(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
 		asks       bool
 	}{
-		{"no backoff", project("api", 3000), false},
-		{"backoff key", backoff + "restart_delay_max_ms = 9000\n", true},
-		{"escaped key", backoff + "\"restart_delay_max\\u005fms\" = 9000\n", true},
+		{"no project", "", false},
+		{"a project", project("api", 3000), true},
+		{"backoff", project("api", 3000) + "restart_delay_ms = 200\nrestart_delay_max_ms = 9000\n", true},
 	} {
 		root := t.TempDir()
 		etc, out := filepath.Join(root, "etc"), filepath.Join(root, "out")
-		writeProject(t, etc, "api", c.body)
-		writeProject(t, etc, "web", project("web", 4000))
+		if err := os.MkdirAll(etc, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if c.body != "" {
+			writeProject(t, etc, "api", c.body)
+			writeProject(t, etc, "web", project("web", 4000))
+		}
 		asked := 0
 		env := Env{Getenv: func(k string) string {
 			if k == "BM2_CONFIG_PATH" {
@@ -103,12 +108,17 @@ func TestRunAsksSystemdVersionOnlyForTheBackoff(t *testing.T) {
 		if want := map[bool]int{false: 0, true: 1}[c.asks]; asked != want {
 			t.Errorf("%s: systemd version asked %d times, want %d", c.name, asked, want)
 		}
-		data, err := os.ReadFile(filepath.Join(out, "bm2@api-0.service.d", DropInName))
-		if err != nil {
-			t.Fatal(err)
+		if !c.asks {
+			continue
 		}
-		if got := strings.Contains(string(data), "\nRestartSteps=5\nRestartMaxDelaySec=9000ms\n"); got != c.asks {
-			t.Errorf("%s: backoff written %v, want %v:\n%s", c.name, got, c.asks, data)
+		for _, name := range []string{"api", "web"} {
+			data, err := os.ReadFile(filepath.Join(out, "bm2@"+name+"-0.service.d", DropInName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), "\nRestartMode=direct\n") {
+				t.Errorf("%s: %s has no RestartMode=direct:\n%s", c.name, name, data)
+			}
 		}
 	}
 }
