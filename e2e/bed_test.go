@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/e2e/roots"
 	"github.com/bm2dev/bm2/e2e/runtimes"
 	"github.com/bm2dev/bm2/e2e/sandbox"
 )
@@ -37,6 +38,12 @@ func newBed(t *testing.T) *bed {
 	return newBedWith(t, sandbox.Options{})
 }
 
+// releaseEnv names the environment variable that boots every bed from a
+// root of another Debian release (BM2_E2E_RELEASE=trixie: the whole suite
+// under systemd 257; see e2e/roots). Beds that need the host's cgroup v1
+// (Legacy) stay on the host's root.
+const releaseEnv = "BM2_E2E_RELEASE"
+
 // newBedWith is newBed with sandbox options (Legacy); Repo and Binds are
 // newBed's.
 func newBedWith(t *testing.T, opts sandbox.Options) *bed {
@@ -60,6 +67,9 @@ func newBedWith(t *testing.T, opts sandbox.Options) *bed {
 		}
 	})
 	opts.Repo, opts.Binds = repo, []string{runtimes.CacheDir() + ":ro"}
+	if r := os.Getenv(releaseEnv); r != "" && opts.Root == "" && !opts.Legacy {
+		opts.Root = roots.Require(t, r)
+	}
 	m := sandbox.New(t, opts)
 	b := &bed{Machine: m, t: t, repo: repo}
 	// A host's systemd mounts a bpf file system on /sys/fs/bpf at boot;

@@ -4,6 +4,10 @@
 // /usr/local/bin (package runtimes), and drives the result with systemctl,
 // journalctl, curl and the bm2 command, as an operator would.
 //
+// They boot the host's systemd; TestNewerSystemd boots the one of a newer
+// Debian release from a root file system of its own (package roots), and
+// BM2_E2E_RELEASE=trixie boots every sandbox from it.
+//
 // They need root; without it they skip, except with CI=true, where they
 // must run.
 package e2e

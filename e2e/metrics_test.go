@@ -264,17 +264,7 @@ scrape_configs:
 		b := b.in(t)
 		// 3,000 connections, 300 at a time, each closed at once: 15 times
 		// systemd's default trigger limit for Accept=yes (200 in 2 s).
-		b.write("/tmp/flood.js", `const net = require("node:net");
-let left = 3000, open = 0, done = 0;
-function one() {
-  if (left === 0) return;
-  left--; open++;
-  const s = net.connect(9615, "127.0.0.1");
-  const end = () => { if (s.ended) return; s.ended = true; s.destroy(); open--; done++; if (done === 3000) { console.log("done"); } else { one(); } };
-  s.on("connect", end); s.on("error", end);
-}
-for (let i = 0; i < 300; i++) one();
-`)
+		b.write("/tmp/flood.js", metricsFlood)
 		if out := b.sh("/usr/local/bin/node /tmp/flood.js"); !strings.Contains(out, "done") {
 			t.Fatalf("flood: %s", out)
 		}
@@ -302,3 +292,17 @@ func (b *bed) noScrapeLeft() {
 	b.eventually(30*time.Second, "no scrape left running",
 		`test -z "$(systemctl list-units --all --no-legend --plain 'bm2-metrics@*')" && ! pgrep -f '^/usr/bin/bm2 --system metrics'`)
 }
+
+// metricsFlood is a Node.js script that opens 3,000 connections to the
+// metrics socket, 300 at a time, closing each at once, and prints "done".
+const metricsFlood = `const net = require("node:net");
+let left = 3000, open = 0, done = 0;
+function one() {
+  if (left === 0) return;
+  left--; open++;
+  const s = net.connect(9615, "127.0.0.1");
+  const end = () => { if (s.ended) return; s.ended = true; s.destroy(); open--; done++; if (done === 3000) { console.log("done"); } else { one(); } };
+  s.on("connect", end); s.on("error", end);
+}
+for (let i = 0; i < 300; i++) one();
+`

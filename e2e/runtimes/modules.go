@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // Frameworks are the npm packages the end-to-end tests build real apps
@@ -31,7 +33,7 @@ func Modules(ctx context.Context, pkgs ...string) (string, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", fmt.Errorf("create cache: %w", err)
 	}
-	unlock, err := lock(ctx, filepath.Join(cache, "."+key+".lock"))
+	unlock, err := testutil.LockFile(ctx, filepath.Join(cache, "."+key+".lock"))
 	if err != nil {
 		return "", err
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -157,7 +156,7 @@ func fetch(ctx context.Context, cache, key, npmName, version, bin string) error 
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fmt.Errorf("create cache: %w", err)
 	}
-	unlock, err := lock(ctx, filepath.Join(cache, "."+key+".lock"))
+	unlock, err := testutil.LockFile(ctx, filepath.Join(cache, "."+key+".lock"))
 	if err != nil {
 		return err
 	}
@@ -235,33 +234,6 @@ func verify(ctx context.Context, exe, version string) error {
 		return fmt.Errorf("check %s: --version says %q, want %q", filepath.Base(exe), got, version)
 	}
 	return nil
-}
-
-// lock takes an exclusive flock on path, waiting until ctx is done. The
-// returned function releases it.
-func lock(ctx context.Context, path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open lock: %w", err)
-	}
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil // closing releases the lock
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("wait for lock %s: %w", path, context.Cause(ctx))
-		case <-t.C:
-		}
-	}
 }
 
 // run runs cmd and returns its stdout; its error includes stderr.

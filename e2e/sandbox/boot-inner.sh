@@ -65,8 +65,13 @@ mkdir "$STAGING/upper" "$STAGING/work" "$STAGING/merged"
 # Only the host's root file system itself is the lower layer: overlayfs does
 # not follow submounts, which is what we want (everything else gets its own
 # mount below).
+# BM2_E2E_LOWER is another root file system to boot instead (a Debian
+# release unpacked by debootstrap, with a newer systemd): the host's
+# binaries still run this script, the booted system is that one.
+LOWER=${BM2_E2E_LOWER:-/}
+[ -d "$LOWER/usr/lib/systemd" ] || die "$LOWER has no systemd"
 mount -t overlay overlay \
-	-o "lowerdir=/,upperdir=$STAGING/upper,workdir=$STAGING/work" "$STAGING/merged"
+	-o "lowerdir=$LOWER,upperdir=$STAGING/upper,workdir=$STAGING/work" "$STAGING/merged"
 M=$STAGING/merged
 
 # /dev: a tmpfs with the harmless device nodes bound in, its own devpts
@@ -110,8 +115,11 @@ mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$M/sys"
 # Fresh cgroup mounts, created inside our cgroup namespace and therefore
 # rooted at the sandbox's own cgroups. The host's tree is not visible at all.
 HC=/sys/fs/cgroup
-if [ "$(stat -f -c %T "$HC")" = cgroup2fs ]; then
-	# Pure cgroup v2 host.
+if [ "$(stat -f -c %T "$HC")" = cgroup2fs ] || [ "${BM2_E2E_CGROUP:-}" = unified ]; then
+	# Pure cgroup v2 host, or BM2_E2E_CGROUP=unified: the v2 hierarchy
+	# alone (the sandbox's own v2 cgroup is its root), as systemd 256 and
+	# later want it; the controllers that the host's v1 hierarchies hold
+	# are not in it.
 	mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 "$M$HC"
 else
 	mount -t tmpfs -o mode=755,nosuid,nodev,noexec,size=4m bm2-e2e-cgroup "$M$HC"
@@ -161,6 +169,7 @@ fi
 # systemd does not use it.
 if [ "$(stat -f -c %T "$M$HC")" != cgroup2fs ]; then
 	case ${BM2_E2E_CGROUP:-hybrid} in
+	unified) ;;
 	hybrid)
 		if ! mountpoint -q "$M$HC/unified"; then
 			mkdir -p "$M$HC/unified"
@@ -177,7 +186,7 @@ if [ "$(stat -f -c %T "$M$HC")" != cgroup2fs ]; then
 		# cannot create the mount point and stays in legacy mode.
 		mount -o remount,ro "$M$HC"
 		;;
-	*) die "BM2_E2E_CGROUP=$BM2_E2E_CGROUP: want hybrid or legacy" ;;
+	*) die "BM2_E2E_CGROUP=$BM2_E2E_CGROUP: want hybrid, legacy or unified" ;;
 	esac
 fi
 

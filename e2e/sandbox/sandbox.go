@@ -49,6 +49,13 @@ type Options struct {
 	// hierarchy at /sys/fs/cgroup/unified inside, where systemd keeps a
 	// cgroup v2 directory per unit (what cgroup BPF programs attach to).
 	Legacy bool
+	// Root is another root file system to boot instead of the host's (a
+	// Debian release unpacked by debootstrap, its systemd another
+	// version): the overlay's lower layer. Optional; the host's / by
+	// default. Such a root boots with the cgroup v2 hierarchy alone
+	// (systemd 256 and later refuse v1), so the controllers the host's
+	// v1 hierarchies hold are missing inside.
+	Root string
 }
 
 // Machine is a booted sandbox: a systemd running as PID 1 in its own
@@ -153,11 +160,14 @@ func boot(ctx context.Context, opts Options) (_ *Machine, err error) {
 	m.cmd.Stdin = nil
 	m.cmd.Stdout = m.console
 	m.cmd.Stderr = m.console
-	mode := "hybrid"
-	if opts.Legacy {
+	mode, lower := "hybrid", "/"
+	switch {
+	case opts.Root != "":
+		mode, lower = "unified", opts.Root
+	case opts.Legacy:
 		mode = "legacy"
 	}
-	m.cmd.Env = []string{"PATH=" + sandboxPath, "BM2_E2E_CGROUP=" + mode}
+	m.cmd.Env = []string{"PATH=" + sandboxPath, "BM2_E2E_CGROUP=" + mode, "BM2_E2E_LOWER=" + lower}
 	// If this process dies, unshare gets SIGKILL, and --kill-child passes
 	// it on to the sandbox's PID 1, which takes the whole PID namespace
 	// down with it.
