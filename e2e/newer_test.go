@@ -23,7 +23,8 @@ import (
 //   - from 255 on, a socket takes at most 150 connections per 2 s from
 //     its queue (PollLimitBurst=): bm2-metrics.socket keeps its queue
 //     short, so a flood of connections stops stalling scrapes once it ends;
-//   - every unit bm2 ships or generates loads without a warning.
+//   - every unit bm2 ships or generates loads without a warning, and a
+//     user's own manager runs a user's projects as 252's does.
 func TestNewerSystemd(t *testing.T) {
 	t.Parallel()
 	root := roots.Require(t, roots.Trixie)
@@ -114,6 +115,39 @@ func TestNewerSystemd(t *testing.T) {
 		b.must(0, "/", "reload", "nw")
 		b.restartedAll("nw", before)
 		b.confirmedNow("nw", 2)
+	})
+
+	t.Run("a user serves a project on their own systemd", func(t *testing.T) {
+		b := b.in(t)
+		b.sh(`useradd -m -s /bin/bash alice && loginctl enable-linger alice`)
+		uid := strings.TrimSpace(b.sh("id -u alice"))
+		b.eventually(30*time.Second, "alice's manager", fmt.Sprintf(`systemctl is-active user@%s.service && test -S /run/user/%s/systemd/private`, uid, uid))
+		b.write("/home/alice/web/server.js", userNodeApp)
+		b.write("/home/alice/web/bm2.toml", "name = \"web\"\nscript = \"server.js\"\ninstances = 2\nport = 8300\n")
+		b.sh("chown -R alice: /home/alice")
+		if out := b.mustAs(0, "alice", "cd ~/web && bm2 serve").stdout; !strings.Contains(out, "web online and confirmed") {
+			t.Errorf("serve as alice:\n%s", out)
+		}
+		if got := b.sh("curl -sf http://127.0.0.1:8300/"); !strings.HasPrefix(got, "web ") || !strings.HasSuffix(strings.TrimSpace(got), " "+uid) {
+			t.Errorf("port 8300 answers %q, want alice's (uid %s)", got, uid)
+		}
+		for _, row := range b.userListJSON("alice") {
+			if row.State != "online" {
+				t.Errorf("as alice: %s is %s", row.Unit, row.State)
+			}
+		}
+		// Debian 13 makes home directories 0700: root serving a project
+		// there on its own account is told who can enter it.
+		b.write("/home/alice/api/server.js", userNodeApp)
+		b.write("/home/alice/api/bm2.toml", "name = \"hapi\"\nscript = \"server.js\"\nport = 8400\n")
+		b.sh("chown -R alice: /home/alice/api")
+		if mode := strings.TrimSpace(b.sh("stat -c %a /home/alice")); mode != "700" {
+			t.Logf("useradd made /home/alice %s", mode)
+		}
+		r := b.must(3, "/home/alice/api", "check")
+		if want := "; alice, who owns it, can: `user = \"alice\"` in bm2.toml runs the app as alice"; !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("bm2 check of a project in alice's home lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
 	})
 
 	// 3,000 connections, 300 at a time, each closed at once. systemd 255

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -378,8 +379,10 @@ type testEnv struct {
 	armed        map[string]journal.Event
 	lastLook     map[string]int
 	readBetween  map[string][]string
-	listening    map[uint32]bool  // pid -> not listening when false
-	access       map[string]error // path -> what Access says; nil for any other
+	listening    map[uint32]bool   // pid -> not listening when false
+	access       map[string]error  // path -> what Access says; nil for any other
+	enters       map[string]string // path -> the account Access lets in, whatever access says
+	owners       map[string]int    // path -> its owner's uid (PathOwner); an error for any other
 	now          time.Time
 	stdout       bytes.Buffer
 	stderr       bytes.Buffer
@@ -770,10 +773,19 @@ func (te *testEnv) app() *App {
 				return l || !ok, nil
 			},
 			Access: func(id identity.Identity, path string, dir bool) error {
+				if name, ok := te.enters[path]; ok && name == id.Name {
+					return nil
+				}
 				if err, ok := te.access[path]; ok {
 					return err
 				}
 				return nil
+			},
+			PathOwner: func(path string) (int, error) {
+				if uid, ok := te.owners[path]; ok {
+					return uid, nil
+				}
+				return 0, fs.ErrNotExist
 			},
 			Sockets:      te.sockets,
 			RuntimeDirs:  []string{te.bin},

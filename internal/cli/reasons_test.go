@@ -138,6 +138,45 @@ func TestServeExplainsSpawnFailures(t *testing.T) {
 	}
 }
 
+// A working directory the project's own account cannot enter, whose
+// owner can (an app in a home directory closed to other accounts, as on
+// Debian 13): check and the failed start name the owner and the line that
+// runs the app as them. A directory root owns, or whose owner cannot
+// enter it either, names no one.
+func TestCwdNamesTheOwnerWhoCanEnter(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		owner  int
+		enters string
+		want   bool
+	}{
+		{"the owner can enter", 1000, "alice", true},
+		{"root owns it", 0, "root", false},
+		{"the owner cannot enter either", 1000, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			te := newTestEnv(t)
+			dir := filepath.Dir(te.write("home/alice/web/bm2.toml", strings.ReplaceAll(nodeAPI, "api", "web")))
+			te.access[dir] = &fs.PathError{Op: "stat", Path: dir, Err: fs.ErrPermission}
+			te.owners = map[string]int{dir: c.owner}
+			te.enters = map[string]string{dir: c.enters}
+			te.lookupUser = func(name string) identity.Identity {
+				uid := map[string]int{"alice": 1000}[name]
+				return identity.Identity{Name: name, UID: uid, GID: uid}
+			}
+			te.mustRun(ExitInvalid, "check", dir)
+			got := te.stdout.String() + te.stderr.String()
+			hint := "; alice, who owns it, can: `user = \"alice\"` in bm2.toml runs the app as alice"
+			if !strings.Contains(got, "cwd_missing: web-0 cannot start: working directory "+dir+": permission denied") {
+				t.Fatalf("check output:\n%s", got)
+			}
+			if strings.Contains(got, hint) != c.want || (!c.want && strings.Contains(got, "who owns it")) {
+				t.Errorf("check output (want the owner named: %v):\n%s", c.want, got)
+			}
+		})
+	}
+}
+
 // bm2 check names every mode it can know before start, each with its fix;
 // a port another user's process holds is port_in_use, naming it.
 func TestCheckFindsWhatCannotStart(t *testing.T) {

@@ -125,6 +125,9 @@ type Env struct {
 	// checks before start (accessAs by default: as id when root, else
 	// only whether it exists).
 	Access func(id identity.Identity, path string, dir bool) error
+	// PathOwner is the uid that owns path (os.Stat's, by default): whose
+	// account may enter a working directory the project's own cannot.
+	PathOwner func(path string) (int, error)
 	// PortHolder names the holder of a TCP listener on port owned by
 	// another user than uid (hooks.ForeignHolder by default: sock_diag,
 	// and /proc for its name and pid).
@@ -267,6 +270,9 @@ func (e Env) WithDefaults() Env {
 	}
 	if e.Calendar == nil {
 		e.Calendar = analyzeCalendar
+	}
+	if e.PathOwner == nil {
+		e.PathOwner = statOwner
 	}
 	if e.Accounts == nil {
 		e.Accounts = trust.System()

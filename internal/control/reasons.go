@@ -195,6 +195,9 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 		facts.Detail = p.User
 		if r == reason.CwdMissing {
 			facts.Detail = fmt.Sprintf("%s does not exist or cannot be entered by the app's user (systemd: exit status 200/CHDIR)", p.Cwd)
+			if p.OwnAccount() {
+				facts.Detail += c.ownerCould(ctx, p.Cwd)
+			}
 		}
 		return reason.Explain(r, facts)
 	case why == string(reason.Budget):
@@ -265,12 +268,13 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 	if who == "" {
 		who = id.String()
 	}
-	access := c.Access
-	if access == nil {
-		access = accessAs
-	}
+	access := c.access()
 	if err := access(id, p.Cwd, true); err != nil {
-		add(reason.CwdMissing, accessText(p.Cwd, err, who), errors.Is(err, fs.ErrNotExist))
+		detail := accessText(p.Cwd, err, who)
+		if !errors.Is(err, fs.ErrNotExist) && p.OwnAccount() {
+			detail += c.ownerCould(ctx, p.Cwd)
+		}
+		add(reason.CwdMissing, detail, errors.Is(err, fs.ErrNotExist))
 		return found, definite
 	}
 	if err := access(id, p.ScriptPath(), false); err != nil {
@@ -286,6 +290,51 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 		}
 	}
 	return found, definite
+}
+
+// access is Env.Access, accessAs when unset.
+func (c *Client) access() func(id identity.Identity, path string, dir bool) error {
+	if c.Access != nil {
+		return c.Access
+	}
+	return accessAs
+}
+
+// ownerCould is what a project on its own account may do when that
+// account cannot enter dir: run as dir's owner, where the owner can (a
+// user's home directory is closed to other accounts on Debian 13 and
+// Ubuntu, and a PM2 app lives in one). "" when the owner is root, not in
+// the user database, or cannot enter dir either.
+func (c *Client) ownerCould(ctx context.Context, dir string) string {
+	if c.PathOwner == nil || c.Accounts == nil || c.LookupUser == nil {
+		return ""
+	}
+	uid, err := c.PathOwner(dir)
+	if err != nil || uid == 0 {
+		return ""
+	}
+	a, err := c.Accounts.UserID(uid)
+	if err != nil || a.Name == "" {
+		return ""
+	}
+	id, err := c.LookupUser(ctx, a.Name, "")
+	if err != nil || c.access()(id, dir, true) != nil {
+		return ""
+	}
+	return fmt.Sprintf("; %s, who owns it, can: `user = %q` in bm2.toml runs the app as %s", a.Name, a.Name, a.Name)
+}
+
+// statOwner is the uid that owns path.
+func statOwner(path string) (int, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, fmt.Errorf("%s: no owner", path)
+	}
+	return int(st.Uid), nil
 }
 
 // accessText is the {detail} of a path the project's user cannot use.
