@@ -264,13 +264,7 @@ scrape_configs:
 		b := b.in(t)
 		// 3,000 connections, 300 at a time, each closed at once: 15 times
 		// systemd's default trigger limit for Accept=yes (200 in 2 s).
-		b.write("/tmp/flood.js", metricsFlood)
-		if out := b.sh("/usr/local/bin/node /tmp/flood.js"); !strings.Contains(out, "done") {
-			t.Fatalf("flood: %s", out)
-		}
-		if st := b.show("bm2-metrics.socket", "ActiveState") + " " + b.show("bm2-metrics.socket", "Result"); st != "active success" {
-			t.Errorf("after the flood bm2-metrics.socket is %s", st)
-		}
+		b.floodMetrics()
 		b.eventually(30*time.Second, "a scrape after the flood", `curl -sf --max-time 10 http://127.0.0.1:9615/metrics | grep -q '^bm2_instance_up{'`)
 		b.noScrapeLeft()
 	})
@@ -291,6 +285,19 @@ func (b *bed) noScrapeLeft() {
 	b.t.Helper()
 	b.eventually(30*time.Second, "no scrape left running",
 		`test -z "$(systemctl list-units --all --no-legend --plain 'bm2-metrics@*')" && ! pgrep -f '^/usr/bin/bm2 --system metrics'`)
+}
+
+// floodMetrics runs metricsFlood and checks that the socket is still
+// active, not failed.
+func (b *bed) floodMetrics() {
+	b.t.Helper()
+	b.write("/tmp/flood.js", metricsFlood)
+	if out := b.sh("/usr/local/bin/node /tmp/flood.js"); !strings.Contains(out, "done") {
+		b.t.Fatalf("flood: %s", out)
+	}
+	if st := b.show("bm2-metrics.socket", "ActiveState") + " " + b.show("bm2-metrics.socket", "Result"); st != "active success" {
+		b.t.Errorf("after the flood bm2-metrics.socket is %s", st)
+	}
 }
 
 // metricsFlood is a Node.js script that opens 3,000 connections to the

@@ -39,15 +39,7 @@ const CacheEnv = "BM2_TEST_ROOTS"
 const Mirror = "http://deb.debian.org/debian"
 
 // CacheDir returns the absolute path of the root cache.
-func CacheDir() string {
-	if d := os.Getenv(CacheEnv); d != "" {
-		if abs, err := filepath.Abs(d); err == nil {
-			return abs
-		}
-		return d
-	}
-	return DefaultCacheDir
-}
+func CacheDir() string { return testutil.CacheDir(CacheEnv, DefaultCacheDir) }
 
 // key is the cache directory name of release with Packages: a new list
 // makes a new root rather than reusing one that lacks a package.
@@ -82,39 +74,23 @@ func Path(ctx context.Context, release string) (string, error) {
 }
 
 func build(ctx context.Context, cache, k, release string) error {
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return fmt.Errorf("create cache: %w", err)
-	}
-	unlock, err := testutil.LockFile(ctx, filepath.Join(cache, "."+k+".lock"))
+	return testutil.FillCache(ctx, cache, k, ready, func(tmp string) (string, error) {
+		return debootstrap(ctx, tmp, release)
+	})
+}
+
+// debootstrap makes a root of release in tmp/root and returns its path.
+func debootstrap(ctx context.Context, tmp, release string) (string, error) {
+	exe, err := testutil.LookCommand("debootstrap")
 	if err != nil {
-		return err
-	}
-	defer unlock()
-	dest := filepath.Join(cache, k)
-	if ready(dest) {
-		return nil // another process made it while we waited
-	}
-	stale, _ := filepath.Glob(filepath.Join(cache, ".build-"+k+"-*"))
-	for _, d := range append(stale, dest) {
-		if err := os.RemoveAll(d); err != nil {
-			return fmt.Errorf("remove stale %s: %w", d, err)
-		}
-	}
-	tmp, err := os.MkdirTemp(cache, ".build-"+k+"-")
-	if err != nil {
-		return fmt.Errorf("create temporary dir: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	debootstrap, err := testutil.LookCommand("debootstrap")
-	if err != nil {
-		return err
+		return "", err
 	}
 	mirror := Mirror
 	if m := os.Getenv("BM2_TEST_MIRROR"); m != "" {
 		mirror = m
 	}
 	root := filepath.Join(tmp, "root")
-	cmd := exec.CommandContext(ctx, debootstrap, "--variant=minbase", "--include="+strings.Join(Packages, ","), release, root, mirror)
+	cmd := exec.CommandContext(ctx, exe, "--variant=minbase", "--include="+strings.Join(Packages, ","), release, root, mirror)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = 10 * time.Second
@@ -123,12 +99,9 @@ func build(ctx context.Context, cache, k, release string) error {
 		if len(tail) > 2000 {
 			tail = "..." + tail[len(tail)-2000:]
 		}
-		return fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, tail)
+		return "", fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, tail)
 	}
-	if !ready(root) {
-		return fmt.Errorf("debootstrap left no usr/lib/systemd/systemd in %s", root)
-	}
-	return os.Rename(root, filepath.Join(cache, k))
+	return root, nil
 }
 
 // SystemdVersion is the major version of the systemd package in root

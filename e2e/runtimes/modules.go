@@ -2,7 +2,6 @@ package runtimes
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,42 +29,30 @@ func Modules(ctx context.Context, pkgs ...string) (string, error) {
 	if st, err := os.Stat(mods); err == nil && st.IsDir() {
 		return mods, nil
 	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", fmt.Errorf("create cache: %w", err)
+	ready := func(dir string) bool {
+		st, err := os.Stat(filepath.Join(dir, "node_modules"))
+		return err == nil && st.IsDir()
 	}
-	unlock, err := testutil.LockFile(ctx, filepath.Join(cache, "."+key+".lock"))
+	err := testutil.FillCache(ctx, cache, key, ready, func(tmp string) (string, error) {
+		dir := filepath.Join(tmp, "pkg")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return "", err
+		}
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			return "", err
+		}
+		args := append([]string{"install", "--silent", "--no-save", "--no-package-lock", "--omit=dev", "--prefix", dir}, sorted...)
+		install := exec.CommandContext(ctx, npm, args...)
+		install.Dir = dir
+		install.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false")
+		if _, err := run(install); err != nil {
+			return "", err
+		}
+		return dir, makePublic(dir)
+	})
 	if err != nil {
 		return "", err
-	}
-	defer unlock()
-	if st, err := os.Stat(mods); err == nil && st.IsDir() {
-		return mods, nil
-	}
-	tmp, err := os.MkdirTemp(cache, ".fetch-"+key+"-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return "", err
-	}
-	args := append([]string{"install", "--silent", "--no-save", "--no-package-lock", "--omit=dev", "--prefix", tmp}, sorted...)
-	install := exec.CommandContext(ctx, npm, args...)
-	install.Dir = tmp
-	install.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false")
-	if _, err := run(install); err != nil {
-		return "", err
-	}
-	if err := makePublic(tmp); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return "", err
-	}
-	os.RemoveAll(dest)
-	if err := os.Rename(tmp, dest); err != nil {
-		return "", fmt.Errorf("move into cache: %w", err)
 	}
 	return mods, nil
 }

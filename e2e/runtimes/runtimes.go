@@ -61,15 +61,7 @@ const DefaultCacheDir = "/var/cache/bm2-test/runtimes"
 const CacheEnv = "BM2_TEST_CACHE"
 
 // CacheDir returns the absolute path of the runtime cache.
-func CacheDir() string {
-	if d := os.Getenv(CacheEnv); d != "" {
-		if abs, err := filepath.Abs(d); err == nil {
-			return abs
-		}
-		return d
-	}
-	return DefaultCacheDir
-}
+func CacheDir() string { return testutil.CacheDir(CacheEnv, DefaultCacheDir) }
 
 // pkg describes where a runtime comes from: its npm package for this
 // machine's architecture and the executable's path inside the package.
@@ -153,73 +145,49 @@ const fetchTimeout = 5 * time.Minute
 
 // fetch downloads and unpacks npmName@version into cache/key, atomically.
 func fetch(ctx context.Context, cache, key, npmName, version, bin string) error {
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return fmt.Errorf("create cache: %w", err)
-	}
-	unlock, err := testutil.LockFile(ctx, filepath.Join(cache, "."+key+".lock"))
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	ready := func(dir string) bool { return isExecutable(filepath.Join(dir, bin)) }
+	return testutil.FillCache(ctx, cache, key, ready, func(tmp string) (string, error) {
+		return fetchInto(ctx, tmp, npmName, version, bin)
+	})
+}
 
-	dest := filepath.Join(cache, key)
-	if isExecutable(filepath.Join(dest, bin)) {
-		return nil // another process fetched it while we waited
-	}
-	// Whatever is left of earlier attempts is ours to clean up now that we
-	// hold the lock: a crashed fetch's temporary dir, or a cache dir
-	// without its executable (which an atomic rename cannot produce, but a
-	// person can).
-	stale, _ := filepath.Glob(filepath.Join(cache, ".fetch-"+key+"-*"))
-	for _, d := range append(stale, dest) {
-		if err := os.RemoveAll(d); err != nil {
-			return fmt.Errorf("remove stale %s: %w", d, err)
-		}
-	}
-
-	tmp, err := os.MkdirTemp(cache, ".fetch-"+key+"-")
-	if err != nil {
-		return fmt.Errorf("create temporary dir: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-
+// fetchInto downloads, unpacks and checks npmName@version in tmp, and
+// returns the unpacked package's directory.
+func fetchInto(ctx context.Context, tmp, npmName, version, bin string) (string, error) {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		return err
+		return "", err
 	}
 	pack := exec.CommandContext(ctx, npm, "pack", "--silent", "--pack-destination", tmp, npmName+"@"+version)
 	pack.Dir = tmp
 	pack.Env = append(os.Environ(), "npm_config_update_notifier=false", "npm_config_fund=false", "npm_config_audit=false")
 	out, err := run(pack)
 	if err != nil {
-		return err
+		return "", err
 	}
 	lines := strings.Fields(out)
 	if len(lines) == 0 {
-		return fmt.Errorf("npm pack printed no file name")
+		return "", fmt.Errorf("npm pack printed no file name")
 	}
 	tgz := filepath.Join(tmp, filepath.Base(lines[len(lines)-1]))
 
 	if _, err := run(exec.CommandContext(ctx, "tar", "-xzf", tgz, "-C", tmp, "--no-same-owner")); err != nil {
-		return fmt.Errorf("unpack: %w", err)
+		return "", fmt.Errorf("unpack: %w", err)
 	}
 	unpacked := filepath.Join(tmp, "package")
 	// Readable (and the executable runnable) by everyone, whatever the
 	// umask: services under test may run as unprivileged users.
 	if err := makePublic(unpacked); err != nil {
-		return err
+		return "", err
 	}
 	exe := filepath.Join(unpacked, bin)
 	if !isExecutable(exe) {
-		return fmt.Errorf("package has no executable %s", bin)
+		return "", fmt.Errorf("package has no executable %s", bin)
 	}
 	if err := verify(ctx, exe, version); err != nil {
-		return err
+		return "", err
 	}
-	if err := os.Rename(unpacked, dest); err != nil {
-		return fmt.Errorf("move into cache: %w", err)
-	}
-	return nil
+	return unpacked, nil
 }
 
 // verify checks that exe runs and reports version.

@@ -96,7 +96,7 @@ func TestConcurrentFetch(t *testing.T) {
 	key := cacheKey(npmName, Bun13)
 	// A crashed fetch's temporary dir, and a cache dir without an
 	// executable.
-	for _, d := range []string{".fetch-" + key + "-123", key} {
+	for _, d := range []string{".fill-" + key + "-123", key} {
 		if err := os.MkdirAll(filepath.Join(cache, d, "junk"), 0o755); err != nil {
 			t.Fatal(err)
 		}
