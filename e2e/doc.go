@@ -6,7 +6,8 @@
 //
 // They boot the host's systemd; TestNewerSystemd boots the one of a newer
 // Debian release from a root file system of its own (package roots), and
-// BM2_E2E_RELEASE=trixie boots every sandbox from it.
+// BM2_E2E_RELEASE=trixie boots the other beds from it too (all but the
+// cgroup v1 one; the package tests keep their own sandboxes).
 //
 // They need root; without it they skip, except with CI=true, where they
 // must run.

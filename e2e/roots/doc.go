@@ -15,7 +15,9 @@
 // build interrupted half-way leaves only a temporary directory, which the
 // next build of the same root removes; parallel test processes serialise
 // on a lock file, and a cache hit costs one stat. Trixie takes about
-// 45 s and 280 MiB.
+// 45 s and 280 MiB. A root is not updated once made (a point release does
+// not reach it), and a new package list makes a new one beside the old:
+// remove the cache directory to start afresh.
 //
 // To make the roots ahead of the tests, as `make test-deps` does, run
 // `go test -run '^TestFetch$' ./e2e/roots`. In a test, Require makes one

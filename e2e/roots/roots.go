@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,11 +57,14 @@ func ready(dir string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
+// releaseName is what a Debian code name looks like, and all Path takes.
+var releaseName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+
 // Path returns the directory of a root of release (a Debian code name),
 // making it with debootstrap first if it is not cached yet. It is safe to
 // call concurrently, also from several processes. It needs root.
 func Path(ctx context.Context, release string) (string, error) {
-	if release == "" || strings.ContainsAny(release, "/ .") {
+	if !releaseName.MatchString(release) {
 		return "", fmt.Errorf("root: bad release %q", release)
 	}
 	cache, k := CacheDir(), key(release)
@@ -93,6 +98,13 @@ func debootstrap(ctx context.Context, tmp, release string) (string, error) {
 	cmd := exec.CommandContext(ctx, exe, "--variant=minbase", "--include="+strings.Join(Packages, ","), release, root, mirror)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// In a mount namespace of its own (Go makes its mounts private), so
+	// that the proc and sys it mounts in the root vanish with it, however
+	// it ends; in a process group of its own, killed whole when ctx ends
+	// or this process dies, so that no dpkg outlives it into the next
+	// build's sweep.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Run(); err != nil {
 		tail := out.String()

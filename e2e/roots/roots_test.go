@@ -57,7 +57,7 @@ func TestKeyFollowsPackages(t *testing.T) {
 }
 
 func TestPathRefusesBadRelease(t *testing.T) {
-	for _, r := range []string{"", "../etc", "a b", "trixie.1"} {
+	for _, r := range []string{"", "../etc", "a b", "trixie.1", "*", "tri[xie", "-v", "Trixie", "1trixie", "tri\nxie"} {
 		if _, err := Path(t.Context(), r); err == nil {
 			t.Errorf("Path(%q) = nil error", r)
 		}

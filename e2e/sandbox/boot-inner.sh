@@ -17,8 +17,8 @@
 #   unshare --pid --mount --cgroup --uts --ipc --net --fork
 # started from a process that already sits in the sandbox's own cgroup in
 # every mounted hierarchy (the Go side, sandbox.Boot, arranges that). It builds
-# a throw-away root file system (an overlay of the host's / with a tmpfs upper
-# layer), gives it private /dev, /proc, /sys, /run, /tmp and cgroup mounts,
+# a throw-away root file system (an overlay of the host's /, or of
+# $BM2_E2E_LOWER, with a tmpfs upper layer), gives it private /dev, /proc, /sys, /run, /tmp and cgroup mounts,
 # pivots into it and execs systemd as PID 1.
 #
 # Everything the booted systemd writes lands in tmpfs and vanishes with the
@@ -66,10 +66,11 @@ mkdir "$STAGING/upper" "$STAGING/work" "$STAGING/merged"
 # not follow submounts, which is what we want (everything else gets its own
 # mount below).
 # BM2_E2E_LOWER is another root file system to boot instead (a Debian
-# release unpacked by debootstrap, with a newer systemd): the host's
-# binaries still run this script, the booted system is that one.
+# release unpacked by debootstrap, with a newer systemd). The host's
+# binaries run this script up to the pivot; what follows it (rm, hostname,
+# tr, setpriv, env, systemd) comes from that root.
 LOWER=${BM2_E2E_LOWER:-/}
-[ -d "$LOWER/usr/lib/systemd" ] || die "$LOWER has no systemd"
+[ -x "$LOWER/usr/lib/systemd/systemd" ] || die "$LOWER has no usr/lib/systemd/systemd"
 mount -t overlay overlay \
 	-o "lowerdir=$LOWER,upperdir=$STAGING/upper,workdir=$STAGING/work" "$STAGING/merged"
 M=$STAGING/merged
@@ -169,7 +170,6 @@ fi
 # systemd does not use it.
 if [ "$(stat -f -c %T "$M$HC")" != cgroup2fs ]; then
 	case ${BM2_E2E_CGROUP:-hybrid} in
-	unified) ;;
 	hybrid)
 		if ! mountpoint -q "$M$HC/unified"; then
 			mkdir -p "$M$HC/unified"

@@ -54,7 +54,7 @@ type Options struct {
 	// version): the overlay's lower layer. Optional; the host's / by
 	// default. Such a root boots with the cgroup v2 hierarchy alone
 	// (systemd 256 and later refuse v1), so the controllers the host's
-	// v1 hierarchies hold are missing inside.
+	// v1 hierarchies hold are missing inside. Not with Legacy.
 	Root string
 }
 
@@ -116,6 +116,9 @@ func boot(ctx context.Context, opts Options) (_ *Machine, err error) {
 		m.name = id
 	}
 	binds, err := bindArgs(opts)
+	if err == nil {
+		err = checkRoot(opts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", id, err)
 	}
@@ -161,10 +164,9 @@ func boot(ctx context.Context, opts Options) (_ *Machine, err error) {
 	m.cmd.Stdout = m.console
 	m.cmd.Stderr = m.console
 	mode, lower := "hybrid", "/"
-	switch {
-	case opts.Root != "":
+	if opts.Root != "" {
 		mode, lower = "unified", opts.Root
-	case opts.Legacy:
+	} else if opts.Legacy {
 		mode = "legacy"
 	}
 	m.cmd.Env = []string{"PATH=" + sandboxPath, "BM2_E2E_CGROUP=" + mode, "BM2_E2E_LOWER=" + lower}
@@ -615,6 +617,27 @@ func hostGoEnv() []string {
 
 // bindArgs validates the directories to bind-mount and returns them as
 // boot-inner.sh arguments.
+// checkRoot refuses an Options.Root that the overlay cannot take as its
+// lower layer, and Root with Legacy (a systemd that needs a root of its
+// own refuses cgroup v1).
+func checkRoot(opts Options) error {
+	if opts.Root == "" {
+		return nil
+	}
+	if opts.Legacy {
+		return errors.New("Root and Legacy together: a newer systemd boots with the cgroup v2 hierarchy alone")
+	}
+	if !filepath.IsAbs(opts.Root) || strings.ContainsAny(opts.Root, ",:\\") {
+		return fmt.Errorf("root %q: want an absolute path without ',', ':' or '\\'", opts.Root)
+	}
+	if fi, err := os.Stat(opts.Root); err != nil {
+		return fmt.Errorf("root: %w", err)
+	} else if !fi.IsDir() {
+		return fmt.Errorf("root %s: not a directory", opts.Root)
+	}
+	return nil
+}
+
 func bindArgs(opts Options) ([]string, error) {
 	var binds []string
 	if opts.Repo != "" {
