@@ -19,12 +19,12 @@ SYSCONFDIR  ?= /etc
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
-                bm2-events.timer bm2-events.service bm2-metrics.socket bm2-metrics@.service
+                bm2-events.timer bm2-events.service bm2-metrics.socket bm2-metrics.service
 # Connection steering is system scope's alone: no user unit.
 STATIC_UNITS += bm2-steer@.service
 # The units for users' own managers (user scope): units/user/.
 USER_UNITS   := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
-                bm2-events.timer bm2-events.service bm2-metrics.socket bm2-metrics@.service
+                bm2-events.timer bm2-events.service bm2-metrics.socket bm2-metrics.service
 
 .PHONY: all build test test-deps test-unit test-e2e test-stress check fuzz bench demo install install-files uninstall clean
 
@@ -95,7 +95,10 @@ install-files:
 	  $(DESTDIR)$(USERGENDIR) $(DESTDIR)$(USERUNITDIR) \
 	  $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/bm2
 	install -m 0755 bin/bm2 $(DESTDIR)$(BINDIR)/bm2
-	install -m 0755 bin/bm2-probe $(DESTDIR)$(LIBEXECDIR)/bm2-probe
+	@# 0711: an exec of bm2-probe by another user (the health check's child,
+	@# as an app's user) cannot read the file, so the kernel makes that
+	@# process non-dumpable: the app cannot trace it or write its memory.
+	install -m 0711 bin/bm2-probe $(DESTDIR)$(LIBEXECDIR)/bm2-probe
 	@# The reusePort preload (reuseport = "preload"): root's, beside bm2-probe,
 	@# where the apps that load it cannot change it.
 	install -m 0644 internal/preload/reuseport.cjs $(DESTDIR)$(LIBEXECDIR)/reuseport.cjs
@@ -117,6 +120,9 @@ install-files:
 	install -d $(DESTDIR)$(USERUNITDIR)/paths.target.wants $(DESTDIR)$(USERUNITDIR)/timers.target.wants
 	ln -sfn ../bm2-notify.path $(DESTDIR)$(USERUNITDIR)/paths.target.wants/bm2-notify.path
 	ln -sfn ../bm2-events.timer $(DESTDIR)$(USERUNITDIR)/timers.target.wants/bm2-events.timer
+	@# An older bm2 answered each scrape in its own bm2-metrics@.service
+	@# (Accept=yes): gone (bm2-metrics.service answers them all).
+	rm -f $(DESTDIR)$(UNITDIR)/bm2-metrics@.service $(DESTDIR)$(USERUNITDIR)/bm2-metrics@.service
 	@# An older bm2 started its relay from a path unit, bm2-events.path, on
 	@# the restart's path: gone (the probes drain the spool now).
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl stop bm2-events.path 2>/dev/null || true; fi

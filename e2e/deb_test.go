@@ -77,6 +77,8 @@ test "$(getent passwd bm2 | cut -d: -f6)" = /var/lib/bm2
 test -d /etc/bm2 && test -d /var/lib/bm2/errored && test -d /var/log/bm2
 # The layout of make install with PREFIX=/usr.
 test -x /usr/bin/bm2 && test -x /usr/lib/bm2/bm2-probe
+# Executable, not readable by others: an app user's exec of it is non-dumpable.
+test "$(stat -c %a /usr/lib/bm2/bm2-probe)" = 711
 # The reusePort preload, root's and read-only beside bm2-probe.
 test "$(stat -c '%a %U' /usr/lib/bm2/reuseport.cjs)" = "644 root"
 test -x /usr/lib/systemd/system-generators/bm2-generator

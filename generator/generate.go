@@ -428,7 +428,7 @@ func restartTimer(r *renderer, p *config.Project, systemctl string) []byte {
 // the probe's verdicts), the project registry and bm2's state (written:
 // the reload lock), and, as root, the instances' sockets (/proc/<pid>/fd
 // of other users: CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, and sock_diag:
-// AF_NETLINK), as bm2-metrics@.service does.
+// AF_NETLINK), as bm2-metrics.service does.
 func restartService(r *renderer, p *config.Project, opts Options) []byte {
 	return reloadService(r, p, opts, "bm2 "+p.Name+" scheduled reload", units.QuoteCommand([]string{opts.CLI, opts.scopeFlag(), "reload", p.Name}), false)
 }
@@ -644,6 +644,13 @@ func healthService(r *renderer, p *config.Project, opts Options) []byte {
 	// stop the checks.
 	f.Add("Unit", "StartLimitIntervalSec", "0")
 	f.Add("Service", "Type", "oneshot")
+	if !opts.user() {
+		// Its child runs as the instances' user: the unit may bind
+		// nothing, whatever that child were made to do (package
+		// portfence; SocketBindDeny= where systemd has BPF).
+		f.Add("Service", "ExecStartPre", "+"+units.QuoteCommand([]string{opts.Helper, "fence", "--no-bind", units.HealthService(p.Name)}))
+		f.Add("Service", "SocketBindDeny", "any")
+	}
 	f.Add("Service", "ExecStart", units.QuoteCommand([]string{opts.Helper, "health", p.Name}))
 	f.Add("Service", "Environment", units.QuoteEnv("BM2_HEALTH_PATH", p.Health.Path))
 	f.Add("Service", "Environment", `"BM2_HEALTH_INTERVAL_MS=`+strconv.FormatInt(p.Health.Interval.Milliseconds(), 10)+`"`)

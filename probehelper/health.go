@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/exec"
@@ -368,6 +369,11 @@ func ChildCheck(self string) CheckFunc {
 			args = append(args, t.String())
 			asked[k] = t.Index
 		}
+		if id != nil {
+			if err := unreadableBy(self, id); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrCheckNotMade, err)
+			}
+		}
 		cmd := exec.CommandContext(ctx, self, args...)
 		cmd.Env = []string{}
 		cmd.Dir = "/"
@@ -395,6 +401,38 @@ func ChildCheck(self string) CheckFunc {
 		}
 		return got, nil
 	}
+}
+
+// unreadableBy is nil when id (with no supplementary group) cannot read
+// the file at self, which it executes. The kernel makes a process that
+// execs a file it cannot read non-dumpable: the app, which runs as the
+// same user, can then neither ptrace the child nor open its
+// /proc/PID/mem, and so cannot make it do anything. (Before the exec the
+// child is root's, then non-dumpable from its setuid on.) A bm2-probe
+// others can read (not 0711, as make install and the package leave it)
+// is refused: the check is not made, rather than made from a process
+// the app could drive.
+func unreadableBy(self string, id *identity.Identity) error {
+	fi, err := os.Stat(self)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fmt.Errorf("stat %s: no owner", self)
+	}
+	var bit os.FileMode = 0o004
+	switch {
+	case int(st.Uid) == id.UID:
+		bit = 0o400
+	case int(st.Gid) == id.GID:
+		bit = 0o040
+	}
+	if fi.Mode().Perm()&bit != 0 {
+		return fmt.Errorf("%s is readable by %s (mode %04o), who would run it as the check's child and could trace it: "+
+			"chmod 0711 %s (make install and the bm2 package install it so)", self, describeID(id), fi.Mode().Perm(), self)
+	}
+	return nil
 }
 
 // killPast ends the child (cancel) as soon as it has written more than
@@ -471,6 +509,11 @@ func healthGet(ctx context.Context, args []string, out io.Writer) error {
 	path := args[1]
 	if !strings.HasPrefix(path, "/") {
 		return fmt.Errorf("health-get: %q is not a path", path)
+	}
+	// Non-dumpable already (bm2-probe is not readable by this user, see
+	// unreadableBy); said again, in case it ever were.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("health-get: prctl(PR_SET_DUMPABLE): %v", err)
 	}
 	targets := make([]health.Target, 0, len(args)-2)
 	for _, a := range args[2:] {

@@ -452,3 +452,47 @@ func TestHealthRestartNotTakenIsAskedAgain(t *testing.T) {
 		t.Errorf("after the restart: %+v", e)
 	}
 }
+
+// The child runs as the instances' user only from a bm2-probe that user
+// cannot read, so that its exec is non-dumpable: one it can read (by
+// owner, group or others) is a check not made, before anything starts.
+func TestChildCheckRefusesReadableSelf(t *testing.T) {
+	dir := t.TempDir()
+	self := filepath.Join(dir, "bm2-probe")
+	if err := os.WriteFile(self, []byte("#!/bin/sh\necho started >"+filepath.Join(dir, "ran")+"\n"), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	uid, gid := os.Getuid(), os.Getgid()
+	for _, c := range []struct {
+		mode     os.FileMode
+		id       identity.Identity
+		readable bool
+	}{
+		{0o711, identity.Identity{UID: uid + 1000, GID: gid + 1000}, false},
+		{0o755, identity.Identity{UID: uid + 1000, GID: gid + 1000}, true},
+		{0o751, identity.Identity{UID: uid + 1000, GID: gid}, true},
+		{0o751, identity.Identity{UID: uid + 1000, GID: gid + 1000}, false},
+		{0o711, identity.Identity{UID: uid, GID: gid}, true},
+		{0o311, identity.Identity{UID: uid, GID: gid}, false},
+	} {
+		if err := os.Chmod(self, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		err := unreadableBy(self, &c.id)
+		if (err != nil) != c.readable {
+			t.Errorf("mode %04o, uid %d gid %d: %v, want readable=%v", c.mode, c.id.UID, c.id.GID, err, c.readable)
+		}
+	}
+	if err := os.Chmod(self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := identity.Identity{UID: uid + 1000, GID: gid + 1000}
+	targets := []health.Target{{Index: 0, Port: 3100}}
+	_, err := ChildCheck(self)(context.Background(), &id, targets, "/healthz", time.Second)
+	if !errors.Is(err, ErrCheckNotMade) || !strings.Contains(err.Error(), "chmod 0711 "+self) {
+		t.Errorf("ChildCheck from a readable bm2-probe: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Errorf("the child ran")
+	}
+}

@@ -27,10 +27,16 @@ func TestProperties(t *testing.T) {
 	}
 	got := strings.Join(props, "\n")
 	for _, want := range []string{"NoNewPrivileges=yes", "ProtectSystem=strict", "SystemCallFilter=@system-service", "SystemCallFilter=~@privileged",
-		"CapabilityBoundingSet=", "PrivateUsers=yes", "User=bm2-api", "DynamicUser=yes", "ReadWritePaths=-/srv/100%/data", "PrivateNetwork=yes"} {
+		"CapabilityBoundingSet=", "PrivateUsers=yes", "User=bm2-api", "DynamicUser=yes", "ReadWritePaths=-/srv/100%/data", "PrivateNetwork=yes",
+		"SocketBindDeny=any", "SystemCallFilter=~bind listen"} {
 		if !strings.Contains("\n"+got+"\n", "\n"+want+"\n") {
 			t.Errorf("no %s in:\n%s", want, got)
 		}
+	}
+	// Binds are refused after the instance's own filter, which may be a
+	// list of what is allowed: a later ~ takes bind and listen out of it.
+	if strings.LastIndex(got, "SystemCallFilter=") != strings.Index(got, "SystemCallFilter=~bind listen") {
+		t.Errorf("~bind listen is not the last SystemCallFilter=:\n%s", got)
 	}
 	for _, not := range []string{"ExecStart", "Environment", "ExecStopPost", "RuntimeDirectory", "Description", "Restart"} {
 		if strings.Contains(got, not+"=") {
@@ -81,7 +87,7 @@ func TestPropertiesKeepTheLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"Slice=bm2-api.slice", "TasksMax=64", "MemoryMax=300M", "NoNewPrivileges=yes", "PrivateNetwork=yes"}
+	want := append([]string{"Slice=bm2-api.slice", "TasksMax=64", "MemoryMax=300M"}, Extra...)
 	if strings.Join(props, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("properties %q, want %q", props, want)
 	}

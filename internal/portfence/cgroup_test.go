@@ -89,6 +89,11 @@ func TestMainArgs(t *testing.T) {
 			t.Errorf("Main(%q): no error", bad)
 		}
 	}
+	for _, bad := range []string{"bm2@api-0.service", "bm2--health.service", "bm2-../x-health.service", "x-health.service"} {
+		if err := Main([]string{"--no-bind", bad}, &out, nil); err == nil {
+			t.Errorf("Main(--no-bind %q): no error", bad)
+		}
+	}
 	// This test runs in no unit's cgroup: no fence, no error, one line.
 	if err := Main([]string{"api-0", "3000", "9229"}, &out, nil); err != nil {
 		t.Fatalf("Main outside a unit: %v", err)

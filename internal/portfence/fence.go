@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
@@ -27,21 +28,30 @@ func Apply(dir string, ports []int) error {
 	if err != nil {
 		return err
 	}
+	return apply(dir, Instructions(ports))
+}
+
+// ApplyNoBind attaches to the cgroup v2 directory dir the fence that
+// allows no bind() at all (NoBindInstructions), in place of any earlier
+// one, as Apply does.
+func ApplyNoBind(dir string) error { return apply(dir, NoBindInstructions()) }
+
+func apply(dir string, insns asm.Instructions) error {
 	cg, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
 	defer cg.Close()
 	for _, at := range AttachTypes {
-		if err := attach(int(cg.Fd()), at, ports); err != nil {
+		if err := attach(int(cg.Fd()), at, insns); err != nil {
 			return fmt.Errorf("attach to %s (%s): %w", dir, at, err)
 		}
 	}
 	return nil
 }
 
-func attach(cg int, at ebpf.AttachType, ports []int) error {
-	prog, err := ebpf.NewProgram(Spec(at, ports))
+func attach(cg int, at ebpf.AttachType, insns asm.Instructions) error {
+	prog, err := ebpf.NewProgram(spec(at, insns))
 	if err != nil {
 		if unsupported(err) {
 			return &UnsupportedError{err}

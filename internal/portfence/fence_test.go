@@ -244,3 +244,32 @@ func TestApplyRefused(t *testing.T) {
 	}
 	t.Logf("Apply: %v", err)
 }
+
+// The fence of a unit that must listen nowhere denies every bind, an
+// ephemeral port's included; an instance's fence put there later
+// replaces it.
+func TestFenceNoBind(t *testing.T) {
+	dir := testCgroup(t)
+	p := freePorts(t, 1)[0]
+	if err := ApplyNoBind(dir); err != nil {
+		t.Fatalf("ApplyNoBind: %v", err)
+	}
+	got := binds(t, dir, p, 0)
+	for _, want := range []string{
+		fmt.Sprintf("4 %d EPERM", p), fmt.Sprintf("6 %d EPERM", p), "4 0 EPERM", "6 0 EPERM",
+	} {
+		if !got[want] {
+			t.Errorf("missing %q in %v", want, got)
+		}
+	}
+	if ok, err := Attached(dir); !ok || err != nil {
+		t.Errorf("Attached = %v, %v; want true", ok, err)
+	}
+	if err := Apply(dir, []int{p}); err != nil {
+		t.Fatalf("Apply after ApplyNoBind: %v", err)
+	}
+	got = binds(t, dir, p, 0)
+	if !got[fmt.Sprintf("4 %d ok", p)] || !got["4 0 ok"] {
+		t.Errorf("after Apply: %v", got)
+	}
+}

@@ -31,6 +31,9 @@ import (
 // exit status 78, which is not restarted. A mark that cannot be written
 // is said through events (state_write_failed).
 func Main(args []string, stderr io.Writer, events journal.Sink) error {
+	if len(args) == 2 && args[0] == "--no-bind" {
+		return noBind(args[1], stderr)
+	}
 	if len(args) < 2 {
 		return errors.New("usage: bm2-probe fence PROJECT-INDEX PORT...")
 	}
@@ -101,3 +104,46 @@ func failed(inst string, err error, events journal.Sink) error {
 
 // UserScopeReason is why a user manager's instances are not fenced.
 const UserScopeReason = "user scope: a user manager cannot attach BPF programs"
+
+// noBind is `bm2-probe fence --no-bind bm2-PROJECT-health.service`, the
+// ExecStartPre=+ of a system-scope health check: it attaches the fence
+// that lets the unit bind nothing (ApplyNoBind) to the unit's cgroup, in
+// which it runs, before the check starts its child as the instances'
+// user. That child must never listen: were the app to drive it, it could
+// not take a port outside the app's own fence. SocketBindDeny=any in the
+// same unit does this where systemd has its BPF framework.
+//
+// Where the host cannot fence (as for an instance) it says why on stderr
+// and succeeds: the child is still non-dumpable (bm2-probe is installed
+// 0711), so the app cannot drive it. Any other failure fails the step,
+// and so the check's run, which counts for nothing.
+func noBind(unit string, stderr io.Writer) error {
+	project, ok := strings.CutPrefix(unit, "bm2-")
+	project, ok2 := strings.CutSuffix(project, "-health.service")
+	if !ok || !ok2 || project == "" || strings.ContainsAny(project, "/\x00") || strings.HasPrefix(project, ".") {
+		return fmt.Errorf("fence --no-bind: %q is not a health check's unit (bm2-PROJECT-health.service)", unit)
+	}
+	notFenced := func(why error) error {
+		fmt.Fprintf(stderr, "bm2-probe fence: binds not fenced: %v; %s runs without the fence\n", why, unit)
+		return nil
+	}
+	if os.Geteuid() != 0 {
+		return notFenced(errors.New(UserScopeReason))
+	}
+	dir, err := SelfUnitDir(unit)
+	if errors.Is(err, ErrNoUnified) {
+		return notFenced(err)
+	}
+	if err != nil {
+		return fmt.Errorf("fence %s: find its cgroup: %w", unit, err)
+	}
+	err = ApplyNoBind(dir)
+	var unsupported *UnsupportedError
+	if errors.As(err, &unsupported) {
+		return notFenced(err)
+	}
+	if err != nil {
+		return fmt.Errorf("fence %s: %w", unit, err)
+	}
+	return nil
+}

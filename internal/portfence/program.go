@@ -57,11 +57,25 @@ func Ports(ports []int) ([]int, error) {
 //	if r2 == ports[i] goto allow // for each port
 //	r0 = 0; exit
 //	allow: r0 = 1; exit
-func Instructions(ports []int) asm.Instructions {
+func Instructions(ports []int) asm.Instructions { return instructions(ports, true) }
+
+// NoBindInstructions is the program that denies every bind(), port 0 (an
+// ephemeral port) included: the fence of a unit that must listen nowhere
+// (a project's health check, whose child runs as the app's user). A
+// connect(2) picks its local port without bind(2), and is not affected.
+func NoBindInstructions() asm.Instructions { return instructions(nil, false) }
+
+func instructions(ports []int, ephemeral bool) asm.Instructions {
+	if len(ports) == 0 && !ephemeral {
+		// Nothing is allowed: the verifier refuses an unreachable allow.
+		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
+	}
 	insns := asm.Instructions{
 		asm.LoadMem(asm.R2, asm.R1, offUserPort, asm.Word),
 		asm.HostTo(asm.BE, asm.R2, asm.Half),
-		asm.JEq.Imm(asm.R2, 0, "allow"),
+	}
+	if ephemeral {
+		insns = append(insns, asm.JEq.Imm(asm.R2, 0, "allow"))
 	}
 	for _, p := range ports {
 		insns = append(insns, asm.JEq.Imm(asm.R2, int32(p), "allow"))
@@ -76,11 +90,15 @@ func Instructions(ports []int) asm.Instructions {
 
 // Spec is the program for one of AttachTypes.
 func Spec(attach ebpf.AttachType, ports []int) *ebpf.ProgramSpec {
+	return spec(attach, Instructions(ports))
+}
+
+func spec(attach ebpf.AttachType, insns asm.Instructions) *ebpf.ProgramSpec {
 	return &ebpf.ProgramSpec{
 		Name:         ProgName,
 		Type:         ebpf.CGroupSockAddr,
 		AttachType:   attach,
-		Instructions: Instructions(ports),
+		Instructions: insns,
 		License:      "GPL",
 	}
 }
