@@ -1,4 +1,5 @@
-# bm2 — see README.md. `make demo` and `make test` are all a newcomer needs.
+# bm2 — see README.md (and HACKING.md for developers). `make demo` and
+# `make test` are all a newcomer needs.
 PREFIX      ?= /usr
 DESTDIR     ?=
 BINDIR      ?= $(PREFIX)/bin
