@@ -1,4 +1,5 @@
-# bm2 — see README.md. `make demo` and `make test` are all a newcomer needs.
+# bm2 — see README.md (and HACKING.md for developers). `make demo` and
+# `make test` are all a newcomer needs.
 PREFIX      ?= /usr
 DESTDIR     ?=
 BINDIR      ?= $(PREFIX)/bin
@@ -18,6 +19,9 @@ SYSCONFDIR  ?= /etc
 
 GO      ?= go
 BINS    := bm2 bm2-generator bm2-probe
+# The man pages (packaging/man/*.[1-8]): each goes to man<section>/, as the
+# Debian package installs them (debian/bm2.manpages), uncompressed.
+MANPAGES := $(wildcard packaging/man/*.[1-8])
 STATIC_UNITS := bm2.slice bm2@.service bm2-probe@.service bm2-failed@.service bm2-notify.path bm2-notify.service \
                 bm2-events.timer bm2-events.service bm2-metrics.socket bm2-metrics.service
 # Connection steering is system scope's alone: no user unit.
@@ -157,6 +161,11 @@ install-files:
 	install -m 0644 internal/cli/completion/bm2.bash $(DESTDIR)$(BASHCOMPDIR)/bm2
 	install -m 0644 internal/cli/completion/_bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2
 	install -m 0644 internal/cli/completion/bm2.fish $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
+	@# The man pages: bm2(1), bm2-import(1), bm2.toml(5), bm2-generator(8), which
+	@# bm2's errors and hints cite.
+	for f in $(MANPAGES); do \
+	  s=$${f##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	  install -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; done
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
@@ -179,6 +188,7 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/50-bm2.conf
 	rm -f $(DESTDIR)$(CATALOGDIR)/bm2.catalog
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/bm2 $(DESTDIR)$(ZSHCOMPDIR)/_bm2 $(DESTDIR)$(FISHCOMPDIR)/bm2.fish
+	for f in $(MANPAGES); do s=$${f##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then journalctl --update-catalog || true; fi
 
 clean:

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// healthConfigs are the health checks timed: the README's example
+// healthConfigs are the health checks timed: docs/health.md's example
 // figures, and a tighter one.
 var healthConfigs = []struct {
 	interval, timeout, failures int // ms, ms, count

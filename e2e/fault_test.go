@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The faults an operator's host goes through while bm2 acts (README,
+// The faults an operator's host goes through while bm2 acts (docs/crashes.md,
 // "Faults"): each is made to happen on the sandbox's real systemd 252,
 // under paced load, and the command either completes or says exactly
 // what is left, with no instance left pending and no surge left behind.
@@ -442,17 +442,17 @@ systemctl start --no-block $wants`)
 	}
 }
 
-// Every test the README's fault table names exists, and every fault
+// Every test the fault table of docs/crashes.md names exists, and every fault
 // test is in the table.
 func TestFaultTableNamesTests(t *testing.T) {
 	repo := repoRoot(t)
-	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	doc, err := os.ReadFile(filepath.Join(repo, "docs", "crashes.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(readme), "\n## Faults\n")
+	_, table, ok := strings.Cut(string(doc), "\n## Faults\n")
 	if !ok {
-		t.Fatal("README has no Faults section")
+		t.Fatal("docs/crashes.md has no Faults section")
 	}
 	table, _, _ = strings.Cut(table, "\n## ")
 	named := map[string]bool{}
@@ -470,12 +470,12 @@ func TestFaultTableNamesTests(t *testing.T) {
 	}
 	for name := range named {
 		if !strings.Contains(src.String(), "func "+name+"(t *testing.T)") {
-			t.Errorf("README's fault table names %s, which does not exist", name)
+			t.Errorf("the fault table of docs/crashes.md names %s, which does not exist", name)
 		}
 	}
 	for _, m := range regexp.MustCompile(`func (TestFault[A-Za-z]+)\(`).FindAllStringSubmatch(src.String(), -1) {
 		if !named[m[1]] && m[1] != "TestFaultTableNamesTests" {
-			t.Errorf("%s is not in README's fault table", m[1])
+			t.Errorf("%s is not in the fault table of docs/crashes.md", m[1])
 		}
 	}
 }

@@ -30,7 +30,7 @@ func (b *bed) noProject(name string) {
 }
 
 // Root acts for a file's owner, never beyond (issue 22, findings 2 and
-// 3), on the README's own workflow: `cd /home/alice/app && sudo bm2
+// 3), on the workflow docs/security.md describes: `cd /home/alice/app && sudo bm2
 // serve`. alice's bm2.toml asking for root, bob, the shadow or root group,
 // or to start poweroff.target is refused before anything is registered;
 // her ecosystem file's uid and gid too (bm2 import); her name = "web"

@@ -12,7 +12,7 @@ import (
 // One instance, reloaded under load: the surge instance serves while it
 // restarts, so not one request fails. With a new connection per request the
 // app is a plain Express 5 app whose only shutdown code is server.close()
-// on SIGTERM; with keep-alive connections it is the README's handler
+// on SIGTERM; with keep-alive connections it is docs/reload.md's handler
 // ("Connection: close", then close), since server.close() also closes idle
 // keep-alive connections at once, racing requests already on their way, in
 // whatever process manager (make bench's figure reloadmatrix measures that

@@ -1,6 +1,6 @@
 // Test app for rolling reloads (Node.js >= 24): listens with reusePort on
 // $BM2_APP_PORT and, on SIGTERM, stops accepting and finishes what it has,
-// as the README's "Reloading without dropping requests" recommends:
+// as "Reloading without dropping requests" in docs/reload.md recommends:
 //   - every response from then on says "Connection: close", so keep-alive
 //     clients finish their request and reconnect (to another instance);
 //   - the listener closes at once (net.Server's close: http.Server's own

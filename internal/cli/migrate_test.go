@@ -12,7 +12,7 @@ import (
 )
 
 // bm2 migrate gives a project whose webhook is on loopback the key that
-// lets bm2-notify post there (the README's http://127.0.0.1:9000/hook),
+// lets bm2-notify post there (docs/project-file.md's http://127.0.0.1:9000/hook),
 // and no other project; a second run changes nothing.
 func TestMigrateLoopbackWebhook(t *testing.T) {
 	te := newTestEnv(t)

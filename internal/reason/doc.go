@@ -6,7 +6,7 @@
 //
 // Every place that tells an operator why something failed words it from
 // here: the endings of bm2 serve, start, restart and reload, bm2 status
-// NAME and bm2 check. The README's troubleshooting section is this table
+// NAME and bm2 check. docs/troubleshooting.md is this table
 // rendered ([Markdown]); a test keeps the two in step.
 //
 // A mode's text is a template: {project}, {instance}, {port} and {detail}

@@ -17,7 +17,7 @@ const floors = "Node.js 24.0.0 (or Bun 1.4.0)"
 // Mode is one failure mode: why, in a person's words, and what to do.
 type Mode struct {
 	Reason Reason
-	// Case says when it happens, for the README's table.
+	// Case says when it happens, for the table of docs/troubleshooting.md.
 	Case string
 	// Message and Fix are templates (see the package doc).
 	Message, Fix string
@@ -27,7 +27,7 @@ type Mode struct {
 	Man string
 	// Before tells whether bm2 check (and serve) finds it before start.
 	Before bool
-	// Example is what the README's table fills the templates with.
+	// Example is what the table of docs/troubleshooting.md fills the templates with.
 	Example Facts
 }
 
@@ -45,7 +45,7 @@ type Facts struct {
 
 const again = "then {again}"
 
-// modes is the table, in the order the README lists it.
+// modes is the table, in the order docs/troubleshooting.md lists it.
 var modes = []Mode{
 	{
 		Reason: ReuseportMissing,
@@ -314,7 +314,7 @@ func Clean(s string) string { return termtext.EscapeCut(s, 200) }
 // at about 2000 bytes.
 func CleanMessage(s string) string { return termtext.EscapeCut(s, 2000) }
 
-// Markdown renders the table for the README: one row per mode, its
+// Markdown renders the table for docs/troubleshooting.md: one row per mode, its
 // message and fix as bm2 prints them for the example facts.
 func Markdown() string {
 	var b strings.Builder

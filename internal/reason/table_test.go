@@ -10,18 +10,18 @@ import (
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's failure-mode table from the table")
+var update = flag.Bool("update", false, "rewrite the failure-mode table of docs/troubleshooting.md from the table")
 
 const (
-	readme      = "../../README.md"
-	readmeBegin = "<!-- BEGIN failure modes: made from package reason by `go test ./internal/reason -update`; do not edit -->"
-	readmeEnd   = "<!-- END failure modes -->"
+	doc      = "../../docs/troubleshooting.md"
+	docBegin = "<!-- BEGIN failure modes: made from package reason by `go test ./internal/reason -update`; do not edit -->"
+	docEnd   = "<!-- END failure modes -->"
 )
 
-// The README's troubleshooting section is the table.
-func TestReadmeIsTheTable(t *testing.T) {
-	if !testutil.ManSection(t, readme, readmeBegin, readmeEnd, Markdown(), *update) {
-		t.Errorf("the failure-mode table in %s is not what package reason makes; run `go test ./internal/reason -update`", readme)
+// docs/troubleshooting.md is the table.
+func TestTroubleshootingIsTheTable(t *testing.T) {
+	if !testutil.ManSection(t, doc, docBegin, docEnd, Markdown(), *update) {
+		t.Errorf("the failure-mode table in %s is not what package reason makes; run `go test ./internal/reason -update`", doc)
 	}
 }
 

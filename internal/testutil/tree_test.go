@@ -74,21 +74,21 @@ func TestTopLevelIsTheDesign(t *testing.T) {
 	}
 }
 
-// The README's Architecture table names every package.
+// The Architecture table of HACKING.md names every package.
 func TestArchitectureListsEveryPackage(t *testing.T) {
 	root, files := goFiles(t)
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, "HACKING.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(data), "\n## Architecture\n")
 	if !ok {
-		t.Fatal("README.md has no Architecture section")
+		t.Fatal("HACKING.md has no Architecture section")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	for _, d := range packageDirs(files) {
 		if !strings.Contains(section, "`"+d+"`") {
-			t.Errorf("README's Architecture section does not name package `%s`", d)
+			t.Errorf("the Architecture section of HACKING.md does not name package `%s`", d)
 		}
 	}
 }
