@@ -75,9 +75,9 @@ func find(ss []sample, name string, labels ...string) (float64, bool) {
 // bm2-metrics.socket by a real Prometheus (Debian's): promtool accepts the
 // output; every instance has its series, with the kernel's figures for
 // connections and the accept queue; the socket answers one request a
-// connection with Connection: close and leaves no process behind; a flood
-// of connections does not leave it failed; and no project may take its
-// port.
+// connection with Connection: close, and its service leaves no process
+// behind once idle; a flood of connections does not leave it failed; and
+// no project may take its port.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	b := newBed(t)
@@ -251,7 +251,7 @@ scrape_configs:
 				break
 			}
 			if time.Now().After(deadline) {
-				log, _ := b.try("journalctl -u prom-e2e.service -n 30 --no-pager; journalctl -u 'bm2-metrics@*' -n 30 --no-pager")
+				log, _ := b.try("journalctl -u prom-e2e.service -n 30 --no-pager; journalctl -u bm2-metrics.service -n 30 --no-pager")
 				t.Fatalf("prometheus: up=%v, bm2_instance_up=%v\n%s", up, series, log)
 			}
 			time.Sleep(500 * time.Millisecond)
@@ -279,12 +279,16 @@ func (b *bed) need(cmd, pkg string) {
 	}
 }
 
-// noScrapeLeft waits until no bm2-metrics@ unit and no bm2 process is
-// left: between scrapes bm2 runs nothing.
+// noScrapeLeft waits until bm2-metrics.service has ended, idle, and no
+// bm2 process is left: between scrapes (10 s apart or more) bm2 runs
+// nothing.
 func (b *bed) noScrapeLeft() {
 	b.t.Helper()
-	b.eventually(30*time.Second, "no scrape left running",
-		`test -z "$(systemctl list-units --all --no-legend --plain 'bm2-metrics@*')" && ! pgrep -f '^/usr/bin/bm2 --system metrics'`)
+	b.eventually(40*time.Second, "no scrape left running",
+		`systemctl is-active -q bm2-metrics.socket && ! systemctl is-active -q bm2-metrics.service && ! pgrep -f '^/usr/bin/bm2 --system metrics'`)
+	if r := b.show("bm2-metrics.service", "Result"); r != "success" {
+		b.t.Errorf("bm2-metrics.service ended with %q", r)
+	}
 }
 
 // floodMetrics runs metricsFlood and checks that the socket is still

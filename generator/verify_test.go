@@ -73,12 +73,12 @@ func requireAnalyze(t *testing.T) {
 
 // The shipped units no generated unit names, for both scopes, load
 // without a word from systemd-analyze verify: the scrape endpoint's socket
-// and its service as a connection instantiates it, and the path units of
+// and its service, and the path units of
 // the notification spool and of the events' relay with their services.
 func TestVerifyShippedUnits(t *testing.T) {
 	requireAnalyze(t)
 	for kind, static := range map[string]fs.FS{"system": units.Static(), "user": units.UserStatic()} {
-		if out, err := verifyIn(t, Result{}, kind, static, "bm2-metrics.socket", "bm2-metrics@0.service",
+		if out, err := verifyIn(t, Result{}, kind, static, "bm2-metrics.socket", "bm2-metrics.service",
 			"bm2-notify.path", "bm2-notify.service", "bm2-events.timer", "bm2-events.service"); err != nil {
 			t.Errorf("%s: systemd-analyze verify: %v\n%s", kind, err, out)
 		}

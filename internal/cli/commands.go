@@ -160,7 +160,16 @@ func commands() []*command {
 			name: "metrics", maxArgs: -1,
 			setup: func(fs *pflag.FlagSet) runner {
 				overHTTP := fs.Bool("http", false, "answer one HTTP request on standard input, for a socket unit with Accept=yes")
-				return func(ctx context.Context, a *App, args []string) error { return a.metricsCmd(ctx, args, *overHTTP) }
+				serve := fs.Bool("serve", false, "answer scrapes on the socket systemd passes (bm2-metrics.socket), until idle")
+				return func(ctx context.Context, a *App, args []string) error {
+					if *serve {
+						if *overHTTP {
+							return control.UsageErr("metrics", "metrics: --serve and --http cannot go together: --serve is for a socket unit with Accept=no, --http for one with Accept=yes")
+						}
+						return a.metricsServe(ctx, args)
+					}
+					return a.metricsCmd(ctx, args, *overHTTP)
+				}
 			},
 		},
 		{

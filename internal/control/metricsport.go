@@ -11,8 +11,8 @@ import (
 )
 
 // MetricsSocket is the scrape endpoint of bm2 metrics, in both scopes
-// (units/static and units/user): each connection starts one
-// bm2-metrics@.service that answers one request and exits.
+// (units/static and units/user): its first connection starts
+// bm2-metrics.service, which answers scrapes until it is idle.
 const MetricsSocket = "bm2-metrics.socket"
 
 // The scrape endpoints' ports as shipped: the system's socket listens on
