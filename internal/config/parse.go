@@ -440,8 +440,8 @@ func (v *validator) finish(p *Project, opts Options) {
 			v.add("restart_delay_max_ms", ErrValue, "must be at least restart_delay_ms (%d), got %d: it is the longest delay of a backoff that starts at restart_delay_ms",
 				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
 		case p.RestartDelayMax < p.RestartDelay:
-			v.add("restart_delay_max_ms", ErrValue, "must be at least the default restart_delay_ms (%d), got %d: it is the longest delay of a backoff that starts at restart_delay_ms; set restart_delay_ms too",
-				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
+			v.add("restart_delay_max_ms", ErrValue, "must be at least restart_delay_ms, %d by default, got %d: it is the longest delay of a backoff that starts at restart_delay_ms; raise it to %d or more, or write restart_delay_ms = %d or less",
+				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds(), p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
 		}
 	}
 	if p.Mode == Fork && p.ReusePort == ReusePortPreload {
