@@ -257,7 +257,7 @@ func commands() []*command {
 					}
 					c := lookup(args[0])
 					if c == nil {
-						return control.UsageErr("", "unknown command %q", args[0])
+						return unknownCommand(args[0])
 					}
 					a.commandHelp(a.Out, c, newFlagSet(c))
 					return nil
@@ -310,7 +310,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 	}
 	c := lookup(args[0])
 	if c == nil {
-		return control.UsageErr("", "unknown command %q", args[0])
+		return unknownCommand(args[0])
 	}
 	fs := newFlagSet(c)
 	run := c.setup(fs)

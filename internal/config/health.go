@@ -156,13 +156,22 @@ func (v *validator) health(p *Project) {
 		h.Failures = DefaultHealthFailures
 	}
 	if h.Timeout >= h.Interval {
-		_, own := v.where["health_interval_ms"]
-		what := "health_interval_ms"
-		if !own {
-			what = "the default health_interval_ms"
+		// The error is on a key the file sets, and says which value is
+		// the other key's default and what to write instead.
+		const why = "a check ends before the next one is due"
+		_, ownInterval := v.where["health_interval_ms"]
+		_, ownTimeout := v.where["health_timeout_ms"]
+		interval, timeout := h.Interval.Milliseconds(), h.Timeout.Milliseconds()
+		switch {
+		case ownInterval && ownTimeout:
+			v.add("health_timeout_ms", ErrValue, "must be less than health_interval_ms (%d), got %d: %s", interval, timeout, why)
+		case ownInterval:
+			v.add("health_interval_ms", ErrValue, "must be more than health_timeout_ms, %d by default, got %d: %s; raise it above %d, or write health_timeout_ms = %d",
+				timeout, interval, why, timeout, interval/2)
+		default:
+			v.add("health_timeout_ms", ErrValue, "must be less than health_interval_ms, %d by default, got %d: %s; lower it below %d, or write health_interval_ms = %d",
+				interval, timeout, why, interval, 2*timeout)
 		}
-		v.add("health_timeout_ms", ErrValue, "must be less than %s (%d), got %d: a check ends before the next one is due",
-			what, h.Interval.Milliseconds(), h.Timeout.Milliseconds())
 	}
 	if h.Port == 0 {
 		if _, ok := v.where["health_port"]; !ok && p.Mode == Cluster {

@@ -134,7 +134,9 @@ func (d *document) line(top, sub string) int {
 	var c capture
 	var pe toml.ParseError
 	if errors.As(d.md.PrimitiveDecode(p, &c), &pe) {
-		return pe.Line
+		// Where the value starts, on the key's line: the library's Line
+		// is where it ends, lines later for a multi-line string.
+		return lineAt(d.text, pe.Position.Start)
 	}
 	return 0
 }
@@ -186,7 +188,7 @@ func (v *validator) decode(file string, data []byte, private bool) []field {
 	var doc any
 	if _, err := toml.Decode(text, &doc); err != nil {
 		v.syntax = true
-		v.errs = append(v.errs, decodeError(file, err))
+		v.errs = append(v.errs, decodeError(file, text, err))
 		return nil
 	}
 	top, _ := doc.(map[string]any)
@@ -438,8 +440,8 @@ func (v *validator) finish(p *Project, opts Options) {
 			v.add("restart_delay_max_ms", ErrValue, "must be at least restart_delay_ms (%d), got %d: it is the longest delay of a backoff that starts at restart_delay_ms",
 				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
 		case p.RestartDelayMax < p.RestartDelay:
-			v.add("restart_delay_max_ms", ErrValue, "must be at least the default restart_delay_ms (%d), got %d: it is the longest delay of a backoff that starts at restart_delay_ms; set restart_delay_ms too",
-				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
+			v.add("restart_delay_max_ms", ErrValue, "must be at least restart_delay_ms, %d by default, got %d: it is the longest delay of a backoff that starts at restart_delay_ms; raise it to %d or more, or write restart_delay_ms = %d or less",
+				p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds(), p.RestartDelay.Milliseconds(), p.RestartDelayMax.Milliseconds())
 		}
 	}
 	if p.Mode == Fork && p.ReusePort == ReusePortPreload {
@@ -694,14 +696,28 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// decodeError turns the TOML library's syntax error into an *Error with a
-// line.
-func decodeError(file string, err error) *Error {
+// decodeError turns the TOML library's syntax error in text into an
+// *Error with a line: that of the last byte the library read, the one it
+// could not take. Its own Line counts that byte's newline when the byte
+// is one ("[env" ended by a newline: expected ']', got '\n'), which put
+// the error on the line after.
+func decodeError(file, text string, err error) *Error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: pe.Message, Err: ErrSyntax}
+		line := pe.Position.Line
+		if pe.Position.Len > 0 {
+			line = lineAt(text, pe.Position.Start+pe.Position.Len-1)
+		}
+		return &Error{File: file, Line: line, Key: pe.LastKey, Msg: pe.Message, Err: ErrSyntax}
 	}
 	return &Error{File: file, Msg: err.Error(), Err: ErrSyntax}
+}
+
+// lineAt is the line (from 1) of byte offset off in text; a newline is on
+// the line it ends.
+func lineAt(text string, off int) int {
+	off = max(0, min(off, len(text)))
+	return 1 + strings.Count(text[:off], "\n")
 }
 
 // typeWord names the TOML type of a decoded value.

@@ -234,8 +234,8 @@ func ForeignHolder(port int, uid uint32) (string, bool) {
 	if u, err := user.LookupId(strconv.Itoa(int(l.UID))); err == nil {
 		name += " (" + u.Username + ")"
 	}
-	if pid, comm, ok := sockdiag.OwnerOf(l); ok {
-		return fmt.Sprintf("%s (pid %d), %s", reason.Clean(comm), pid, name), true
+	if pid, pname, ok := sockdiag.OwnerOf(l); ok {
+		return fmt.Sprintf("%s (pid %d), %s", reason.Clean(pname), pid, name), true
 	}
 	return "a process of " + name, true
 }

@@ -63,8 +63,20 @@ func ListenControl(network, address string, c syscall.RawConn) error {
 // IPV6_V6ONLY, so that each family is asked on its own):
 //
 //  1. bind with only SO_REUSEADDR: success means nobody listens (Free);
-//  2. otherwise bind with SO_REUSEPORT: success means the listener lets
-//     others join (Shared); EADDRINUSE means it does not (Exclusive).
+//  2. otherwise bind with SO_REUSEADDR and SO_REUSEPORT: success means the
+//     listener lets others join (Shared); EADDRINUSE means it does not
+//     (Exclusive).
+//
+// Both binds set SO_REUSEADDR so that only listeners answer: a socket on
+// the port that does not listen (a TIME_WAIT one a stopped server left, a
+// connection it still has) stands in the way of such a bind only if it
+// lacks SO_REUSEADDR itself, and servers set it (Node, Bun and Go do; their
+// connections inherit it). With SO_REUSEPORT alone, the second bind
+// collided with the TIME_WAIT sockets of an earlier listener without
+// SO_REUSEPORT (PM2's, just after `pm2 kill`) and took a shared listener
+// for an exclusive one. (TIME_WAIT sockets of a server that did not set
+// SO_REUSEADDR still fail both binds, and the port reads Exclusive for
+// their minute; an app's own bind on their address fails as well.)
 //
 // The port is Exclusive when either family says so, Shared when either
 // is shared and neither exclusive. A wildcard bind conflicts with a
@@ -104,7 +116,7 @@ func checkFamily(port, family int) (PortState, error) {
 	if !errors.Is(err, unix.EADDRINUSE) {
 		return Free, fmt.Errorf("probe port %d: %w", port, err)
 	}
-	err = tryBind(port, family, ReusePort)
+	err = tryBind(port, family, ReuseAddr, ReusePort)
 	if err == nil {
 		return Shared, nil
 	}
@@ -114,7 +126,7 @@ func checkFamily(port, family int) (PortState, error) {
 	return Free, fmt.Errorf("probe port %d: %w", port, err)
 }
 
-func tryBind(port, family int, opt func(uintptr) error) error {
+func tryBind(port, family int, opts ...func(uintptr) error) error {
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if family == unix.AF_INET6 && (errors.Is(err, unix.EAFNOSUPPORT) || errors.Is(err, unix.EPROTONOSUPPORT)) {
 		return errNoIPv6
@@ -123,8 +135,10 @@ func tryBind(port, family int, opt func(uintptr) error) error {
 		return fmt.Errorf("socket: %w", err)
 	}
 	defer unix.Close(fd)
-	if err := opt(uintptr(fd)); err != nil {
-		return fmt.Errorf("setsockopt: %w", err)
+	for _, opt := range opts {
+		if err := opt(uintptr(fd)); err != nil {
+			return fmt.Errorf("setsockopt: %w", err)
+		}
 	}
 	if family == unix.AF_INET6 {
 		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {

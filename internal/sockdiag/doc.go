@@ -6,7 +6,7 @@
 // open and asks [Conn.Listeners] every 25 ms. The CLI names who holds a
 // port when it cannot be had:
 //
-//	port 3000 is held by nginx (pid 812, uid 33)
+//	port 3000 is held by nginx (pid 812), uid 33 (www-data)
 //
 // from [Listeners] (the socket, its owner's UID and inode) and [OwnerOf]
 // (the process holding that inode). bm2 metrics counts each instance's

@@ -121,9 +121,10 @@ func socketsOf(proc string, pid uint32, limit int) (inodes []uint64, n int, err 
 }
 
 // OwnerOf finds a process holding l's socket: it scans /proc/*/fd for a
-// link to socket:[l.Inode] and returns that process's PID and command
-// name (/proc/<pid>/comm, at most 15 bytes), for messages such as "port
-// 3000 is held by nginx (pid 812, uid 33)".
+// link to socket:[l.Inode] and returns that process's PID and name
+// ([processName]), for messages such as "port 3000 is held by nginx (pid
+// 812), uid 33 (www-data)". The name is the process's to choose: print it
+// only escaped (reason.Clean).
 //
 // A socket shared by several processes (inherited across fork, passed by
 // systemd or over a unix socket) is reported once, for the lowest PID,
@@ -132,11 +133,11 @@ func socketsOf(proc string, pid uint32, limit int) (inodes []uint64, n int, err 
 // whose descriptors this one may not read. Reading another user's
 // /proc/<pid>/fd takes root (CAP_SYS_PTRACE), and a /proc mounted with
 // hidepid= hides other users' processes altogether.
-func OwnerOf(l Listener) (pid int, comm string, ok bool) {
+func OwnerOf(l Listener) (pid int, name string, ok bool) {
 	return ownerOf("/proc", l.Inode)
 }
 
-func ownerOf(proc string, inode uint64) (pid int, comm string, ok bool) {
+func ownerOf(proc string, inode uint64) (pid int, name string, ok bool) {
 	if inode == 0 {
 		return 0, "", false
 	}
@@ -150,13 +151,45 @@ func ownerOf(proc string, inode uint64) (pid int, comm string, ok bool) {
 		if !found {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "comm"))
-		if err != nil {
-			continue // exited meanwhile
+		if name, ok := processName(proc, pid); ok {
+			return pid, name, true
 		}
-		return pid, strings.TrimSuffix(string(data), "\n"), true
+		// exited meanwhile
 	}
 	return 0, "", false
+}
+
+// maxArgv0 is how much of /proc/<pid>/cmdline processName reads: an
+// argv[0] longer than this is cut.
+const maxArgv0 = 4096
+
+// processName is what ps(1) names a process by: the first word of its
+// command line, argv[0] (its base name: "node" for
+// /usr/local/bin/node), or the whole of it when it holds a space, a title
+// the process set itself ("PM2 v6.0.8: God Daemon (/root/.pm2)"). Without
+// a command line (a kernel thread, a zombie) it is /proc/<pid>/comm.
+// comm alone is no name: it is the main thread's, which programs rename
+// (Node.js 24 calls it "MainThread"), and at most 15 bytes.
+func processName(proc string, pid int) (string, bool) {
+	dir := filepath.Join(proc, strconv.Itoa(pid))
+	if f, err := os.Open(filepath.Join(dir, "cmdline")); err == nil {
+		data, _ := io.ReadAll(io.LimitReader(f, maxArgv0))
+		f.Close()
+		argv0, _, _ := strings.Cut(string(data), "\x00")
+		if argv0 = strings.TrimSpace(argv0); argv0 != "" {
+			if !strings.ContainsAny(argv0, " \t") {
+				if base := filepath.Base(argv0); base != "/" && base != "." {
+					argv0 = base
+				}
+			}
+			return argv0, true
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "comm"))
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(string(data), "\n"), true
 }
 
 // pids lists the processes in proc, lowest first.
