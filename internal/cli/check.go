@@ -10,12 +10,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
-	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/preload"
@@ -160,59 +158,36 @@ const reusePortSupplied = "reusePort supplied by bm2 (preload)"
 
 // checkPorts probes p's ports as its user would see them, prints a line
 // per port and returns the problems: an exclusive listener that is not
-// one of p's instances.
+// one of p's instances (what bm2 serve refuses).
 func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
+	s := a.SeePorts(ctx, p)
+	if len(s.Ports) == 0 {
+		return nil
+	}
 	r := p.Ports()
-	ports := make([]int, 0, r.Hi-r.Lo+1)
-	for port := r.Lo; port <= r.Hi; port++ {
-		ports = append(ports, port)
-	}
-	id, err := a.ProjectIdentity(ctx, p, true)
-	var states []reuseport.PortState
-	if err == nil {
-		states, err = a.CheckPorts(ctx, id, ports)
-	}
-	switch {
-	case errors.Is(err, identity.ErrNotPermitted):
+	if s.AsSelf {
 		// Only "free" is the same for every user; whether a held port can
 		// be joined depends on who asks.
-		states, err = a.CheckPorts(ctx, identity.Self(), ports)
-		if err == nil {
-			for i, s := range states {
-				if s != reuseport.Free {
-					states[i] = unknownToOthers
-				}
+		for i, st := range s.States {
+			if st != reuseport.Free {
+				s.States[i] = unknownToOthers
 			}
-			fmt.Fprintf(w, "(ports checked as you, not as %s: run as root to tell whether %s can join a held port)\n", id, id)
 		}
+		fmt.Fprintf(w, "(ports checked as you, not as %s: run as root to tell whether %s can join a held port)\n", s.ID, s.ID)
 	}
-	if err != nil {
-		fmt.Fprintf(w, "ports %s: cannot probe: %v\n", r, err)
-		problems = append(problems, fmt.Sprintf("ports %s could not be probed: %v", r, err))
-	} else {
-		for _, line := range portLines(ports, states) {
+	if s.Err != nil {
+		fmt.Fprintf(w, "ports %s: cannot probe: %v\n", r, s.Err)
+		return append(problems, fmt.Sprintf("ports %s could not be probed: %v", r, s.Err))
+	}
+	for _, line := range portLines(s.Ports, s.States) {
+		fmt.Fprintln(w, line)
+	}
+	for _, h := range a.Held(ctx, p, s) {
+		if line := h.Line(p); line != "" {
 			fmt.Fprintln(w, line)
 		}
-		var own map[int]bool
-		for i, s := range states {
-			if s != reuseport.Exclusive {
-				continue
-			}
-			if own == nil {
-				own = a.ownPorts(ctx, p.Name)
-			}
-			if own[ports[i]] {
-				continue
-			}
-			if who, ok := a.HolderOf(ports[i], id); ok {
-				e, _ := reason.Explain(reason.PortInUse, reason.Facts{Project: p.Name, Port: ports[i], Detail: who, Again: "`bm2 check`"})
-				fmt.Fprintf(w, "port %d: %s\n", ports[i], e.Message)
-				problems = append(problems, control.ProblemText(e))
-				continue
-			}
-			problems = append(problems, fmt.Sprintf("port %d is held by an exclusive listener that is not one of %s's instances: stop that program or choose another port", ports[i], p.Name))
-		}
+		problems = append(problems, h.Problem(p, "`bm2 check`"))
 	}
 	return problems
 }
@@ -355,39 +330,6 @@ func (a *App) onSearchPath(file string) bool {
 		}
 	}
 	return false
-}
-
-// ownPorts returns the ports that the registered project of that name
-// holds through instances systemd runs right now. It is best effort: when
-// systemd is not reachable (check works without it), nothing is known to
-// be the project's own.
-func (a *App) ownPorts(ctx context.Context, name string) map[int]bool {
-	own := map[int]bool{}
-	e, err := a.FindProject(name)
-	if err != nil || e.Project == nil {
-		return own
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	sd, err := a.Connect(ctx)
-	if err != nil {
-		return own
-	}
-	defer sd.Close()
-	names := make([]string, e.Project.Instances)
-	for i := range names {
-		names[i] = units.Instance(name, i)
-	}
-	statuses, err := sd.Units(ctx, names)
-	if err != nil {
-		return own
-	}
-	for i, u := range statuses {
-		if u.MainPID != 0 { // a live main process is what holds the port
-			own[e.Project.InstancePort(i)] = true
-		}
-	}
-	return own
 }
 
 // unknownToOthers is the state of a held port checked by someone who could

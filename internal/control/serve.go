@@ -29,6 +29,10 @@ type ServeFlags struct {
 	TrustFile bool
 	// Replace: take a name registered from another source.
 	Replace bool
+	// Force: serve even though what bm2 found on the host says the
+	// instances cannot start (a port another program holds): a warning,
+	// not a refusal.
+	Force bool
 }
 
 // Serve is `bm2 serve [dir]`.
@@ -89,6 +93,11 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		return conflictErr(err)
 	}
 	if err := c.checkSystemConflict(p); err != nil {
+		return err
+	}
+	// A port another program holds (after the conflicts: a registered
+	// project's instances are named as the project).
+	if err := c.heldErr(ctx, p, f.Force); err != nil {
 		return err
 	}
 	reg, err := c.registration(p)
