@@ -95,10 +95,16 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 
 	problems = append(problems, a.checkRuntimeOf(ctx, w, p, v.OK())...)
 
-	// What else keeps an instance from starting, as its user sees it.
+	// What else keeps an instance from starting, as its user sees it: a
+	// problem when certain (serve refuses it), else a warning (serve
+	// warns and goes ahead).
 	for _, e := range a.PreflightAll(ctx, p) {
+		if !e.Certain() {
+			fmt.Fprintf(w, "warning: %s: %s; %s; %s\n", e.Reason, e.Message, e.Unsure, e.FixLine())
+			continue
+		}
 		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
-		problems = append(problems, control.ProblemText(e))
+		problems = append(problems, control.ProblemText(e.Explained))
 	}
 
 	problems = append(problems, a.checkRegistered(ctx, w, p)...)

@@ -48,7 +48,7 @@ func commands() []*command {
 				fs.DurationVar(&f.Timeout, "timeout", control.DefaultTimeout, "how long to wait for every instance to come online and be confirmed")
 				fs.BoolVar(&f.TrustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account, group or sandbox")
 				fs.BoolVar(&f.Replace, "replace", false, "take over a project name registered from another file or cwd")
-				fs.BoolVar(&f.Force, "force", false, "serve even though another program holds a port of the project")
+				fs.BoolVar(&f.Force, "force", false, "serve even though another program holds a port of the project, or its account certainly cannot use its cwd, script or env_file")
 				return func(ctx context.Context, a *App, args []string) error { return a.Serve(ctx, args, f) }
 			},
 		},

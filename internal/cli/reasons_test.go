@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -157,11 +158,16 @@ func TestCwdNamesTheOwnerWhoCanEnter(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			te := newTestEnv(t)
 			dir := filepath.Dir(te.write("home/alice/web/bm2.toml", strings.ReplaceAll(nodeAPI, "api", "web")))
+			// Closed to the project's account, for certain.
+			if err := os.Chmod(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			needModeBits(t, dir)
 			te.access[dir] = &fs.PathError{Op: "stat", Path: dir, Err: fs.ErrPermission}
 			te.owners = map[string]int{dir: c.owner}
 			te.enters = map[string]string{dir: c.enters}
 			te.lookupUser = func(name string) identity.Identity {
-				uid := map[string]int{"alice": 1000}[name]
+				uid := map[string]int{"alice": 1000, "bm2-web": 61300}[name]
 				return identity.Identity{Name: name, UID: uid, GID: uid}
 			}
 			te.mustRun(ExitInvalid, "check", dir)

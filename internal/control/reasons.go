@@ -225,17 +225,45 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 // crashLogs is where the scope's crash logs are.
 func (c *Client) crashLogs() crashlog.Logs { return c.Layout.CrashLogs }
 
-// PreflightDefinite finds the failure modes of p that can be known before it
+// Finding is one failure mode of a project found before it starts
+// (Preflight), worded with its fix.
+type Finding struct {
+	reason.Explained
+	// Missing: what it names (the user, the path) is not there.
+	Missing bool
+	// Denied: the path is there, and the project's account certainly
+	// cannot use it (see surelyDenied).
+	Denied bool
+	// Unsure says why a denial bm2 saw is not certain ("" when Missing
+	// or Denied).
+	Unsure string
+}
+
+// Certain tells whether no start can get past f: what serve refuses and
+// bm2 check calls a problem (the rest are warnings).
+func (f Finding) Certain() bool { return f.Missing || f.Denied }
+
+// PreflightDefinite is Preflight, with definite marking the findings no
+// start can get past (Finding.Certain).
+func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst string) (found []reason.Explained, definite []bool) {
+	for _, f := range c.Preflight(ctx, p, inst) {
+		found = append(found, f.Explained)
+		definite = append(definite, f.Certain())
+	}
+	return found, definite
+}
+
+// Preflight finds the failure modes of p that can be known before it
 // starts, as its user sees things: a user that does not exist, a working
 // directory, script or env_file that is missing or that user cannot use.
 // (The runtime, the ports and conflicts are checked where they were
 // already: checkRuntime, check's port lines, CheckConflict.) Each one
-// comes worded with its fix; definite marks the ones no start can get
-// past (missing, not merely unreadable as far as bm2 can tell).
+// comes worded with its fix, and says whether it is certain (missing, or
+// certainly out of the account's reach) or only what bm2 saw.
 //
 // inst is the instance the words name ("" for the first); they end with
 // `bm2 serve` without one, `bm2 start <project>` with one.
-func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst string) (found []reason.Explained, definite []bool) {
+func (c *Client) Preflight(ctx context.Context, p *config.Project, inst string) (found []Finding) {
 	again := "`bm2 serve`"
 	if inst != "" {
 		again = ""
@@ -243,11 +271,24 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 	facts := func(detail string) reason.Facts {
 		return reason.Facts{Project: p.Name, Instance: inst, Port: p.Port, Runtime: string(p.Runtime), Detail: detail, Again: again}
 	}
-	add := func(r reason.Reason, detail string, sure bool) {
-		if e, ok := reason.Explain(r, facts(detail)); ok {
-			found = append(found, e)
-			definite = append(definite, sure)
+	var r *reach
+	add := func(rs reason.Reason, detail string, err error, path string, dir bool) {
+		e, ok := reason.Explain(rs, facts(detail))
+		if !ok {
+			return
 		}
+		f := Finding{Explained: e, Missing: errors.Is(err, fs.ErrNotExist)}
+		if !f.Missing && errors.Is(err, fs.ErrPermission) {
+			if r == nil {
+				pr := c.projectReach(ctx, p)
+				r = &pr
+			}
+			f.Denied = surelyDenied(*r, path, dir)
+			if !f.Denied {
+				f.Unsure = r.uncertainText()
+			}
+		}
+		found = append(found, f)
 	}
 	var id identity.Identity
 	if !p.OwnAccount() {
@@ -258,8 +299,8 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 			id, err = c.LookupUser(ctx, p.User, "")
 		}
 		if err != nil {
-			add(reason.UserMissing, p.User, true)
-			return found, definite
+			add(reason.UserMissing, p.User, fs.ErrNotExist, "", false)
+			return found
 		}
 	} else {
 		id, _ = c.ProjectIdentity(ctx, p, false)
@@ -274,11 +315,11 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 		if !errors.Is(err, fs.ErrNotExist) && p.OwnAccount() {
 			detail += c.ownerCould(ctx, p.Cwd)
 		}
-		add(reason.CwdMissing, detail, errors.Is(err, fs.ErrNotExist))
-		return found, definite
+		add(reason.CwdMissing, detail, err, p.Cwd, true)
+		return found
 	}
 	if err := access(id, p.ScriptPath(), false); err != nil {
-		add(reason.ScriptMissing, accessText(p.ScriptPath(), err, who), errors.Is(err, fs.ErrNotExist))
+		add(reason.ScriptMissing, accessText(p.ScriptPath(), err, who), err, p.ScriptPath(), false)
 	}
 	if p.EnvFile != "" {
 		path := p.EnvFile
@@ -286,10 +327,10 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 			path = filepath.Join(p.Cwd, path)
 		}
 		if err := access(id, path, false); err != nil {
-			add(reason.EnvFile, accessText(path, err, who), errors.Is(err, fs.ErrNotExist))
+			add(reason.EnvFile, accessText(path, err, who), err, path, false)
 		}
 	}
-	return found, definite
+	return found
 }
 
 // access is Env.Access, accessAs when unset.
@@ -378,17 +419,23 @@ func accessAs(id identity.Identity, path string, dir bool) error {
 	return err
 }
 
-// preflightErr is serve's refusal of the definite preflight failures.
-func (c *Client) preflightErr(ctx context.Context, p *config.Project) error {
-	found, definite := c.PreflightDefinite(ctx, p, "")
+// preflightErr is serve's refusal of the certain preflight failures: a
+// user or path that is missing, and unless force, a path the account
+// certainly cannot use. What bm2 cannot be certain of is a warning.
+func (c *Client) preflightErr(ctx context.Context, p *config.Project, force bool) error {
 	var msgs []string
-	var first *reason.Explained
-	for k, e := range found {
-		if !definite[k] {
-			fmt.Fprintf(c.Err, "bm2: warning: %s: %s\nbm2: %s\n", e.Reason, e.Message, hintOf(e))
+	var first *Finding
+	found := c.Preflight(ctx, p, "")
+	for k, f := range found {
+		switch {
+		case f.Denied && force:
+			fmt.Fprintf(c.Err, "bm2: warning: %s: %s (--force: serving anyway)\n", f.Reason, f.Message)
+			continue
+		case !f.Certain():
+			fmt.Fprintf(c.Err, "bm2: warning: %s: %s; %s\nbm2: %s\n", f.Reason, f.Message, f.Unsure, hintOf(f.Explained))
 			continue
 		}
-		msgs = append(msgs, string(e.Reason)+": "+e.Message)
+		msgs = append(msgs, string(f.Reason)+": "+f.Message)
 		if first == nil {
 			first = &found[k]
 		}
@@ -396,12 +443,16 @@ func (c *Client) preflightErr(ctx context.Context, p *config.Project) error {
 	if first == nil {
 		return nil
 	}
-	return Fail(ExitInvalid, hintOf(*first), errors.New(strings.Join(msgs, "\n")))
+	hint := hintOf(first.Explained)
+	if first.Denied {
+		hint += ForceHint
+	}
+	return Fail(ExitInvalid, hint, errors.New(strings.Join(msgs, "\n")))
 }
 
 // PreflightAll is every preflight failure of p, worded for bm2 check.
-func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []reason.Explained {
-	found, _ := c.PreflightDefinite(ctx, p, "")
+func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []Finding {
+	found := c.Preflight(ctx, p, "")
 	for k := range found {
 		found[k].Fix = strings.ReplaceAll(found[k].Fix, "then `bm2 serve`", "then `bm2 check`")
 	}

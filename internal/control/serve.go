@@ -30,8 +30,8 @@ type ServeFlags struct {
 	// Replace: take a name registered from another source.
 	Replace bool
 	// Force: serve even though what bm2 found on the host says the
-	// instances cannot start (a port another program holds): a warning,
-	// not a refusal.
+	// instances cannot start (a port another program holds, a path the
+	// project's account certainly cannot use): warnings, not refusals.
 	Force bool
 }
 
@@ -70,7 +70,7 @@ func (c *Client) Serve(ctx context.Context, args []string, f ServeFlags) error {
 // dir is how the project's directory was named, for hints.
 func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string, f ServeFlags) error {
 	timeout := f.Timeout
-	if err := c.servable(ctx, p); err != nil {
+	if err := c.servable(ctx, p, f.Force); err != nil {
 		return err
 	}
 	// From the registry read to the generator's verdict on what was
@@ -180,10 +180,11 @@ func (c *Client) noteInstances(p *config.Project, entries []entry) {
 
 // servable refuses, before anything changes, what no start could get
 // past: a missing user, directory, script or env_file, a runtime bm2
-// cannot use, a project that may not be registered. A runtime found on
-// the search path is pinned into p.
-func (c *Client) servable(ctx context.Context, p *config.Project) error {
-	if err := c.preflightErr(ctx, p); err != nil {
+// cannot use, a project that may not be registered; and, unless force, a
+// directory, script or env_file the project's account certainly cannot
+// use. A runtime found on the search path is pinned into p.
+func (c *Client) servable(ctx context.Context, p *config.Project, force bool) error {
+	if err := c.preflightErr(ctx, p, force); err != nil {
 		return err
 	}
 	rc := c.CheckRuntime(ctx, p)
