@@ -53,10 +53,18 @@ func TestUserScopeServe(t *testing.T) {
 	dir := filepath.Dir(te.write("home/alice/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\ninstances = 2\nport = 8080\n\n[env]\nTOKEN = \"x\"\n"))
 	te.mustRun(ExitOK, "serve", dir)
 	out := te.stdout.String()
-	for _, want := range []string{"for user scope (alice)", "which only you can read", "lingering is "} {
+	for _, want := range []string{"which only you can read", "lingering is "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve in user scope does not say %q:\n%s", want, out)
 		}
+	}
+	// Its first line says that the project is the user's own, which
+	// root's bm2 list does not show, and how to register it for the
+	// system instead.
+	first, _, _ := strings.Cut(out, "\n")
+	want := "registered " + filepath.Join(te.paths.ConfigDir, "app.toml") + " in user scope (alice's own systemd: root's `bm2 list` does not show it; `sudo bm2 serve` registers it for the system): project \"app\""
+	if !strings.HasPrefix(first, want) {
+		t.Errorf("serve's first line in user scope:\n%s\nwant it to begin:\n%s", first, want)
 	}
 	// A manager that started before bm2 was installed gets the units
 	// paths.target and timers.target want: the notification spool's path

@@ -231,6 +231,15 @@ func (c *Client) checkSystemConflict(p *config.Project) error {
 	return nil
 }
 
+// UserScopeNote is what serve says of a project it registers in user
+// scope, which a user who meant the system's may not expect: whose
+// systemd runs it, that root does not see it, and how to register it for
+// the system instead.
+func (c *Client) UserScopeNote() string {
+	l := c.ScopeLayout()
+	return fmt.Sprintf("user scope (%s's own systemd: root's `bm2 list` does not show it; `sudo bm2 serve` registers it for the system)", l.Name)
+}
+
 // lingerNote says whether the user's projects outlive their sessions.
 func (c *Client) lingerNote() string {
 	l := c.ScopeLayout()

@@ -244,7 +244,7 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			verb = "updated"
 		}
 		if c.IsUser() {
-			fmt.Fprintf(c.Out, "%s %s for %s: %s\n", verb, p.File, c.ScopeLayout().Describe(), c.Summary(p))
+			fmt.Fprintf(c.Out, "%s %s in %s: %s\n", verb, c.ScopeLayout().Short(p.File), c.UserScopeNote(), c.Summary(p))
 		} else {
 			fmt.Fprintf(c.Out, "%s %s: %s\n", verb, p.File, c.Summary(p))
 		}
@@ -252,7 +252,7 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			fmt.Fprintf(c.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
 		}
 	} else {
-		fmt.Fprintf(c.Out, "%s is up to date: %s\n", p.File, c.Summary(p))
+		fmt.Fprintf(c.Out, "%s is up to date: %s\n", c.ScopeLayout().Short(p.File), c.Summary(p))
 	}
 
 	if changed || stale {
