@@ -114,8 +114,14 @@ func (a *App) report(err error) {
 		fmt.Fprintf(a.Err, "bm2: %s\n", line)
 	}
 	h := control.Hint(err)
-	if a.IsUser() && ExitCode(err) == ExitNoSystemd && control.OwnHint(err) == "" {
-		h = a.UserManagerHint()
+	if a.IsUser() && ExitCode(err) == ExitNoSystemd {
+		// Whatever the command's own hint says, a user whose manager is
+		// not running is told how to have one.
+		if own := control.OwnHint(err); own == "" {
+			h = a.UserManagerHint()
+		} else {
+			h = own + "\nbm2: " + a.UserManagerHint()
+		}
 	}
 	if h != "" {
 		fmt.Fprintf(a.Err, "bm2: %s\n", h)

@@ -175,6 +175,11 @@ func TestUserScopeManagerNotRunning(t *testing.T) {
 	if err := te.stderr.String(); strings.Contains(err, "PID 1") {
 		t.Errorf("a user without a manager is told about PID 1:\n%s", err)
 	}
+	// serve says what to type to have one, beside its own hint.
+	if err := te.stderr.String(); !strings.Contains(err, "`bm2 startup` turns lingering on, which starts it now") ||
+		!strings.Contains(err, "bm2: nothing was written") {
+		t.Errorf("serve without a manager does not say what to type:\n%s", err)
+	}
 	te.write("etc/bm2/app.toml", "name = \"app\"\nscript = \"index.ts\"\ncwd = \""+dir+"\"\nport = 8080\n")
 	te.stderr.Reset()
 	te.run("start", "app")

@@ -171,8 +171,8 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 // reached (user scope).
 func (c *Client) UserManagerHint() string {
 	l := c.ScopeLayout()
-	return fmt.Sprintf("your user manager (user@%d.service) runs while you are logged in (ssh, console), or always with lingering on: `bm2 startup`; "+
-		"with su or sudo -u, log in with `su -l %s` or `machinectl shell %s@` instead, so that logind starts it", l.UID, l.Name, l.Name)
+	return fmt.Sprintf("your user manager (user@%d.service) runs while you are logged in (ssh, console); `bm2 startup` turns lingering on, "+
+		"which starts it now and at every boot; with su or sudo -u, log in with `su -l %s` or `machinectl shell %s@` instead, so that logind starts it", l.UID, l.Name, l.Name)
 }
 
 // SystemProjects counts the system scope's project files a user can see.
