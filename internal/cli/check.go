@@ -227,7 +227,8 @@ func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project
 }
 
 // checkRegistered says whether p could be registered beside the
-// projects already registered: its name's owner, and its port range.
+// projects already registered: its name's owner, and its port range
+// (beside the system's projects too, in user scope).
 func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
 	entries, _ := a.Registry()
@@ -244,6 +245,12 @@ func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Projec
 		} else {
 			problems = append(problems, err.Error())
 		}
+	}
+	// In user scope, the system's projects hold their ports too: serve
+	// refuses an overlap, and so does check.
+	if err := a.CheckSystemConflict(p); err != nil {
+		fmt.Fprintln(w, err.Error())
+		problems = append(problems, err.Error()+"; fix: "+control.OwnHint(err))
 	}
 	return problems
 }

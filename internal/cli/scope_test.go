@@ -123,6 +123,23 @@ func TestUserScopeRefusesASystemProjectsPorts(t *testing.T) {
 	if !strings.Contains(te.stderr.String(), "overlaps system project sys 8200~8200") {
 		t.Errorf("no conflict named:\n%s", te.stderr.String())
 	}
+	// The fix names the file to edit, which exists: the project's own
+	// bm2.toml, not the registered file a refused project never gets.
+	src := "~/near/bm2.toml" // the home is written ~
+	if _, err := os.Stat(filepath.Join(dir, "bm2.toml")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(te.stderr.String(), "bm2: choose another port in "+src+": the system project sys is root's") {
+		t.Errorf("the fix does not name %s:\n%s", src, te.stderr.String())
+	}
+	if strings.Contains(te.stderr.String(), filepath.Join(te.paths.ConfigDir, "near.toml")) {
+		t.Errorf("the refusal names a file that does not exist:\n%s", te.stderr.String())
+	}
+	// bm2 check finds it as well.
+	if code := te.run("check", dir); code != ExitInvalid || !strings.Contains(te.stdout.String(), "overlaps system project sys 8200~8200") ||
+		!strings.Contains(te.stderr.String(), "fix: choose another port in "+src) {
+		t.Errorf("check of a project on a system project's port: exit %d\n%s%s", code, te.stdout.String(), te.stderr.String())
+	}
 	// And list points at the system's projects.
 	te.stderr.Reset()
 	te.mustRun(ExitOK, "list")

@@ -209,7 +209,9 @@ func securityScoreArgs(ctx context.Context, unit string, extra ...string) (strin
 
 // checkSystemConflict refuses, in user scope, a project whose port range
 // overlaps a system project's (the ones in /etc/bm2 a user can read): the
-// ports are the host's, whichever manager runs the app.
+// ports are the host's, whichever manager runs the app. The fix names the
+// file the project comes from (its bm2.toml), not the registered file,
+// which a project not registered yet does not have.
 func (c *Client) checkSystemConflict(p *config.Project) error {
 	if !c.IsUser() {
 		return nil
@@ -225,10 +227,23 @@ func (c *Client) checkSystemConflict(p *config.Project) error {
 		if !ok {
 			continue
 		}
-		return Fail(ExitInvalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", p.File, h.Name),
+		return Fail(ExitInvalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", c.sourceText(p), h.Name),
 			fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
 	}
 	return nil
+}
+
+// CheckSystemConflict is checkSystemConflict, for bm2 check.
+func (c *Client) CheckSystemConflict(p *config.Project) error { return c.checkSystemConflict(p) }
+
+// sourceText names the file a project comes from, for a fix that edits
+// it: its source (the bm2.toml bm2 serve read), else the project file.
+func (c *Client) sourceText(p *config.Project) string {
+	f := p.Source
+	if f == "" {
+		f = p.File
+	}
+	return c.ScopeLayout().Short(f)
 }
 
 // UserScopeNote is what serve says of a project it registers in user
