@@ -108,14 +108,25 @@ func TestReasons(t *testing.T) {
 			!strings.Contains(out, " (porthog), not by held") || !strings.Contains(out, "fix: stop that program, or give held another `port =`") {
 			t.Errorf("check:\n%s", out)
 		}
-		// ...and serve ends with it, never as reuseport_missing: SO_REUSEPORT
-		// joins only sockets of one user. Each instance is errored on its
-		// own (one listener does not stop a project), until the next boot.
-		r = serve(b, "/srv/held", 1,
+		// ...serve refuses it alike, before writing anything...
+		serve(b, "/srv/held", 3,
+			"bm2: port_in_use: port 3508 is held by python3 (pid ",
+			"; `bm2 serve --force` serves it anyway")
+		b.sh(`test ! -e /etc/bm2/held.toml`)
+		// ...and with --force ends with it, never as reuseport_missing:
+		// SO_REUSEPORT joins only sockets of one user. Each instance is
+		// errored on its own (one listener does not stop a project), until
+		// the next boot.
+		r = b.must(1, "/srv/held", "serve", "--force")
+		for _, w := range []string{
 			"bm2: instance held-",
 			" errored: port_in_use: port 3508 is held by python3 (pid ",
 			" (porthog), not by held: its instances cannot listen there (SO_REUSEPORT joins only sockets of the same user); held-",
-			"bm2: fix: stop that program, or give held another `port =` in bm2.toml; then `bm2 serve`")
+			"bm2: fix: stop that program, or give held another `port =` in bm2.toml; then `bm2 serve`"} {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("serve --force's error lacks %q:\nstdout:\n%s\nstderr:\n%s", w, r.stdout, r.stderr)
+			}
+		}
 		if strings.Contains(r.stderr, "reuseport_missing") {
 			t.Errorf("reported as reuseport_missing:\n%s", r.stderr)
 		}

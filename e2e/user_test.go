@@ -114,7 +114,8 @@ loginctl enable-linger alice bob`)
 	b.sh("chown -R alice: /home/alice && chown -R bob: /home/bob")
 
 	out := b.mustAs(0, "alice", "cd ~/web && bm2 serve")
-	for _, want := range []string{"/home/alice/.bm2/projects/web.toml for user scope (alice)", "web online and confirmed", "lingering is on for alice"} {
+	for _, want := range []string{"registered ~/.bm2/projects/web.toml in user scope (alice's own systemd: root's `bm2 list` does not show it; `sudo bm2 serve` registers it for the system)",
+		"web online and confirmed", "lingering is on for alice"} {
 		if !strings.Contains(out.stdout, want) {
 			t.Errorf("serve as alice does not say %q:\n%s", want, out.stdout)
 		}
@@ -315,7 +316,14 @@ exec /usr/local/bin/node "$@"
 		b.write("/home/alice/clash/bm2.toml", "name = \"clash\"\nscript = \"server.js\"\nport = 8340\n")
 		b.sh("chown -R alice: /home/alice/clash")
 		chk := b.mustAs(3, "alice", "cd ~/clash && bm2 check")
-		r := b.mustAs(1, "alice", "cd ~/clash && bm2 serve --timeout 30s")
+		// serve refuses what check found, before writing anything;
+		// --force goes ahead, and the instances end port_in_use.
+		refused := b.mustAs(3, "alice", "cd ~/clash && bm2 serve --timeout 30s")
+		if !strings.Contains(refused.stderr, "port_in_use: port 8340 is held by ") || !strings.Contains(refused.stderr, "`bm2 serve --force` serves it anyway") {
+			t.Errorf("serve on bob's port:\n%s", refused.stderr)
+		}
+		b.sh("test ! -e /home/alice/.bm2/projects/clash.toml")
+		r := b.mustAs(1, "alice", "cd ~/clash && bm2 serve --force --timeout 30s")
 		all := chk.stdout + chk.stderr + r.stdout + r.stderr
 		if strings.Contains(all, "reuseport_missing") || !strings.Contains(all, "port_in_use") || !strings.Contains(all, "(bob)") || !strings.Contains(all, "8340") {
 			t.Errorf("alice's app on bob's port:\ncheck:\n%s%s\nserve:\n%s%s", chk.stdout, chk.stderr, r.stdout, r.stderr)
