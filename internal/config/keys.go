@@ -130,7 +130,7 @@ var specs = []spec{
 		if n := val.(int64); v.intRange(k, n, 1, 65535) {
 			p.Port = int(n)
 		}
-	}, get: always(func(p *Project) any { return p.Port })},
+	}, get: func(p *Project) (any, bool) { return p.Port, !p.IsWorker() }},
 	{key: "exec_mode", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		switch m := ExecMode(val.(string)); m {
 		case Cluster, Fork:
@@ -138,7 +138,7 @@ var specs = []spec{
 		default:
 			v.add(k, ErrValue, "must be \"cluster\" or \"fork\", got %q", val)
 		}
-	}, get: always(func(p *Project) any { return string(p.Mode) })},
+	}, get: func(p *Project) (any, bool) { return string(p.Mode), !p.IsWorker() }},
 	{key: "reuseport", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		switch r := ReusePort(val.(string)); r {
 		case ReusePortApp, ReusePortPreload:

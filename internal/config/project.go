@@ -19,6 +19,10 @@ const (
 	Cluster ExecMode = "cluster"
 	// Fork: instance i listens on port+i.
 	Fork ExecMode = "fork"
+	// Worker: a project without port (queue consumers, cron jobs, bots):
+	// its instances listen on no port of their own, have no probe and no
+	// gateway, and their port fence lets them bind no fixed port.
+	Worker ExecMode = "worker"
 )
 
 // ReusePort says who gives a cluster-mode app's listener SO_REUSEPORT
@@ -294,9 +298,16 @@ func (p *Project) Account() string {
 // OwnAccount tells whether the project runs as its own account (no user =).
 func (p *Project) OwnAccount() bool { return p.User == "" }
 
-// Ports is the range of ports a project occupies.
+// IsWorker tells whether the project has no port (Worker).
+func (p *Project) IsWorker() bool { return p.Mode == Worker }
+
+// Ports is the range of ports a project occupies; the zero range for a
+// worker, which occupies none.
 func (p *Project) Ports() PortRange {
-	if p.Mode == Fork {
+	switch p.Mode {
+	case Worker:
+		return PortRange{}
+	case Fork:
 		return PortRange{Lo: p.Port, Hi: p.Port + p.Instances - 1}
 	}
 	return PortRange{Lo: p.Port, Hi: p.Port}
@@ -306,7 +317,7 @@ func (p *Project) Ports() PortRange {
 // health ports (HealthPorts) when it has them, then each of [sandbox]
 // extra_ports as a range of one. OccupiedBy names each one's key.
 func (p *Project) Occupied() []PortRange {
-	out := []PortRange{p.Ports()}
+	out := []PortRange{p.Ports()} // a worker's is empty, and overlaps nothing
 	if r, ok := p.HealthPorts(); ok {
 		out = append(out, r)
 	}
@@ -334,8 +345,11 @@ func (p *Project) OccupiedBy(k int) string {
 // port, its health port when that is another one (HealthPort), and
 // [sandbox] extra_ports.
 func (p *Project) AllowedPorts(i int) []int {
-	out := []int{p.InstancePort(i)}
-	if h := p.HealthPort(i); h != 0 && h != out[0] {
+	var out []int
+	if !p.IsWorker() {
+		out = append(out, p.InstancePort(i))
+	}
+	if h := p.HealthPort(i); h != 0 && (len(out) == 0 || h != out[0]) {
 		out = append(out, h)
 	}
 	return append(out, p.Sandbox.ExtraPorts...)
@@ -347,9 +361,13 @@ func (p *Project) Preload() bool {
 	return p.Mode == Cluster && p.ReusePort == ReusePortPreload
 }
 
-// InstancePort is the port instance i listens on (BM2_APP_PORT).
+// InstancePort is the port instance i listens on (BM2_APP_PORT); 0 for
+// a worker's.
 func (p *Project) InstancePort(i int) int {
-	if p.Mode == Fork {
+	switch p.Mode {
+	case Worker:
+		return 0
+	case Fork:
 		return p.Port + i
 	}
 	return p.Port
@@ -393,6 +411,9 @@ func (p *Project) Needs() []Need {
 // Summary is the first line of `bm2 check`:
 // `project "api", 4 x cluster on port 3000, runtime bun`.
 func (p *Project) Summary() string {
+	if p.IsWorker() {
+		return fmt.Sprintf("project %q, %d x worker (no port), runtime %s", p.Name, p.Instances, p.Runtime)
+	}
 	return fmt.Sprintf("project %q, %d x %s on port %d, runtime %s",
 		p.Name, p.Instances, p.Mode, p.Port, p.Runtime)
 }

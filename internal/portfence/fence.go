@@ -19,11 +19,16 @@ type UnsupportedError struct{ Err error }
 func (e *UnsupportedError) Error() string { return "the kernel cannot attach it: " + e.Err.Error() }
 func (e *UnsupportedError) Unwrap() error { return e.Err }
 
-// Apply attaches the fence for ports (Ports) to the cgroup v2 directory
+// Apply attaches the fence for ports (Ports; none: port 0 only, for a
+// worker's instance) to the cgroup v2 directory
 // dir, for IPv4 and IPv6 binds, and then detaches the fence programs of
 // earlier starts from it (a restart may reuse the cgroup, and the ports
 // may have changed), so exactly one fence of each type stays.
 func Apply(dir string, ports []int) error {
+	if len(ports) == 0 {
+		// A worker's instance: no port of its own, an ephemeral one only.
+		return apply(dir, instructions(nil, true))
+	}
 	ports, err := Ports(ports)
 	if err != nil {
 		return err

@@ -245,6 +245,21 @@ func TestApplyRefused(t *testing.T) {
 	t.Logf("Apply: %v", err)
 }
 
+// A worker's fence (no port) allows an ephemeral port and nothing else.
+func TestFenceWorker(t *testing.T) {
+	dir := testCgroup(t)
+	p := freePorts(t, 1)[0]
+	if err := Apply(dir, nil); err != nil {
+		t.Fatalf("Apply(no port): %v", err)
+	}
+	got := binds(t, dir, p, 0)
+	for _, want := range []string{fmt.Sprintf("4 %d EPERM", p), fmt.Sprintf("6 %d EPERM", p), "4 0 ok", "6 0 ok"} {
+		if !got[want] {
+			t.Errorf("missing %q in %v", want, got)
+		}
+	}
+}
+
 // The fence of a unit that must listen nowhere denies every bind, an
 // ephemeral port's included; an instance's fence put there later
 // replaces it.

@@ -14,8 +14,9 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// Main is `bm2-probe fence INSTANCE PORT...`, the ExecStartPre=+ of every
-// system-scope instance: it attaches the fence allowing PORT... to the
+// Main is `bm2-probe fence INSTANCE [PORT...]`, the ExecStartPre=+ of every
+// system-scope instance: it attaches the fence allowing PORT... (none: a
+// worker's instance, which may bind an ephemeral port only) to the
 // cgroup v2 directory of bm2@INSTANCE.service, in which it runs. It
 // believes only its command line (the generator's drop-in) and the
 // kernel: nothing the app can write.
@@ -34,8 +35,8 @@ func Main(args []string, stderr io.Writer, events journal.Sink) error {
 	if len(args) == 2 && args[0] == "--no-bind" {
 		return noBind(args[1], stderr)
 	}
-	if len(args) < 2 {
-		return errors.New("usage: bm2-probe fence PROJECT-INDEX PORT...")
+	if len(args) < 1 {
+		return errors.New("usage: bm2-probe fence PROJECT-INDEX [PORT...]")
 	}
 	inst := args[0]
 	if inst == "" || strings.ContainsAny(inst, "/\x00") || strings.HasPrefix(inst, ".") {
