@@ -293,7 +293,7 @@ var specs = []spec{
 			// A user's file must not point root's bm2-notify at what
 			// listens on the machine's own loopback.
 			v.add(k, ErrValue, "is honoured only in a file root wrote: ask root to set it in the project's file in /etc/bm2 "+
-				"(a webhook on loopback is otherwise refused)")
+				"(a webhook on loopback, or on another of the host's own addresses, is otherwise refused)")
 			return
 		}
 		p.Notify.AllowLocal = val.(bool)

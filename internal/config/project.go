@@ -109,8 +109,9 @@ type EnvVar struct {
 type Notify struct {
 	Webhook string // "" means notifications are disabled
 	Level   Level  // minimum level that is sent
-	// AllowLocal lets bm2-notify post to a loopback address
-	// (notify.allow_local); never set from a file root did not write
+	// AllowLocal lets bm2-notify post to this host itself, a loopback
+	// address or another of its own (notify.allow_local); never set from
+	// a file root did not write
 	// (Options.Foreign).
 	AllowLocal bool
 }
