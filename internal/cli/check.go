@@ -163,6 +163,10 @@ const reusePortSupplied = "reusePort supplied by bm2 (preload)"
 // one of p's instances.
 func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
+	if p.IsWorker() {
+		fmt.Fprintln(w, "ports: none (a worker: no port of its own, no probe, no gateway)")
+		return nil
+	}
 	r := p.Ports()
 	ports := make([]int, 0, r.Hi-r.Lo+1)
 	for port := r.Lo; port <= r.Hi; port++ {
