@@ -743,7 +743,7 @@ type instanceShared struct {
 	restartDirect   bool   // a systemd that has RestartMode= (RestartDirect)
 	systemctl       string // the scope's, for the header
 	// The values of the project's own that every drop-in has.
-	target, slice, cwd, stateDir        string
+	target, slice, cwd, stateDir, home  string
 	appName, execMode, minUptime        string // Environment=
 	restartSec, restartMax, timeoutStop string
 }
@@ -755,6 +755,9 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	s.interval, s.burst = interval, strconv.Itoa(burst)
 	s.target, s.slice, s.cwd = units.Target(p.Name), units.Slice(p.Name), units.Specifiers(p.Cwd)
 	s.stateDir = units.Specifiers("bm2/apps/" + p.Name)
+	// %S: the state directories' root (/var/lib, or ~/.config in user
+	// scope); a name needs no quoting (config.ValidName).
+	s.home = `"HOME=%S/` + s.stateDir + `"`
 	s.appName = units.QuoteEnv("BM2_APP_NAME", p.Name)
 	s.execMode = units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode))
 	s.minUptime = `"BM2_MIN_UPTIME_MS=` + strconv.FormatInt(p.MinUptime.Milliseconds(), 10) + `"`
@@ -872,7 +875,7 @@ func (s *instanceShared) template(r *renderer, p *config.Project) (dropInTemplat
 	t.size = len(data) + 8*len(t.slots)
 	// Description, Wants= the probe, the instance's errored mark,
 	// BM2_APP_INSTANCE, BM2_APP_PORT and one port per port_env name.
-	want := 4
+	want := 5 // ... and the index under instance_var
 	if !p.IsWorker() {
 		want += 1 + len(p.PortEnv) // BM2_APP_PORT, and a worker has no port_env
 		if s.fence != "" {
@@ -984,6 +987,13 @@ func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, p
 	f.Add("Service", "Environment", s.appName)
 	// Digits need no quoting: the placeholders go in as they are.
 	f.Add("Service", "Environment", `"BM2_APP_INSTANCE=`+index+`"`)
+	// The same index under PM2's name (instance_var), which apps written
+	// for PM2 read ("run the cron where NODE_APP_INSTANCE is 0").
+	f.Add("Service", "Environment", `"`+p.IndexVar()+`=`+index+`"`)
+	// HOME: the project's state directory, which its account may write
+	// (an app that keeps files under ~ finds a place; [env] may say
+	// otherwise).
+	f.Add("Service", "Environment", s.home)
 	if !p.IsWorker() { // a worker has no port
 		f.Add("Service", "Environment", `"BM2_APP_PORT=`+port+`"`)
 		// port_env: the same port under the names the app reads (PORT, for

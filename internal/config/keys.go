@@ -236,6 +236,19 @@ var specs = []spec{
 		}
 	}, get: str(func(p *Project) string { return p.Source })},
 	{key: "port_env", kind: kStrings, set: setPortEnv, get: list(func(p *Project) []string { return p.PortEnv })},
+	// instance_var: the variable that also receives BM2_APP_INSTANCE, as
+	// PM2's instance_var names it (NODE_APP_INSTANCE by default: apps
+	// written for PM2 run their cron where it is "0").
+	{key: "instance_var", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		switch name := val.(string); {
+		case !envNameRE.MatchString(name):
+			v.add(k, ErrValue, "%q is not a valid environment variable name", name)
+		case strings.HasPrefix(name, reservedEnv):
+			v.add(k, ErrValue, "%q is bm2's own: every instance already gets BM2_APP_INSTANCE", name)
+		default:
+			p.InstanceVar = name
+		}
+	}, get: func(p *Project) (any, bool) { return p.IndexVar(), p.IndexVar() != DefaultInstanceVar }},
 	// journald's rate limit of each instance and whether it reads level
 	// prefixes: directives of their own (package generator), as no limit
 	// is not 0 in the unit.

@@ -504,6 +504,18 @@ func (v *validator) finish(p *Project, opts Options) {
 		v.userScope(p, u)
 		v.userScopeHealth(p, u)
 	}
+	if _, ok := v.where["instance_var"]; ok {
+		// (Without the key, an [env] NODE_APP_INSTANCE simply wins: the
+		// [env] file is applied over Environment=.)
+		for _, e := range p.Env {
+			if e.Name == p.IndexVar() {
+				v.add("instance_var", ErrValue, "%q is also in [env], which would hide the instance's index: remove it from [env], or choose another name", e.Name)
+			}
+		}
+	}
+	if _, ok := v.portEnvAt[p.IndexVar()]; ok {
+		v.add("instance_var", ErrValue, "%q is also in port_env: one variable cannot hold both the port and the index", p.IndexVar())
+	}
 	for _, name := range p.PortEnv {
 		i := v.portEnvAt[name]
 		for _, e := range p.Env {

@@ -228,6 +228,9 @@ type Project struct {
 	// PortEnv names variables that also receive the instance's port
 	// (InstancePort), as written: PM2 apps read PORT, not BM2_APP_PORT.
 	PortEnv []string
+	// InstanceVar also receives the instance's index (BM2_APP_INSTANCE's
+	// value): instance_var as written, "" for DefaultInstanceVar (IndexVar).
+	InstanceVar string
 	// ReusePort is who sets reusePort in cluster mode (see Preload).
 	ReusePort ReusePort
 
@@ -298,6 +301,18 @@ func (p *Project) Account() string {
 
 // OwnAccount tells whether the project runs as its own account (no user =).
 func (p *Project) OwnAccount() bool { return p.User == "" }
+
+// DefaultInstanceVar is PM2's name for the instance's index, which apps
+// written for PM2 read.
+const DefaultInstanceVar = "NODE_APP_INSTANCE"
+
+// IndexVar is InstanceVar, DefaultInstanceVar when it is not set.
+func (p *Project) IndexVar() string {
+	if p.InstanceVar == "" {
+		return DefaultInstanceVar
+	}
+	return p.InstanceVar
+}
 
 // IsWorker tells whether the project has no port (Worker).
 func (p *Project) IsWorker() bool { return p.Mode == Worker }
