@@ -207,7 +207,7 @@ func importOnly(f importFlags) ([]string, error) {
 // or all of them.
 func picked(src convert.Source, only []string) int {
 	n := 0
-	for _, app := range mappedNames(src) {
+	for _, app := range convert.Names(src) {
 		if len(only) == 0 || slices.Contains(only, app) {
 			n++
 		}
@@ -233,21 +233,6 @@ func indent(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// mappedNames are the apps' names in a source (by process name in a dump).
-func mappedNames(src convert.Source) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, app := range src.Apps {
-		v, _ := app.Get("name")
-		s, _ := v.(string)
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // findEcosystem is FILE, or the one ecosystem.config.* in the current

@@ -36,7 +36,8 @@
 //     environment: only the app's own variables are kept (OwnEnv), and the
 //     names of the others are listed.
 //
-// An app that cannot be imported (no name, a script that is not
+// An app without a name is named as PM2 names it (PM2Name): after its
+// script. An app that cannot be imported (a script that is not
 // JavaScript, an interpreter other than node or bun, a runtime below its
 // floor, no port) is refused on its own; the others are still imported.
 package convert

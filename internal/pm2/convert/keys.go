@@ -49,7 +49,7 @@ func monitoringNote(key string) func(string, any) string {
 // rules is every key of PM2 7's ecosystem schema (lib/API/schema.json),
 // with its aliases, in the schema's order.
 var rules = []rule{
-	{Key: "name", To: "name (lowercased; characters other than a-z 0-9 - _ become -)"},
+	{Key: "name", To: "name (lowercased; characters other than a-z 0-9 - _ become -); an app without one is named as PM2 names it, after its script's file name without the extension (server for src/server.js), with a note"},
 	{Key: "script", Aliases: []string{"exec"}, To: "script (relative to cwd); a command such as npm or yarn is refused"},
 	{Key: "name_prefix", Note: func(app string, v any) string {
 		return fmt.Sprintf("%s: name_prefix ignored: the project is named %s", app, app)

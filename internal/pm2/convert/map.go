@@ -118,23 +118,24 @@ func Map(src Source, opts Options) Result {
 	}
 	seen := map[string]string{}
 	for i, a := range apps {
-		label := fmt.Sprintf("app %d of %s", i+1, base)
-		if n, ok := a.Get("name"); ok {
-			if s, ok := n.(string); ok && s != "" {
-				label = s
-			}
-		}
+		label, derived := appLabel(a, i, base)
 		if len(opts.Only) > 0 && !slices.Contains(opts.Only, label) {
 			continue
 		}
-		m := &mapper{src: src, opts: opts, app: a, label: label, shared: perDir[appCwd(src, a)] > 1}
+		m := &mapper{src: src, opts: opts, app: a, label: label, derived: derived, shared: perDir[appCwd(src, a)] > 1}
 		p, err := m.run()
 		if err != nil {
 			res.Refused = append(res.Refused, Refusal{App: label, Reason: err.Error()})
 			continue
 		}
 		if prev, dup := seen[p.Name]; dup {
-			res.Refused = append(res.Refused, Refusal{App: label, Reason: fmt.Sprintf("its project name %q is taken by app %q: rename one of them", p.Name, prev)})
+			why := fmt.Sprintf("its project name %q is taken by app %q: rename one of them", p.Name, prev)
+			if derived {
+				// PM2 runs both under the one name; bm2 has one
+				// project per name.
+				why = fmt.Sprintf("it has no name, and the one PM2 gives it after its script, %q, is taken by app %q (PM2 ran both under that name): add name: \"...\" to one of them", label, prev)
+			}
+			res.Refused = append(res.Refused, Refusal{App: label, Reason: why})
 			continue
 		}
 		seen[p.Name] = label
@@ -143,29 +144,76 @@ func Map(src Source, opts Options) Result {
 	for _, name := range opts.Only {
 		found := false
 		for i, a := range apps {
-			n, _ := a.Get("name")
-			if s, _ := n.(string); s == name || fmt.Sprintf("app %d of %s", i+1, base) == name {
+			if label, _ := appLabel(a, i, base); label == name {
 				found = true
 			}
 		}
 		if !found {
-			res.Refused = append(res.Refused, Refusal{App: name, Reason: fmt.Sprintf("no app of that name in %s (it has %s)", base, appNames(apps))})
+			res.Refused = append(res.Refused, Refusal{App: name, Reason: fmt.Sprintf("no app of that name in %s (it has %s)", base, appNames(apps, base))})
 		}
 	}
 	return res
 }
 
-func appNames(apps []*Object) string {
-	var names []string
-	for _, a := range apps {
-		if n, ok := a.Get("name"); ok {
-			if s, ok := n.(string); ok {
-				names = append(names, strconv.Quote(s))
+// PM2Name is an app's name as PM2 7 gives it (lib/Common.js,
+// renderApplicationName): its name, or, when it has none, its script's
+// file name without the last extension: "server" for ./src/server.js,
+// "www" for bin/www, "npm" for npm, "app.config" for app.config.js.
+// derived says it came from the script (script, or its aliases cmd,
+// command and exec). It is "" when the app has neither.
+func PM2Name(a *Object) (name string, derived bool) {
+	if v, ok := a.Get("name"); ok && truthy(v) {
+		switch v.(type) {
+		case string, json.Number:
+			s, _ := jsString(v)
+			return s, false
+		}
+		return "", false // not a name: the mapper says so
+	}
+	r, _ := ruleFor0("script")
+	for _, k := range append([]string{r.Key}, r.Aliases...) {
+		if s, ok := a.Values[k].(string); ok && s != "" {
+			base := path.Base(s)
+			if dot := strings.LastIndex(base, "."); dot > 0 {
+				base = base[:dot]
 			}
+			return base, true
 		}
 	}
-	if len(names) == 0 {
-		return "no named app"
+	return "", false
+}
+
+// appLabel is how an app is called in messages and by --only: its PM2
+// name, or "app N of FILE" for one without.
+func appLabel(a *Object, i int, base string) (string, bool) {
+	if name, derived := PM2Name(a); name != "" {
+		return name, derived
+	}
+	return fmt.Sprintf("app %d of %s", i+1, base), false
+}
+
+// Names are the apps of src as --only names them (their PM2 names, see
+// PM2Name; "app N of FILE" for one without), each once, in order.
+func Names(src Source) []string {
+	apps := src.Apps
+	if src.Dump {
+		apps, _ = DumpApps(src.Apps)
+	}
+	base := path.Base(src.File)
+	var out []string
+	for i, a := range apps {
+		if label, _ := appLabel(a, i, base); !slices.Contains(out, label) {
+			out = append(out, label)
+		}
+	}
+	return out
+}
+
+func appNames(apps []*Object, base string) string {
+	var names []string
+	for i, a := range apps {
+		label, _ := appLabel(a, i, base)
+		names = append(names, strconv.Quote(label))
 	}
 	return strings.Join(names, ", ")
 }
@@ -187,13 +235,16 @@ func appCwd(src Source, a *Object) string {
 
 // mapper imports one app.
 type mapper struct {
-	src    Source
-	opts   Options
-	app    *Object
-	label  string
-	shared bool // another app of the file has the same cwd
-	notes  []string
-	p      config.Project
+	src   Source
+	opts  Options
+	app   *Object
+	label string
+	// derived: the app has no name, and label is the one PM2 gives it
+	// after its script (PM2Name).
+	derived bool
+	shared  bool // another app of the file has the same cwd
+	notes   []string
+	p       config.Project
 }
 
 type refusal struct{ msg string }
@@ -267,11 +318,14 @@ var invalidNameRE = regexp.MustCompile(`[^a-z0-9_-]+`)
 
 func (m *mapper) name() error {
 	raw, ok, err := m.str("name")
-	if err != nil {
+	if err != nil && !m.derived {
 		return err
 	}
+	if m.derived {
+		raw, ok = m.label, true
+	}
 	if !ok || raw == "" {
-		return m.refuse("no name: add name: \"...\" to the app (bm2 names the project after it)")
+		return m.refuse("no name and no script: add script: \"index.js\" (the file node runs; PM2 names an app without a name after it)")
 	}
 	n := invalidNameRE.ReplaceAllString(strings.ToLower(raw), "-")
 	n = strings.TrimLeft(n, "-_")
@@ -283,7 +337,12 @@ func (m *mapper) name() error {
 		return m.refuse("its name %q has none of a-z 0-9: rename the app", raw)
 	}
 	m.p.Name = n
-	if n != raw {
+	switch {
+	case m.derived && n != raw:
+		m.note("the app has no name: named after its script, as PM2 names it (%q there; bm2 names are a-z 0-9 - _); add name: \"%s\" to the app to keep the name when the script changes", raw, n)
+	case m.derived:
+		m.note("the app has no name: named after its script, as PM2 names it; add name: \"%s\" to the app to keep the name when the script changes", n)
+	case n != raw:
 		m.note("named %q (bm2 names are a-z 0-9 - _): the PM2 app was %q", n, raw)
 	}
 	return nil

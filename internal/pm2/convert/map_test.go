@@ -175,7 +175,11 @@ func TestMappings(t *testing.T) {
 		{name: "owner of cwd", app: `{"name":"a","script":"a.js","port":3000,"cwd":"/home/al/app"}`, opts: Options{Owner: func(d string) string { return "al" }},
 			toml: []string{`user = "al"`}, notes: []string{"the owner of /home/al/app"}},
 		{name: "BM2_ env", app: `{"name":"a","script":"a.js","env":{"PORT":1000,"BM2_APP_PORT":"1"}}`, notes: []string{"BM2_* variables are bm2's own"}},
-		{name: "no name", app: `{"script":"a.js","port":3000}`, refused: "no name"},
+		{name: "no name", app: `{"script":"./src/server.js","port":3000}`, toml: []string{`name = "server"`, `script = "src/server.js"`},
+			notes: []string{`server: the app has no name: named after its script, as PM2 names it; add name: "server"`}},
+		{name: "no name, dotted script", app: `{"script":"app.config.js","port":3000}`, toml: []string{`name = "app-config"`},
+			notes: []string{`app-config: the app has no name: named after its script, as PM2 names it ("app.config" there`}},
+		{name: "no name, no script", app: `{"port":3000}`, refused: "no name and no script"},
 		{name: "npm", app: `{"name":"a","script":"npm","args":"start","port":3000}`, refused: `script "npm" is a command`},
 		{name: "shell script", app: `{"name":"a","script":"run.sh","port":3000}`, refused: `not JavaScript or TypeScript (.sh)`},
 		{name: "interpreter none", app: `{"name":"a","script":"./srv","interpreter":"none","port":3000}`, refused: `"none" runs the script as a program`},
@@ -271,6 +275,47 @@ func TestSplitArgs(t *testing.T) {
 		if got := strings.Join(SplitArgs(in), "|"); got != want {
 			t.Errorf("SplitArgs(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// An app without a name is named as PM2 names it (lib/Common.js,
+// renderApplicationName, checked with pm2 7.0.4): its script's file name
+// without the last extension. PM2 runs two such apps under one name; bm2
+// refuses the second, and --only picks an app by that name.
+func TestNameFromScript(t *testing.T) {
+	for script, want := range map[string]string{
+		"server.js": "server", "./sub/server.js": "server", "npm": "npm", "bin/www": "www",
+		"app.config.js": "app.config", ".hidden": ".hidden", "/srv/a/dist/main.mjs": "main",
+	} {
+		a := app(t, `{"script":"`+script+`"}`)
+		if got, derived := PM2Name(a); got != want || !derived {
+			t.Errorf("script %q: named %q (derived %v), want %q", script, got, derived, want)
+		}
+	}
+	if got, derived := PM2Name(app(t, `{"name":"api","script":"server.js"}`)); got != "api" || derived {
+		t.Errorf("named app: %q %v", got, derived)
+	}
+	src := Source{File: "/srv/app/ecosystem.config.js", Apps: []*Object{
+		app(t, `{"script":"server.js","port":3000}`),
+		app(t, `{"script":"sub/server.js","port":3001}`),
+		app(t, `{"script":"npm","args":"start","port":3002}`),
+	}}
+	res := Map(src, Options{NumCPU: 2})
+	if len(res.Projects) != 1 || res.Projects[0].Name != "server" || len(res.Refused) != 2 {
+		t.Fatalf("%+v", res)
+	}
+	if r := res.Refused[0]; r.App != "server" || !strings.Contains(r.Reason, `the one PM2 gives it after its script, "server", is taken by app "server"`) {
+		t.Errorf("duplicate: %v", r)
+	}
+	if r := res.Refused[1]; r.App != "npm" || !strings.Contains(r.Reason, `script "npm" is a command`) {
+		t.Errorf("npm: %v", r)
+	}
+	if got := strings.Join(Names(src), " "); got != "server npm" {
+		t.Errorf("Names: %s", got)
+	}
+	res = Map(src, Options{NumCPU: 2, Only: []string{"npm"}})
+	if len(res.Projects) != 0 || len(res.Refused) != 1 || res.Refused[0].App != "npm" {
+		t.Errorf("--only npm: %+v", res)
 	}
 }
 
