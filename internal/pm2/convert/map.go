@@ -286,6 +286,7 @@ func (m *mapper) value(key string) (any, string, bool) {
 }
 
 func (m *mapper) run() (*Project, error) {
+	m.app = numbers(m.app)
 	if err := m.name(); err != nil {
 		return nil, err
 	}

@@ -166,6 +166,11 @@ func TestMappings(t *testing.T) {
 			absent: []string{"restart_delay", "exp_backoff"}},
 		{name: "exp_backoff_restart_delay bad", app: `{"name":"a","script":"a.js","port":3000,"exp_backoff_restart_delay":"soon"}`,
 			refused: "exp_backoff_restart_delay: must be milliseconds"},
+		{name: "numbers as strings", app: `{"name":"a","script":"a.js","port":" 8080 ","instances":"2","max_restarts":"400","restart_delay":"500","kill_timeout":"1e3","min_uptime":"2000","max_memory_restart":"200M","exp_backoff_restart_delay":"150","uid":"1001"}`,
+			toml: []string{`port = 8080`, `instances = 2`, `max_restarts = 400`, `restart_delay_ms = 500`, `restart_delay_max_ms = 15000`, `stop_timeout_ms = 1000`, `min_uptime_ms = 2000`, `memory_restart = "200M"`, `user = "1001"`}},
+		{name: "max_restarts not a number", app: `{"name":"a","script":"a.js","port":3000,"max_restarts":"0x10"}`, refused: `max_restarts must be a whole number from 0 to 10000, got "0x10"`},
+		{name: "max_restarts fraction", app: `{"name":"a","script":"a.js","port":3000,"max_restarts":"1.5"}`, refused: `max_restarts must be a whole number from 0 to 10000, got the number 1.5`},
+		{name: "cron_restart \"0\"", app: `{"name":"a","script":"a.js","port":3000,"cron_restart":"0"}`, absent: []string{"restart_schedule", "cron"}},
 		{name: "min_uptime minutes", app: `{"name":"a","script":"a.js","port":3000,"min_uptime":"1m"}`, toml: []string{`min_uptime_ms = 60000`}},
 		{name: "max_memory_restart", app: `{"name":"a","script":"a.js","port":3000,"max_memory_restart":"512M"}`, toml: []string{`memory_restart = "512M"`}, notes: []string{"reloaded gracefully, as PM2 did"}},
 		{name: "max_memory_restart bytes", app: `{"name":"a","script":"a.js","port":3000,"max_memory_restart":1073741824}`, toml: []string{`memory_restart = "1G"`}},
@@ -239,6 +244,35 @@ func TestMappings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// PM2 reads a string that is a number as that number for every key its
+// schema types as a number (checked with pm2 7.0.4: max_restarts "400" is
+// 400, port " 8090 " is 8090, kill_timeout "1e3" is 1000); the source is
+// not changed.
+func TestNumbersAsStrings(t *testing.T) {
+	n := 0
+	for _, r := range rules {
+		if r.Number {
+			n++
+		}
+	}
+	if n != 15 {
+		t.Errorf("%d keys read as numbers, PM2 7.0.4's schema has 15", n)
+	}
+	a := app(t, `{"max_restarts":"400","cron":" 5 ","port":"+8080","instances":"max","max_memory_restart":"200M","user":"1e3","name":"7","min_uptime":"","kill_timeout":"Infinity"}`)
+	got := numbers(a)
+	for k, want := range map[string]any{
+		"max_restarts": jsonNumber("400"), "cron": jsonNumber("5"), "port": jsonNumber("8080"), "user": jsonNumber("1000"),
+		"instances": "max", "max_memory_restart": "200M", "name": "7", "min_uptime": "", "kill_timeout": "Infinity",
+	} {
+		if got.Values[k] != want {
+			t.Errorf("%s: %#v, want %#v", k, got.Values[k], want)
+		}
+	}
+	if a.Values["max_restarts"] != "400" {
+		t.Error("the source was changed")
 	}
 }
 
