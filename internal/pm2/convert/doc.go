@@ -34,7 +34,8 @@
 //     imported without it.
 //   - The environment of a dump, which holds the PM2 daemon's whole
 //     environment: only the app's own variables are kept (OwnEnv), and the
-//     names of the others are listed.
+//     names of the others are listed; PORT and NODE_PORT are kept for the
+//     port wherever they came from (`PORT=8005 pm2 start app.js`).
 //
 // An app without a name is named as PM2 names it (PM2Name): after its
 // script. An app that cannot be imported (a script that is not

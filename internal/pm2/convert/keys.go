@@ -58,9 +58,12 @@ var rules = []rule{
 	{Key: "name_prefix", Note: func(app string, v any) string {
 		return fmt.Sprintf("%s: name_prefix ignored: the project is named %s", app, app)
 	}},
-	{Key: "filter_env", Note: whenTrue(func(app string, v any) string {
+	{Key: "filter_env", Note: func(app string, v any) string {
+		if list, ok := v.([]any); ok && len(list) == 0 || !truthy(v) {
+			return "" // what PM2 writes into a dump: filters nothing
+		}
 		return fmt.Sprintf("%s: filter_env ignored: bm2 never passes its own environment to an app; [env] is all it gets", app)
-	})},
+	}},
 	{Key: "namespace", Default: `"default"`, Note: func(app string, v any) string {
 		return fmt.Sprintf("%s: namespace %s ignored: bm2 has no namespaces (every project has its own units)", app, describe(v))
 	}},

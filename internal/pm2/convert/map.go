@@ -880,6 +880,9 @@ func (m *mapper) port(env map[string]string) error {
 			return m.refuse("env.%s is %q, not a TCP port (1-65535): bm2 runs TCP services; pass --port N --only %s if it has one", have[0].name, have[0].value, m.label)
 		}
 		m.p.Port = n
+		if shell, _ := m.app.Values[dumpShellPort].([]string); slices.Contains(shell, have[0].name) {
+			m.note("port %d is env.%s of the dump: PM2 ran the app with it, though not as one of the app's own variables (the shell that ran `pm2 start` had it); pass --port N if the app listens on another", n, have[0].name)
+		}
 	}
 	for _, name := range m.p.PortEnv {
 		delete(env, name) // port_env sets them; [env] would override it

@@ -299,6 +299,43 @@ func TestOwnEnv(t *testing.T) {
 	}
 }
 
+// `PORT=8005 pm2 start http.js -i 2; pm2 save` (pm2 7.0.4) writes a dump
+// whose env holds PORT among the shell's variables, and the variable
+// named after the app as an object: the port is read from there, the
+// object is PM2's.
+func TestDumpPortFromTheShell(t *testing.T) {
+	proc := `{"name":"http","pm_exec_path":"/srv/http/http.js","pm_cwd":"/srv/http","exec_mode":"cluster_mode","filter_env":[],
+	  "env":{"PORT":"8005","HOME":"/root","PM2_USAGE":"CLI","http":{},"unique_id":"u"}}`
+	src := Source{File: "/root/.pm2/dump.pm2", Dump: true, Apps: []*Object{app(t, proc), app(t, proc)}}
+	res := Map(src, Options{NumCPU: 2})
+	if len(res.Projects) != 1 {
+		t.Fatalf("%+v", res)
+	}
+	p := res.Projects[0]
+	for _, want := range []string{"\nport = 8005\n", "\ninstances = 2\n", `port_env = ["PORT"]`} {
+		if !strings.Contains(string(p.Data), want) {
+			t.Errorf("no %q in:\n%s", want, p.Data)
+		}
+	}
+	if strings.Contains(string(p.Data), "[env]") || strings.Contains(string(p.Data), "filter_env") {
+		t.Errorf("PM2's own in:\n%s", p.Data)
+	}
+	if got := strings.Join(p.Dropped, " "); got != "HOME" {
+		t.Errorf("left out %s", got)
+	}
+	if notes := strings.Join(p.Notes, "\n"); !strings.Contains(notes, "port 8005 is env.PORT of the dump: PM2 ran the app with it") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	if notes := strings.Join(res.Notes, "\n"); !strings.Contains(notes, "kept only those PM2 shows it set (0) and env.PORT for the port, left out 1") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	res = Map(src, Options{NumCPU: 2, Port: 9000})
+	if len(res.Projects) != 1 || !strings.Contains(string(res.Projects[0].Data), "\nport = 9000\n") ||
+		!strings.Contains(strings.Join(res.Projects[0].Notes, "\n"), `env.PORT was "8005": it is the port 9000 now (--port)`) {
+		t.Errorf("--port: %+v", res)
+	}
+}
+
 func TestSplitArgs(t *testing.T) {
 	for in, want := range map[string]string{
 		`a b  c`:            "a|b|c",
