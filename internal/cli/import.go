@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -194,10 +193,13 @@ func importOnly(f importFlags) ([]string, error) {
 	case f.port < 0 || f.port > 65535:
 		return nil, control.UsageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
 	}
+	// An app's name is matched whole ("Custom Metrics"): pflag has
+	// split the values at commas already (PM2's --only splits at
+	// spaces too, so that it cannot pick such an app at all).
 	var only []string
 	for _, o := range f.only {
-		for _, s := range strings.FieldsFunc(o, func(r rune) bool { return r == ',' || r == ' ' }) {
-			only = append(only, s)
+		if strings.TrimSpace(o) != "" {
+			only = append(only, o)
 		}
 	}
 	return only, nil
@@ -208,7 +210,7 @@ func importOnly(f importFlags) ([]string, error) {
 func picked(src convert.Source, only []string) int {
 	n := 0
 	for _, app := range convert.Names(src) {
-		if len(only) == 0 || slices.Contains(only, app) {
+		if len(only) == 0 || convert.Chosen(only, app) {
 			n++
 		}
 	}

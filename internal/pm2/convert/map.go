@@ -41,7 +41,7 @@ type Source struct {
 // that an import depends on.
 type Options struct {
 	Env  string   // --env NAME: env_NAME over env
-	Only []string // --only: import these apps (by PM2 name) only
+	Only []string // --only: import these apps (by PM2 name, see Chosen) only
 	Port int      // --port: the port, over what the file says (one app only)
 	Fork bool     // --mode fork
 	Out  string   // --out DIR: write DIR/<name>.toml instead of <cwd>/bm2.toml
@@ -119,7 +119,7 @@ func Map(src Source, opts Options) Result {
 	seen := map[string]string{}
 	for i, a := range apps {
 		label, derived := appLabel(a, i, base)
-		if len(opts.Only) > 0 && !slices.Contains(opts.Only, label) {
+		if len(opts.Only) > 0 && !Chosen(opts.Only, label) {
 			continue
 		}
 		m := &mapper{src: src, opts: opts, app: a, label: label, derived: derived, shared: perDir[appCwd(src, a)] > 1}
@@ -144,7 +144,7 @@ func Map(src Source, opts Options) Result {
 	for _, name := range opts.Only {
 		found := false
 		for i, a := range apps {
-			if label, _ := appLabel(a, i, base); label == name {
+			if label, _ := appLabel(a, i, base); Chosen([]string{name}, label) {
 				found = true
 			}
 		}
@@ -153,6 +153,18 @@ func Map(src Source, opts Options) Result {
 		}
 	}
 	return res
+}
+
+// Chosen tells whether --only names an app called name: a value is a
+// whole name ("Custom Metrics"), matched as given or without the blanks
+// around it ("api, web" names api and web).
+func Chosen(only []string, name string) bool {
+	for _, o := range only {
+		if o == name || strings.TrimSpace(o) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // PM2Name is an app's name as PM2 7 gives it (lib/Common.js,
