@@ -1,7 +1,7 @@
 // Package ecosystem reads a PM2 ecosystem file or dump.pm2 into a
 // convert.Source: the edge of bm2 import. Data (JSON, YAML, a dump) is
-// parsed here; JavaScript (.js, .cjs, .mjs, and a .json that PM2 would
-// evaluate) is code from the app's repository, and is evaluated by a real
+// parsed here; JavaScript (.js, .cjs, .mjs, and a .json or .json5 that
+// PM2 would evaluate) is code from the app's repository, and is evaluated by a real
 // Node.js (>= 24) in a child process that cannot hurt the host:
 //
 //   - It runs as the file's owner, never as root: bm2 import is run with

@@ -83,7 +83,10 @@ func load(ctx context.Context, file string, tf trust.File, opts Options) (conver
 	switch ext {
 	case ".js", ".cjs", ".mjs":
 		return evaluate(ctx, abs, "module", tf, opts)
-	case ".json", ".yaml", ".yml", ".pm2":
+	case ".json", ".json5", ".yaml", ".yml", ".pm2":
+		// PM2 reads a .json5 as it reads a .json (its file type test
+		// finds ".json" in the name): JSON, or else a JavaScript
+		// expression, which JSON5 is.
 	default:
 		if !strings.HasPrefix(filepath.Base(abs), "dump.pm2") {
 			// Anything else: a dump under another name is still JSON.
@@ -91,7 +94,7 @@ func load(ctx context.Context, file string, tf trust.File, opts Options) (conver
 				src, err := convert.FromValue(abs, v)
 				return src, nil, err
 			}
-			return convert.Source{}, nil, fmt.Errorf("%s: not an ecosystem file PM2 reads (.js, .cjs, .mjs, .json, .yaml, .yml, a package.json with \"apps\") or a dump.pm2", file)
+			return convert.Source{}, nil, fmt.Errorf("%s: not an ecosystem file PM2 reads (.js, .cjs, .mjs, .json, .json5, .yaml, .yml, a package.json with \"apps\") or a dump.pm2", file)
 		}
 	}
 	src, err := convert.Parse(abs, data)
