@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
+	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
 	"github.com/bm2dev/bm2/internal/trust"
 )
 
@@ -43,7 +46,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	src, ev, err := a.LoadEcosystem(ctx, file)
 	if err != nil {
-		return control.Fail(ExitInvalid, "", err)
+		return control.Fail(ExitInvalid, loadHint(err), err)
 	}
 	if src.Dump && f.env != "" {
 		return control.UsageErr("import", "import: --env: a dump holds the environment PM2 ran each app with; --env is for ecosystem files")
@@ -125,6 +128,20 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
 	}
 	return nil
+}
+
+// loadHint is what to do when an ecosystem file could not be read: it
+// is not a project file, so bm2 check has nothing to say about it.
+func loadHint(err error) string {
+	var nn *ecosystem.NoNodeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "name an existing file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote"
+	case errors.As(err, &nn):
+		return "install Node.js 24 or newer where PATH finds it (bm2 import evaluates a JavaScript ecosystem file with it), then run bm2 import again"
+	}
+	// The file named first: the ecosystem file, or one it loads.
+	return "fix the file named above, then run bm2 import again"
 }
 
 // importOne checks one imported project as serve will judge it, prints

@@ -53,3 +53,19 @@ func TestImportOnlyTakesWholeNames(t *testing.T) {
 		t.Errorf("stderr:\n%s", te.stderr.String())
 	}
 }
+
+// A file import cannot read gets a hint that says what to do next: fix
+// it and import again (bm2 check reads bm2.toml, not ecosystem files).
+func TestImportLoadHint(t *testing.T) {
+	te := newTestEnv(t)
+	eco := te.write("srv/app/ecosystem.config.json", "\n")
+	te.mustRun(ExitInvalid, "import", "--dry-run", eco)
+	if msg := te.stderr.String(); !strings.Contains(msg, eco+" is empty") ||
+		!strings.Contains(msg, "bm2: fix the file named above, then run bm2 import again\n") || strings.Contains(msg, "bm2 check") {
+		t.Errorf("stderr:\n%s", msg)
+	}
+	te.mustRun(ExitInvalid, "import", "--dry-run", eco+".missing")
+	if msg := te.stderr.String(); !strings.Contains(msg, "bm2: name an existing file: ") {
+		t.Errorf("stderr:\n%s", msg)
+	}
+}

@@ -53,6 +53,10 @@ func FromValue(file string, v any) (Source, error) {
 		return src, nil
 	}
 	var apps any = v
+	if o, ok := v.(*Object); ok && len(o.Keys) == 0 {
+		// What a .js file that sets no module.exports gives.
+		return Source{}, fmt.Errorf("%s has no apps: its value is an empty object (PM2 reads { apps: [ ... ] }, from module.exports in a .js file)", file)
+	}
 	if o, ok := v.(*Object); ok {
 		for _, key := range []string{"apps", "pm2"} {
 			if a, ok := o.Get(key); ok {
