@@ -51,10 +51,13 @@ func monitoringNote(key string) func(string, any) string {
 }
 
 // rules is every key of PM2 7's ecosystem schema (lib/API/schema.json),
-// with its aliases, in the schema's order.
+// with its aliases, in the schema's order; an alias that comes first is
+// taken first.
 var rules = []rule{
 	{Key: "name", To: "name (lowercased; characters other than a-z 0-9 - _ become -); an app without one is named as PM2 names it, after its script's file name without the extension (server for src/server.js), with a note"},
-	{Key: "script", Aliases: []string{"exec"}, To: "script (relative to cwd); a command such as npm or yarn is refused"},
+	// cmd and command are script's aliases in lib/Common.js (verifyConfs),
+	// taken before the schema's exec.
+	{Key: "script", Aliases: []string{"cmd", "command", "exec"}, To: "script (relative to cwd); a command such as npm or yarn is refused"},
 	{Key: "name_prefix", Note: func(app string, v any) string {
 		return fmt.Sprintf("%s: name_prefix ignored: the project is named %s", app, app)
 	}},

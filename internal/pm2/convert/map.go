@@ -367,10 +367,17 @@ var jsExt = []string{".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx
 func (m *mapper) script() error {
 	key := "script"
 	if _, k, ok := m.value("script"); ok {
-		key = k // or its alias, exec
+		key = k // or an alias: cmd, command, exec
 	}
 	if m.app.Has("pm_exec_path") {
 		key = "pm_exec_path" // a dump
+	} else {
+		r, _ := ruleFor0("script")
+		for _, k := range append([]string{"script"}, r.Aliases...) {
+			if v, ok := m.app.Get(k); ok && v != nil && k != key {
+				m.note("%s ignored: %s is the script, as for PM2", k, key)
+			}
+		}
 	}
 	s, ok, err := m.str(key)
 	if err != nil {

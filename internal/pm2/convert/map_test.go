@@ -8,7 +8,7 @@ import (
 )
 
 // schemaKeys is every key of PM2 7.0.4's lib/API/schema.json (env_* for
-// ^env_\S*$), with their aliases.
+// ^env_\S*$), with their aliases, and the aliases lib/Common.js adds.
 var schemaKeys = strings.Fields(`script exec name name_prefix filter_env namespace install_url cwd args
 exec_interpreter interpreter node_args interpreter_args interpreterArgs out_file out output out_log
 error_file error err err_file err_log log_file log disable_logs log_type log_date_format time env
@@ -18,7 +18,9 @@ cron_restart cron merge_logs combine_logs vizion autostart autorestart stop_exit
 watch ignore_watch watch_options min_uptime max_restarts execute_command exec_mode force
 append_env_to_name post_update trace disable_trace v8 event_loop_inspector deep_monitoring
 increment_var instance_var pmx automation treekill port username uid user gid windowsHide
-kill_retry_time write io`)
+kill_retry_time write io` +
+	// and script's aliases of lib/Common.js (verifyConfs)
+	` cmd command`)
 
 func TestEverySchemaKeyHasARule(t *testing.T) {
 	for _, k := range schemaKeys {
@@ -108,6 +110,11 @@ func TestMappings(t *testing.T) {
 		{name: "name lowercased", app: `{"name":"My API","script":"a.js","port":3000}`,
 			toml: []string{`name = "my-api"`}, notes: []string{`named "my-api"`}},
 		{name: "exec alias", app: `{"name":"a","exec":"a.js","port":3000}`, toml: []string{`script = "a.js"`}},
+		{name: "cmd alias", app: `{"name":"a","cmd":"a.js","port":3000}`, toml: []string{`script = "a.js"`}},
+		{name: "command alias", app: `{"name":"a","command":"./dist/a.js","port":3000}`, toml: []string{`script = "dist/a.js"`}},
+		{name: "cmd before exec", app: `{"name":"a","exec":"b.js","cmd":"a.js","port":3000}`, toml: []string{`script = "a.js"`}, notes: []string{"a: exec ignored: cmd is the script, as for PM2"}},
+		{name: "script before cmd", app: `{"name":"a","script":"b.js","cmd":"a.js","port":3000}`, toml: []string{`script = "b.js"`}, notes: []string{"a: cmd ignored: script is the script, as for PM2"}},
+		{name: "no name, cmd", app: `{"cmd":"cmdapp.js","port":3000}`, toml: []string{`name = "cmdapp"`, `script = "cmdapp.js"`}},
 		{name: "script absolute in cwd", app: `{"name":"a","script":"/srv/x/dist/a.js","cwd":"/srv/x","port":3000}`,
 			toml: []string{`script = "dist/a.js"`, `cwd = "/srv/x"`}},
 		{name: "cwd relative to the file", app: `{"name":"a","script":"a.js","cwd":"packages/api","port":3000}`,
