@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/jsruntime"
 )
 
 // Source is what an ecosystem file or a dump holds, as data.
@@ -425,6 +426,9 @@ func (m *mapper) runtime() error {
 		return m.refuse("%s \"none\" runs the script as a program: bm2 runs Node.js and Bun apps only", key)
 	case base == "node" || base == "nodejs":
 		m.p.Runtime = config.Node
+	case strings.HasPrefix(interp, "node@"):
+		m.p.Runtime = config.Node
+		m.nvm(key, interp)
 	case base == "bun":
 		m.p.Runtime = config.Bun
 	default:
@@ -446,6 +450,24 @@ func (m *mapper) runtime() error {
 		m.p.RuntimeArgs = args
 	}
 	return nil
+}
+
+// nvm notes what becomes of PM2's interpreter "node@VERSION": PM2 ran
+// $NVM_DIR/versions/node/vVERSION/bin/node (and had nvm install it when
+// missing; without NVM_DIR it refused to start the app). bm2 runs the node
+// systemd finds unless runtime_path names one.
+func (m *mapper) nvm(key, interp string) {
+	version := strings.TrimPrefix(interp, "node@")
+	found := fmt.Sprintf("the node systemd finds (%s; `bm2 check` says which and its version)", strings.Join(jsruntime.SearchPath(), ":"))
+	what := fmt.Sprintf("%s %q is PM2's nvm syntax: PM2 ran $NVM_DIR/versions/node/v%s/bin/node", key, interp, version)
+	floor, _ := jsruntime.Floor(config.Node)
+	if v, err := jsruntime.ParseVersion(version); err == nil && v.Major < floor.Major {
+		m.note("%s; Node.js %s is below bm2's floor, %s, so the app runs on %s; to pin a node, set runtime_path to a Node.js %d or newer (an nvm one is $NVM_DIR/versions/node/vX.Y.Z/bin/node, ~/.nvm by default)",
+			what, version, floor, found, floor.Major)
+		return
+	}
+	m.note("%s; under bm2 it runs on %s; to pin that one, set runtime_path to its absolute path ($NVM_DIR/versions/node/v%s/bin/node, ~/.nvm by default)",
+		what, found, version)
 }
 
 func (m *mapper) args() error {
