@@ -15,8 +15,9 @@
 //
 //   - The port. bm2 needs one in the file; PM2 apps carry it in env.PORT
 //     or env.NODE_PORT (or PM2's port key). It is taken from there when
-//     they agree, from Options.Port (--port) otherwise; an app with none is
-//     refused with the exact line to add. The variables that carried it go
+//     they agree, from Options.Port (--port) otherwise, or, when only the
+//     app's args give it (--port 8080, -p 8080: PortInArgs), from there;
+//     an app with none is refused with the exact line to add. The variables that carried it go
 //     into port_env, so the app keeps reading them (with port+i in fork
 //     mode).
 //   - reusePort. A PM2 cluster app relies on node:cluster, whose master

@@ -72,7 +72,7 @@ var rules = []rule{
 	}},
 	{Key: "install_url", Note: monitoringNote("install_url")},
 	{Key: "cwd", To: "cwd (relative to the ecosystem file's directory); bm2.toml is written there"},
-	{Key: "args", To: "args (a string is split as PM2 splits it)"},
+	{Key: "args", To: "args (a string is split as PM2 splits it); --port N, --port=N, -p N or -p=N there is the port when env has none"},
 	{Key: "exec_interpreter", Aliases: []string{"interpreter"}, Default: `"node"`, To: "runtime (node or bun) and runtime_path (an absolute path); PM2's nvm syntax node@VERSION: runtime node, with a note on runtime_path; anything else is refused"},
 	{Key: "node_args", Aliases: []string{"interpreter_args", "interpreterArgs"}, Default: `[]`, To: "runtime_args"},
 	{Key: "out_file", Aliases: []string{"out", "output", "out_log"}, Note: journalNote("out_file")},

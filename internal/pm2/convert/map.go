@@ -895,6 +895,8 @@ func (m *mapper) port(env map[string]string) error {
 	for _, f := range have {
 		m.p.PortEnv = append(m.p.PortEnv, f.name)
 	}
+	argPort, argText, inArgs := PortInArgs(m.p.Args)
+	fromArgs := false
 	if m.opts.Port != 0 {
 		m.p.Port = m.opts.Port
 		for _, f := range have {
@@ -905,6 +907,13 @@ func (m *mapper) port(env map[string]string) error {
 		if len(have) == 0 {
 			m.p.PortEnv = []string{"PORT"}
 		}
+		if inArgs && argPort != m.opts.Port {
+			m.note("its args still pass %s: the app listens on %d, not on %d (--port), unless args change too", argText, argPort, m.opts.Port)
+		}
+	} else if len(have) == 0 && inArgs {
+		// The port is where the app takes it from: its command line.
+		m.p.Port, fromArgs = argPort, true
+		m.note("port %d is the one its args pass (%s): the app takes its port from there, so no variable gets it (port_env is empty); pass --port N if it listens on another", argPort, argText)
 	} else {
 		if len(have) == 0 {
 			return m.refuse("no port: bm2 needs the port the app listens on, and %s sets neither env.PORT nor env.NODE_PORT for it: add env: { PORT: 3000 } to the app (and listen on process.env.PORT), or pass --port 3000 --only %s",
@@ -919,6 +928,11 @@ func (m *mapper) port(env map[string]string) error {
 		n, err := strconv.Atoi(have[0].value)
 		if err != nil || n < 1 || n > 65535 {
 			return m.refuse("env.%s is %q, not a TCP port (1-65535): bm2 runs TCP services; pass --port N --only %s if it has one", have[0].name, have[0].value, m.label)
+		}
+		if inArgs && argPort != n {
+			// -p is not always a port: env says what it is meant to be.
+			m.note("port %d is env.%s; its args pass %s too: if the app listens on %d, import it with --port %d --only %s",
+				n, have[0].name, argText, argPort, argPort, m.label)
 		}
 		m.p.Port = n
 		if shell, _ := m.app.Values[dumpShellPort].([]string); slices.Contains(shell, have[0].name) {
@@ -955,6 +969,10 @@ func (m *mapper) port(env map[string]string) error {
 		m.note("fork mode with %d instances: instance i listens on %d+i (%s; PM2 gave every one the same port): a gateway in front must spread requests over them",
 			m.p.Instances, m.p.Port, m.rangeText())
 	}
+	if fromArgs && m.p.Mode == config.Fork && m.p.Instances > 1 {
+		return m.refuse("its args pass %s to every instance, and fork mode gives instance i port %d+i: import it in cluster mode (all on %d), or make it listen on process.env.PORT instead and pass --port %d --only %s",
+			argText, argPort, argPort, argPort, m.label)
+	}
 	if m.p.Mode == config.Cluster {
 		// PM2's node:cluster master shared the port, so the app never set
 		// reusePort: bm2 supplies it (package preload).
@@ -978,6 +996,32 @@ func (m *mapper) port(env map[string]string) error {
 		m.note("port %d is privileged: bm2 gives the instances CAP_NET_BIND_SERVICE and no other capability (bm2.toml(5)); or put a gateway (nginx, Caddy) on %d and import with --port 3000", lo, lo)
 	}
 	return nil
+}
+
+// PortInArgs finds the port an app's arguments give it, in the forms
+// servers and frameworks commonly take (next start -p 3000, nuxt
+// --port=3000, http-server -p 8080): --port N, --port=N, -p N, -p=N. It
+// returns the port and the arguments that gave it ("--port 8080").
+func PortInArgs(args []string) (port int, text string, ok bool) {
+	for i, a := range args {
+		name, value, eq := strings.Cut(a, "=")
+		if name != "--port" && name != "-p" {
+			continue
+		}
+		if !eq {
+			if i+1 >= len(args) {
+				continue
+			}
+			value = args[i+1]
+			a += " " + value
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 65535 {
+			continue
+		}
+		return n, a, true
+	}
+	return 0, "", false
 }
 
 func (m *mapper) rangeText() string {
