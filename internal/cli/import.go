@@ -53,6 +53,9 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	if ev != nil {
 		fmt.Fprintf(a.Out, "read %s: evaluated by %s %s as %s\n", file, ev.Node, ev.Version, ev.As)
+		if ev.Closed != "" {
+			fmt.Fprintf(a.Out, "note: %s cannot enter %s: the file was evaluated from outside it (process.cwd() still said %s), and could load no other file from there\n", ev.As, ev.Closed, ev.Closed)
+		}
 	} else {
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}

@@ -283,3 +283,57 @@ func TestSharedFileRunsAsNobodyFromTheBytesRead(t *testing.T) {
 		}
 	}
 }
+
+// A file root owns in a directory only root may enter (/root, a
+// mktemp -d) is evaluated all the same, as nobody, from outside the
+// directory: its process.cwd() still says the directory, and what it
+// loads from there cannot be read (the error says why). In a directory
+// nobody may enter, it runs there, and loads what it may read.
+func TestEvaluatesInADirectoryItCannotEnter(t *testing.T) {
+	requireRoot(t)
+	dirs := nodeDirs(t)
+	closed := t.TempDir()
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	open := publicTempDir(t)
+	const app = `{ name: "a", script: "a.js", port: 1, env: { CWD: process.cwd(), DIR: __dirname, DIST: require("node:path").resolve("dist") } }`
+	files := map[string]string{
+		"cjs.config.js":  "module.exports = { apps: [" + app + "] };\n",
+		"esm.config.mjs": "export default { apps: [" + strings.ReplaceAll(app, "__dirname", "import.meta.dirname") + "] };\n",
+		"req.config.js":  "module.exports = { apps: require(\"./apps.js\") };\n",
+		"apps.js":        "module.exports = [" + app + "];\n",
+		"loose.json":     "{ apps: [{ name: 'a', script: 'a.js', port: 1 }] }\n",
+	}
+	for _, dir := range []string{closed, open} {
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"cjs.config.js", "esm.config.mjs", "req.config.js", "loose.json"} {
+			file := filepath.Join(dir, name)
+			src, ev, err := Load(context.Background(), file, Options{Dirs: dirs})
+			if dir == closed && name == "req.config.js" {
+				if err == nil || !strings.Contains(err.Error(), "nobody (the file is root's) cannot enter "+closed+", so what the file loads from there cannot be read") {
+					t.Errorf("%s: %v, want an error saying nobody cannot enter %s", file, err, closed)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", file, err)
+				continue
+			}
+			if want := map[bool]string{true: closed}[dir == closed && name != "loose.json"]; ev.Closed != want {
+				t.Errorf("%s: Closed %q, want %q", file, ev.Closed, want)
+			}
+			if name == "loose.json" {
+				continue
+			}
+			env := envOf(t, src)
+			if env["CWD"] != dir || env["DIR"] != dir || env["DIST"] != dir+"/dist" {
+				t.Errorf("%s: cwd %q, dirname %q, resolve(\"dist\") %q; want %s", file, env["CWD"], env["DIR"], env["DIST"], dir)
+			}
+		}
+	}
+}

@@ -51,6 +51,10 @@ type Evaluated struct {
 	Node    string // the node binary
 	Version string // what it printed for --version
 	As      string // the user it ran as
+	// Closed is the file's directory when As could not enter it: the
+	// file was evaluated from / (its process.cwd() saying the directory
+	// all the same), and cannot have loaded other files from there.
+	Closed string
 }
 
 // Load reads file, once, through trust.Read: the source's Owner is the
@@ -124,26 +128,51 @@ func load(ctx context.Context, file string, tf trust.File, opts Options) (conver
 // then writes stderrMark to stderr and throws the error uncaught.
 const loader = `'use strict';
 const fs = require('node:fs');
+const path = require('node:path');
 const vm = require('node:vm');
+const Module = require('node:module');
 const { pathToFileURL } = require('node:url');
 const [mode, file] = process.argv.slice(1);
 // What bm2 read and judged, never the file read again by its path.
 const src = fs.readFileSync(4, 'utf8');
 const wrapper = '(function (exports, require, module, __filename, __dirname) {';
 let cjsError; // why the file did not compile as CommonJS
+// It runs from /, and from its file's directory when it may enter it;
+// where it may not, process.cwd() still says that directory, as under PM2
+// (an expression, mode json, loads nothing from there).
+const dir = path.dirname(file);
+let closed = false;
+try { process.chdir(dir); } catch (_) { closed = mode !== 'json'; process.cwd = () => dir; }
 (async () => {
   let v;
   if (mode === 'json') {
     v = vm.runInNewContext('(' + src + '\n)', Object.create(null), { filename: file, timeout: 2000 });
   } else {
     const url = pathToFileURL(file).href;
-    require('node:module').registerHooks({ load(u, context, next) {
+    // CommonJS is compiled here, from its source, as node's require
+    // would: node's own loader would look the file up again by its path.
+    globalThis[Symbol.for('bm2.cjs')] = () => {
+      const m = new Module(file);
+      m.filename = file;
+      m.paths = Module._nodeModulePaths(dir);
+      m._compile(src, file);
+      m.loaded = true;
+      return m.exports;
+    };
+    Module.registerHooks({ resolve(spec, context, next) {
+      if (spec !== url) return next(spec, context);
+      // A directory it may not enter: the file is not looked up.
+      try { return next(spec, context); } catch (e) { return { url, shortCircuit: true }; }
+    }, load(u, context, next) {
       if (u !== url) return next(u, context);
-      let format = context.format;
+      let format = context.format || { '.mjs': 'module', '.cjs': 'commonjs' }[path.extname(file)];
       if (!format) {
         // A .js no package.json types: CommonJS, unless only a module parses.
         try { new vm.Script(wrapper + src + '\n})', { filename: file }); format = 'commonjs'; }
         catch (e) { cjsError = e; format = 'module'; }
+      }
+      if (format === 'commonjs') {
+        return { format: 'module', source: "export default globalThis[Symbol.for('bm2.cjs')]();", shortCircuit: true };
       }
       return { format, source: src, shortCircuit: true };
     } });
@@ -154,7 +183,7 @@ let cjsError; // why the file did not compile as CommonJS
   v = await v;
   const text = JSON.stringify(v, (k, x) => typeof x === 'bigint' ? String(x) : x);
   if (text === undefined) throw new Error('it exports ' + typeof v + ', not its apps');
-  fs.writeSync(3, '{"value":' + text + '}');
+  fs.writeSync(3, '{"closed":' + closed + ',"value":' + text + '}');
 })().then(() => process.exit(0), (e) => {
   // Where a syntax error is: the head of its stack, "FILE:LINE", the
   // line, a caret under the token, when node put them there.
@@ -195,7 +224,7 @@ let cjsError; // why the file did not compile as CommonJS
     if (!where && at) msg += ' (at ' + at.trim().replace(/^at /, '') + ')';
   }
   if (e && e.code === 'ERR_ACCESS_DENIED') msg = 'ERR_ACCESS_DENIED: ' + msg;
-  try { fs.writeSync(3, JSON.stringify({ error: msg, where })); } catch (_) {}
+  try { fs.writeSync(3, JSON.stringify({ error: msg, where, closed })); } catch (_) {}
   if (where === 'stderr') {
     // Only node's report of an uncaught error shows where a module is broken.
     fs.writeSync(2, '\n\u0000bm2: where\u0000\n');
@@ -302,7 +331,10 @@ func evaluate(ctx context.Context, file, mode string, tf trust.File, opts Option
 	cmd := exec.CommandContext(ctx, rc.Path,
 		"--permission", "--allow-fs-read=*", "--max-old-space-size=256", "--no-warnings",
 		"--eval", loader, "--", mode, file)
-	cmd.Dir = filepath.Dir(file)
+	// From /: the loader enters the file's directory itself where it
+	// may (a directory only its owner may enter, /root or a mktemp -d,
+	// is not nobody's to enter, and the file is evaluated all the same).
+	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8", "NO_COLOR=1"}
 	cmd.Stdin = nil // /dev/null
 	stderr := safefs.Capped{Max: 64 << 10}
@@ -314,7 +346,7 @@ func evaluate(ctx context.Context, file, mode string, tf trust.File, opts Option
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		sw.Close()
-		return convert.Source{}, nil, fmt.Errorf("evaluate %s: start %s as %s in %s: %w", file, rc.Path, ev.As, cmd.Dir, err)
+		return convert.Source{}, nil, fmt.Errorf("evaluate %s: start %s as %s: %w", file, rc.Path, ev.As, err)
 	}
 	w.Close()
 	sr.Close()
@@ -343,9 +375,10 @@ func evaluate(ctx context.Context, file, mode string, tf trust.File, opts Option
 		return convert.Source{}, nil, fmt.Errorf("%s: its apps make more than %d MiB of JSON", what, maxOutput>>20)
 	}
 	var res struct {
-		Value json.RawMessage `json:"value"`
-		Error *string         `json:"error"`
-		Where json.RawMessage `json:"where"` // a syntax error's (see loader)
+		Value  json.RawMessage `json:"value"`
+		Error  *string         `json:"error"`
+		Where  json.RawMessage `json:"where"`  // a syntax error's (see loader)
+		Closed bool            `json:"closed"` // it could not enter the file's directory
 	}
 	if err := json.Unmarshal(out, &res); err != nil || (res.Value == nil && res.Error == nil) {
 		msg := strings.TrimSpace(stderr.String())
@@ -354,8 +387,14 @@ func evaluate(ctx context.Context, file, mode string, tf trust.File, opts Option
 		}
 		return convert.Source{}, nil, fmt.Errorf("%s: it gave no apps: %s", what, firstLines(msg, 3))
 	}
+	if res.Closed {
+		ev.Closed = filepath.Dir(file)
+	}
 	if res.Error != nil {
 		msg := *res.Error
+		if res.Closed && closedRE.MatchString(msg) {
+			msg += fmt.Sprintf(" (%s cannot enter %s, so what the file loads from there cannot be read)", ev.As, ev.Closed)
+		}
 		if rest, ok := strings.CutPrefix(msg, "ERR_ACCESS_DENIED: "); ok {
 			return convert.Source{}, nil, fmt.Errorf("%s: it tried to write a file, start a process or load an addon, which bm2 import does not allow (an ecosystem file must only describe its apps): %s", what, firstLines(rest, 2))
 		}
@@ -383,8 +422,11 @@ type brokenAt struct {
 }
 
 var (
-	headRE  = regexp.MustCompile(`^(.+):([0-9]+)$`)
-	caretRE = regexp.MustCompile(`^[\s^]*\^[\s^]*$`)
+	// closedRE: an error that a directory the evaluation could not
+	// enter may explain.
+	closedRE = regexp.MustCompile(`EACCES|permission denied|Cannot find module|ERR_MODULE_NOT_FOUND`)
+	headRE   = regexp.MustCompile(`^(.+):([0-9]+)$`)
+	caretRE  = regexp.MustCompile(`^[\s^]*\^[\s^]*$`)
 )
 
 // whereBroken reads where from the loader's result: an object, or
