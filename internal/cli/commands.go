@@ -56,7 +56,7 @@ func commands() []*command {
 			setup: func(fs *pflag.FlagSet) runner {
 				var f importFlags
 				fs.StringVar(&f.env, "env", "", "use the apps' env_`NAME` over env, as pm2 start --env NAME does")
-				fs.StringSliceVar(&f.only, "only", nil, "import only these apps (`APP`, by PM2 name; repeat or separate with commas)")
+				fs.StringSliceVar(&f.only, "only", nil, "import only these apps (`APP`: a PM2 name, taken whole, spaces and all; repeat or separate with commas)")
 				fs.BoolVar(&f.dryRun, "dry-run", false, "print the files and notes, write nothing")
 				fs.BoolVar(&f.serve, "serve", false, "register and start every project written, as bm2 serve does")
 				fs.StringVar(&f.out, "out", "", "write `DIR`/<name>.toml instead of bm2.toml in each app's directory")
