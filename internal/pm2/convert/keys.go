@@ -135,7 +135,7 @@ var rules = []rule{
 	{Key: "event_loop_inspector", Note: whenTrue(monitoringNote("event_loop_inspector"))},
 	{Key: "deep_monitoring", Note: whenTrue(monitoringNote("deep_monitoring"))},
 	{Key: "increment_var", To: "fork mode and port_env when it names the port variable (instance i gets port+i); another variable gets a note: read BM2_APP_INSTANCE"},
-	{Key: "instance_var", Default: `"NODE_APP_INSTANCE"`, To: "a note: the app reads BM2_APP_INSTANCE (0 … N-1)"},
+	{Key: "instance_var", Default: `"NODE_APP_INSTANCE"`, To: "instance_var (NODE_APP_INSTANCE, as PM2, unless it names another)"},
 	{Key: "pmx", Default: "true", Note: monitoringNote("pmx")},
 	{Key: "automation", Default: "true", Note: monitoringNote("automation")},
 	{Key: "treekill", Default: "true", Note: func(app string, v any) string {

@@ -871,6 +871,19 @@ func (m *mapper) env() (map[string]string, error) {
 	return env, nil
 }
 
+// worker makes an app with no port anywhere (env, args, --port) a
+// worker: queue consumers, cron jobs and bots are most of such apps.
+func (m *mapper) worker() error {
+	m.p.Mode, m.p.Port, m.p.PortEnv = config.Worker, 0, nil
+	m.note("a worker (no port): %s gives it neither env.PORT nor env.NODE_PORT nor a port in its args, so bm2 runs it with no port, no reusePort probe and no gateway, and lets it bind no port of its own; if it does serve on a port, import it with --port N --only %s (the app then gets it in PORT)",
+		path.Base(m.src.File), m.label)
+	if v, ok := m.app.Get("increment_var"); ok && v != nil {
+		s, _ := jsString(v)
+		m.note("increment_var %s ignored: bm2 has no counter variable; read NODE_APP_INSTANCE or BM2_APP_INSTANCE (0 to %d) instead", s, m.p.Instances-1)
+	}
+	return nil
+}
+
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // portVars are the variables PM2 apps read their port from, in the order
@@ -916,8 +929,7 @@ func (m *mapper) port(env map[string]string) error {
 		m.note("port %d is the one its args pass (%s): the app takes its port from there, so no variable gets it (port_env is empty); pass --port N if it listens on another", argPort, argText)
 	} else {
 		if len(have) == 0 {
-			return m.refuse("no port: bm2 needs the port the app listens on, and %s sets neither env.PORT nor env.NODE_PORT for it: add env: { PORT: 3000 } to the app (and listen on process.env.PORT), or pass --port 3000 --only %s",
-				path.Base(m.src.File), m.label)
+			return m.worker()
 		}
 		for _, f := range have[1:] {
 			if f.value != have[0].value {
@@ -1039,8 +1051,12 @@ func (m *mapper) others() {
 			}
 			switch {
 			case r.Key == "instance_var":
-				if s, _ := jsString(v); s != "" {
-					m.note("instance_var %s: bm2 sets BM2_APP_INSTANCE (0 to %d), not %s: read that instead", s, m.p.Instances-1, s)
+				switch s, _ := jsString(v); {
+				case s == "" || s == config.DefaultInstanceVar:
+				case !envNameRE.MatchString(s) || strings.HasPrefix(s, "BM2_") || slices.Contains(m.p.PortEnv, s):
+					m.note("instance_var %s dropped: not a name bm2 can give the index to; the app gets NODE_APP_INSTANCE and BM2_APP_INSTANCE (0 to %d)", s, m.p.Instances-1)
+				default:
+					m.p.InstanceVar = s // bm2 sets it as PM2 did
 				}
 			case !r.Mapped():
 				if s := r.Note(m.p.Name, v); s != "" {
