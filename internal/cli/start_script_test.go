@@ -7,11 +7,22 @@ import (
 	"testing"
 )
 
+// openRoot lets nobody, as whom a command line's runtime is asked its
+// version (as import asks it), reach te's runtimes.
+func openRoot(t *testing.T, te *testEnv) {
+	for _, d := range []string{filepath.Dir(te.root), te.root} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // bm2 start app.js -i 2, as PM2 users type it: the port found in the
 // code, cluster mode with the preload, a bm2.toml beside the script, and
 // the project served and confirmed.
 func TestStartScript(t *testing.T) {
 	te := newTestEnv(t)
+	openRoot(t, te)
 	script := te.write("srv/shop/server.js", "const port = process.env.PORT || 3000;\nrequire('http').createServer().listen(port);\n")
 	te.mustRun(ExitOK, "start", script, "-i", "2", "--env", "NODE_ENV=production", "--", "--verbose")
 	out := te.stdout.String()
@@ -19,8 +30,8 @@ func TestStartScript(t *testing.T) {
 	for _, want := range []string{
 		"port 3000: server.js reads `process.env.PORT || 3000`",
 		"bm2 start " + script + ": writes " + toml,
-		"shop-0 confirmed (reusePort)",
-		"shop-1 confirmed (reusePort)",
+		"server-0 confirmed (reusePort)",
+		"server-1 confirmed (reusePort)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -30,13 +41,13 @@ func TestStartScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`name = "shop"`, `script = "server.js"`, "instances = 2", "port = 3000", `exec_mode = "cluster"`,
+	for _, want := range []string{`name = "server"`, `script = "server.js"`, "instances = 2", "port = 3000", `exec_mode = "cluster"`,
 		`reuseport = "preload"`, `port_env = ["PORT"]`, `args = ["--verbose"]`, `NODE_ENV = "production"`} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("%s lacks %q:\n%s", toml, want, data)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(te.paths.ConfigDir, "shop.toml")); err != nil {
+	if _, err := os.Stat(filepath.Join(te.paths.ConfigDir, "server.toml")); err != nil {
 		t.Errorf("not registered: %v", err)
 	}
 
@@ -52,12 +63,13 @@ func TestStartScript(t *testing.T) {
 		t.Errorf("--force did not replace it:\n%s", data)
 	}
 	// A project's name still starts the project.
-	te.mustRun(ExitOK, "start", "shop")
+	te.mustRun(ExitOK, "start", "server")
 }
 
 // A script with no port anywhere is a worker; --name names it.
 func TestStartScriptWorker(t *testing.T) {
 	te := newTestEnv(t)
+	openRoot(t, te)
 	script := te.write("srv/jobs/consume.mjs", "setInterval(() => {}, 1000);\n")
 	te.mustRun(ExitOK, "start", script, "--name", "mail-jobs")
 	out := te.stdout.String()
@@ -65,7 +77,7 @@ func TestStartScriptWorker(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 	data, _ := os.ReadFile(filepath.Join(filepath.Dir(script), "bm2.toml"))
-	if strings.Contains(string(data), "port") || !strings.Contains(string(data), `name = "mail-jobs"`) {
+	if strings.Contains(string(data), "\nport =") || !strings.Contains(string(data), `name = "mail-jobs"`) {
 		t.Errorf("bm2.toml:\n%s", data)
 	}
 }
