@@ -1108,7 +1108,7 @@ func (m *mapper) render() (*Project, error) {
 	return &Project{
 		App: m.label, Name: p.Name, Cwd: p.Cwd, File: file, Data: data,
 		Secrets: len(p.Env) > 0, User: p.User,
-		Summary: fmt.Sprintf("%d x %s on port %s, runtime %s", p.Instances, p.Mode, portRange(&p), p.Runtime),
+		Summary: summary(&p),
 		Notes:   m.notes,
 		Dropped: m.dropped(),
 	}, nil
@@ -1137,4 +1137,13 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// summary is `4 x cluster on port 3000, runtime node`, or `2 x worker
+// (no port), runtime node`.
+func summary(p *config.Project) string {
+	if p.IsWorker() {
+		return fmt.Sprintf("%d x worker (no port), runtime %s", p.Instances, p.Runtime)
+	}
+	return fmt.Sprintf("%d x %s on port %s, runtime %s", p.Instances, p.Mode, portRange(p), p.Runtime)
 }
