@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/bm2dev/bm2/internal/testutil"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -274,7 +275,7 @@ func TestLocalAsksTheKernel(t *testing.T) {
 	}
 	addrs := hostAddrs(t)
 	if len(addrs) == 0 {
-		t.Skip("this machine has no address but loopback")
+		testutil.Skip(t, testutil.Need{What: "no address but loopback on this machine", Fix: "run on a machine with a network interface"})
 	}
 	for _, a := range addrs {
 		if own, err := Local(a); err != nil || !own {
@@ -292,7 +293,7 @@ func TestLocalAsksTheKernel(t *testing.T) {
 func TestTransportRefusesHostAddress(t *testing.T) {
 	addrs := hostAddrs(t)
 	if len(addrs) == 0 {
-		t.Skip("this machine has no address but loopback")
+		testutil.Skip(t, testutil.Need{What: "no address but loopback on this machine", Fix: "run on a machine with a network interface"})
 	}
 	var hits atomic.Int32
 	ln, err := net.Listen("tcp", ":0")
