@@ -76,3 +76,35 @@ setInterval(() => console.log("jobs tick " + process.env.NODE_APP_INSTANCE), 100
 		}
 	})
 }
+
+// The commonest app shape, listening on process.env.PORT || 3000, in a
+// project that says port = 8085 and no port_env: the fence denies its
+// bind, and bm2 says which port it tried and what to write.
+func TestDeniedBindNamesTheFix(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.write("/srv/p3k/server.js", `require("node:http").createServer((q, s) => s.end("ok\n")).listen(process.env.PORT || 3000);
+`)
+	b.write("/srv/p3k/bm2.toml", "name = \"p3k\"\nscript = \"server.js\"\nruntime = \"node\"\nexec_mode = \"fork\"\nport = 8085\nmax_restarts = 2\nrestart_delay_ms = 100\n")
+	r := b.bm2("/srv/p3k", "serve", "--timeout", "40s")
+	t.Logf("serve (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	if r.code == 0 {
+		t.Fatal("serve of an app that cannot listen succeeded")
+	}
+	crash := b.sh(`cat /var/log/bm2/p3k/p3k-0.crash.log`)
+	if !strings.Contains(crash, "its bind to port 3000 was denied: bm2 gives it port 8085") || !strings.Contains(crash, `port_env = [\"PORT\"]`) {
+		t.Errorf("crash.log:\n%s", crash)
+	}
+	if out := r.stdout + r.stderr; !strings.Contains(out, "port 3000 was denied") || !strings.Contains(out, "port_env") {
+		t.Errorf("serve does not say which port the app tried and what to write")
+	}
+	if out := b.must(0, "/", "status", "p3k").stdout; !strings.Contains(out, "port 3000 was denied") {
+		t.Errorf("bm2 status p3k:\n%s", out)
+	}
+	// The fix works.
+	b.write("/srv/p3k/bm2.toml", "name = \"p3k\"\nscript = \"server.js\"\nruntime = \"node\"\nexec_mode = \"fork\"\nport = 8085\nport_env = [\"PORT\"]\n")
+	b.must(0, "/srv/p3k", "serve", "--timeout", "40s")
+	if out := b.sh(`curl -sf --max-time 5 http://127.0.0.1:8085/`); strings.TrimSpace(out) != "ok" {
+		t.Errorf("after the fix, 8085 answered %q", out)
+	}
+}
