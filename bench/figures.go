@@ -90,9 +90,10 @@ var sampleFigures = []sampleFigure{
 		intro: "100 registered projects of one running Node.js instance each (cluster mode, the app of the other figures), " +
 			"online and probed, then one scrape, three ways: `bm2 metrics` (every series of every instance: systemd's " +
 			"figures over D-Bus, the probe's verdicts from the journal, the kernel's sockets through sock_diag and /proc); " +
-			"the command the socket's service runs, `bm2 --system metrics --http`, with a request on stdin (the scrape's " +
-			"own work, without systemd's spawn); and `curl` through bm2-metrics.socket (wall time only, from the " +
-			"connection to the last byte: systemd starts the service, which answers and exits). Beside them, `bm2 list` " +
+			"`bm2 --system metrics --http`, one exchange with a request on stdin (the scrape's own work, without " +
+			"systemd's spawn); and `curl` through bm2-metrics.socket (wall time only, from the connection to the last " +
+			"byte: the first scrape starts bm2-metrics.service, which serves the socket until it has been idle for 10 s " +
+			"and computes the exposition at most once a second). Beside them, `bm2 list` " +
 			"of the same projects (the same snapshot, without the kernel's figures). Wall and CPU (user + " +
 			"system, bash's `time`) of the command; the goal is below 100 ms. bm2 only: PM2 keeps a daemon for this."},
 	{key: "health", num: "11c", title: "The HTTP health check: a hung event loop found and restarted (bm2)", prec: 0,

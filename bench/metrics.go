@@ -56,7 +56,7 @@ func (r *runner) metrics(ctx context.Context) error {
 	names := map[string]string{
 		"cli":    "bm2 metrics",
 		"list":   "bm2 list (the same projects' table)",
-		"http":   "bm2 metrics --http (the socket service's command, a request on stdin)",
+		"http":   "bm2 metrics --http (one exchange, a request on stdin)",
 		"socket": "curl through bm2-metrics.socket",
 	}
 	reps := r.s.ProbeReps * 2

@@ -188,6 +188,47 @@ systemctl show -P WantedBy bm2-notify.path | grep -qw paths.target`)
 	})
 }
 
+// The host's own addresses are as loopback: with 10.77.0.1 added to lo
+// (in the bed's own network namespace) and a receiver on every address,
+// a project whose webhook is http://10.77.0.1:9000/bm2, without
+// allow_local, has its notification refused at the first attempt, and
+// notification_dropped and bm2 check say why; the receiver gets nothing
+// of it. The same webhook in a file of root's with allow_local is
+// delivered.
+func TestNotifyRefusesHostAddress(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.sh(`ip addr add 10.77.0.1/32 dev lo`)
+	b.app("/srv/hook", "webhook.js", "webhook.js")
+	b.sh(`systemd-run -q --unit=hook -p Environment=OUT=/tmp/hook.jsonl -p Environment=PORT=9000 -p Environment=HOST=0.0.0.0 /usr/local/bin/node /srv/hook/webhook.js`)
+	b.eventually(10*time.Second, "webhook up on 10.77.0.1", `curl -s -o /dev/null -X POST http://10.77.0.1:9000/ready && rm -f /tmp/hook.jsonl`)
+	const hook = "http://10.77.0.1:9000/bm2"
+
+	// Both crash 200 ms after every start and give up after 1 restart.
+	crash := "CRASH_INSTANCE = \"0\"\nCRASH_AFTER_MS = \"200\""
+	b.nodeProject("ownaddr", 1, 3000, crash, "max_restarts = 1\nexec_mode = \"fork\"")
+	b.sh(fmt.Sprintf(`(umask 077; printf '[notify]\nwebhook = "%s"\n' > /etc/bm2/private/ownaddr.toml)`, hook))
+	b.nodeProject("allowed", 1, 3100, crash, "max_restarts = 1\nexec_mode = \"fork\"")
+	b.privateWebhook("allowed", hook)
+	b.sh(`systemctl daemon-reload && systemctl start --no-block bm2-ownaddr.target bm2-allowed.target`)
+
+	es := b.waitEvents(60*time.Second, "notification_dropped", "ownaddr", 1)
+	if m := es[0].str("MESSAGE"); !strings.Contains(m, "gave up notifying instance_errored of ownaddr-0") ||
+		!strings.Contains(m, "at attempt 1: notify "+hook+": refused to connect: 10.77.0.1 is one of this host's own addresses") ||
+		!strings.Contains(m, "allowed only by [notify] allow_local = true in a project file root wrote") {
+		t.Errorf("notification_dropped: %q", m)
+	}
+	b.waitPost("/tmp/hook.jsonl", "instance_errored", "allowed")
+	for _, p := range b.hookPosts("/tmp/hook.jsonl") {
+		if p.Body["project"] == "ownaddr" {
+			t.Errorf("the receiver on 10.77.0.1 got a notification of ownaddr: %v", p.Body)
+		}
+	}
+	if out := b.bm2("/", "check", "ownaddr").stdout; !strings.Contains(out, "notify: webhook "+hook+" (level error): bm2-notify refuses it: 10.77.0.1 is one of this host's own addresses") {
+		t.Errorf("bm2 check ownaddr:\n%s", out)
+	}
+}
+
 // crashGaps is, for each crash of a unit's app ("crashing on purpose"),
 // how long until its next run listened, from the journal's timestamps.
 func (b *bed) crashGaps(unit string) []time.Duration {

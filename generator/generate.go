@@ -743,7 +743,7 @@ type instanceShared struct {
 	restartDirect   bool   // a systemd that has RestartMode= (RestartDirect)
 	systemctl       string // the scope's, for the header
 	// The values of the project's own that every drop-in has.
-	target, slice, cwd, stateDir        string
+	target, slice, cwd, stateDir, home  string
 	appName, execMode, minUptime        string // Environment=
 	restartSec, restartMax, timeoutStop string
 }
@@ -755,6 +755,9 @@ func newInstanceShared(p *config.Project, opts Options) *instanceShared {
 	s.interval, s.burst = interval, strconv.Itoa(burst)
 	s.target, s.slice, s.cwd = units.Target(p.Name), units.Slice(p.Name), units.Specifiers(p.Cwd)
 	s.stateDir = units.Specifiers("bm2/apps/" + p.Name)
+	// %S: the state directories' root (/var/lib, or ~/.config in user
+	// scope); a name needs no quoting (config.ValidName).
+	s.home = `"HOME=%S/` + s.stateDir + `"`
 	s.appName = units.QuoteEnv("BM2_APP_NAME", p.Name)
 	s.execMode = units.QuoteEnv("BM2_EXEC_MODE", string(p.Mode))
 	s.minUptime = `"BM2_MIN_UPTIME_MS=` + strconv.FormatInt(p.MinUptime.Milliseconds(), 10) + `"`
@@ -872,9 +875,12 @@ func (s *instanceShared) template(r *renderer, p *config.Project) (dropInTemplat
 	t.size = len(data) + 8*len(t.slots)
 	// Description, Wants= the probe, the instance's errored mark,
 	// BM2_APP_INSTANCE, BM2_APP_PORT and one port per port_env name.
-	want := 5 + len(p.PortEnv)
-	if s.fence != "" {
-		want++ // the port fence's own port
+	want := 5 // ... and the index under instance_var
+	if !p.IsWorker() {
+		want += 1 + len(p.PortEnv) // BM2_APP_PORT, and a worker has no port_env
+		if s.fence != "" {
+			want++ // the port fence's own port
+		}
 	}
 	if p.HealthChecked() {
 		want++ // BM2_HEALTH_PORT
@@ -981,12 +987,21 @@ func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, p
 	f.Add("Service", "Environment", s.appName)
 	// Digits need no quoting: the placeholders go in as they are.
 	f.Add("Service", "Environment", `"BM2_APP_INSTANCE=`+index+`"`)
-	f.Add("Service", "Environment", `"BM2_APP_PORT=`+port+`"`)
-	// port_env: the same port under the names the app reads (PORT, for
-	// an app written for PM2). Names are [A-Za-z_][A-Za-z0-9_]*: no
-	// quoting needed either.
-	for _, name := range p.PortEnv {
-		f.Add("Service", "Environment", `"`+name+`=`+port+`"`)
+	// The same index under PM2's name (instance_var), which apps written
+	// for PM2 read ("run the cron where NODE_APP_INSTANCE is 0").
+	f.Add("Service", "Environment", `"`+p.IndexVar()+`=`+index+`"`)
+	// HOME: the project's state directory, which its account may write
+	// (an app that keeps files under ~ finds a place; [env] may say
+	// otherwise).
+	f.Add("Service", "Environment", s.home)
+	if !p.IsWorker() { // a worker has no port
+		f.Add("Service", "Environment", `"BM2_APP_PORT=`+port+`"`)
+		// port_env: the same port under the names the app reads (PORT, for
+		// an app written for PM2). Names are [A-Za-z_][A-Za-z0-9_]*: no
+		// quoting needed either.
+		for _, name := range p.PortEnv {
+			f.Add("Service", "Environment", `"`+name+`=`+port+`"`)
+		}
 	}
 	if health != "" {
 		// Where the health check asks (health_port+i, or the instance's
@@ -1010,14 +1025,19 @@ func (s *instanceShared) dropIn(r *renderer, p *config.Project, suffix, index, p
 		f.Add("Service", "EnvironmentFile", s.envFile)
 	}
 	if s.fence != "" {
-		ports := []string{port}
+		var ports []string
+		if !p.IsWorker() {
+			ports = append(ports, port)
+		}
 		if health != "" && p.Health.Port != 0 {
 			ports = append(ports, health) // a port of its own for the check
 		}
 		for _, n := range p.Sandbox.ExtraPorts {
 			ports = append(ports, strconv.Itoa(n))
 		}
-		f.Add("Service", "ExecStartPre", s.fence+" "+strings.Join(ports, " "))
+		// A worker with no port at all: the fence lets it bind an
+		// ephemeral port only.
+		f.Add("Service", "ExecStartPre", strings.TrimSpace(s.fence+" "+strings.Join(ports, " ")))
 	}
 	f.Add("Service", "ExecStart", s.execStart)
 	if s.drain != "" {
@@ -1100,7 +1120,10 @@ func (s *instanceShared) sandbox(f *units.File, p *config.Project) {
 // lowestPort is the lowest port an instance of p may bind: its range's,
 // a health port's or an extra port's.
 func lowestPort(p *config.Project) int {
-	lo := p.Ports().Lo
+	lo := 65536 // a worker's range is empty
+	if !p.IsWorker() {
+		lo = p.Ports().Lo
+	}
 	if r, ok := p.HealthPorts(); ok {
 		lo = min(lo, r.Lo)
 	}

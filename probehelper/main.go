@@ -28,7 +28,8 @@ import (
 //	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service, root); this package
 //	bm2-probe exited <project>-<i>          ExecStopPost=+ (root): crash.log and events; package hooks
 //	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
-//	bm2-probe fence <project>-<i> PORT…     ExecStartPre=+ (root, system scope): the port fence;
+//	bm2-probe fence <project>-<i> [PORT…]   ExecStartPre=+ (root, system scope): the port fence (none: a worker);
+//	bm2-probe fence --no-bind UNIT          ExecStartPre=+ of a health check: its unit may bind nothing;
 //	                                        package portfence
 //	bm2-probe steer add|drain <project>-<i> bm2-steer@.service (root: CAP_BPF, CAP_SYS_PTRACE), ExecStop=+ (root):
 //	                                        the port's kernel-steered turn; this package, package steer
@@ -62,7 +63,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer, stderr *os.File)
 
 func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events | steer add|drain PROJECT-INDEX")
+		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX [PORT...] | fence --no-bind UNIT | health PROJECT | memory PROJECT | notify | events | steer add|drain PROJECT-INDEX")
 	}
 	switch args[0] {
 	case "run":

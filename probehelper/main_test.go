@@ -39,7 +39,7 @@ func TestMainRefusesBadCommandLines(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "bm2-probe: usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX PORT... | health PROJECT | memory PROJECT | notify | events | steer add|drain PROJECT-INDEX\n"},
+		{nil, "bm2-probe: usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX [PORT...] | fence --no-bind UNIT | health PROJECT | memory PROJECT | notify | events | steer add|drain PROJECT-INDEX\n"},
 		{[]string{"bogus"}, "bm2-probe: \"bogus\" is not an instance name like api-0\n"},
 		{[]string{"api-0", "extra"}, "bm2-probe: usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)\n"},
 		{[]string{"exited"}, "bm2-probe: usage: bm2-probe exited PROJECT-INDEX\n"},
@@ -52,7 +52,7 @@ func TestMainRefusesBadCommandLines(t *testing.T) {
 		{[]string{"health-get", "0", "/h", "0:3000"}, "bm2-probe: health-get: \"0\" is not a timeout in milliseconds\n"},
 		{[]string{"health-get", "2000", "h", "0:3000"}, "bm2-probe: health-get: \"h\" is not a path\n"},
 		{[]string{"health-get", "2000", "/h", "0:70000"}, "bm2-probe: health-get: \"0:70000\" is not INDEX:PORT (like 0:3100 or surge:3104)\n"},
-		{[]string{"fence", "api-0"}, "bm2-probe: usage: bm2-probe fence PROJECT-INDEX PORT...\n"},
+		{[]string{"fence"}, "bm2-probe: usage: bm2-probe fence PROJECT-INDEX [PORT...]\n"},
 		{[]string{"fence", "api-0", "70000"}, "bm2-probe: fence: \"70000\" is not a port (1-65535)\n"},
 		{[]string{"run", "bun"}, "bm2-probe: usage: bm2-probe run bun|node [--env-file PATH] -- RUNTIME [ARG...]\n"},
 		{[]string{"run", "deno", "--", "deno", "main.ts"}, "bm2-probe: unknown runtime \"deno\"\n"},

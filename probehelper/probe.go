@@ -80,10 +80,11 @@ const (
 	Stopped                       // nobody listened within the window
 	Gone                          // the instance stopped or failed; nothing to probe
 	Listening                     // fork mode: the instance listens on its port
+	Running                       // a worker (no port): the instance runs
 )
 
 func (o Outcome) String() string {
-	return [...]string{"confirmed", "missing", "already-errored", "stopped", "gone", "listening"}[o]
+	return [...]string{"confirmed", "missing", "already-errored", "stopped", "gone", "listening", "running"}[o]
 }
 
 // Probe watches one instance run after run. In cluster mode it checks
@@ -98,6 +99,7 @@ type Probe struct {
 	Instances int // in the project, for crash.log lines
 	Port      int
 	Fork      bool          // fork mode: no reusePort check
+	Worker    bool          // a worker: no port, no listener to look for (Fork too)
 	MinUptime time.Duration // how long a run must stay up after it listens
 
 	Interval, Window, Watch time.Duration
@@ -254,6 +256,13 @@ func (p *Probe) Run(ctx context.Context) (Outcome, error) {
 				}
 				p.Reset = true
 				return r.verdict, p.afterReset(ctx, unit)
+			}
+			if p.Worker {
+				// Not settled yet (a new run): look again.
+				if err := p.sleep(ctx, p.Interval); err != nil {
+					return Gone, err
+				}
+				continue
 			}
 			// Until the next look at systemd, watch for a listener.
 			if err := p.await(ctx, st, id, min(now+p.lookAt(now-st.ActiveEnterMonotonic), r.windowEnd)); err != nil {
@@ -429,6 +438,14 @@ func (p *Probe) await(ctx context.Context, st sysd.Status, id identity.Identity,
 // project was stopped).
 func (p *Probe) judge(ctx context.Context, r *run, st sysd.Status, id identity.Identity, now time.Duration) (Outcome, bool, error) {
 	unit := units.Instance(p.Project, p.Index)
+	if p.Worker {
+		// No port to look at: a run that stays up min_uptime_ms is
+		// healthy.
+		if p.settled(ctx, unit) {
+			r.verdict, r.judged, r.healthyAt = Running, true, max(now, st.ActiveEnterMonotonic+p.MinUptime)
+		}
+		return Running, false, nil
+	}
 	listening, known := p.listening(st, id)
 	if now >= r.windowEnd && !listening {
 		var err error

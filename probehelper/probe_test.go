@@ -677,6 +677,24 @@ func TestProbeForkWithoutSockDiag(t *testing.T) {
 	}
 }
 
+// A worker (no port): no listener is looked for, no event is logged, and
+// the budget resets once the run has stayed up min_uptime_ms.
+func TestProbeWorkerResetsBudget(t *testing.T) {
+	r, _, _ := budgetRig(t, 0)
+	r.probe.Fork, r.probe.Worker = true, true
+	r.probe.Listeners = func(int, uint32) ([]uint64, error) {
+		t.Error("a worker's probe looked for listeners")
+		return nil, nil
+	}
+	out, err := r.probe.Run(context.Background())
+	if err != nil || out != Running || !r.probe.Reset || r.clock.now > 11*time.Second {
+		t.Fatalf("Run = %v, %v, reset %v at %v; want running, reset by 11s (start + min_uptime)", out, err, r.probe.Reset, r.clock.now)
+	}
+	if len(r.events.got)+len(r.sd.stopped) != 0 {
+		t.Errorf("a worker: events %v, stopped %v", r.events.kinds(), r.sd.stopped)
+	}
+}
+
 // A run that never listens counts as healthy when the window ends.
 func TestProbeNeverListensResetsAtWindowEnd(t *testing.T) {
 	r, _, _ := budgetRig(t, freePort(t))

@@ -79,8 +79,9 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		fmt.Fprintf(out, "%s is not running: nothing to probe\n", unit)
 		return nil
 	}
+	mode := config.ExecMode(st.Env("BM2_EXEC_MODE"))
 	port, err := strconv.Atoi(st.Env("BM2_APP_PORT"))
-	if err != nil {
+	if err != nil && mode != config.Worker {
 		return fmt.Errorf("%s has no BM2_APP_PORT (is it a bm2 instance? run %s daemon-reload)", unit, scope.Systemctl)
 	}
 	instances := index + 1
@@ -99,7 +100,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 	}
 	p := &Probe{
 		Project: project, Index: index, Instances: instances, Port: port,
-		Fork: st.Env("BM2_EXEC_MODE") == string(config.Fork), MinUptime: minUptime,
+		Fork: mode == config.Fork || mode == config.Worker, Worker: mode == config.Worker, MinUptime: minUptime,
 		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
 		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:   notify.NewSink(stderr),

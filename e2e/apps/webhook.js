@@ -1,5 +1,6 @@
 // A local webhook receiver for tests: appends every request as one JSON line
-// ({"method","url","body"}) to the file named by OUT, answers 204.
+// ({"method","url","body"}) to the file named by OUT, answers 204. It
+// listens on PORT of HOST (default 127.0.0.1).
 const http = require("node:http");
 const fs = require("node:fs");
 http.createServer((req, res) => {
@@ -10,4 +11,4 @@ http.createServer((req, res) => {
     res.statusCode = 204;
     res.end();
   });
-}).listen(Number(process.env.PORT), "127.0.0.1");
+}).listen(Number(process.env.PORT), process.env.HOST || "127.0.0.1");

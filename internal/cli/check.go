@@ -167,6 +167,10 @@ const reusePortSupplied = "reusePort supplied by bm2 (preload)"
 // one of p's instances (what bm2 serve refuses).
 func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
+	if p.IsWorker() {
+		fmt.Fprintln(w, "ports: none (a worker: no port of its own, no probe, no gateway)")
+		return nil
+	}
 	s := a.SeePorts(ctx, p)
 	if len(s.Ports) == 0 {
 		return nil

@@ -57,7 +57,7 @@ func commands() []*command {
 			setup: func(fs *pflag.FlagSet) runner {
 				var f importFlags
 				fs.StringVar(&f.env, "env", "", "use the apps' env_`NAME` over env, as pm2 start --env NAME does")
-				fs.StringSliceVar(&f.only, "only", nil, "import only these apps (`APP`, by PM2 name; repeat or separate with commas)")
+				fs.StringSliceVar(&f.only, "only", nil, "import only these apps (`APP`: a PM2 name, taken whole, spaces and all; repeat or separate with commas)")
 				fs.BoolVar(&f.dryRun, "dry-run", false, "print the files and notes, write nothing")
 				fs.BoolVar(&f.serve, "serve", false, "register and start every project written, as bm2 serve does")
 				fs.StringVar(&f.out, "out", "", "write `DIR`/<name>.toml instead of bm2.toml in each app's directory")
@@ -78,17 +78,32 @@ func commands() []*command {
 			},
 		},
 		{
-			name: "top", maxArgs: -1,
+			name: "top", aliases: []string{"monit"}, maxArgs: -1,
 			setup: func(fs *pflag.FlagSet) runner {
 				return func(ctx context.Context, a *App, args []string) error { return a.top(ctx, args) }
 			},
 		},
 		{
-			name: "start", minArgs: 1, maxArgs: 1,
+			name: "start", minArgs: 1, maxArgs: -1,
 			setup: func(fs *pflag.FlagSet) runner {
-				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the instances to come online")
+				var f startFlags
+				fs.DurationVar(&f.timeout, "timeout", control.DefaultTimeout, "how long to wait for the instances to come online")
+				fs.StringVarP(&f.instances, "instances", "i", "", "a script: `N` instances in cluster mode, or max (one per CPU), as pm2 start -i")
+				fs.StringVar(&f.name, "name", "", "a script: the project's `NAME` (default: the script's file name)")
+				fs.IntVar(&f.port, "port", 0, "a script: the `PORT` it listens on, given to it in PORT (default: found in the code, else none: a worker)")
+				fs.StringArrayVar(&f.env, "env", nil, "a script: set `NAME=VALUE` in its [env] (repeatable); an ecosystem file: use its env_NAME")
+				fs.StringSliceVar(&f.only, "only", nil, "an ecosystem file: start only these apps (`APP`)")
+				fs.BoolVar(&f.force, "force", false, "a script: replace a bm2.toml beside it that differs")
+				fs.BoolVar(&f.TrustFile, "trust-file", false, "an ecosystem file: you have read it: let a file root did not write ask for any account or group")
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.Control(ctx, "start", args[0], *timeout)
+					f.Timeout = f.timeout
+					if at := fs.ArgsLenAtDash(); at >= 0 {
+						args, f.args = args[:at], args[at:]
+					}
+					if len(args) == 0 {
+						return control.UsageErr("start", "start: missing argument: usage: bm2 start %s", strings.TrimSpace(help("start").usage))
+					}
+					return a.startCmd(ctx, args, f)
 				}
 			},
 		},

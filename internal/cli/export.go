@@ -53,6 +53,14 @@ func (a *App) exportCmd(ctx context.Context, args []string, f exportFlags) error
 	for _, w := range res.Warnings {
 		fmt.Fprintf(a.Err, "bm2: warning: %s\n", termtext.Escape(fmt.Sprint(w)))
 	}
+	if f.gateway != "" {
+		for _, ap := range aps {
+			if ap.p.IsWorker() {
+				fmt.Fprintf(a.Err, "bm2: note: %s is a worker (no port): it has no Service and no HTTPRoute to Gateway %s (the comment at the top of its manifests says why)\n",
+					ap.p.Name, termtext.Escape(f.gateway))
+			}
+		}
+	}
 	if !f.secrets {
 		for _, ap := range aps {
 			if len(ap.p.Env) > 0 {
@@ -137,8 +145,14 @@ func kubeErr(cmd string, err error) error {
 				what = "the projects as their files say"
 			}
 		}
+		// A route alone is refused for what it would route to (a name, a
+		// worker's missing port), not for what a pod could run.
+		lead := "a pod cannot run " + what
+		if cmd == "gateway httproute" {
+			lead = "no HTTPRoute can send requests to " + what
+		}
 		return control.Fail(ExitInvalid, "change the project file (bm2.toml(5)), or leave the project out",
-			fmt.Errorf("%s: %s: a pod cannot run %s:\n  %s", cmd, control.Plural(len(es), "problem", "problems"), what,
+			fmt.Errorf("%s: %s: %s:\n  %s", cmd, control.Plural(len(es), "problem", "problems"), lead,
 				strings.ReplaceAll(termtext.EscapeLines(err.Error()), "\n", "\n  ")))
 	}
 	return fmt.Errorf("%s: %w", cmd, err)

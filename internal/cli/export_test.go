@@ -275,3 +275,37 @@ func TestGatewayHTTPRoute(t *testing.T) {
 		t.Errorf("stdout: %q", got)
 	}
 }
+
+// A worker (no port) exports as its workload alone; with --gateway the
+// other projects get their routes and bm2 says why the worker has none.
+// A route alone for a worker is refused, naming it.
+func TestExportWorker(t *testing.T) {
+	te := kubeEnv(t)
+	te.write("etc/bm2/queue.toml", "name = \"queue\"\nscript = \"worker.js\"\ncwd = \"/srv/queue\"\ninstances = 2\n")
+	te.mustRun(ExitOK, "export", "kube", "queue", "--image", kubeImg)
+	want := kubeWant(t, te, kube.Options{Image: kubeImg}, "queue")
+	out := te.stdout.String()
+	if out != string(want.Manifests()) {
+		t.Fatalf("stdout:\n%s\nwant:\n%s", out, want.Manifests())
+	}
+	if !strings.Contains(out, "# queue: a worker, 2 replicas, no port: no Service.") || strings.Contains(out, "kind: Service\n") ||
+		strings.Contains(out, "name: BM2_APP_PORT\n") || !strings.Contains(out, "kind: Deployment\n") {
+		t.Errorf("manifests:\n%s", out)
+	}
+
+	dir := filepath.Join(te.root, "k8s")
+	te.mustRun(ExitOK, "export", "kube", "api", "queue", "--image", kubeImg, "--gateway", "edge", "--out", dir)
+	if got := te.stdout.String(); !strings.Contains(got, "wrote "+dir+"/api.yaml (Service, Deployment and HTTPRoute for api)\n") ||
+		!strings.Contains(got, "wrote "+dir+"/queue.yaml (Deployment for queue)\n") {
+		t.Errorf("stdout:\n%s", got)
+	}
+	if !strings.Contains(te.stderr.String(), "bm2: note: queue is a worker (no port): it has no Service and no HTTPRoute to Gateway edge") {
+		t.Errorf("stderr:\n%s", te.stderr.String())
+	}
+
+	te.mustRun(ExitInvalid, "gateway", "httproute", "queue", "--gateway", "edge")
+	if te.stdout.Len() != 0 || !strings.Contains(te.stderr.String(), "no HTTPRoute can send requests to the project as its file says") ||
+		!strings.Contains(te.stderr.String(), "queue.toml: port: not set: queue is a worker, which serves nothing an HTTPRoute could send requests to") {
+		t.Errorf("httproute of a worker: stdout %q\nstderr %s", te.stdout.String(), te.stderr.String())
+	}
+}

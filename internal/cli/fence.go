@@ -15,18 +15,26 @@ import (
 // fenceAllowed says what an instance of p may bind, for the fence line:
 // "port 3000", "port 3000+i", with "and 9229, 9100" for extra_ports.
 func fenceAllowed(p *config.Project) string {
+	if p.IsWorker() {
+		return "an ephemeral port" + extraPortsText(p) + " (a worker has no port of its own)"
+	}
 	s := "port " + strconv.Itoa(p.Port)
 	if p.Mode == config.Fork && p.Instances > 1 {
 		s += "+i"
 	}
-	if len(p.Sandbox.ExtraPorts) > 0 {
-		extra := make([]string, len(p.Sandbox.ExtraPorts))
-		for i, n := range p.Sandbox.ExtraPorts {
-			extra[i] = strconv.Itoa(n)
-		}
-		s += " and extra_ports " + strings.Join(extra, ", ")
+	return s + extraPortsText(p)
+}
+
+// extraPortsText is " and extra_ports 9229, 9100", or "" without any.
+func extraPortsText(p *config.Project) string {
+	if len(p.Sandbox.ExtraPorts) == 0 {
+		return ""
 	}
-	return s
+	extra := make([]string, len(p.Sandbox.ExtraPorts))
+	for i, n := range p.Sandbox.ExtraPorts {
+		extra[i] = strconv.Itoa(n)
+	}
+	return " and extra_ports " + strings.Join(extra, ", ")
 }
 
 // fenceLine is the one line bm2 check and bm2 status print about the port

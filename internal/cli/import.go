@@ -2,15 +2,17 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
+	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
 	"github.com/bm2dev/bm2/internal/trust"
 )
 
@@ -44,13 +46,16 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	src, ev, err := a.LoadEcosystem(ctx, file)
 	if err != nil {
-		return control.Fail(ExitInvalid, "", err)
+		return control.Fail(ExitInvalid, loadHint(err), err)
 	}
 	if src.Dump && f.env != "" {
 		return control.UsageErr("import", "import: --env: a dump holds the environment PM2 ran each app with; --env is for ecosystem files")
 	}
 	if ev != nil {
 		fmt.Fprintf(a.Out, "read %s: evaluated by %s %s as %s\n", file, ev.Node, ev.Version, ev.As)
+		if ev.Closed != "" {
+			fmt.Fprintf(a.Out, "note: %s cannot enter %s: the file was evaluated from outside it (process.cwd() still said %s), and could load no other file from there\n", ev.As, ev.Closed, ev.Closed)
+		}
 	} else {
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}
@@ -128,6 +133,20 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	return nil
 }
 
+// loadHint is what to do when an ecosystem file could not be read: it
+// is not a project file, so bm2 check has nothing to say about it.
+func loadHint(err error) string {
+	var nn *ecosystem.NoNodeError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "name an existing file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote"
+	case errors.As(err, &nn):
+		return "install Node.js 24 or newer where PATH finds it (bm2 import evaluates a JavaScript ecosystem file with it), then run bm2 import again"
+	}
+	// The file named first: the ecosystem file, or one it loads.
+	return "fix the file named above, then run bm2 import again"
+}
+
 // importOne checks one imported project as serve will judge it, prints
 // it and writes its bm2.toml (with --dry-run, only prints it). It returns
 // the problem line when the project was not imported, else "".
@@ -194,10 +213,13 @@ func importOnly(f importFlags) ([]string, error) {
 	case f.port < 0 || f.port > 65535:
 		return nil, control.UsageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
 	}
+	// An app's name is matched whole ("Custom Metrics"): pflag has
+	// split the values at commas already (PM2's --only splits at
+	// spaces too, so that it cannot pick such an app at all).
 	var only []string
 	for _, o := range f.only {
-		for _, s := range strings.FieldsFunc(o, func(r rune) bool { return r == ',' || r == ' ' }) {
-			only = append(only, s)
+		if strings.TrimSpace(o) != "" {
+			only = append(only, o)
 		}
 	}
 	return only, nil
@@ -207,8 +229,8 @@ func importOnly(f importFlags) ([]string, error) {
 // or all of them.
 func picked(src convert.Source, only []string) int {
 	n := 0
-	for _, app := range mappedNames(src) {
-		if len(only) == 0 || slices.Contains(only, app) {
+	for _, app := range convert.Names(src) {
+		if len(only) == 0 || convert.Chosen(only, app) {
 			n++
 		}
 	}
@@ -233,21 +255,6 @@ func indent(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// mappedNames are the apps' names in a source (by process name in a dump).
-func mappedNames(src convert.Source) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, app := range src.Apps {
-		v, _ := app.Get("name")
-		s, _ := v.(string)
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // findEcosystem is FILE, or the one ecosystem.config.* in the current

@@ -192,7 +192,7 @@ func (s *scrapeServer) answer(sc *scrapeConn) {
 // readNotify calls first once the connection has sent its first bytes: a
 // scraper's request, not a connection held empty.
 type readNotify struct {
-	r interface{ Read([]byte) (int, error) }
+	r     interface{ Read([]byte) (int, error) }
 	first func()
 	seen  bool
 }

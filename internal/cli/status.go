@@ -37,8 +37,8 @@ func (a *App) status(ctx context.Context, name string) error {
 		return err
 	}
 	p := e.Project
-	fmt.Fprintf(w, "  %s x %s on port %s, runtime %s (%s), user %s\n",
-		strconv.Itoa(p.Instances), p.Mode, control.PortText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
+	fmt.Fprintf(w, "  %s, runtime %s (%s), user %s\n",
+		control.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
 	if reason, errored, _ := a.ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))

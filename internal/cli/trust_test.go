@@ -74,6 +74,7 @@ func TestServeRefusesWhatTheOwnerMayNotAsk(t *testing.T) {
 		{"writable", "[sandbox]\nwritable = [\"/etc\"]", `:5: sandbox.writable: "/etc" is outside the project's cwd`},
 		{"poweroff", `wants = ["poweroff.target"]`, `:4: wants[0]: "poweroff.target" is static, not enabled`},
 		{"low port", `port = 80`, `port: 80 is a privileged port`},
+		{"every second", `restart_schedule = "*:*:*"`, `:4: restart_schedule: "*:*:*" fires every second, and a file alice (uid 1000) wrote may have its project restarted at most once a minute (write one value for the seconds, like "*:*:00";`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			te := newTestEnv(t)

@@ -308,6 +308,95 @@ func checkChain(f calendarField, part string) string {
 	return ""
 }
 
+// CalendarPerMinute is how many times at most a calendar expression that
+// CheckCalendar takes fires within one minute: the number of values its
+// seconds take (each time it fires, the minute it fires in is one its
+// other parts name, and within it only the seconds vary). A shorthand
+// (minutely is second 0; the others are coarser), a time without seconds
+// (04:00 is 04:00:00) and no time at all (00:00:00) fire once; "*:*:*"
+// fires 60 times, every second. An expression CheckCalendar refuses
+// counts as 60: nothing about it is known.
+func CalendarPerMinute(s string) int {
+	sec, ok := calendarSeconds(s)
+	if !ok {
+		return 60
+	}
+	if sec < 0 {
+		return 1
+	}
+	toks := strings.Split(s, " ")
+	part := strings.Split(toks[sec], ":")[2]
+	if part == "*" {
+		return 60
+	}
+	var at [60]bool
+	n := 0
+	for _, item := range strings.Split(part, ",") {
+		base, rep, hasRep := strings.Cut(item, "/")
+		lo, hi, isRange := strings.Cut(base, "..")
+		start, _ := calendarNumber(fieldSecond, lo)
+		stop, step := fieldSecond.to, 1
+		switch {
+		case isRange:
+			stop, _ = calendarNumber(fieldSecond, hi)
+		case !hasRep:
+			stop = start
+		}
+		if hasRep {
+			step, _ = digits(rep)
+		}
+		for v := start; v <= stop && v < len(at); v += max(step, 1) {
+			if !at[v] {
+				at[v] = true
+				n++
+			}
+		}
+	}
+	return max(n, 1)
+}
+
+// CalendarOncePerMinute is s with its seconds made one value, the first
+// they name ("*:*:*" is "*:*:00", "Mon 04:00:10/15" is "Mon 04:00:10"):
+// what a hint suggests for an expression that fires more often. s
+// itself when it fires once a minute at most already, or is not taken.
+func CalendarOncePerMinute(s string) string {
+	sec, ok := calendarSeconds(s)
+	if !ok || sec < 0 || CalendarPerMinute(s) == 1 {
+		return s
+	}
+	toks := strings.Split(s, " ")
+	parts := strings.Split(toks[sec], ":")
+	first := fieldSecond.to
+	if parts[2] == "*" {
+		first = fieldSecond.from
+	}
+	for _, item := range strings.Split(parts[2], ",") {
+		lo, _, _ := strings.Cut(strings.SplitN(item, "/", 2)[0], "..")
+		if v, ok := calendarNumber(fieldSecond, lo); ok {
+			first = min(first, v)
+		}
+	}
+	parts[2] = fmt.Sprintf("%02d", first)
+	toks[sec] = strings.Join(parts, ":")
+	return strings.Join(toks, " ")
+}
+
+// calendarSeconds finds the seconds of an expression CheckCalendar
+// takes: the index of its word HOUR:MINUTE:SECOND, or -1 when it has none
+// (a shorthand, a time without seconds, no time); ok is false when
+// CheckCalendar refuses it.
+func calendarSeconds(s string) (int, bool) {
+	if CheckCalendar(s) != nil {
+		return 0, false
+	}
+	for i, tok := range strings.Split(s, " ") {
+		if strings.Count(tok, ":") == 2 {
+			return i, true
+		}
+	}
+	return -1, true
+}
+
 // calendarNumber reads a value of f: 1 to 4 digits, a year 4.
 func calendarNumber(f calendarField, s string) (int, bool) {
 	if f == fieldYear && len(s) != 4 {

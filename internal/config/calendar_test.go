@@ -3,8 +3,10 @@ package config
 import (
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bm2dev/bm2/internal/testutil"
 )
@@ -241,4 +243,106 @@ func TestRestartScheduleError(t *testing.T) {
 		t.Fatalf("Marshal:\n%s", pub)
 	}
 	roundTrip(t, p, 2)
+}
+
+// How often an expression may fire within a minute is the number of its
+// seconds; the hint gives the seconds their first value.
+func TestCalendarPerMinute(t *testing.T) {
+	for _, c := range []struct {
+		expr string
+		n    int
+		once string // "" is expr itself
+	}{
+		{"*:*:*", 60, "*:*:00"},
+		{"*-*-* *:*:*", 60, "*-*-* *:*:00"},
+		{"*:*:0..59", 60, "*:*:00"},
+		{"*:*:0/1", 60, "*:*:00"},
+		{"*:*:0/15", 4, "*:*:00"},
+		{"*:*:58..59", 2, "*:*:58"},
+		{"*:*:05,10", 2, "*:*:05"},
+		{"*:*:30,0..1", 3, "*:*:00"},
+		{"*:*:0/59", 2, "*:*:00"},
+		{"Mon *-*-* 04:00:10/15 UTC", 4, "Mon *-*-* 04:00:10 UTC"},
+		{"04:00:*", 60, "04:00:00"},
+		{"*:*:00", 1, ""},
+		{"*:*:5", 1, ""},
+		{"*:*:5,5", 1, ""},
+		{"*:*", 1, ""},
+		{"*:0/1", 1, ""},
+		{"Sun 04:00", 1, ""},
+		{"Mon..Fri *-*-* 03:30:00", 1, ""},
+		{"*-*-01", 1, ""},
+		{"Sat", 1, ""},
+		{"minutely", 1, ""},
+		{"hourly", 1, ""},
+		{"daily UTC", 1, ""},
+		{"secondly", 60, ""}, // not taken: nothing is known of it
+		{"*:*:*.5", 60, ""},
+		{"", 60, ""},
+	} {
+		if n := CalendarPerMinute(c.expr); n != c.n {
+			t.Errorf("CalendarPerMinute(%q) = %d, want %d", c.expr, n, c.n)
+		}
+		want := c.once
+		if want == "" {
+			want = c.expr
+		}
+		once := CalendarOncePerMinute(c.expr)
+		if once != want {
+			t.Errorf("CalendarOncePerMinute(%q) = %q, want %q", c.expr, once, want)
+		}
+		if CheckCalendar(c.expr) == nil && (CheckCalendar(once) != nil || CalendarPerMinute(once) != 1) {
+			t.Errorf("CalendarOncePerMinute(%q) = %q: %v, %d a minute", c.expr, once, CheckCalendar(once), CalendarPerMinute(once))
+		}
+	}
+}
+
+// systemd agrees: every expression the subset takes that fires twice
+// within a minute, by systemd-analyze calendar's next elapses, counts more
+// than once a minute here.
+func TestCalendarPerMinuteAgreesWithSystemd(t *testing.T) {
+	analyze, err := testutil.LookCommand("systemd-analyze")
+	if err != nil {
+		testutil.Skip(t, testutil.Need{What: "no systemd-analyze", Fix: "sudo apt-get install systemd"}, err)
+	}
+	exprs := generatedCalendars()
+	for _, c := range calendarCases {
+		exprs = append(exprs, c.expr)
+	}
+	elapse := regexp.MustCompile(`(?m)^\s*(?:Next elapse|Iter\. #\d+): \w+ (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC$`)
+	often, checked := 0, 0
+	for _, expr := range exprs {
+		if CheckCalendar(expr) != nil {
+			continue
+		}
+		cmd := exec.Command(analyze, "calendar", "--iterations=4", expr)
+		cmd.Env = append(os.Environ(), "TZ=UTC", "SYSTEMD_COLORS=0")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", expr, err, out)
+		}
+		var prev time.Time
+		fast := false
+		for _, m := range elapse.FindAllStringSubmatch(string(out), -1) {
+			at, err := time.Parse("2006-01-02 15:04:05", m[1])
+			if err != nil {
+				t.Fatalf("%q: %v", expr, err)
+			}
+			if !prev.IsZero() && at.Sub(prev) < time.Minute {
+				fast = true
+			}
+			prev = at
+		}
+		checked++
+		if fast {
+			often++
+			if n := CalendarPerMinute(expr); n <= 1 {
+				t.Errorf("%q fires twice within a minute (systemd-analyze calendar), but counts %d a minute here:\n%s", expr, n, out)
+			}
+		}
+	}
+	if often < 10 || checked < 100 {
+		t.Fatalf("only %d expressions checked, %d of them more than once a minute: the comparison proves little", checked, often)
+	}
+	t.Logf("%d expressions taken, %d of them fire more than once a minute", checked, often)
 }

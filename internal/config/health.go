@@ -174,6 +174,10 @@ func (v *validator) health(p *Project) {
 		}
 	}
 	if h.Port == 0 {
+		if _, ok := v.where["health_port"]; !ok && p.IsWorker() {
+			v.add("health_path", ErrValue, "needs health_port for a worker (a project without port): "+
+				"set health_port = N and have instance i answer on N+i ($BM2_HEALTH_PORT)")
+		}
 		if _, ok := v.where["health_port"]; !ok && p.Mode == Cluster {
 			v.add("health_path", ErrValue, "needs health_port in cluster mode: the instances share port %d and the kernel picks which one answers a check; "+
 				"set health_port = N and have instance i answer on N+i ($BM2_HEALTH_PORT)", p.Port)

@@ -130,7 +130,7 @@ var specs = []spec{
 		if n := val.(int64); v.intRange(k, n, 1, 65535) {
 			p.Port = int(n)
 		}
-	}, get: always(func(p *Project) any { return p.Port })},
+	}, get: func(p *Project) (any, bool) { return p.Port, !p.IsWorker() }},
 	{key: "exec_mode", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		switch m := ExecMode(val.(string)); m {
 		case Cluster, Fork:
@@ -138,7 +138,7 @@ var specs = []spec{
 		default:
 			v.add(k, ErrValue, "must be \"cluster\" or \"fork\", got %q", val)
 		}
-	}, get: always(func(p *Project) any { return string(p.Mode) })},
+	}, get: func(p *Project) (any, bool) { return string(p.Mode), !p.IsWorker() }},
 	{key: "reuseport", kind: kString, set: func(v *validator, p *Project, k string, val any) {
 		switch r := ReusePort(val.(string)); r {
 		case ReusePortApp, ReusePortPreload:
@@ -236,6 +236,19 @@ var specs = []spec{
 		}
 	}, get: str(func(p *Project) string { return p.Source })},
 	{key: "port_env", kind: kStrings, set: setPortEnv, get: list(func(p *Project) []string { return p.PortEnv })},
+	// instance_var: the variable that also receives BM2_APP_INSTANCE, as
+	// PM2's instance_var names it (NODE_APP_INSTANCE by default: apps
+	// written for PM2 run their cron where it is "0").
+	{key: "instance_var", kind: kString, set: func(v *validator, p *Project, k string, val any) {
+		switch name := val.(string); {
+		case !envNameRE.MatchString(name):
+			v.add(k, ErrValue, "%q is not a valid environment variable name", name)
+		case strings.HasPrefix(name, reservedEnv):
+			v.add(k, ErrValue, "%q is bm2's own: every instance already gets BM2_APP_INSTANCE", name)
+		default:
+			p.InstanceVar = name
+		}
+	}, get: func(p *Project) (any, bool) { return p.IndexVar(), p.IndexVar() != DefaultInstanceVar }},
 	// journald's rate limit of each instance and whether it reads level
 	// prefixes: directives of their own (package generator), as no limit
 	// is not 0 in the unit.
@@ -293,7 +306,7 @@ var specs = []spec{
 			// A user's file must not point root's bm2-notify at what
 			// listens on the machine's own loopback.
 			v.add(k, ErrValue, "is honoured only in a file root wrote: ask root to set it in the project's file in /etc/bm2 "+
-				"(a webhook on loopback is otherwise refused)")
+				"(a webhook on loopback, or on another of the host's own addresses, is otherwise refused)")
 			return
 		}
 		p.Notify.AllowLocal = val.(bool)

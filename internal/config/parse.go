@@ -426,7 +426,7 @@ func (v *validator) finish(p *Project, opts Options) {
 		}
 	}
 	if _, ok := v.where["port"]; !ok {
-		v.missing("port", " (the port the app listens on, 1-65535)")
+		v.worker(p)
 	}
 	if _, ok := v.where["runtime"]; !ok {
 		p.Runtime = RuntimeFor(p.Script)
@@ -504,6 +504,18 @@ func (v *validator) finish(p *Project, opts Options) {
 		v.userScope(p, u)
 		v.userScopeHealth(p, u)
 	}
+	if _, ok := v.where["instance_var"]; ok {
+		// (Without the key, an [env] NODE_APP_INSTANCE simply wins: the
+		// [env] file is applied over Environment=.)
+		for _, e := range p.Env {
+			if e.Name == p.IndexVar() {
+				v.add("instance_var", ErrValue, "%q is also in [env], which would hide the instance's index: remove it from [env], or choose another name", e.Name)
+			}
+		}
+	}
+	if _, ok := v.portEnvAt[p.IndexVar()]; ok {
+		v.add("instance_var", ErrValue, "%q is also in port_env: one variable cannot hold both the port and the index", p.IndexVar())
+	}
 	for _, name := range p.PortEnv {
 		i := v.portEnvAt[name]
 		for _, e := range p.Env {
@@ -514,6 +526,25 @@ func (v *validator) finish(p *Project, opts Options) {
 				v.add(fmt.Sprintf("port_env[%d]", i), ErrValue,
 					"%q is also in [env]: it receives the instance's port; remove it from [env]", name)
 			}
+		}
+	}
+}
+
+// worker makes a project without port a worker (queue consumers, cron
+// jobs, bots): exec_mode may only be "fork" (or left out), and the keys
+// that are about a port of its own are refused, each with what to do.
+func (v *validator) worker(p *Project) {
+	if p.Mode == Cluster {
+		if _, ok := v.where["exec_mode"]; ok {
+			v.add("exec_mode", ErrValue, "\"cluster\" shares one port between the instances, and this file sets no port: "+
+				"set port = N for a network service, or remove exec_mode for a worker (no port)")
+		}
+	}
+	p.Mode = Worker
+	p.Drain = 0
+	for _, k := range []string{"reuseport", "drain_ms", "port_env"} {
+		if _, ok := v.where[k]; ok {
+			v.add(k, ErrValue, "is about the instances' port, and this file sets no port (a worker): set port = N, or remove the key")
 		}
 	}
 }

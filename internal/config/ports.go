@@ -10,8 +10,14 @@ type PortRange struct{ Lo, Hi int }
 
 func (r PortRange) String() string { return fmt.Sprintf("%d~%d", r.Lo, r.Hi) }
 
-// Overlaps reports whether two ranges share a port.
-func (r PortRange) Overlaps(o PortRange) bool { return r.Lo <= o.Hi && o.Lo <= r.Hi }
+// Overlaps reports whether two ranges share a port. The zero range (a
+// worker's: no port) overlaps nothing.
+func (r PortRange) Overlaps(o PortRange) bool {
+	return !r.Empty() && !o.Empty() && r.Lo <= o.Hi && o.Lo <= r.Hi
+}
+
+// Empty tells whether r is the zero range: no port at all.
+func (r PortRange) Empty() bool { return r.Lo == 0 && r.Hi == 0 }
 
 // ConflictError is a project refused because its port range overlaps one
 // that another project holds. It prints the exact sentence users know:

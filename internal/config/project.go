@@ -19,6 +19,10 @@ const (
 	Cluster ExecMode = "cluster"
 	// Fork: instance i listens on port+i.
 	Fork ExecMode = "fork"
+	// Worker: a project without port (queue consumers, cron jobs, bots):
+	// its instances listen on no port of their own, have no probe and no
+	// gateway, and their port fence lets them bind no fixed port.
+	Worker ExecMode = "worker"
 )
 
 // ReusePort says who gives a cluster-mode app's listener SO_REUSEPORT
@@ -105,8 +109,9 @@ type EnvVar struct {
 type Notify struct {
 	Webhook string // "" means notifications are disabled
 	Level   Level  // minimum level that is sent
-	// AllowLocal lets bm2-notify post to a loopback address
-	// (notify.allow_local); never set from a file root did not write
+	// AllowLocal lets bm2-notify post to this host itself, a loopback
+	// address or another of its own (notify.allow_local); never set from
+	// a file root did not write
 	// (Options.Foreign).
 	AllowLocal bool
 }
@@ -223,6 +228,9 @@ type Project struct {
 	// PortEnv names variables that also receive the instance's port
 	// (InstancePort), as written: PM2 apps read PORT, not BM2_APP_PORT.
 	PortEnv []string
+	// InstanceVar also receives the instance's index (BM2_APP_INSTANCE's
+	// value): instance_var as written, "" for DefaultInstanceVar (IndexVar).
+	InstanceVar string
 	// ReusePort is who sets reusePort in cluster mode (see Preload).
 	ReusePort ReusePort
 
@@ -294,9 +302,28 @@ func (p *Project) Account() string {
 // OwnAccount tells whether the project runs as its own account (no user =).
 func (p *Project) OwnAccount() bool { return p.User == "" }
 
-// Ports is the range of ports a project occupies.
+// DefaultInstanceVar is PM2's name for the instance's index, which apps
+// written for PM2 read.
+const DefaultInstanceVar = "NODE_APP_INSTANCE"
+
+// IndexVar is InstanceVar, DefaultInstanceVar when it is not set.
+func (p *Project) IndexVar() string {
+	if p.InstanceVar == "" {
+		return DefaultInstanceVar
+	}
+	return p.InstanceVar
+}
+
+// IsWorker tells whether the project has no port (Worker).
+func (p *Project) IsWorker() bool { return p.Mode == Worker }
+
+// Ports is the range of ports a project occupies; the zero range for a
+// worker, which occupies none.
 func (p *Project) Ports() PortRange {
-	if p.Mode == Fork {
+	switch p.Mode {
+	case Worker:
+		return PortRange{}
+	case Fork:
 		return PortRange{Lo: p.Port, Hi: p.Port + p.Instances - 1}
 	}
 	return PortRange{Lo: p.Port, Hi: p.Port}
@@ -306,7 +333,7 @@ func (p *Project) Ports() PortRange {
 // health ports (HealthPorts) when it has them, then each of [sandbox]
 // extra_ports as a range of one. OccupiedBy names each one's key.
 func (p *Project) Occupied() []PortRange {
-	out := []PortRange{p.Ports()}
+	out := []PortRange{p.Ports()} // a worker's is empty, and overlaps nothing
 	if r, ok := p.HealthPorts(); ok {
 		out = append(out, r)
 	}
@@ -334,8 +361,11 @@ func (p *Project) OccupiedBy(k int) string {
 // port, its health port when that is another one (HealthPort), and
 // [sandbox] extra_ports.
 func (p *Project) AllowedPorts(i int) []int {
-	out := []int{p.InstancePort(i)}
-	if h := p.HealthPort(i); h != 0 && h != out[0] {
+	var out []int
+	if !p.IsWorker() {
+		out = append(out, p.InstancePort(i))
+	}
+	if h := p.HealthPort(i); h != 0 && (len(out) == 0 || h != out[0]) {
 		out = append(out, h)
 	}
 	return append(out, p.Sandbox.ExtraPorts...)
@@ -347,9 +377,13 @@ func (p *Project) Preload() bool {
 	return p.Mode == Cluster && p.ReusePort == ReusePortPreload
 }
 
-// InstancePort is the port instance i listens on (BM2_APP_PORT).
+// InstancePort is the port instance i listens on (BM2_APP_PORT); 0 for
+// a worker's.
 func (p *Project) InstancePort(i int) int {
-	if p.Mode == Fork {
+	switch p.Mode {
+	case Worker:
+		return 0
+	case Fork:
 		return p.Port + i
 	}
 	return p.Port
@@ -393,6 +427,9 @@ func (p *Project) Needs() []Need {
 // Summary is the first line of `bm2 check`:
 // `project "api", 4 x cluster on port 3000, runtime bun`.
 func (p *Project) Summary() string {
+	if p.IsWorker() {
+		return fmt.Sprintf("project %q, %d x worker (no port), runtime %s", p.Name, p.Instances, p.Runtime)
+	}
 	return fmt.Sprintf("project %q, %d x %s on port %d, runtime %s",
 		p.Name, p.Instances, p.Mode, p.Port, p.Runtime)
 }

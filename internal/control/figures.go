@@ -83,7 +83,8 @@ func (hostSockets) Established(keep func(port int) bool) ([]sockdiag.Connection,
 // process. The sockets of an instance are those its processes hold (the
 // processes of its control group): its connections are the ones
 // established on its port (fork mode: port+i; cluster mode: the port its
-// instances share), its accept queue that of its listeners there. At most
+// instances share), its accept queue that of its listeners there; a
+// worker has no port, and none of these figures. At most
 // sockdiag.MaxFDs descriptors are read of one instance, whatever its
 // number of processes. What cannot be read stays unknown and is said in
 // Warnings; reading the descriptors of another user's processes takes
@@ -115,7 +116,7 @@ func confirmLatencies(f *Figures, snap Snapshot) {
 func (c *Client) sockets(ctx context.Context, snap Snapshot) Figures {
 	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}, left: MaxScrapeFDs, want: map[int]bool{}}
 	for _, ps := range snap.Projects {
-		if p := ps.Entry.Project; ps.Entry.Err == nil && p != nil {
+		if p := ps.Entry.Project; ps.Entry.Err == nil && p != nil && !p.IsWorker() {
 			for _, i := range ps.IDs {
 				r.want[p.InstancePort(i)] = true
 			}
@@ -131,8 +132,8 @@ func (c *Client) sockets(ctx context.Context, snap Snapshot) Figures {
 		for k, i := range ps.IDs {
 			figs[k] = UnknownFigures
 			u := ps.Statuses[k]
-			if !up(u) || ctx.Err() != nil {
-				continue
+			if !up(u) || ctx.Err() != nil || p.IsWorker() {
+				continue // a worker has no port: nothing to ask the kernel
 			}
 			r.read(&figs[k], units.InstanceID(p.Name, i), u, p.InstancePort(i))
 		}

@@ -33,6 +33,7 @@ type fakeSockets struct {
 	dumps  int      // times the listeners were asked for
 	limits []int    // the limit of each SocketsOf, in order
 	read   []uint32 // the processes read, in order
+	kept   []int    // the ports whose connections Established kept
 }
 
 func (f *fakeSockets) PIDs(u UnitStatus) []uint32 { return f.pids[u.Name] }
@@ -74,6 +75,7 @@ func (f *fakeSockets) Established(keep func(port int) bool) ([]sockdiag.Connecti
 		if keep != nil && !keep(port) {
 			continue
 		}
+		f.kept = append(f.kept, port)
 		for _, c := range f.established[port] {
 			c.Port = port
 			out = append(out, c)
@@ -390,5 +392,48 @@ func TestFiguresBoundTheScrape(t *testing.T) {
 	}
 	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], fmt.Sprintf("this scrape read %d file descriptors", MaxScrapeFDs)) {
 		t.Errorf("warnings %q", got.Warnings)
+	}
+}
+
+// A worker has no port: bm2 never asks the kernel for its sockets, nor
+// for those of port 0, and its figures are unknown, never 0.
+func TestFiguresOfAWorker(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	queue := &config.Project{Name: "queue", Mode: config.Worker, Instances: 2}
+	api := &config.Project{Name: "api", Mode: config.Cluster, Port: 3000, Instances: 1}
+	host := &fakeSockets{
+		pids: map[string][]uint32{"bm2@queue-0.service": {100}, "bm2@queue-1.service": {200}, "bm2@api-0.service": {300}},
+		fds:  map[uint32][]uint64{100: {10}, 200: {20}, 300: {30, 31}},
+		listeners: map[int][]sockdiag.Listener{
+			0:    {{Inode: 10, Queued: 1, Backlog: 1}},
+			3000: {{Inode: 30, Queued: 0, Backlog: 511}},
+		},
+		established: map[int][]sockdiag.Connection{0: {{Inode: 20}}, 3000: {{Inode: 31}}},
+	}
+	workers := projectSnap(queue, []int{0, 1}, []UnitStatus{
+		runningSince("bm2@queue-0.service", "aa", 100, t0),
+		runningSince("bm2@queue-1.service", "bb", 200, t0),
+	})
+	c := &Client{Env: Env{Sockets: host}}
+
+	// Workers alone: the kernel is not asked at all.
+	got := c.Figures(context.Background(), Snapshot{Now: t0.Add(time.Minute), Projects: []ProjectSnapshot{workers}})
+	if want := [][]InstanceFigures{{UnknownFigures, UnknownFigures}}; fmt.Sprint(got.Projects) != fmt.Sprint(want) || len(got.Warnings) != 0 {
+		t.Errorf("figures %v, warnings %q; want %v", got.Projects, got.Warnings, want)
+	}
+	if host.dumps != 0 || len(host.read) != 0 || len(host.kept) != 0 {
+		t.Errorf("the kernel was asked: %d dumps, pids read %v, ports kept %v", host.dumps, host.read, host.kept)
+	}
+
+	// Beside a project with a port: its sockets alone, and never port 0.
+	got = c.Figures(context.Background(), Snapshot{Now: t0.Add(time.Minute), Projects: []ProjectSnapshot{
+		workers, projectSnap(api, []int{0}, []UnitStatus{runningSince("bm2@api-0.service", "cc", 300, t0)}),
+	}})
+	want := [][]InstanceFigures{{UnknownFigures, UnknownFigures}, {{Connections: 1, AcceptQueued: 0, AcceptLimit: 511}}}
+	if fmt.Sprint(got.Projects) != fmt.Sprint(want) {
+		t.Errorf("figures\n got %v\nwant %v", got.Projects, want)
+	}
+	if !slices.Equal(host.read, []uint32{300}) || slices.Contains(host.kept, 0) {
+		t.Errorf("pids read %v, ports kept %v: a worker's", host.read, host.kept)
 	}
 }

@@ -26,8 +26,8 @@ const LegacyUser = "bm2"
 // project as bm2, and its files are bm2's) and [sandbox] mode = "compat"
 // (0.1's sandbox: it may write where it wrote before); without it, a
 // project registered since then keeps its own account. A project whose
-// webhook is on loopback gets [notify] allow_local = true (bm2-notify
-// refuses loopback without it). The file is
+// webhook is on loopback, or on another of this host's own addresses,
+// gets [notify] allow_local = true (bm2-notify refuses them without it). The file is
 // rewritten canonically; the original is kept, root's alone, in
 // <state dir>/migrated-0.1/. A file with nothing to change is left alone,
 // so running it again changes nothing.
@@ -65,18 +65,19 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 				did = append(did, `[sandbox] mode = "compat"`)
 			}
 		}
-		if p.Notify.Webhook != "" && !p.Notify.AllowLocal && loopbackURL(p.Notify.Webhook) {
-			// bm2-notify now refuses loopback unless root's file allows
-			// it: a project that already posts there keeps doing so, when
-			// root wrote it. One registered from a user's file (its
-			// source) does not get the key on that user's word.
+		if where := localURL(p.Notify.Webhook); where != "" && !p.Notify.AllowLocal {
+			// bm2-notify now refuses this host (loopback, its own
+			// addresses) unless root's file allows it: a project that
+			// already posts there keeps doing so, when root wrote it. One
+			// registered from a user's file (its source) does not get the
+			// key on that user's word.
 			if who := c.sourceNotRoots(p.Source); who != "" {
 				fmt.Fprintf(c.Err, "bm2: %s: not given [notify] allow_local: it was registered from %s, %s; "+
-					"its loopback webhook stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)\n",
-					p.File, p.Source, who)
+					"its webhook on %s stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)\n",
+					p.File, p.Source, who, where)
 			} else {
 				p.Notify.AllowLocal = true
-				did = append(did, "[notify] allow_local = true (its webhook is on loopback)")
+				did = append(did, "[notify] allow_local = true (its webhook is on "+where+")")
 			}
 		}
 		if p.SecretsInFile {
@@ -160,10 +161,32 @@ func WebhookNote(n config.Notify) string {
 	if err := notify.CheckTarget(addr, n.AllowLocal); err != nil {
 		return ": bm2-notify refuses it: " + strings.TrimPrefix(err.Error(), notify.ErrTargetRefused.Error()+": ")
 	}
-	if addr.Unmap().IsLoopback() {
-		return ", on loopback (allow_local)"
+	if where := localURL(n.Webhook); where != "" {
+		return ", on " + where + " (allow_local)"
 	}
 	return ""
+}
+
+// localURL says where a webhook URL names this host, "" when it does
+// not: "loopback" (loopbackURL), or "this host's own address A" for a
+// literal address that bm2-notify refuses only for being the host's own
+// (allow_local lets it through).
+func localURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	if loopbackURL(s) {
+		return "loopback"
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	ip, err := netip.ParseAddr(u.Hostname())
+	if err != nil || notify.CheckTarget(ip, true) != nil || notify.CheckTarget(ip, false) == nil {
+		return ""
+	}
+	return "this host's own address " + ip.String()
 }
 
 func JoinWords(ws []string) string {

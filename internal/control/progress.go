@@ -299,7 +299,10 @@ func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Proje
 	// stays joinable while the other instances listen. (One that did not,
 	// or whose sockets cannot be read, is not waited for: it may not be a
 	// network service, or listen through a process bm2 cannot see.)
-	wasListening, lerr := c.Listening(ctx, before, p.InstancePort(i))
+	wasListening, lerr := false, error(nil)
+	if !p.IsWorker() { // a worker has no port
+		wasListening, lerr = c.Listening(ctx, before, p.InstancePort(i))
+	}
 	w.checkListen = lerr == nil && wasListening
 	w.listening = !w.checkListen
 	return c.restartAndWait(ctx, sd, w, "restarting", timeout)

@@ -91,7 +91,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
 		}
 	}
-	fmt.Fprintf(c.Out, "reloading %s: %s x %s on port %s, %s\n", p.Name, fmt.Sprint(p.Instances), p.Mode, PortText(p), how)
+	fmt.Fprintf(c.Out, "reloading %s: %s, %s\n", p.Name, ShapeText(p), how)
 	if p.Mode == config.Fork {
 		fmt.Fprintf(c.Err, "bm2: note: in fork mode each instance owns its port, which has no listener while it restarts; "+
 			"put a gateway in front that retries another instance (`bm2 gateway`)\n")

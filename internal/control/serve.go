@@ -435,8 +435,17 @@ func (c *Client) unitsBefore(ctx context.Context, sd Systemd, target string, nam
 
 // summaryTail is the end of serve's final line.
 func summaryTail(p *config.Project) string {
-	return fmt.Sprintf("%s x %s on port %s, runtime %s (%s); `bm2 list` shows it, `bm2 logs %s` its output",
-		fmt.Sprint(p.Instances), p.Mode, PortText(p), p.Runtime, p.RuntimeCommand(), p.Name)
+	return fmt.Sprintf("%s, runtime %s (%s); `bm2 list` shows it, `bm2 logs %s` its output",
+		ShapeText(p), p.Runtime, p.RuntimeCommand(), p.Name)
+}
+
+// ShapeText is a project's instances and ports in words: "4 x cluster on
+// port 3000", "3 x fork on port 4000~4002", "2 x worker (no port)".
+func ShapeText(p *config.Project) string {
+	if p.IsWorker() {
+		return fmt.Sprintf("%d x worker (no port)", p.Instances)
+	}
+	return fmt.Sprintf("%d x %s on port %s", p.Instances, p.Mode, PortText(p))
 }
 
 func PortText(p *config.Project) string {

@@ -272,6 +272,14 @@ func (w *waiter) step(s snapshot) stepResult {
 				break
 			}
 			key := invocationKey(u)
+			if w.listenOf[k] != key && w.p.IsWorker() {
+				// No port to listen on: a worker is online once its run
+				// has stayed up min_uptime_ms.
+				if !settled(u, w.p, s.now) {
+					break
+				}
+				w.listenOf[k] = key
+			}
 			if w.listenOf[k] != key {
 				if !s.asked.listen || k >= len(s.listens) {
 					r.next.listen = true

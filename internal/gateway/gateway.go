@@ -240,6 +240,9 @@ func checkProject(p *config.Project, fleet bool) error {
 	if !validName(p.Name) {
 		return &ProjectError{Project: p.Name, Reason: "not a valid project name ([a-z0-9][a-z0-9_-]*, at most 64)"}
 	}
+	if p.IsWorker() {
+		return &ProjectError{Project: p.Name, Reason: "is a worker (no port): it serves nothing a gateway could pass requests to"}
+	}
 	if p.Instances < 1 || p.Port < 1 || p.Port > 65535 || p.Ports().Hi > 65535 {
 		return &ProjectError{Project: p.Name, Reason: fmt.Sprintf("port %d with %d instances is not a port range", p.Port, p.Instances)}
 	}

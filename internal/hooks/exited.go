@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/bm2dev/bm2/internal/portfence"
 	"os"
 	"os/user"
 	"strconv"
@@ -143,7 +144,40 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes c
 	}
 	ev.Reason = c.Reason
 	ev.Message = fmt.Sprintf("%s %s (%s)", id, how, st.Result)
+	if port := DeniedBind(units.Instance(project, index)); port != 0 {
+		// What the fence saw is the likeliest cause: an app that listens
+		// where it chooses, not where bm2 says (the commonest shape reads
+		// PORT and falls back to 3000).
+		c.Detail = DeniedText(port, st.Env("BM2_APP_PORT"))
+		ev.Message += "; " + c.Detail
+		ev.Detail = c.Detail
+	}
 	return record(crashes, events, project, id, st.GID, c, ev)
+}
+
+// DeniedBind is the port of the last bind bm2's port fence denied the
+// run of unit that just ended, 0 for none: the exit hook runs in the
+// unit's cgroup, where the fence is attached, and reads the fence's map
+// (package portfence), which only the fence writes.
+var DeniedBind = func(unit string) int {
+	dir, err := portfence.SelfUnitDir(unit)
+	if err != nil {
+		return 0
+	}
+	port, _ := portfence.DeniedPort(dir)
+	return port
+}
+
+// DeniedText says what a denied bind to port means and what to do, for
+// an instance whose own port is own (BM2_APP_PORT; "" for a worker).
+func DeniedText(port int, own string) string {
+	if own == "" {
+		return fmt.Sprintf("its bind to port %d was denied: a worker (no port in bm2.toml) may bind no port of its own; "+
+			"set port = %d in bm2.toml if it serves there (it then gets it in PORT with port_env = [\"PORT\"]), or [sandbox] extra_ports = [%d]", port, port, port)
+	}
+	return fmt.Sprintf("its bind to port %d was denied: bm2 gives it port %s (in BM2_APP_PORT) and its port fence allows no other; "+
+		"if the app reads PORT, add port_env = [\"PORT\"] to bm2.toml; or listen on process.env.BM2_APP_PORT; "+
+		"or, if it needs port %d too, [sandbox] extra_ports = [%d]", port, own, port, port)
 }
 
 // spawnDetail is the {detail} of a spawn reason (reason.OfSpawn): the directory systemd

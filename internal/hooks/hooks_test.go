@@ -224,6 +224,36 @@ func TestExitedRecordsCrashes(t *testing.T) {
 	}
 }
 
+// A run whose bind the port fence denied: the crash.log line and the
+// event say which port, the one bm2 gives it, and port_env as the fix.
+func TestExitedNamesTheDeniedBind(t *testing.T) {
+	c := crashlog.Logs{Dir: t.TempDir()}
+	ev := &sink{}
+	old := DeniedBind
+	t.Cleanup(func() { DeniedBind = old })
+	var asked string
+	DeniedBind = func(unit string) int { asked = unit; return 3000 }
+	st := sysd.Status{Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, Environment: []string{"BM2_APP_PORT=8085"}}
+	if err := Exited(context.Background(), "api-0", fakeSD{"bm2@api-0.service": st}, time.Now(), c, ev, nil); err != nil {
+		t.Fatal(err)
+	}
+	if asked != "bm2@api-0.service" {
+		t.Errorf("DeniedBind asked about %q", asked)
+	}
+	data, _ := os.ReadFile(c.Path("api", "api-0"))
+	for _, want := range []string{"reason=exited code=1", `its bind to port 3000 was denied: bm2 gives it port 8085 (in BM2_APP_PORT)`, `add port_env = [\"PORT\"]`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("crash.log lacks %q:\n%s", want, data)
+		}
+	}
+	if len(ev.got) != 1 || !strings.Contains(ev.got[0].Message, "port 3000 was denied") || !strings.Contains(ev.got[0].Detail, "port_env") {
+		t.Errorf("events %+v", ev.got)
+	}
+	if d := DeniedText(4000, ""); !strings.Contains(d, "a worker") || !strings.Contains(d, "set port = 4000") {
+		t.Errorf("a worker's: %s", d)
+	}
+}
+
 // Exit status 78 is a refusal only when the root side finds something to
 // refuse; then it says runtime_rejected with the reason it found itself.
 func TestExitedRefusal(t *testing.T) {

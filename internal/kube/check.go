@@ -62,7 +62,13 @@ func (m *model) check(full bool) []*config.Error {
 	case len(validation.IsDNS1035Label(m.name)) > 0 || len(content.IsLabelValue(p.Name)) > 0:
 		refuse("name", "%q cannot name Kubernetes objects, whose names end with a letter or digit; rename the project", p.Name)
 	}
-	if p.Port < 1 || p.Port > 65535 {
+	switch {
+	case p.IsWorker() && !full:
+		refuse("port", "not set: %s is a worker, which serves nothing an HTTPRoute could send requests to; leave it out", p.Name)
+	case p.IsWorker():
+		// No port of its own: no Service, no containerPort, no probe on
+		// a port (see explain).
+	case p.Port < 1 || p.Port > 65535:
 		refuse("port", "%d is not a port", p.Port)
 	}
 	if p.Instances < 1 {
@@ -192,6 +198,28 @@ func (m *model) explain() {
 	p := m.p
 	kind := m.workloadKind()
 	switch p.Mode {
+	case config.Worker:
+		ports, probe := "no containerPort", "no probe"
+		var kept []string
+		if p.HealthChecked() {
+			kept = append(kept, fmt.Sprintf("health_port %d", p.HealthPort(0)))
+			probe = "probes only of its health check"
+		}
+		if len(p.Sandbox.ExtraPorts) > 0 {
+			kept = append(kept, "[sandbox] extra_ports")
+		}
+		if len(kept) > 0 {
+			ports = "containerPorts only for " + strings.Join(kept, " and ")
+		}
+		m.note("%s: a worker, %d replicas, no port: no Service. A %s of %d replicas whose pods listen on no port of their own (a queue consumer, a cron job, a bot: nothing connects to them), as on a host: no BM2_APP_PORT, %s, %s; BM2_EXEC_MODE is \"worker\".",
+			p.Name, p.Instances, kind, p.Instances, ports, probe)
+		if m.o.Ordinal {
+			m.note("serviceName names Service %s, which this file does not create: a worker has nothing to serve, and Kubernetes does not require the Service to exist (no controller checks it): the pods keep their names and ordinals and get no DNS records. serviceName cannot change on a StatefulSet, so it is the one a project with a port has: give the project a port, and its export adds that headless Service to the same StatefulSet.",
+				m.headless())
+		}
+		if m.o.gateway.name != "" {
+			m.note("No HTTPRoute to Gateway %s: a worker has no port and no Service for a route to send requests to, as bm2 gateway has no upstream for one.", m.o.Gateway)
+		}
 	case config.Fork:
 		m.note("%s: %d x fork mode on port %d: a %s of %d replicas behind Service %s. On a host instance i listens on port+i; in a pod each replica has a network namespace and the whole port to itself, so every one listens on %d (BM2_APP_PORT) and the Service balances, as the gateway does in front of fork mode.",
 			p.Name, p.Instances, p.Port, kind, p.Instances, m.name, p.Port)
@@ -205,11 +233,26 @@ func (m *model) explain() {
 	if m.o.Ordinal {
 		m.note("BM2_APP_INSTANCE is each pod's ordinal, \"0\" to \"%d\" (the label apps.kubernetes.io/pod-index), as bm2's instance numbers are; pods start in parallel, as bm2's instances do, and a rollout replaces one at a time, highest first, with no surge.", p.Instances-1)
 	} else {
-		m.note("BM2_APP_INSTANCE is not set: a Deployment's replicas are identical, and what instance \"0\" does on a host (migrations, cron) would run in every pod. Run one-off work as a Job (`kubectl create job %s-migrate --image=%s -- %s ...`) or a CronJob, or export with --ordinal for a StatefulSet whose pods have numbers. A rollout adds one pod before it stops one (maxSurge 1, maxUnavailable 0), as bm2 reload's surge instance does.",
-			m.name, m.o.Image, p.RuntimeCommand())
+		rollout := "A rollout adds one pod before it stops one (maxSurge 1, maxUnavailable 0), as bm2 reload's surge instance does."
+		if p.IsWorker() {
+			rollout = "A rollout stops one pod before it starts its replacement (maxSurge 0, maxUnavailable 1), as bm2 reload restarts a worker's instances one at a time: never more than the replicas run at once, so that a cron job or a bot of one replica never runs twice."
+		}
+		m.note("BM2_APP_INSTANCE is not set: a Deployment's replicas are identical, and what instance \"0\" does on a host (migrations, cron) would run in every pod. Run one-off work as a Job (`kubectl create job %s-migrate --image=%s -- %s ...`) or a CronJob, or export with --ordinal for a StatefulSet whose pods have numbers. %s",
+			m.name, m.o.Image, p.RuntimeCommand(), rollout)
 	}
-	m.note("Restarts: the kubelet restarts the container whenever it exits (restartPolicy Always: an exit 0 too), after a back-off of 10 s doubling to 5 min, and never gives up; restart_delay_ms and max_restarts have no equivalent. The probes stand for bm2's: the startup probe gives the app %d s to listen, as bm2's probe does; readiness takes a pod out of the Service while it does not answer; liveness restarts one that stops answering; minReadySeconds is min_uptime_ms. terminationGracePeriodSeconds is stop_timeout_ms rounded up: SIGTERM, then SIGKILL.",
-		startupWindow)
+	restarts := "Restarts: the kubelet restarts the container whenever it exits (restartPolicy Always: an exit 0 too), after a back-off of 10 s doubling to 5 min, and never gives up; restart_delay_ms and max_restarts have no equivalent."
+	const grace = "terminationGracePeriodSeconds is stop_timeout_ms rounded up: SIGTERM, then SIGKILL."
+	switch {
+	case p.IsWorker() && !p.HealthChecked():
+		m.note("%s A worker has no probe, on a host or here: a pod is ready once its container runs, and available once it has run minReadySeconds (min_uptime_ms), as bm2 counts a worker online once its run has stayed up min_uptime_ms. %s",
+			restarts, grace)
+	case p.IsWorker():
+		m.note("%s The probes are the worker's health check: the startup probe gives the app %d s to answer it; readiness holds a rollout until a new pod answers; liveness restarts one that stops answering; minReadySeconds is min_uptime_ms. %s",
+			restarts, startupWindow, grace)
+	default:
+		m.note("%s The probes stand for bm2's: the startup probe gives the app %d s to listen, as bm2's probe does; readiness takes a pod out of the Service while it does not answer; liveness restarts one that stops answering; minReadySeconds is min_uptime_ms. %s",
+			restarts, startupWindow, grace)
+	}
 	if p.HealthChecked() {
 		m.note("The health check (health_path) is the probes' request: GET %s on port %d, which every pod answers as instance 0 does on a host; liveness asks every %d s, waits %d s and restarts the pod after %d failures in a row, as bm2's check does.",
 			p.Health.Path, p.HealthPort(0), ceilSeconds(p.Health.Interval), ceilSeconds(p.Health.Timeout), p.Health.Failures)
@@ -282,11 +325,15 @@ func (m *model) writableRoot() bool {
 }
 
 // lowPort tells whether the app binds a port below 1024 (its own or an
-// extra one): it needs CAP_NET_BIND_SERVICE, as on a host.
+// extra one; health_port is 1024 or more): it needs CAP_NET_BIND_SERVICE,
+// as on a host.
 func (m *model) lowPort() bool { return m.lowestPort() < 1024 }
 
 func (m *model) lowestPort() int {
-	lo := m.p.Port
+	lo := 65536 // a worker has no port of its own
+	if !m.p.IsWorker() {
+		lo = m.p.Port
+	}
 	for _, n := range m.p.Sandbox.ExtraPorts {
 		lo = min(lo, n)
 	}

@@ -32,6 +32,19 @@
 // a Job for one-off work, or to --ordinal. The rolling update is bm2
 // reload's: one pod more before one less (maxSurge 1, maxUnavailable 0).
 //
+// A worker (a project without port: a queue consumer, a cron job, a
+// bot) is its workload alone, as on a host it is instances with no port:
+// no Service, no containerPort, no BM2_APP_PORT, and no probe unless it
+// has a health check, whose GET on health_port the probes are. A rollout
+// stops a pod before it starts the next (maxSurge 0, maxUnavailable 1),
+// as bm2 reload restarts a worker's instances without a surge. With
+// Options.Ordinal its StatefulSet's serviceName still names the headless
+// Service, which is not written: Kubernetes does not require it to exist
+// (the pods only have no DNS records), and serviceName cannot change
+// when the project gets a port. With Options.Gateway it gets no
+// HTTPRoute, and its manifests say why; Routes refuses it, since a route
+// is all it would write.
+//
 // The probe and the restart budget become probes and restartPolicy
 // Always: a startup probe gives the app 60 s to listen, as bm2's probe
 // does; readiness takes a pod that does not answer out of the Service;

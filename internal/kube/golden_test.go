@@ -44,6 +44,10 @@ var goldenCases = []goldenCase{
 	{name: "dropped", projects: []string{"legacy"}, opts: Options{Image: testImage}},
 	{name: "prefix-gateway", projects: []string{"fk", "api"},
 		opts: Options{Image: testImage, Gateway: "infra/edge", Hostnames: []string{"*.example.com", "example.com"}, PathPrefix: "/apps"}},
+	{name: "worker", projects: []string{"wk"}, opts: Options{Image: testImage}},
+	{name: "worker-health", projects: []string{"wh"}, opts: Options{Image: testImage}},
+	{name: "worker-ordinal-gateway", projects: []string{"api", "wk"},
+		opts: Options{Image: testImage, Namespace: "prod", Ordinal: true, Gateway: "edge", Hostnames: []string{"api.example.com"}}},
 	{name: "routes", projects: []string{"api", "fk"}, routes: true,
 		opts: Options{Gateway: "edge", Namespace: "prod", PathPrefix: "/"}},
 }

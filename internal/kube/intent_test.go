@@ -693,3 +693,138 @@ func TestHostilePathIsEscaped(t *testing.T) {
 		}
 	}
 }
+
+// worker parses base without its port (a worker) plus extra lines as
+// /etc/bm2/app.toml.
+func worker(t *testing.T, extra string) Source {
+	t.Helper()
+	return parse(t, "/etc/bm2/app.toml", strings.Replace(base, "port = 3000\n", "", 1)+extra)
+}
+
+// A worker (no port) is a workload alone: no Service, no containerPort,
+// no probe, no BM2_APP_PORT, and a note that says so; a rollout never
+// runs more than its replicas.
+func TestWorker(t *testing.T) {
+	src := worker(t, "instances = 3\n[env]\nQUEUE = \"x\"\n")
+	if !src.Project.IsWorker() {
+		t.Fatalf("mode %s", src.Project.Mode)
+	}
+	res := export(t, Options{}, src)
+	if len(res.Files) != 1 || strings.Join(res.Files[0].Kinds, " ") != "Deployment" {
+		t.Fatalf("files %+v", res.Files)
+	}
+	out := string(res.Manifests())
+	for _, o := range decodeAll(t, res.Manifests()) {
+		if s, ok := o.(*corev1.Service); ok {
+			t.Errorf("a worker has a Service: %+v", s)
+		}
+	}
+	if !strings.Contains(out, "# app: a worker, 3 replicas, no port: no Service.") {
+		t.Errorf("no note that the project is a worker:\n%s", out)
+	}
+	var body []string // the objects, not the comments
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			body = append(body, l)
+		}
+	}
+	for _, s := range []string{"ports:", "containerPort", "BM2_APP_PORT", "Probe:", "NET_BIND_SERVICE", "ip_unprivileged_port_start", "kind: Service"} {
+		if strings.Contains(strings.Join(body, "\n"), s) {
+			t.Errorf("a worker's manifests have %q:\n%s", s, out)
+		}
+	}
+	replicas, pod, obj := workload(t, res)
+	c := pod.Containers[0]
+	if replicas != 3 || len(c.Ports) != 0 || c.StartupProbe != nil || c.ReadinessProbe != nil || c.LivenessProbe != nil {
+		t.Errorf("replicas %d, ports %+v, probes %v %v %v", replicas, c.Ports, c.StartupProbe, c.ReadinessProbe, c.LivenessProbe)
+	}
+	if e, ok := envOf(c, "BM2_APP_PORT"); ok {
+		t.Errorf("BM2_APP_PORT: %+v", e)
+	}
+	if e, _ := envOf(c, "BM2_EXEC_MODE"); e.Value != "worker" {
+		t.Errorf("BM2_EXEC_MODE = %q", e.Value)
+	}
+	if e, _ := envOf(c, "QUEUE"); e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "app-env" {
+		t.Errorf("[env]: %+v", e)
+	}
+	if !*c.SecurityContext.ReadOnlyRootFilesystem || len(c.SecurityContext.Capabilities.Add) != 0 || pod.SecurityContext.Sysctls != nil {
+		t.Errorf("sandbox: %+v %+v", c.SecurityContext, pod.SecurityContext)
+	}
+	ru := obj.(*appsv1.Deployment).Spec.Strategy.RollingUpdate
+	if ru.MaxSurge.IntValue() != 0 || ru.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("rollout: maxSurge %v, maxUnavailable %v; want 0 and 1 (bm2 reload has no surge for a worker)", ru.MaxSurge, ru.MaxUnavailable)
+	}
+
+	// --ordinal: a StatefulSet whose serviceName names a Service the
+	// file does not create, and says so.
+	res = export(t, Options{Ordinal: true}, src)
+	if k := strings.Join(res.Files[0].Kinds, " "); k != "StatefulSet" {
+		t.Errorf("--ordinal: kinds %s", k)
+	}
+	_, pod, obj = workload(t, res)
+	if ss := obj.(*appsv1.StatefulSet); ss.Spec.ServiceName != "app-headless" {
+		t.Errorf("serviceName %q", ss.Spec.ServiceName)
+	}
+	if e, _ := envOf(pod.Containers[0], "BM2_APP_INSTANCE"); e.ValueFrom == nil {
+		t.Errorf("--ordinal: BM2_APP_INSTANCE %+v", e)
+	}
+	if out := string(res.Manifests()); !strings.Contains(out, "# serviceName names Service app-headless, which this file does not create") {
+		t.Errorf("--ordinal: no note on serviceName:\n%s", out)
+	}
+
+	// --gateway: no route for the worker, a note; the other project has
+	// its route, and being the only one needs no --path-prefix.
+	api := source(t, "api")
+	res = export(t, Options{Gateway: "edge"}, src, api)
+	for _, f := range res.Files {
+		want := map[string]string{"app": "Deployment", "api": "Service Deployment HTTPRoute"}[f.Project]
+		if k := strings.Join(f.Kinds, " "); k != want {
+			t.Errorf("--gateway: %s: kinds %s, want %s", f.Project, k, want)
+		}
+		if f.Project == "app" && !strings.Contains(string(f.Data), "# No HTTPRoute to Gateway edge: a worker has no port") {
+			t.Errorf("--gateway: no note on the route:\n%s", f.Data)
+		}
+	}
+	// A route alone is refused, naming the file and the project.
+	_, err := Routes([]Source{src}, Options{Gateway: "edge"})
+	var es config.Errors
+	if !errors.As(err, &es) || len(es) != 1 || !errors.Is(es[0], ErrUnmappable) ||
+		es[0].Error() != "/etc/bm2/app.toml: port: not set: app is a worker, which serves nothing an HTTPRoute could send requests to; leave it out" {
+		t.Errorf("Routes of a worker: %v", err)
+	}
+}
+
+// A worker's health check is its probes, a GET on its health port, the
+// only port the container declares with [sandbox] extra_ports.
+func TestWorkerHealth(t *testing.T) {
+	res := export(t, Options{}, worker(t, "instances = 2\nhealth_path = \"/healthz\"\nhealth_port = 3500\n[sandbox]\nextra_ports = [80]\n"))
+	_, pod, _ := workload(t, res)
+	c := pod.Containers[0]
+	for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port.IntValue() != 3500 || p.TCPSocket != nil {
+			t.Errorf("%s probe %+v", name, p)
+		}
+	}
+	var ports []string
+	for _, p := range c.Ports {
+		ports = append(ports, fmt.Sprintf("%s=%d", p.Name, p.ContainerPort))
+	}
+	if got := strings.Join(ports, " "); got != "extra-80=80 health=3500" {
+		t.Errorf("container ports %s", got)
+	}
+	if e, _ := envOf(c, "BM2_HEALTH_PORT"); e.Value != "3500" {
+		t.Errorf("BM2_HEALTH_PORT = %q", e.Value)
+	}
+	if _, ok := envOf(c, "BM2_APP_PORT"); ok {
+		t.Error("BM2_APP_PORT is set")
+	}
+	// Port 80, an extra one, is below 1024: the pod may bind from 80 up.
+	if len(c.SecurityContext.Capabilities.Add) != 1 || len(pod.SecurityContext.Sysctls) != 1 || pod.SecurityContext.Sysctls[0].Value != "80" {
+		t.Errorf("low extra port: %+v %+v", c.SecurityContext.Capabilities, pod.SecurityContext.Sysctls)
+	}
+	for _, o := range decodeAll(t, res.Manifests()) {
+		if _, ok := o.(*corev1.Service); ok {
+			t.Error("a worker with a health check has a Service")
+		}
+	}
+}

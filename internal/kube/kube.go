@@ -221,11 +221,14 @@ func plan(sources []Source, o options, full bool) ([]*model, error) {
 		})
 		return nil, errs
 	}
-	if o.gateway.name != "" && o.prefix == "" && len(ms) > 1 {
-		names := make([]string, len(ms))
-		for i, m := range ms {
-			names[i] = m.p.Name
+	var routed []string // a worker gets no route (Routes refuses it)
+	for _, m := range ms {
+		if !m.p.IsWorker() {
+			routed = append(routed, m.p.Name)
 		}
+	}
+	if o.gateway.name != "" && o.prefix == "" && len(routed) > 1 {
+		names := routed
 		return nil, &OptionError{Option: "projects", Value: strings.Join(names, " "),
 			Reason: "several projects need --path-prefix (one path each under the same hostnames); without it each route takes every path, and theirs would conflict"}
 	}

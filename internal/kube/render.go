@@ -62,7 +62,7 @@ func (m *model) envSecretObject() *corev1.Secret {
 }
 
 // manifests is the project's file: the notes, then the Service(s), the
-// workload and the route.
+// workload and the route; a worker's, the notes and the workload.
 func (m *model) manifests() File {
 	f := File{Project: m.p.Name, Name: m.p.Name + ".yaml"}
 	var b strings.Builder
@@ -78,13 +78,22 @@ func (m *model) manifests() File {
 			comment(&b, "- "+w.Error())
 		}
 	}
-	objs := []any{m.service()}
-	if m.o.Ordinal {
+	// A worker has no port: no Service, no headless one, no route (the
+	// notes say so).
+	worker := m.p.IsWorker()
+	var objs []any
+	if !worker {
+		objs = append(objs, m.service())
+	}
+	switch {
+	case m.o.Ordinal && worker:
+		objs = append(objs, m.statefulSet())
+	case m.o.Ordinal:
 		objs = append(objs, m.headlessService(), m.statefulSet())
-	} else {
+	default:
 		objs = append(objs, m.deployment())
 	}
-	if m.o.gateway.name != "" {
+	if m.o.gateway.name != "" && !worker {
 		objs = append(objs, m.httpRoute())
 	}
 	for _, o := range objs {

@@ -91,19 +91,26 @@ func (m *model) selector() *metav1.LabelSelector {
 
 // deployment is the project's instances as identical replicas.
 func (m *model) deployment() *appsv1.Deployment {
+	// bm2 reload: a surge instance serves before the first one restarts,
+	// and the project never has fewer than N.
+	surge, unavailable := intstr.FromInt32(1), intstr.FromInt32(0)
+	if m.p.IsWorker() {
+		// bm2 reload restarts a worker's instances one at a time, with
+		// no surge: never more than N run at once, so that a cron job or
+		// a bot of one instance never runs twice.
+		surge, unavailable = intstr.FromInt32(0), intstr.FromInt32(1)
+	}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: m.meta(m.name),
 		Spec: appsv1.DeploymentSpec{
 			Replicas: new(int32(m.p.Instances)),
 			Selector: m.selector(),
-			// bm2 reload: a surge instance serves before the first one
-			// restarts, and the project never has fewer than N.
 			Strategy: appsv1.DeploymentStrategy{
 				Type: appsv1.RollingUpdateDeploymentStrategyType,
 				RollingUpdate: &appsv1.RollingUpdateDeployment{
-					MaxSurge:       new(intstr.FromInt32(1)),
-					MaxUnavailable: new(intstr.FromInt32(0)),
+					MaxSurge:       &surge,
+					MaxUnavailable: &unavailable,
 				},
 			},
 			MinReadySeconds: seconds(m.p.MinUptime),
@@ -113,7 +120,10 @@ func (m *model) deployment() *appsv1.Deployment {
 }
 
 // statefulSet is the project's instances with numbers: pod i is
-// <name>-i, and BM2_APP_INSTANCE is i.
+// <name>-i, and BM2_APP_INSTANCE is i. Its serviceName is the headless
+// Service's, a worker's too, which has none (see explain): serviceName
+// cannot change on a StatefulSet, and Kubernetes does not require the
+// Service to exist.
 func (m *model) statefulSet() *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
@@ -188,7 +198,14 @@ func (m *model) container() corev1.Container {
 	for i, a := range args {
 		args[i] = literal(a)
 	}
-	ports := []corev1.ContainerPort{{Name: portName, ContainerPort: int32(p.Port), Protocol: corev1.ProtocolTCP}}
+	// A worker listens on no port of its own: no containerPort, and no
+	// probe unless it has a health check.
+	var ports []corev1.ContainerPort
+	var check *corev1.ProbeHandler
+	if !p.IsWorker() {
+		ports = append(ports, corev1.ContainerPort{Name: portName, ContainerPort: int32(p.Port), Protocol: corev1.ProtocolTCP})
+		check = new(probeHandler("", p.Port))
+	}
 	for _, n := range p.Sandbox.ExtraPorts {
 		ports = append(ports, corev1.ContainerPort{Name: "extra-" + strconv.Itoa(n), ContainerPort: int32(n), Protocol: corev1.ProtocolTCP})
 	}
@@ -199,19 +216,18 @@ func (m *model) container() corev1.Container {
 	// The health check, where the project has one: the same GET, on the
 	// port instance 0 answers it on (every pod is an instance 0), as
 	// often and as patient as bm2's check for liveness.
-	check := probeHandler("", p.Port)
 	livePeriod, liveTimeout, liveFails := int32(livenessPeriod), int32(probeTimeout), int32(livenessFails)
 	if p.HealthChecked() {
 		hp := p.HealthPort(0)
 		if hp != p.Port {
 			ports = append(ports, corev1.ContainerPort{Name: healthPortName, ContainerPort: int32(hp), Protocol: corev1.ProtocolTCP})
 		}
-		check = probeHandler(p.Health.Path, hp)
+		check = new(probeHandler(p.Health.Path, hp))
 		livePeriod = ceilSeconds(p.Health.Interval)
 		liveTimeout = ceilSeconds(p.Health.Timeout)
 		liveFails = int32(p.Health.Failures)
 	}
-	return corev1.Container{
+	c := corev1.Container{
 		Name:       m.name,
 		Image:      m.o.Image,
 		Command:    []string{literal(p.RuntimeCommand())},
@@ -221,12 +237,6 @@ func (m *model) container() corev1.Container {
 		Env:        m.env(),
 		EnvFrom:    m.envFrom(),
 		Resources:  m.resources(),
-		StartupProbe: &corev1.Probe{ProbeHandler: check, PeriodSeconds: 1, FailureThreshold: startupWindow,
-			TimeoutSeconds: 1},
-		ReadinessProbe: &corev1.Probe{ProbeHandler: check, PeriodSeconds: readinessPeriod, FailureThreshold: readinessFails,
-			TimeoutSeconds: probeTimeout},
-		LivenessProbe: &corev1.Probe{ProbeHandler: check, PeriodSeconds: livePeriod, FailureThreshold: liveFails,
-			TimeoutSeconds: liveTimeout},
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: new(false),
 			ReadOnlyRootFilesystem:   new(!m.writableRoot()),
@@ -234,6 +244,15 @@ func (m *model) container() corev1.Container {
 		},
 		VolumeMounts: m.mounts(),
 	}
+	if check != nil {
+		c.StartupProbe = &corev1.Probe{ProbeHandler: *check, PeriodSeconds: 1, FailureThreshold: startupWindow,
+			TimeoutSeconds: 1}
+		c.ReadinessProbe = &corev1.Probe{ProbeHandler: *check, PeriodSeconds: readinessPeriod, FailureThreshold: readinessFails,
+			TimeoutSeconds: probeTimeout}
+		c.LivenessProbe = &corev1.Probe{ProbeHandler: *check, PeriodSeconds: livePeriod, FailureThreshold: liveFails,
+			TimeoutSeconds: liveTimeout}
+	}
+	return c
 }
 
 // probeHandler is how the kubelet asks whether the app is up: an HTTP
@@ -251,8 +270,8 @@ func probeHandler(healthPath string, port int) corev1.ProbeHandler {
 
 // env is what the instance's Environment= lines give it, in their order:
 // BM2_APP_NAME, BM2_APP_INSTANCE (a StatefulSet's pods only), BM2_APP_PORT
-// and port_env (every pod has the whole port: the project's), BM2_EXEC_MODE,
-// STATE_DIRECTORY; then each [env] key from its Secret when there is no
+// and port_env (every pod has the whole port: the project's; a worker has
+// neither), BM2_HEALTH_PORT, BM2_EXEC_MODE, STATE_DIRECTORY; then each [env] key from its Secret when there is no
 // env_file (with one, [env] comes through envFrom, see envFrom).
 func (m *model) env() []corev1.EnvVar {
 	p := m.p
@@ -263,9 +282,11 @@ func (m *model) env() []corev1.EnvVar {
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + appsv1.PodIndexLabel + "']"},
 		}})
 	}
-	env = append(env, corev1.EnvVar{Name: "BM2_APP_PORT", Value: port})
-	for _, name := range p.PortEnv {
-		env = append(env, corev1.EnvVar{Name: name, Value: port})
+	if !p.IsWorker() {
+		env = append(env, corev1.EnvVar{Name: "BM2_APP_PORT", Value: port})
+		for _, name := range p.PortEnv {
+			env = append(env, corev1.EnvVar{Name: name, Value: port})
+		}
 	}
 	if p.HealthChecked() && p.Health.Port != 0 {
 		env = append(env, corev1.EnvVar{Name: "BM2_HEALTH_PORT", Value: strconv.Itoa(p.HealthPort(0))})

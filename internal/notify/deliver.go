@@ -36,8 +36,8 @@ type Deliverer struct {
 	Spool  Spool
 	Policy Policy
 	// Client posts every notification (tests); nil: one through
-	// Transport, with loopback allowed only for the notifications that
-	// allow it.
+	// Transport, with this host (loopback and its own addresses) allowed
+	// only for the notifications that allow it.
 	Client *http.Client
 	Log    io.Writer // one line per notification delivered or dropped
 	// Events records each notification given up (notification_dropped):
@@ -138,7 +138,7 @@ func (d Deliverer) Run(ctx context.Context) (Result, error) {
 }
 
 // clients are the HTTP clients deliveries post through: without and with
-// loopback allowed.
+// this host allowed (loopback and its own addresses).
 func (d Deliverer) clients() [2]*http.Client {
 	if d.Client != nil {
 		return [2]*http.Client{d.Client, d.Client}

@@ -37,13 +37,32 @@ func unwrap(a netip.Addr) netip.Addr {
 	return a
 }
 
-// CheckTarget tells whether bm2-notify may connect to addr, the address
-// a webhook's host resolved to: never to a link-local address (the
-// metadata service 169.254.169.254, fe80::/10), a multicast or an
-// unspecified one; to a loopback address only when allowLocal
-// ([notify] allow_local in a file root wrote). The error wraps
-// [ErrTargetRefused].
+// Targets is where bm2-notify may connect: never to a link-local address
+// (the metadata service 169.254.169.254, fe80::/10), a multicast or an
+// unspecified one; to this host itself (a loopback address, or any other
+// address the kernel delivers locally: every address of every interface)
+// only with AllowLocal ([notify] allow_local in a file root wrote).
+type Targets struct {
+	AllowLocal bool
+	// Local tells whether a connection to an address reaches this host
+	// itself; nil is [Local], the kernel's answer at the moment of the
+	// dial. Tests put a host of their own here.
+	Local func(netip.Addr) (bool, error)
+}
+
+// CheckTarget is [Targets.Check] with the kernel's answers: whether
+// bm2-notify may connect to addr, the address a webhook's host resolved
+// to.
 func CheckTarget(addr netip.Addr, allowLocal bool) error {
+	return Targets{AllowLocal: allowLocal}.Check(addr)
+}
+
+// localOnly ends every refusal of this host's own addresses.
+const localOnly = "allowed only by [notify] allow_local = true in a project file root wrote"
+
+// Check tells whether bm2-notify may connect to addr. The error wraps
+// [ErrTargetRefused].
+func (t Targets) Check(addr netip.Addr) error {
 	a := unwrap(addr)
 	why := ""
 	switch {
@@ -57,37 +76,67 @@ func CheckTarget(addr netip.Addr, allowLocal bool) error {
 		why = "a multicast address"
 	case a.IsUnspecified():
 		why = "an unspecified address"
-	case a.IsLoopback() && !allowLocal:
-		return fmt.Errorf("%w: %s is a loopback address (allowed only by [notify] allow_local = true in a project file root wrote)",
-			ErrTargetRefused, a)
-	default:
+	case t.AllowLocal:
 		return nil
+	case a.IsLoopback():
+		return fmt.Errorf("%w: %s is a loopback address (%s)", ErrTargetRefused, a, localOnly)
+	default:
+		return t.checkOwn(addr.Unmap(), a)
 	}
 	return fmt.Errorf("%w: %s is %s", ErrTargetRefused, a, why)
+}
+
+// checkOwn refuses an address of this host's (dialled, or reached: a),
+// which the kernel delivers to whatever listens there, as it does
+// loopback; and one it cannot tell.
+func (t Targets) checkOwn(dialled, a netip.Addr) error {
+	local := t.Local
+	if local == nil {
+		local = Local
+	}
+	for _, x := range []netip.Addr{a, dialled} {
+		own, err := local(x)
+		if err != nil {
+			return fmt.Errorf("%w: cannot tell whether %s is one of this host's own addresses (%v), so it is refused as they are (%s)",
+				ErrTargetRefused, x, err, localOnly)
+		}
+		if own {
+			return fmt.Errorf("%w: %s is one of this host's own addresses, which the kernel delivers locally as it does loopback (%s)",
+				ErrTargetRefused, x, localOnly)
+		}
+		if dialled == a {
+			break
+		}
+	}
+	return nil
 }
 
 // control is a net.Dialer's Control: it runs on every address a dial
 // tries, after DNS, so a name that resolves to a refused address (or a
 // redirect to one) is refused too.
-func control(allowLocal bool) func(network, address string, c syscall.RawConn) error {
-	return func(network, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return fmt.Errorf("%w: %q is not an IP address and port", ErrTargetRefused, address)
-		}
-		return CheckTarget(ap.Addr(), allowLocal)
+func (t Targets) control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not an IP address and port", ErrTargetRefused, address)
 	}
+	return t.Check(ap.Addr())
 }
 
-// Transport is the HTTP transport bm2-notify posts through: every
-// connection is checked by CheckTarget on the address it dials, and no
-// proxy is used (a proxy would dial in its stead, unchecked). r resolves
-// names (nil: the system's resolver).
+// Transport is the HTTP transport bm2-notify posts through:
+// [Targets.Transport] with the kernel's answers.
 func Transport(allowLocal bool, r *net.Resolver) *http.Transport {
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: r, Control: control(allowLocal)}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil
-	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return Targets{AllowLocal: allowLocal}.Transport(r)
+}
+
+// Transport is an HTTP transport whose every connection is checked by
+// [Targets.Check] on the address it dials, and that uses no proxy (a
+// proxy would dial in its stead, unchecked). r resolves names (nil: the
+// system's resolver).
+func (t Targets) Transport(r *net.Resolver) *http.Transport {
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: r, Control: t.control}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil && errors.Is(err, ErrTargetRefused) {
 			// Only the reason: the *net.OpError repeats the address.
@@ -98,5 +147,5 @@ func Transport(allowLocal bool, r *net.Resolver) *http.Transport {
 		}
 		return c, err
 	}
-	return t
+	return tr
 }

@@ -30,10 +30,13 @@
 // bm2-notify connects only where [CheckTarget] allows, checked on each
 // address a connection dials (a net.Dialer Control, after DNS and on every
 // redirect), without a proxy: never link-local (the metadata service
-// 169.254.169.254), multicast or unspecified addresses, loopback only for
-// a notification that allows it (Notification.AllowLocal, from
-// notify.allow_local in a project file root owns, or in user scope the
-// user).
+// 169.254.169.254), multicast or unspecified addresses, and this host
+// itself only for a notification that allows it (Notification.AllowLocal,
+// from notify.allow_local in a project file root owns, or in user scope
+// the user): a loopback address, or any address the kernel delivers
+// locally ([Local]: every address of every interface, asked of the
+// kernel's routes at each dial), which reaches what listens on the host
+// as loopback does.
 //
 // A notification is posted as JSON to the webhook ([Webhook], one attempt
 // per [Webhook.Post]; the body is [Payload], documented in bm2.toml(5));

@@ -40,8 +40,9 @@ const maxFileSize = 64 << 10
 // Notification is one spooled notification: where it goes and what.
 type Notification struct {
 	URL string `json:"url"`
-	// AllowLocal lets the deliverer connect to a loopback address: the
-	// project's notify.allow_local, from a file root wrote.
+	// AllowLocal lets the deliverer connect to this host itself (a
+	// loopback address, or another of its own): the project's
+	// notify.allow_local, from a file root wrote.
 	AllowLocal bool    `json:"allow_local,omitempty"`
 	Payload    Payload `json:"payload"`
 }

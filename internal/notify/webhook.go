@@ -125,8 +125,8 @@ func RedactURL(s string) string {
 var errRedirect = errors.New("redirect to another host not followed")
 
 // ErrTargetRefused is a webhook address bm2-notify does not connect to
-// (loopback, link-local, multicast: see [CheckTarget]); trying again
-// cannot help.
+// (loopback and the host's own, link-local, multicast: see [Targets]);
+// trying again cannot help.
 var ErrTargetRefused = errors.New("refused to connect")
 
 // Notify posts e unless its level is below MinLevel.

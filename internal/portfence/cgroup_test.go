@@ -84,7 +84,7 @@ func TestPorts(t *testing.T) {
 // go on.
 func TestMainArgs(t *testing.T) {
 	var out strings.Builder
-	for _, bad := range [][]string{nil, {"api-0"}, {"../x", "3000"}, {"api-0", "0"}, {"api-0", "70000"}, {"api-0", "http"}} {
+	for _, bad := range [][]string{nil, {"../x", "3000"}, {"api-0", "0"}, {"api-0", "70000"}, {"api-0", "http"}} {
 		if err := Main(bad, &out, nil); err == nil {
 			t.Errorf("Main(%q): no error", bad)
 		}

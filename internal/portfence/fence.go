@@ -19,16 +19,94 @@ type UnsupportedError struct{ Err error }
 func (e *UnsupportedError) Error() string { return "the kernel cannot attach it: " + e.Err.Error() }
 func (e *UnsupportedError) Unwrap() error { return e.Err }
 
-// Apply attaches the fence for ports (Ports) to the cgroup v2 directory
+// Apply attaches the fence for ports (Ports; none: port 0 only, for a
+// worker's instance) to the cgroup v2 directory
 // dir, for IPv4 and IPv6 binds, and then detaches the fence programs of
 // earlier starts from it (a restart may reuse the cgroup, and the ports
 // may have changed), so exactly one fence of each type stays.
 func Apply(dir string, ports []int) error {
-	ports, err := Ports(ports)
+	if len(ports) > 0 { // none: a worker's instance, an ephemeral port only
+		var err error
+		if ports, err = Ports(ports); err != nil {
+			return err
+		}
+	}
+	return applyRecording(dir, ports)
+}
+
+// applyRecording attaches, for each of AttachTypes, the fence allowing
+// ports and port 0 that records a denied bind in a map of its own
+// (DeniedMapSpec), which DeniedPort reads.
+func applyRecording(dir string, ports []int) error {
+	cg, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return err
 	}
-	return apply(dir, Instructions(ports))
+	defer cg.Close()
+	for _, at := range AttachTypes {
+		m, err := ebpf.NewMap(DeniedMapSpec())
+		if err != nil {
+			if unsupported(err) {
+				return &UnsupportedError{err}
+			}
+			return fmt.Errorf("attach to %s (%s): the map of denied binds: %w", dir, at, err)
+		}
+		err = attach(int(cg.Fd()), at, instructions(ports, true, m.FD()))
+		m.Close() // the program holds it now
+		if err != nil {
+			return fmt.Errorf("attach to %s (%s): %w", dir, at, err)
+		}
+	}
+	return nil
+}
+
+// DeniedPort is the port of the last bind the fence attached to the
+// cgroup v2 directory dir denied (IPv4 or IPv6), 0 when none was: read
+// from the fence's map, which only the fence writes. It needs root.
+func DeniedPort(dir string) (int, error) {
+	cg, err := os.OpenFile(dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer cg.Close()
+	port := 0
+	for _, at := range AttachTypes {
+		fs, err := fences(int(cg.Fd()), at)
+		if err != nil {
+			return 0, err
+		}
+		for _, f := range fs {
+			if p := deniedOf(f); p != 0 {
+				port = p
+			}
+			f.Close()
+		}
+	}
+	return port, nil
+}
+
+// deniedOf reads the denied-bind map of one fence program, 0 if it has
+// none or nothing was denied.
+func deniedOf(f fence) int {
+	info, err := f.Info()
+	if err != nil {
+		return 0
+	}
+	ids, _ := info.MapIDs()
+	for _, id := range ids {
+		m, err := ebpf.NewMapFromID(id)
+		if err != nil {
+			continue
+		}
+		var v uint32
+		mi, err := m.Info()
+		if err == nil && mi.Name == DeniedMapName && m.Lookup(uint32(0), &v) == nil && v != 0 {
+			m.Close()
+			return int(v)
+		}
+		m.Close()
+	}
+	return 0
 }
 
 // ApplyNoBind attaches to the cgroup v2 directory dir the fence that

@@ -245,6 +245,21 @@ func TestApplyRefused(t *testing.T) {
 	t.Logf("Apply: %v", err)
 }
 
+// A worker's fence (no port) allows an ephemeral port and nothing else.
+func TestFenceWorker(t *testing.T) {
+	dir := testCgroup(t)
+	p := freePorts(t, 1)[0]
+	if err := Apply(dir, nil); err != nil {
+		t.Fatalf("Apply(no port): %v", err)
+	}
+	got := binds(t, dir, p, 0)
+	for _, want := range []string{fmt.Sprintf("4 %d EPERM", p), fmt.Sprintf("6 %d EPERM", p), "4 0 ok", "6 0 ok"} {
+		if !got[want] {
+			t.Errorf("missing %q in %v", want, got)
+		}
+	}
+}
+
 // The fence of a unit that must listen nowhere denies every bind, an
 // ephemeral port's included; an instance's fence put there later
 // replaces it.
@@ -271,5 +286,44 @@ func TestFenceNoBind(t *testing.T) {
 	got = binds(t, dir, p, 0)
 	if !got[fmt.Sprintf("4 %d ok", p)] || !got["4 0 ok"] {
 		t.Errorf("after Apply: %v", got)
+	}
+}
+
+// The fence writes the port of a denied bind where DeniedPort reads it:
+// nothing before a bind is denied, nothing for an allowed one, the port
+// after; a new start's fence starts from nothing.
+func TestFenceRecordsDenied(t *testing.T) {
+	dir := testCgroup(t)
+	p := freePorts(t, 2)
+	own, foreign := p[0], p[1]
+	if err := Apply(dir, []int{own}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if got, err := DeniedPort(dir); got != 0 || err != nil {
+		t.Fatalf("DeniedPort before any bind = %d, %v", got, err)
+	}
+	binds(t, dir, own, 0)
+	if got, err := DeniedPort(dir); got != 0 || err != nil {
+		t.Fatalf("DeniedPort after allowed binds = %d, %v", got, err)
+	}
+	if got := binds(t, dir, foreign); !got[fmt.Sprintf("4 %d EPERM", foreign)] {
+		t.Fatalf("the foreign bind was not denied: %v", got)
+	}
+	if got, err := DeniedPort(dir); got != foreign || err != nil {
+		t.Fatalf("DeniedPort = %d, %v; want %d", got, err, foreign)
+	}
+	if err := Apply(dir, []int{own}); err != nil {
+		t.Fatalf("Apply again: %v", err)
+	}
+	if got, err := DeniedPort(dir); got != 0 || err != nil {
+		t.Errorf("DeniedPort after a new fence = %d, %v; want 0", got, err)
+	}
+	// A worker's fence records too.
+	if err := Apply(dir, nil); err != nil {
+		t.Fatalf("Apply(no port): %v", err)
+	}
+	binds(t, dir, own)
+	if got, _ := DeniedPort(dir); got != own {
+		t.Errorf("a worker's denied bind: %d, want %d", got, own)
 	}
 }

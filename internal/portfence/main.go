@@ -14,8 +14,9 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// Main is `bm2-probe fence INSTANCE PORT...`, the ExecStartPre=+ of every
-// system-scope instance: it attaches the fence allowing PORT... to the
+// Main is `bm2-probe fence INSTANCE [PORT...]`, the ExecStartPre=+ of every
+// system-scope instance: it attaches the fence allowing PORT... (none: a
+// worker's instance, which may bind an ephemeral port only) to the
 // cgroup v2 directory of bm2@INSTANCE.service, in which it runs. It
 // believes only its command line (the generator's drop-in) and the
 // kernel: nothing the app can write.
@@ -34,8 +35,8 @@ func Main(args []string, stderr io.Writer, events journal.Sink) error {
 	if len(args) == 2 && args[0] == "--no-bind" {
 		return noBind(args[1], stderr)
 	}
-	if len(args) < 2 {
-		return errors.New("usage: bm2-probe fence PROJECT-INDEX PORT...")
+	if len(args) < 1 {
+		return errors.New("usage: bm2-probe fence PROJECT-INDEX [PORT...]")
 	}
 	inst := args[0]
 	if inst == "" || strings.ContainsAny(inst, "/\x00") || strings.HasPrefix(inst, ".") {
@@ -50,8 +51,18 @@ func Main(args []string, stderr io.Writer, events journal.Sink) error {
 		ports = append(ports, n)
 	}
 	unit := "bm2@" + inst + ".service"
+	return fenceSelf(unit, "ports not fenced", "starts", stderr, func(dir string) error { return Apply(dir, ports) },
+		func(err error) error { return failed(inst, err, events) })
+}
+
+// fenceSelf attaches a fence (apply) to the cgroup of unit, in which the
+// step runs. Where the host cannot give one (not root, no cgroup v2
+// directory for the unit, a kernel without cgroup BPF) it writes one line
+// on stderr, "<what>: <why>; <unit> <goes> without the fence", and
+// succeeds; any other failure is fail's.
+func fenceSelf(unit, what, goes string, stderr io.Writer, apply func(dir string) error, fail func(error) error) error {
 	notFenced := func(why error) error {
-		fmt.Fprintf(stderr, "bm2-probe fence: ports not fenced: %v; %s starts without the fence\n", why, unit)
+		fmt.Fprintf(stderr, "bm2-probe fence: %s: %v; %s %s without the fence\n", what, why, unit, goes)
 		return nil
 	}
 	if os.Geteuid() != 0 {
@@ -62,15 +73,15 @@ func Main(args []string, stderr io.Writer, events journal.Sink) error {
 		return notFenced(err)
 	}
 	if err != nil {
-		return failed(inst, fmt.Errorf("find the cgroup of %s: %w", unit, err), events)
+		return fail(fmt.Errorf("find the cgroup of %s: %w", unit, err))
 	}
-	err = Apply(dir, ports)
+	err = apply(dir)
 	var unsupported *UnsupportedError
 	if errors.As(err, &unsupported) {
 		return notFenced(err)
 	}
 	if err != nil {
-		return failed(inst, err, events)
+		return fail(err)
 	}
 	return nil
 }
@@ -123,27 +134,6 @@ func noBind(unit string, stderr io.Writer) error {
 	if !ok || !ok2 || project == "" || strings.ContainsAny(project, "/\x00") || strings.HasPrefix(project, ".") {
 		return fmt.Errorf("fence --no-bind: %q is not a health check's unit (bm2-PROJECT-health.service)", unit)
 	}
-	notFenced := func(why error) error {
-		fmt.Fprintf(stderr, "bm2-probe fence: binds not fenced: %v; %s runs without the fence\n", why, unit)
-		return nil
-	}
-	if os.Geteuid() != 0 {
-		return notFenced(errors.New(UserScopeReason))
-	}
-	dir, err := SelfUnitDir(unit)
-	if errors.Is(err, ErrNoUnified) {
-		return notFenced(err)
-	}
-	if err != nil {
-		return fmt.Errorf("fence %s: find its cgroup: %w", unit, err)
-	}
-	err = ApplyNoBind(dir)
-	var unsupported *UnsupportedError
-	if errors.As(err, &unsupported) {
-		return notFenced(err)
-	}
-	if err != nil {
-		return fmt.Errorf("fence %s: %w", unit, err)
-	}
-	return nil
+	return fenceSelf(unit, "binds not fenced", "runs", stderr, ApplyNoBind,
+		func(err error) error { return fmt.Errorf("fence %s: %w", unit, err) })
 }

@@ -57,32 +57,69 @@ func Ports(ports []int) ([]int, error) {
 //	if r2 == ports[i] goto allow // for each port
 //	r0 = 0; exit
 //	allow: r0 = 1; exit
-func Instructions(ports []int) asm.Instructions { return instructions(ports, true) }
+func Instructions(ports []int) asm.Instructions { return instructions(ports, true, -1) }
+
+// DeniedMapName is the name of the map a fence writes the port of a
+// denied bind to (DeniedMapSpec): one entry, key 0, the last port denied
+// (host byte order); 0 until a bind is denied.
+const DeniedMapName = "bm2_denied"
+
+// DeniedMapSpec is that map: each fence program has its own, made with
+// it, so that what it holds is about the run the fence was attached for.
+func DeniedMapSpec() *ebpf.MapSpec {
+	return &ebpf.MapSpec{Name: DeniedMapName, Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
+}
 
 // NoBindInstructions is the program that denies every bind(), port 0 (an
 // ephemeral port) included: the fence of a unit that must listen nowhere
 // (a project's health check, whose child runs as the app's user). A
 // connect(2) picks its local port without bind(2), and is not affected.
-func NoBindInstructions() asm.Instructions { return instructions(nil, false) }
+func NoBindInstructions() asm.Instructions { return instructions(nil, false, -1) }
 
-func instructions(ports []int, ephemeral bool) asm.Instructions {
-	if len(ports) == 0 && !ephemeral {
+// instructions is the fence allowing ports (and port 0 when ephemeral);
+// with denied, the fd of a DeniedMapSpec map, a denied bind's port is
+// written there first:
+//
+//	r7 = be16(ctx->user_port)
+//	if r7 == 0 goto allow        // ephemeral
+//	if r7 == ports[i] goto allow // for each port
+//	key = 0; value = r7          // on the stack
+//	bpf_map_update_elem(denied, &key, &value, BPF_ANY)
+//	r0 = 0; exit
+//	allow: r0 = 1; exit
+func instructions(ports []int, ephemeral bool, denied int) asm.Instructions {
+	if len(ports) == 0 && !ephemeral && denied < 0 {
 		// Nothing is allowed: the verifier refuses an unreachable allow.
 		return asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}
 	}
 	insns := asm.Instructions{
-		asm.LoadMem(asm.R2, asm.R1, offUserPort, asm.Word),
-		asm.HostTo(asm.BE, asm.R2, asm.Half),
+		asm.LoadMem(asm.R7, asm.R1, offUserPort, asm.Word),
+		asm.HostTo(asm.BE, asm.R7, asm.Half),
 	}
 	if ephemeral {
-		insns = append(insns, asm.JEq.Imm(asm.R2, 0, "allow"))
+		insns = append(insns, asm.JEq.Imm(asm.R7, 0, "allow"))
 	}
 	for _, p := range ports {
-		insns = append(insns, asm.JEq.Imm(asm.R2, int32(p), "allow"))
+		insns = append(insns, asm.JEq.Imm(asm.R7, int32(p), "allow"))
+	}
+	if denied >= 0 {
+		insns = append(insns,
+			asm.StoreImm(asm.RFP, -4, 0, asm.Word),
+			asm.StoreMem(asm.RFP, -8, asm.R7, asm.Word),
+			asm.LoadMapPtr(asm.R1, denied),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -4),
+			asm.Mov.Reg(asm.R3, asm.RFP),
+			asm.Add.Imm(asm.R3, -8),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnMapUpdateElem.Call(),
+		)
+	}
+	insns = append(insns, asm.Mov.Imm(asm.R0, 0), asm.Return())
+	if len(ports) == 0 && !ephemeral {
+		return insns
 	}
 	return append(insns,
-		asm.Mov.Imm(asm.R0, 0),
-		asm.Return(),
 		asm.Mov.Imm(asm.R0, 1).WithSymbol("allow"),
 		asm.Return(),
 	)

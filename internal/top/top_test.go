@@ -649,3 +649,47 @@ func subset(a, b []string) bool {
 	}
 	return true
 }
+
+// A worker (no port) has no verdict, no connections and no accept queue:
+// its row says "-" for each, never 0, whatever columns the table has
+// (a worker's health check still has its column).
+func TestWorkerRow(t *testing.T) {
+	f := frame(t0, 1e9, 1e9, "i1")
+	q := &config.Project{Name: "queue", Mode: config.Worker, Instances: 2, MaxRestarts: 10,
+		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3, Port: 3500}}
+	f.Snapshot.Projects = append(f.Snapshot.Projects, control.ProjectSnapshot{
+		Entry: config.Entry{Name: "queue", Project: q}, IDs: []int{0, 1},
+		Statuses: []control.UnitStatus{online("q0", 1e9), online("q1", 1e9)},
+		Health: &health.State{Project: "queue", Instances: []health.Entry{
+			{Instance: "queue-0", Invocation: "q0", Status: health.Healthy, Limit: 3, Checked: t0.Add(-time.Second)},
+		}},
+	})
+	// What control.Figures reads of a worker: nothing, no port to ask
+	// the kernel about.
+	f.Figures.Projects = append(f.Figures.Projects, []control.InstanceFigures{control.UnknownFigures, control.UnknownFigures})
+	m, _ := update(t, newModel(t, &env{}, nil), size(200, 30), frameMsg(f))
+	v := m.View()
+	head := strings.Fields(strings.Split(v, "\n")[1])
+	for _, id := range []string{"0", "1"} {
+		line := rowOf(v, "queue", id)
+		if line == "" {
+			t.Fatalf("no row queue %s:\n%s", id, v)
+		}
+		for title, want := range map[string]string{"STATE": "online", "REUSEPORT": "-", "CONNS": "-", "QUEUE": "-", "MEM": "4.0M"} {
+			if got := field(t, v, line, title); got != want {
+				t.Errorf("queue-%s %s = %q, want %q\n%s", id, title, got, want, v)
+			}
+		}
+		for _, title := range head {
+			got := field(t, v, line, title)
+			switch {
+			case title == "ID":
+			case title == "MODE" && got != "worker", title == "PORT" && got != "-", got == "0":
+				t.Errorf("queue-%s %s = %q", id, title, got)
+			}
+		}
+	}
+	if got := field(t, v, rowOf(v, "queue", "0"), "HEALTH"); got != "healthy" {
+		t.Errorf("queue-0 HEALTH %q\n%s", got, v)
+	}
+}

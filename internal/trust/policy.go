@@ -101,10 +101,11 @@ const privilegedPort = 1024
 // app as its speaker or as the project's own account (no user), in a
 // group the speaker is in; it may not lift the sandbox (mode = "compat"),
 // open paths outside cwd for writing, bind a privileged port (port or
-// [sandbox] extra_ports), or pull a
+// [sandbox] extra_ports), pull a
 // unit in: wants, requires and after may only name units enabled on the host,
-// which the app is then ordered after (After=) and nothing more. A file
-// that speaks for Nobody may not name an account or group at all.
+// which the app is then ordered after (After=) and nothing more, or have
+// root restart the project more than once a minute (restart_schedule). A
+// file that speaks for Nobody may not name an account or group at all.
 func (pol Policy) Check(p *config.Project, o Origin) Verdict {
 	var v Verdict
 	if o.UID == 0 {
@@ -117,6 +118,7 @@ func (pol Policy) Check(p *config.Project, o Origin) Verdict {
 	c.sandbox()
 	c.port()
 	c.needs()
+	c.schedule()
 	return v
 }
 
@@ -279,6 +281,35 @@ func (c *checker) port() {
 				"%d is a privileged port, which the app would bind with CAP_NET_BIND_SERVICE given by root: %s may not ask for that", n, c.wrote())
 		}
 	}
+}
+
+// schedule keeps root's timer from restarting a project more than once
+// a minute on a user's word: bm2 reload, run by root, restarts every
+// instance each time restart_schedule fires, and "*:*:*" fires every
+// second. One value for the seconds is at most once a minute (config
+// counts them: CalendarPerMinute).
+func (c *checker) schedule() {
+	s := c.p.RestartSchedule
+	if s == "" {
+		return
+	}
+	n := config.CalendarPerMinute(s)
+	if n <= 1 {
+		return
+	}
+	fires := fmt.Sprintf("fires %d times a minute", n)
+	switch n {
+	case 2:
+		fires = "fires twice a minute"
+	case 60:
+		fires = "fires every second"
+	}
+	fix := "write one value for the seconds"
+	if once := config.CalendarOncePerMinute(s); once != s {
+		fix += fmt.Sprintf(", like %q", once)
+	}
+	c.refuse("restart_schedule", fix+"; "+TrustHint,
+		"%q %s, and %s may have its project restarted at most once a minute", s, fires, c.wrote())
 }
 
 func (c *checker) needs() {

@@ -135,6 +135,22 @@ requires = ["redis.service"]`, after: []string{"postgresql.service", "data.mount
 		{name: "wants unknown unit", uid: alice, toml: `wants = ["nothere.service"]`, refused: []string{`wants[0]: "nothere.service" is not a unit file of this host`}},
 		{name: "unit state unknown", uid: alice, toml: `wants = ["broken.service"]`, refused: []string{`wants[0]: "broken.service": cannot tell whether it is enabled (systemd is not reachable)`}},
 
+		// restart_schedule: at most once a minute
+		{name: "root: every second", uid: 0, toml: `restart_schedule = "*:*:*"`},
+		{name: "every second", uid: alice, toml: `restart_schedule = "*:*:*"`,
+			refused: []string{`/home/alice/app/bm2.toml:4: restart_schedule: "*:*:*" fires every second, and a file alice (uid 1000) wrote may have its project restarted at most once a minute (write one value for the seconds, like "*:*:00"; or, if you have read the file`}},
+		{name: "every second of a minute", uid: alice, toml: `restart_schedule = "Sun 04:00:*"`, refused: []string{`restart_schedule: "Sun 04:00:*" fires every second, and a file alice (uid 1000) wrote may have its project restarted at most once a minute (write one value for the seconds, like "Sun 04:00:00";`}},
+		{name: "four times a minute", uid: alice, toml: `restart_schedule = "*-*-* *:*:00/15 UTC"`, refused: []string{`restart_schedule: "*-*-* *:*:00/15 UTC" fires 4 times a minute, and a file alice (uid 1000) wrote may have its project restarted at most once a minute (write one value for the seconds, like "*-*-* *:*:00 UTC";`}},
+		{name: "twice a minute", uid: alice, toml: `restart_schedule = "*:*:10,40"`, refused: []string{`"*:*:10,40" fires twice a minute, and a file alice (uid 1000) wrote may have its project restarted at most once a minute (write one value for the seconds, like "*:*:10";`}},
+		{name: "nobody: every second", uid: Nobody, toml: `restart_schedule = "*:*:*"`, refused: []string{`fires every second, and a file more than one user could have written`}},
+		{name: "every minute", uid: alice, toml: `restart_schedule = "*:*:00"`},
+		{name: "every minute, no seconds", uid: alice, toml: `restart_schedule = "*:*"`},
+		{name: "minutely", uid: alice, toml: `restart_schedule = "minutely"`},
+		{name: "hourly", uid: alice, toml: `restart_schedule = "hourly"`},
+		{name: "weekly at a time", uid: alice, toml: `restart_schedule = "Sun 04:00"`},
+		{name: "a date", uid: alice, toml: `restart_schedule = "*-*-01"`},
+		{name: "one second, every 5 minutes", uid: alice, toml: `restart_schedule = "*:00/5:30"`},
+
 		// several at once, each with its line
 		{name: "everything", uid: alice, toml: "user = \"root\"\ngroup = \"shadow\"\nwants = [\"poweroff.target\"]",
 			refused: []string{`:4: user: "root" is root`, `:5: group: "shadow"`, `:6: wants[0]: "poweroff.target"`}},

@@ -15,8 +15,9 @@
 //
 //   - The port. bm2 needs one in the file; PM2 apps carry it in env.PORT
 //     or env.NODE_PORT (or PM2's port key). It is taken from there when
-//     they agree, from Options.Port (--port) otherwise; an app with none is
-//     refused with the exact line to add. The variables that carried it go
+//     they agree, from Options.Port (--port) otherwise, or, when only the
+//     app's args give it (--port 8080, -p 8080: PortInArgs), from there;
+//     an app with none is refused with the exact line to add. The variables that carried it go
 //     into port_env, so the app keeps reading them (with port+i in fork
 //     mode).
 //   - reusePort. A PM2 cluster app relies on node:cluster, whose master
@@ -34,9 +35,11 @@
 //     imported without it.
 //   - The environment of a dump, which holds the PM2 daemon's whole
 //     environment: only the app's own variables are kept (OwnEnv), and the
-//     names of the others are listed.
+//     names of the others are listed; PORT and NODE_PORT are kept for the
+//     port wherever they came from (`PORT=8005 pm2 start app.js`).
 //
-// An app that cannot be imported (no name, a script that is not
+// An app without a name is named as PM2 names it (PM2Name): after its
+// script. An app that cannot be imported (a script that is not
 // JavaScript, an interpreter other than node or bun, a runtime below its
 // floor, no port) is refused on its own; the others are still imported.
 package convert

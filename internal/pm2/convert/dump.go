@@ -3,6 +3,7 @@ package convert
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,9 @@ import (
 const (
 	dumpCount   = "\x00instances"
 	dumpDropped = "\x00dropped"
+	// dumpShellPort: the port variables (portVars) kept from the
+	// environment PM2 ran the app with though they are not its own.
+	dumpShellPort = "\x00shellport"
 )
 
 // dumpMarker is the last variable the pm2 command puts into the
@@ -110,10 +114,12 @@ func OwnEnv(proc *Object) (own *Object, dropped []string, ok bool) {
 	for i, k := range env.Keys {
 		val := env.Values[k]
 		_, isStr := val.(string)
+		_, isObj := val.(*Object)
 		switch {
 		case pm2Vars[k] || k == instVar:
-		case k == appName && isStr && strings.HasPrefix(val.(string), "{"):
-			// PM2's module configuration of the app, as JSON
+		case k == appName && (isObj || isStr && strings.HasPrefix(val.(string), "{")):
+			// PM2's module configuration of the app: an object in PM2
+			// 7's dump (pm2 start app.js; pm2 save), JSON text in others'.
 		case marker >= 0 && i > marker, fromEnvName[k], !isStr && val != nil:
 			own.set(k, val)
 		default:
@@ -190,13 +196,33 @@ func DumpApps(procs []*Object) ([]*Object, []string) {
 			}
 			app.set(k, v)
 		}
-		own, dropped, marked := OwnEnv(lowestIncrement(group))
+		proc := lowestIncrement(group)
+		own, dropped, marked := OwnEnv(proc)
+		label := name
+		set := len(own.Keys)
+		// The port the app listened on is in the environment PM2 ran it
+		// with, whoever set it: `PORT=8005 pm2 start app.js` leaves it
+		// in the shell's part of env only.
+		e, _ := proc.Get("env")
+		all, _ := e.(*Object)
+		var shell []string
+		for _, pv := range portVars {
+			if v, ok := all.Get(pv); ok && v != nil && !own.Has(pv) {
+				own.set(pv, v)
+				dropped = slices.DeleteFunc(dropped, func(d string) bool { return d == pv })
+				shell = append(shell, pv)
+			}
+		}
 		app.set("env", own)
 		app.Values[dumpDropped] = dropped
-		label := name
+		app.Values[dumpShellPort] = shell
 		if !marked {
-			notes = append(notes, fmt.Sprintf("%s: was started without an ecosystem file, so the dump does not say which variables are its own: kept only those PM2 shows it set (%d), left out %d; add what it needs to [env]",
-				label, len(own.Keys), len(dropped)))
+			port := ""
+			if len(shell) > 0 {
+				port = " and env." + strings.Join(shell, ", env.") + " for the port"
+			}
+			notes = append(notes, fmt.Sprintf("%s: was started without an ecosystem file, so the dump does not say which variables are its own: kept only those PM2 shows it set (%d)%s, left out %d; add what it needs to [env]",
+				label, set, port, len(dropped)))
 		}
 		if st, ok := first.Get("status"); ok {
 			if s, _ := st.(string); s != "" && s != "online" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/jsruntime"
 )
 
 // Source is what an ecosystem file or a dump holds, as data.
@@ -41,7 +42,7 @@ type Source struct {
 // that an import depends on.
 type Options struct {
 	Env  string   // --env NAME: env_NAME over env
-	Only []string // --only: import these apps (by PM2 name) only
+	Only []string // --only: import these apps (by PM2 name, see Chosen) only
 	Port int      // --port: the port, over what the file says (one app only)
 	Fork bool     // --mode fork
 	Out  string   // --out DIR: write DIR/<name>.toml instead of <cwd>/bm2.toml
@@ -118,23 +119,24 @@ func Map(src Source, opts Options) Result {
 	}
 	seen := map[string]string{}
 	for i, a := range apps {
-		label := fmt.Sprintf("app %d of %s", i+1, base)
-		if n, ok := a.Get("name"); ok {
-			if s, ok := n.(string); ok && s != "" {
-				label = s
-			}
-		}
-		if len(opts.Only) > 0 && !slices.Contains(opts.Only, label) {
+		label, derived := appLabel(a, i, base)
+		if len(opts.Only) > 0 && !Chosen(opts.Only, label) {
 			continue
 		}
-		m := &mapper{src: src, opts: opts, app: a, label: label, shared: perDir[appCwd(src, a)] > 1}
+		m := &mapper{src: src, opts: opts, app: a, label: label, derived: derived, shared: perDir[appCwd(src, a)] > 1}
 		p, err := m.run()
 		if err != nil {
 			res.Refused = append(res.Refused, Refusal{App: label, Reason: err.Error()})
 			continue
 		}
 		if prev, dup := seen[p.Name]; dup {
-			res.Refused = append(res.Refused, Refusal{App: label, Reason: fmt.Sprintf("its project name %q is taken by app %q: rename one of them", p.Name, prev)})
+			why := fmt.Sprintf("its project name %q is taken by app %q: rename one of them", p.Name, prev)
+			if derived {
+				// PM2 runs both under the one name; bm2 has one
+				// project per name.
+				why = fmt.Sprintf("it has no name, and the one PM2 gives it after its script, %q, is taken by app %q (PM2 ran both under that name): add name: \"...\" to one of them", label, prev)
+			}
+			res.Refused = append(res.Refused, Refusal{App: label, Reason: why})
 			continue
 		}
 		seen[p.Name] = label
@@ -143,29 +145,88 @@ func Map(src Source, opts Options) Result {
 	for _, name := range opts.Only {
 		found := false
 		for i, a := range apps {
-			n, _ := a.Get("name")
-			if s, _ := n.(string); s == name || fmt.Sprintf("app %d of %s", i+1, base) == name {
+			if label, _ := appLabel(a, i, base); Chosen([]string{name}, label) {
 				found = true
 			}
 		}
 		if !found {
-			res.Refused = append(res.Refused, Refusal{App: name, Reason: fmt.Sprintf("no app of that name in %s (it has %s)", base, appNames(apps))})
+			res.Refused = append(res.Refused, Refusal{App: name, Reason: fmt.Sprintf("no app of that name in %s (it has %s)", base, appNames(apps, base))})
 		}
 	}
 	return res
 }
 
-func appNames(apps []*Object) string {
-	var names []string
-	for _, a := range apps {
-		if n, ok := a.Get("name"); ok {
-			if s, ok := n.(string); ok {
-				names = append(names, strconv.Quote(s))
-			}
+// Chosen tells whether --only names an app called name: a value is a
+// whole name ("Custom Metrics"), matched as given or without the blanks
+// around it ("api, web" names api and web).
+func Chosen(only []string, name string) bool {
+	for _, o := range only {
+		if o == name || strings.TrimSpace(o) == name {
+			return true
 		}
 	}
-	if len(names) == 0 {
-		return "no named app"
+	return false
+}
+
+// PM2Name is an app's name as PM2 7 gives it (lib/Common.js,
+// renderApplicationName): its name, or, when it has none, its script's
+// file name without the last extension: "server" for ./src/server.js,
+// "www" for bin/www, "npm" for npm, "app.config" for app.config.js.
+// derived says it came from the script (script, or its aliases cmd,
+// command and exec). It is "" when the app has neither.
+func PM2Name(a *Object) (name string, derived bool) {
+	if v, ok := a.Get("name"); ok && truthy(v) {
+		switch v.(type) {
+		case string, json.Number:
+			s, _ := jsString(v)
+			return s, false
+		}
+		return "", false // not a name: the mapper says so
+	}
+	r, _ := ruleFor0("script")
+	for _, k := range append([]string{r.Key}, r.Aliases...) {
+		if s, ok := a.Values[k].(string); ok && s != "" {
+			base := path.Base(s)
+			if dot := strings.LastIndex(base, "."); dot > 0 {
+				base = base[:dot]
+			}
+			return base, true
+		}
+	}
+	return "", false
+}
+
+// appLabel is how an app is called in messages and by --only: its PM2
+// name, or "app N of FILE" for one without.
+func appLabel(a *Object, i int, base string) (string, bool) {
+	if name, derived := PM2Name(a); name != "" {
+		return name, derived
+	}
+	return fmt.Sprintf("app %d of %s", i+1, base), false
+}
+
+// Names are the apps of src as --only names them (their PM2 names, see
+// PM2Name; "app N of FILE" for one without), each once, in order.
+func Names(src Source) []string {
+	apps := src.Apps
+	if src.Dump {
+		apps, _ = DumpApps(src.Apps)
+	}
+	base := path.Base(src.File)
+	var out []string
+	for i, a := range apps {
+		if label, _ := appLabel(a, i, base); !slices.Contains(out, label) {
+			out = append(out, label)
+		}
+	}
+	return out
+}
+
+func appNames(apps []*Object, base string) string {
+	var names []string
+	for i, a := range apps {
+		label, _ := appLabel(a, i, base)
+		names = append(names, strconv.Quote(label))
 	}
 	return strings.Join(names, ", ")
 }
@@ -187,13 +248,16 @@ func appCwd(src Source, a *Object) string {
 
 // mapper imports one app.
 type mapper struct {
-	src    Source
-	opts   Options
-	app    *Object
-	label  string
-	shared bool // another app of the file has the same cwd
-	notes  []string
-	p      config.Project
+	src   Source
+	opts  Options
+	app   *Object
+	label string
+	// derived: the app has no name, and label is the one PM2 gives it
+	// after its script (PM2Name).
+	derived bool
+	shared  bool // another app of the file has the same cwd
+	notes   []string
+	p       config.Project
 }
 
 type refusal struct{ msg string }
@@ -235,6 +299,7 @@ func (m *mapper) value(key string) (any, string, bool) {
 }
 
 func (m *mapper) run() (*Project, error) {
+	m.app = numbers(m.app)
 	if err := m.name(); err != nil {
 		return nil, err
 	}
@@ -267,11 +332,14 @@ var invalidNameRE = regexp.MustCompile(`[^a-z0-9_-]+`)
 
 func (m *mapper) name() error {
 	raw, ok, err := m.str("name")
-	if err != nil {
+	if err != nil && !m.derived {
 		return err
 	}
+	if m.derived {
+		raw, ok = m.label, true
+	}
 	if !ok || raw == "" {
-		return m.refuse("no name: add name: \"...\" to the app (bm2 names the project after it)")
+		return m.refuse("no name and no script: add script: \"index.js\" (the file node runs; PM2 names an app without a name after it)")
 	}
 	n := invalidNameRE.ReplaceAllString(strings.ToLower(raw), "-")
 	n = strings.TrimLeft(n, "-_")
@@ -283,7 +351,12 @@ func (m *mapper) name() error {
 		return m.refuse("its name %q has none of a-z 0-9: rename the app", raw)
 	}
 	m.p.Name = n
-	if n != raw {
+	switch {
+	case m.derived && n != raw:
+		m.note("the app has no name: named after its script, as PM2 names it (%q there; bm2 names are a-z 0-9 - _); add name: \"%s\" to the app to keep the name when the script changes", raw, n)
+	case m.derived:
+		m.note("the app has no name: named after its script, as PM2 names it; add name: \"%s\" to the app to keep the name when the script changes", n)
+	case n != raw:
 		m.note("named %q (bm2 names are a-z 0-9 - _): the PM2 app was %q", n, raw)
 	}
 	return nil
@@ -295,10 +368,17 @@ var jsExt = []string{".js", ".cjs", ".mjs", ".jsx", ".ts", ".cts", ".mts", ".tsx
 func (m *mapper) script() error {
 	key := "script"
 	if _, k, ok := m.value("script"); ok {
-		key = k // or its alias, exec
+		key = k // or an alias: cmd, command, exec
 	}
 	if m.app.Has("pm_exec_path") {
 		key = "pm_exec_path" // a dump
+	} else {
+		r, _ := ruleFor0("script")
+		for _, k := range append([]string{"script"}, r.Aliases...) {
+			if v, ok := m.app.Get(k); ok && v != nil && k != key {
+				m.note("%s ignored: %s is the script, as for PM2", k, key)
+			}
+		}
 	}
 	s, ok, err := m.str(key)
 	if err != nil {
@@ -346,6 +426,9 @@ func (m *mapper) runtime() error {
 		return m.refuse("%s \"none\" runs the script as a program: bm2 runs Node.js and Bun apps only", key)
 	case base == "node" || base == "nodejs":
 		m.p.Runtime = config.Node
+	case strings.HasPrefix(interp, "node@"):
+		m.p.Runtime = config.Node
+		m.nvm(key, interp)
 	case base == "bun":
 		m.p.Runtime = config.Bun
 	default:
@@ -367,6 +450,24 @@ func (m *mapper) runtime() error {
 		m.p.RuntimeArgs = args
 	}
 	return nil
+}
+
+// nvm notes what becomes of PM2's interpreter "node@VERSION": PM2 ran
+// $NVM_DIR/versions/node/vVERSION/bin/node (and had nvm install it when
+// missing; without NVM_DIR it refused to start the app). bm2 runs the node
+// systemd finds unless runtime_path names one.
+func (m *mapper) nvm(key, interp string) {
+	version := strings.TrimPrefix(interp, "node@")
+	found := fmt.Sprintf("the node systemd finds (%s; `bm2 check` says which and its version)", strings.Join(jsruntime.SearchPath(), ":"))
+	what := fmt.Sprintf("%s %q is PM2's nvm syntax: PM2 ran $NVM_DIR/versions/node/v%s/bin/node", key, interp, version)
+	floor, _ := jsruntime.Floor(config.Node)
+	if v, err := jsruntime.ParseVersion(version); err == nil && v.Major < floor.Major {
+		m.note("%s; Node.js %s is below bm2's floor, %s, so the app runs on %s; to pin a node, set runtime_path to a Node.js %d or newer (an nvm one is $NVM_DIR/versions/node/vX.Y.Z/bin/node, ~/.nvm by default)",
+			what, version, floor, found, floor.Major)
+		return
+	}
+	m.note("%s; under bm2 it runs on %s; to pin that one, set runtime_path to its absolute path ($NVM_DIR/versions/node/v%s/bin/node, ~/.nvm by default)",
+		what, found, version)
 }
 
 func (m *mapper) args() error {
@@ -770,6 +871,19 @@ func (m *mapper) env() (map[string]string, error) {
 	return env, nil
 }
 
+// worker makes an app with no port anywhere (env, args, --port) a
+// worker: queue consumers, cron jobs and bots are most of such apps.
+func (m *mapper) worker() error {
+	m.p.Mode, m.p.Port, m.p.PortEnv = config.Worker, 0, nil
+	m.note("a worker (no port): %s gives it neither env.PORT nor env.NODE_PORT nor a port in its args, so bm2 runs it with no port, no reusePort probe and no gateway, and lets it bind no port of its own; if it does serve on a port, import it with --port N --only %s (the app then gets it in PORT)",
+		path.Base(m.src.File), m.label)
+	if v, ok := m.app.Get("increment_var"); ok && v != nil {
+		s, _ := jsString(v)
+		m.note("increment_var %s ignored: bm2 has no counter variable; read NODE_APP_INSTANCE or BM2_APP_INSTANCE (0 to %d) instead", s, m.p.Instances-1)
+	}
+	return nil
+}
+
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // portVars are the variables PM2 apps read their port from, in the order
@@ -794,6 +908,8 @@ func (m *mapper) port(env map[string]string) error {
 	for _, f := range have {
 		m.p.PortEnv = append(m.p.PortEnv, f.name)
 	}
+	argPort, argText, inArgs := PortInArgs(m.p.Args)
+	fromArgs := false
 	if m.opts.Port != 0 {
 		m.p.Port = m.opts.Port
 		for _, f := range have {
@@ -804,10 +920,16 @@ func (m *mapper) port(env map[string]string) error {
 		if len(have) == 0 {
 			m.p.PortEnv = []string{"PORT"}
 		}
+		if inArgs && argPort != m.opts.Port {
+			m.note("its args still pass %s: the app listens on %d, not on %d (--port), unless args change too", argText, argPort, m.opts.Port)
+		}
+	} else if len(have) == 0 && inArgs {
+		// The port is where the app takes it from: its command line.
+		m.p.Port, fromArgs = argPort, true
+		m.note("port %d is the one its args pass (%s): the app takes its port from there, so no variable gets it (port_env is empty); pass --port N if it listens on another", argPort, argText)
 	} else {
 		if len(have) == 0 {
-			return m.refuse("no port: bm2 needs the port the app listens on, and %s sets neither env.PORT nor env.NODE_PORT for it: add env: { PORT: 3000 } to the app (and listen on process.env.PORT), or pass --port 3000 --only %s",
-				path.Base(m.src.File), m.label)
+			return m.worker()
 		}
 		for _, f := range have[1:] {
 			if f.value != have[0].value {
@@ -819,7 +941,15 @@ func (m *mapper) port(env map[string]string) error {
 		if err != nil || n < 1 || n > 65535 {
 			return m.refuse("env.%s is %q, not a TCP port (1-65535): bm2 runs TCP services; pass --port N --only %s if it has one", have[0].name, have[0].value, m.label)
 		}
+		if inArgs && argPort != n {
+			// -p is not always a port: env says what it is meant to be.
+			m.note("port %d is env.%s; its args pass %s too: if the app listens on %d, import it with --port %d --only %s",
+				n, have[0].name, argText, argPort, argPort, m.label)
+		}
 		m.p.Port = n
+		if shell, _ := m.app.Values[dumpShellPort].([]string); slices.Contains(shell, have[0].name) {
+			m.note("port %d is env.%s of the dump: PM2 ran the app with it, though not as one of the app's own variables (the shell that ran `pm2 start` had it); pass --port N if the app listens on another", n, have[0].name)
+		}
 	}
 	for _, name := range m.p.PortEnv {
 		delete(env, name) // port_env sets them; [env] would override it
@@ -851,6 +981,10 @@ func (m *mapper) port(env map[string]string) error {
 		m.note("fork mode with %d instances: instance i listens on %d+i (%s; PM2 gave every one the same port): a gateway in front must spread requests over them",
 			m.p.Instances, m.p.Port, m.rangeText())
 	}
+	if fromArgs && m.p.Mode == config.Fork && m.p.Instances > 1 {
+		return m.refuse("its args pass %s to every instance, and fork mode gives instance i port %d+i: import it in cluster mode (all on %d), or make it listen on process.env.PORT instead and pass --port %d --only %s",
+			argText, argPort, argPort, argPort, m.label)
+	}
 	if m.p.Mode == config.Cluster {
 		// PM2's node:cluster master shared the port, so the app never set
 		// reusePort: bm2 supplies it (package preload).
@@ -876,6 +1010,32 @@ func (m *mapper) port(env map[string]string) error {
 	return nil
 }
 
+// PortInArgs finds the port an app's arguments give it, in the forms
+// servers and frameworks commonly take (next start -p 3000, nuxt
+// --port=3000, http-server -p 8080): --port N, --port=N, -p N, -p=N. It
+// returns the port and the arguments that gave it ("--port 8080").
+func PortInArgs(args []string) (port int, text string, ok bool) {
+	for i, a := range args {
+		name, value, eq := strings.Cut(a, "=")
+		if name != "--port" && name != "-p" {
+			continue
+		}
+		if !eq {
+			if i+1 >= len(args) {
+				continue
+			}
+			value = args[i+1]
+			a += " " + value
+		}
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 65535 {
+			continue
+		}
+		return n, a, true
+	}
+	return 0, "", false
+}
+
 func (m *mapper) rangeText() string {
 	return fmt.Sprintf("%d~%d", m.p.Port, m.p.Port+m.p.Instances-1)
 }
@@ -891,8 +1051,12 @@ func (m *mapper) others() {
 			}
 			switch {
 			case r.Key == "instance_var":
-				if s, _ := jsString(v); s != "" {
-					m.note("instance_var %s: bm2 sets BM2_APP_INSTANCE (0 to %d), not %s: read that instead", s, m.p.Instances-1, s)
+				switch s, _ := jsString(v); {
+				case s == "" || s == config.DefaultInstanceVar:
+				case !envNameRE.MatchString(s) || strings.HasPrefix(s, "BM2_") || slices.Contains(m.p.PortEnv, s):
+					m.note("instance_var %s dropped: not a name bm2 can give the index to; the app gets NODE_APP_INSTANCE and BM2_APP_INSTANCE (0 to %d)", s, m.p.Instances-1)
+				default:
+					m.p.InstanceVar = s // bm2 sets it as PM2 did
 				}
 			case !r.Mapped():
 				if s := r.Note(m.p.Name, v); s != "" {
@@ -944,7 +1108,7 @@ func (m *mapper) render() (*Project, error) {
 	return &Project{
 		App: m.label, Name: p.Name, Cwd: p.Cwd, File: file, Data: data,
 		Secrets: len(p.Env) > 0, User: p.User,
-		Summary: fmt.Sprintf("%d x %s on port %s, runtime %s", p.Instances, p.Mode, portRange(&p), p.Runtime),
+		Summary: summary(&p),
 		Notes:   m.notes,
 		Dropped: m.dropped(),
 	}, nil
@@ -973,4 +1137,13 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// summary is `4 x cluster on port 3000, runtime node`, or `2 x worker
+// (no port), runtime node`.
+func summary(p *config.Project) string {
+	if p.IsWorker() {
+		return fmt.Sprintf("%d x worker (no port), runtime %s", p.Instances, p.Runtime)
+	}
+	return fmt.Sprintf("%d x %s on port %s, runtime %s", p.Instances, p.Mode, portRange(p), p.Runtime)
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // Parse reads an ecosystem file that is data (JSON, YAML, a package.json
-// with "apps") or a dump.pm2, by its name and content. A .json file that
-// is not strict JSON is JavaScript to PM2 (it evaluates the text as an
-// expression): ErrNotJSON says so, and the caller evaluates it.
+// with "apps") or a dump.pm2, by its name and content. A .json (or
+// .json5) file that is not strict JSON is JavaScript to PM2 (it
+// evaluates the text as an expression): NotJSONError says so, and the
+// caller evaluates it.
 func Parse(file string, data []byte) (Source, error) {
 	switch ext := strings.ToLower(path.Ext(file)); {
 	case ext == ".yaml" || ext == ".yml":
@@ -52,6 +53,10 @@ func FromValue(file string, v any) (Source, error) {
 		return src, nil
 	}
 	var apps any = v
+	if o, ok := v.(*Object); ok && len(o.Keys) == 0 {
+		// What a .js file that sets no module.exports gives.
+		return Source{}, fmt.Errorf("%s has no apps: its value is an empty object (PM2 reads { apps: [ ... ] }, from module.exports in a .js file)", file)
+	}
 	if o, ok := v.(*Object); ok {
 		for _, key := range []string{"apps", "pm2"} {
 			if a, ok := o.Get(key); ok {

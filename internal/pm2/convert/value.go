@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,6 +30,14 @@ func (o *Object) Get(key string) (any, bool) {
 	}
 	v, ok := o.Values[key]
 	return v, ok
+}
+
+// clone is a copy of o that can be changed without changing o (its
+// values are shared).
+func (o *Object) clone() *Object {
+	c := &Object{Keys: slices.Clone(o.Keys), Values: make(map[string]any, len(o.Values))}
+	maps.Copy(c.Values, o.Values)
+	return c
 }
 
 // Has tells whether key is there.
@@ -210,3 +222,42 @@ func truthy(v any) bool {
 }
 
 func jsonNumber(s string) any { return json.Number(s) }
+
+var decimalRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// numbers applies PM2's "auto parse Number" (lib/tools/Config.js,
+// Config._valid) to an app: the value of a key whose schema type
+// includes number (rule.Number), given as a string that is a number, is
+// that number: max_restarts: "400" is 400, port: " 8080 " is 8080,
+// kill_timeout: "1e3" is 1000. A string that is no number ("200M",
+// "10s", "max") stays a string, for the key's own reading. Only decimal
+// numbers are taken: PM2 reads "0x10" as 0 and "" as NaN, and such
+// values are left for the key to refuse. The app is copied when a value
+// changes, never changed.
+func numbers(a *Object) *Object {
+	out := a
+	for _, r := range rules {
+		if !r.Number {
+			continue
+		}
+		for _, k := range append([]string{r.Key}, r.Aliases...) {
+			s, ok := a.Values[k].(string)
+			if !ok {
+				continue
+			}
+			t := strings.TrimSpace(s)
+			if !decimalRE.MatchString(t) {
+				continue
+			}
+			f, err := strconv.ParseFloat(t, 64)
+			if err != nil || math.IsInf(f, 0) {
+				continue
+			}
+			if out == a {
+				out = a.clone()
+			}
+			out.Values[k] = json.Number(jsNumber(json.Number(strconv.FormatFloat(f, 'g', -1, 64))))
+		}
+	}
+	return out
+}

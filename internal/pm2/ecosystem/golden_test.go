@@ -26,7 +26,7 @@ func nodeDirs(t *testing.T) []string {
 // with the options its first line asks for ("// import: --env production").
 func fixtures(t *testing.T) []string {
 	var out []string
-	for _, pat := range []string{"testdata/*.js", "testdata/*.mjs", "testdata/*.json", "testdata/*.yaml", "testdata/*.pm2", "testdata/*/package.json"} {
+	for _, pat := range []string{"testdata/*.js", "testdata/*.mjs", "testdata/*.json", "testdata/*.json5", "testdata/*.yaml", "testdata/*.pm2", "testdata/*/package.json"} {
 		m, _ := filepath.Glob(pat)
 		out = append(out, m...)
 	}

@@ -157,6 +157,21 @@ func TestLoadErrors(t *testing.T) {
 		{"pending.config.js", `module.exports = new Promise(() => setInterval(() => {}, 1000))`, "no result within 1s"},
 		{"bad.yaml", "apps: [\n  - name: x\n", "not YAML"},
 		{"notes.txt", "hello", "not an ecosystem file"},
+		// Empty and broken files are said to be so, with the line.
+		{"empty.json", " \n", "empty.json is empty: an ecosystem file describes its apps"},
+		{"empty.config.js", "", "empty.config.js is empty"},
+		{"blank.yaml", "\n\n", "blank.yaml is empty"},
+		{"exports-nothing.config.js", "// to do\n", "has no apps: its value is an empty object"},
+		{"broken.json", "{\n  apps: [\n    { name: \"a\" script: \"a.js\" }\n  ]\n}\n",
+			"broken.json is broken at line 3: SyntaxError: Unexpected identifier 'script' (evaluated by node v24.",
+		},
+		{"broken.config.js", "module.exports = {\n  apps: [\n    { name: \"a\" script: \"a.js\" }\n  ]\n};\n",
+			"broken.config.js is broken at line 3: SyntaxError: Unexpected identifier 'script'"},
+		{"broken.config.mjs", "export default {\n  apps: [\n    { name: \"a\" script: \"a.js\" }\n  ]\n};\n",
+			"broken.config.mjs is broken at line 3: SyntaxError: Unexpected identifier 'script'"},
+		{"broken-esm.config.js", "const x = 1;\nexport default {\n  apps: [\n    { name: \"a\" script: \"a.js\" }\n  ]\n};\n",
+			"broken-esm.config.js is broken at line 4: SyntaxError: Unexpected identifier 'script'"},
+		{"short.json", "{\n  apps: [\n    { name: \"a\", script: \"a.js\" },\n", "short.json is broken: it ends before its value does"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -167,10 +182,46 @@ func TestLoadErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), file) {
 				t.Errorf("error %v, want one naming %s and saying %q", err, file, c.want)
 			}
+			if strings.Contains(c.want, "line 3") || strings.Contains(c.want, "line 4") {
+				// The line, and a caret under what is wrong.
+				if want := "|     { name: \"a\" script: \"a.js\" }\n    |                 ^^^^^^"; err != nil && !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v, want the line and a caret:\n%s", err, want)
+				}
+			}
 			if time.Since(start) > 5*time.Second {
 				t.Errorf("took %v", time.Since(start))
 			}
 		})
+	}
+}
+
+// A file the ecosystem file loads is named when it is the one that is
+// broken, a CommonJS one as an ES module.
+func TestLoadNamesTheBrokenFile(t *testing.T) {
+	dirs := nodeDirs(t)
+	dir := publicTempDir(t)
+	for name, text := range map[string]string{
+		"eco.config.js":   "module.exports = {\n  apps: require(\"./apps.js\")\n};\n",
+		"apps.js":         "module.exports = [\n  { name: \"a\" script: \"a.js\" }\n];\n",
+		"eco.config.mjs":  "import apps from \"./apps.mjs\";\nexport default { apps };\n",
+		"apps.mjs":        "export default [\n  { name: \"a\" script: \"a.js\" }\n];\n",
+		"parse.config.js": "module.exports = { apps: [{ name: \"a\", script: \"a.js\", env: JSON.parse(\"{x\") }] };\n",
+	} {
+		os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+	}
+	for eco, want := range map[string]string{
+		"eco.config.js":  "/apps.js, which eco.config.js loads, is broken at line 2: SyntaxError: Unexpected identifier 'script'",
+		"eco.config.mjs": "/apps.mjs, which eco.config.mjs loads, is broken at line 2: SyntaxError: Unexpected identifier 'script'",
+		// Thrown by its code: not broken, and said where.
+		"parse.config.js": ") (at Object.<anonymous> (" + dir + "/parse.config.js:1:",
+	} {
+		_, _, err := Load(context.Background(), filepath.Join(dir, eco), Options{Dirs: dirs})
+		if err == nil || !strings.Contains(err.Error(), want) || eco == "parse.config.js" && strings.Contains(err.Error(), "broken") {
+			t.Errorf("%s: %v, want %q", eco, err, want)
+		}
+		if strings.Contains(want, "line 2") && (err == nil || !strings.Contains(err.Error(), "\n  2 |   { name: \"a\" script: \"a.js\" }\n    |               ^^^^^^")) {
+			t.Errorf("%s: %v, want the line and a caret", eco, err)
+		}
 	}
 }
 
@@ -229,6 +280,60 @@ func TestSharedFileRunsAsNobodyFromTheBytesRead(t *testing.T) {
 		}
 		if env["UID"] != want || env["FROM"] != "read" {
 			t.Errorf("mode %o: evaluated as uid %s (%s) from %q, want uid %s from the bytes read", mode, env["UID"], ev.As, env["FROM"], want)
+		}
+	}
+}
+
+// A file root owns in a directory only root may enter (/root, a
+// mktemp -d) is evaluated all the same, as nobody, from outside the
+// directory: its process.cwd() still says the directory, and what it
+// loads from there cannot be read (the error says why). In a directory
+// nobody may enter, it runs there, and loads what it may read.
+func TestEvaluatesInADirectoryItCannotEnter(t *testing.T) {
+	requireRoot(t)
+	dirs := nodeDirs(t)
+	closed := t.TempDir()
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	open := publicTempDir(t)
+	const app = `{ name: "a", script: "a.js", port: 1, env: { CWD: process.cwd(), DIR: __dirname, DIST: require("node:path").resolve("dist") } }`
+	files := map[string]string{
+		"cjs.config.js":  "module.exports = { apps: [" + app + "] };\n",
+		"esm.config.mjs": "export default { apps: [" + strings.ReplaceAll(app, "__dirname", "import.meta.dirname") + "] };\n",
+		"req.config.js":  "module.exports = { apps: require(\"./apps.js\") };\n",
+		"apps.js":        "module.exports = [" + app + "];\n",
+		"loose.json":     "{ apps: [{ name: 'a', script: 'a.js', port: 1 }] }\n",
+	}
+	for _, dir := range []string{closed, open} {
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"cjs.config.js", "esm.config.mjs", "req.config.js", "loose.json"} {
+			file := filepath.Join(dir, name)
+			src, ev, err := Load(context.Background(), file, Options{Dirs: dirs})
+			if dir == closed && name == "req.config.js" {
+				if err == nil || !strings.Contains(err.Error(), "nobody (the file is root's) cannot enter "+closed+", so what the file loads from there cannot be read") {
+					t.Errorf("%s: %v, want an error saying nobody cannot enter %s", file, err, closed)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s: %v", file, err)
+				continue
+			}
+			if want := map[bool]string{true: closed}[dir == closed && name != "loose.json"]; ev.Closed != want {
+				t.Errorf("%s: Closed %q, want %q", file, ev.Closed, want)
+			}
+			if name == "loose.json" {
+				continue
+			}
+			env := envOf(t, src)
+			if env["CWD"] != dir || env["DIR"] != dir || env["DIST"] != dir+"/dist" {
+				t.Errorf("%s: cwd %q, dirname %q, resolve(\"dist\") %q; want %s", file, env["CWD"], env["DIR"], env["DIST"], dir)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package ecosystem
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +123,28 @@ func TestLoadSaysWhoseFileItRead(t *testing.T) {
 		if !src.OwnerKnown || src.Owner != uid {
 			t.Errorf("owner %d (known %v), want %d", src.Owner, src.OwnerKnown, uid)
 		}
+	}
+}
+
+// PM2 reads a .json5 as a .json (lib/Common.js isConfigFile finds ".json"
+// in its name): strict JSON is data, anything else an expression that
+// is evaluated (checked with pm2 7.0.4, which starts an app from one
+// with comments, bare keys and 0x10).
+func TestJSON5(t *testing.T) {
+	dir := publicTempDir(t)
+	strict := filepath.Join(dir, "ecosystem.json5")
+	os.WriteFile(strict, []byte(`{"apps": [{"name": "a", "script": "a.js", "port": 3000}]}`), 0o644)
+	src, ev, err := Load(context.Background(), strict, Options{Dirs: []string{dir}}) // no node there
+	if err != nil || ev != nil || len(src.Apps) != 1 {
+		t.Fatalf("strict JSON: %v (evaluated %v, %d apps)", err, ev, len(src.Apps))
+	}
+	loose := filepath.Join(dir, "loose.json5")
+	os.WriteFile(loose, []byte("// comment\n{apps: [{name: 'b', script: 'b.js', max_restarts: 0x10,},],}\n"), 0o644)
+	src, ev, err = Load(context.Background(), loose, Options{Dirs: nodeDirs(t)})
+	if err != nil || ev == nil || len(src.Apps) != 1 {
+		t.Fatalf("JSON5: %v (evaluated %v)", err, ev)
+	}
+	if v, _ := src.Apps[0].Get("max_restarts"); fmt.Sprint(v) != "16" {
+		t.Errorf("max_restarts %v, want 16", v)
 	}
 }

@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/pm2/convert"
+	"github.com/bm2dev/bm2/internal/trust"
+)
+
+// startFlags are `bm2 start`'s: a project's name needs none of them; a
+// script takes PM2's (-i, --name, --port, --env K=V, -- args); an
+// ecosystem file takes --only and --env NAME.
+type startFlags struct {
+	instances string
+	name      string
+	port      int
+	env       []string
+	only      []string
+	force     bool
+	args      []string // after --
+	timeout   time.Duration
+	control.ServeFlags
+}
+
+// scriptExts are the files `bm2 start FILE` runs as a script.
+var scriptExts = []string{".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"}
+
+// startCmd is `bm2 start`: PM2's first command. A project's name (or an
+// instance's) starts it, as always; a script (app.js) is written into a
+// bm2.toml beside it, as bm2 import would write it from PM2's `pm2 start
+// app.js`, and served; an ecosystem file or a dump is `bm2 import
+// --serve`.
+func (a *App) startCmd(ctx context.Context, args []string, f startFlags) error {
+	target := args[0]
+	scriptFlags := f.instances != "" || f.name != "" || f.port != 0 || len(f.env) > 0 || f.force || len(f.args) > 0
+	if !strings.ContainsAny(target, "./") {
+		// A project's name: names have no dot and no slash.
+		if scriptFlags || len(f.only) > 0 || len(args) > 1 {
+			return control.UsageErr("start", "start: %s is a project's name, which takes no -i, --name, --port, --env, --only or arguments: "+
+				"bm2 start app.js -i 4 starts a script; to change a project, edit its bm2.toml and run bm2 serve", target)
+		}
+		return a.Control(ctx, "start", target, f.timeout)
+	}
+	if len(args) > 1 {
+		return control.UsageErr("start", "start: too many arguments (%s): the app's own arguments go after --, as in bm2 start app.js -- --verbose", strings.Join(args[1:], " "))
+	}
+	st, err := os.Stat(target)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return control.Fail(ExitUsage, "name a script (bm2 start app.js), an ecosystem file (bm2 start ecosystem.config.js) or a project (bm2 list shows them)",
+				fmt.Errorf("start: no such file: %s", target))
+		}
+		return err
+	}
+	if st.IsDir() {
+		return control.Fail(ExitUsage, "bm2 serve "+target+" serves the bm2.toml in a directory", fmt.Errorf("start: %s is a directory", target))
+	}
+	if isEcosystemFile(target) {
+		if scriptFlags {
+			return control.UsageErr("start", "start: %s is an ecosystem file: its apps say their instances, names, ports and arguments (only --only and --env NAME apply)", target)
+		}
+		envName := ""
+		if len(f.env) == 1 && !strings.Contains(f.env[0], "=") {
+			envName = f.env[0]
+		} else if len(f.env) > 0 {
+			return control.UsageErr("start", "start: with an ecosystem file, --env names the env_NAME block to use (--env production)")
+		}
+		fmt.Fprintf(a.Out, "bm2 start %s: bm2 import --serve, which writes a bm2.toml beside each app and serves it\n", target)
+		return a.importCmd(ctx, []string{target}, importFlags{env: envName, only: f.only, serve: true, ServeFlags: f.ServeFlags})
+	}
+	if !isScript(target) {
+		return control.Fail(ExitUsage, "bm2 start runs a script ("+strings.Join(scriptExts, " ")+"), an ecosystem file (ecosystem.config.js, .json, .yaml, dump.pm2) or a project by name",
+			fmt.Errorf("start: %s is neither a script nor an ecosystem file", target))
+	}
+	if len(f.only) > 0 {
+		return control.UsageErr("start", "start: --only chooses apps of an ecosystem file; %s is a script", target)
+	}
+	return a.startScript(ctx, target, f)
+}
+
+func isScript(file string) bool {
+	ext := strings.ToLower(filepath.Ext(file))
+	for _, e := range scriptExts {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
+func isEcosystemFile(file string) bool {
+	base := strings.ToLower(filepath.Base(file))
+	switch {
+	case strings.HasSuffix(base, ".pm2"), strings.HasSuffix(base, ".json"), strings.HasSuffix(base, ".json5"),
+		strings.HasSuffix(base, ".yaml"), strings.HasSuffix(base, ".yml"):
+		return true
+	case strings.Contains(base, ".config."):
+		return isScript(base) // ecosystem.config.js, pm2.config.cjs
+	}
+	return false
+}
+
+// nameRE is what is not allowed in a project's name.
+var nameRE = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// scriptName is a project's name from a script's file name, as PM2 names
+// an app after its script: lower case, other characters as "-".
+func scriptName(file string) string {
+	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	n := strings.Trim(nameRE.ReplaceAllString(strings.ToLower(base), "-"), "-_")
+	if n == "" {
+		n = "app"
+	}
+	return n
+}
+
+// portInCode finds the port an app falls back to when PORT is not set:
+// `process.env.PORT || 3000` (or ??), the commonest shape.
+var portInCode = regexp.MustCompile(`process\.env\.PORT\s*(?:\|\||\?\?)\s*['"]?([0-9]{2,5})\b`)
+
+// guessPort reads at most 1 MiB of the script for portInCode.
+func guessPort(script string) (int, string) {
+	f, err := os.Open(script)
+	if err != nil {
+		return 0, ""
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n, _ := f.Read(buf)
+	m := portInCode.FindSubmatch(buf[:n])
+	if m == nil {
+		return 0, ""
+	}
+	p, err := strconv.Atoi(string(m[1]))
+	if err != nil || p < 1 || p > 65535 {
+		return 0, ""
+	}
+	return p, string(m[0])
+}
+
+// startScript is `bm2 start app.js [-i N|max] [--name] [--port] [--env
+// K=V] [-- args]`: the app PM2 would have started, as an ecosystem app
+// of one, through bm2 import's mapping (package convert): -i is cluster
+// mode with bm2's reusePort preload, the port reaches the app in PORT;
+// no port anywhere makes a worker. The bm2.toml is written beside the
+// script (replaced only with --force), then served.
+func (a *App) startScript(ctx context.Context, script string, f startFlags) error {
+	abs, err := filepath.Abs(script)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(abs)
+	name := f.name
+	if name == "" {
+		name = scriptName(abs)
+	}
+	if !config.ValidName(name) {
+		return control.UsageErr("start", "start: --name %q is not a project name: [a-z0-9][a-z0-9_-]*, at most 64 characters", name)
+	}
+	app := &convert.Object{Values: map[string]any{}}
+	set := func(k string, v any) {
+		app.Keys = append(app.Keys, k)
+		app.Values[k] = v
+	}
+	set("name", name)
+	set("script", filepath.Base(abs))
+	set("cwd", dir)
+	if f.instances != "" {
+		if f.instances != "max" {
+			if n, err := strconv.Atoi(f.instances); err != nil || n < 1 {
+				return control.UsageErr("start", "start: -i %q: give a number of instances (-i 4) or max (one per CPU)", f.instances)
+			}
+		}
+		set("instances", f.instances)
+		set("exec_mode", "cluster")
+	}
+	env := &convert.Object{Values: map[string]any{}}
+	for _, kv := range f.env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return control.UsageErr("start", "start: --env %q: give NAME=VALUE (--env NODE_ENV=production)", kv)
+		}
+		if _, dup := env.Values[k]; !dup {
+			env.Keys = append(env.Keys, k)
+		}
+		env.Values[k] = v
+	}
+	if len(env.Keys) > 0 {
+		set("env", env)
+	}
+	if len(f.args) > 0 {
+		list := make([]any, len(f.args))
+		for i, s := range f.args {
+			list[i] = s
+		}
+		set("args", list)
+	}
+	port := f.port
+	if _, inEnv := env.Values["PORT"]; port == 0 && !inEnv {
+		if p, how := guessPort(abs); p != 0 {
+			port = p
+			fmt.Fprintf(a.Out, "port %d: %s reads `%s`; bm2 gives it that port in PORT (--port N chooses another)\n", p, filepath.Base(abs), how)
+		}
+	}
+	uid := os.Geteuid()
+	src := convert.Source{File: abs, Apps: []*convert.Object{app}, Owner: uid, OwnerKnown: true, Speaker: uid}
+	speaker := -1
+	if uid == 0 {
+		speaker = 0
+	}
+	opts := convert.Options{Port: port, NumCPU: a.NumCPU, Owner: a.DirOwner,
+		Runtime: func(kind config.Runtime, rp string) string { return a.ImportRuntime(ctx, kind, rp, speaker) }}
+	res := convert.Map(src, opts)
+	for _, n := range res.Notes {
+		fmt.Fprintf(a.Out, "note: %s\n", n)
+	}
+	if len(res.Refused) > 0 {
+		return control.Fail(ExitInvalid, "", fmt.Errorf("start %s: %s", script, res.Refused[0]))
+	}
+	if len(res.Projects) != 1 {
+		return fmt.Errorf("start %s: no project made", script)
+	}
+	p := res.Projects[0]
+	fmt.Fprintf(a.Out, "bm2 start %s: writes %s (as bm2 import would from pm2 start), then serves it; edit it and run `bm2 serve %s` to change the project\n",
+		script, p.File, dir)
+	origin := trust.Origin{File: abs, UID: uid}
+	imp := importFlags{force: f.force, ServeFlags: f.ServeFlags}
+	if problem := a.importOne(ctx, p, origin, imp, -1); problem != "" {
+		return control.Fail(ExitInvalid, "fix it and run bm2 start again (--force replaces a bm2.toml that differs)", errors.New(problem))
+	}
+	return a.serveImported(ctx, p, origin, imp)
+}
