@@ -248,7 +248,9 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, 
 		if w.ids[0] == units.Surge {
 			what = "(the surge, with the new version) did not come up"
 		}
-		tail := c.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))
+		// The run's lines first: read while journald catches up with
+		// them, which the reason then quotes too.
+		tail := c.runTail(ctx, w.p, units.Instance(w.p.Name, w.ids[0]), f.unit)
 		if e, ok := c.ExplainInstance(ctx, w.p, w.ids[0], f.unit, f.reason, "`bm2 reload "+w.p.Name+"`"); ok {
 			how = string(e.Reason) + ": " + e.Message
 			tail += "\n" + hintOf(e)
@@ -337,13 +339,16 @@ func (e *notBackError) Error() string { return e.err.Error() }
 func (e *notBackError) Unwrap() error { return e.err }
 
 // instanceFailed builds the error for an instance that will not come
-// online: which one, why (systemd's Result and the exit status), and the
-// last lines it logged.
+// online: which one, why (systemd's Result and the exit status, the first
+// error its last run logged), and that run's lines from its first error.
 func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u UnitStatus, reason, verb string) error {
 	if mark, errored, _ := c.ErroredMark(p.Name); errored {
 		return c.projectErrored(ctx, sd, p, i, mark, verb)
 	}
 	id := units.InstanceID(p.Name, i)
+	// The run's lines first: read while journald catches up with them,
+	// which the reason then quotes too.
+	tail := c.runTail(ctx, p, units.Instance(p.Name, i), u)
 	var b strings.Builder
 	st, _ := c.InstanceStateOf(p, i, u)
 	fmt.Fprintf(&b, "instance %s %s", id, st)
@@ -353,7 +358,7 @@ func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Proje
 	} else if r := exitText(u, reason); r != "" {
 		fmt.Fprintf(&b, ": %s", r)
 	}
-	b.WriteString(c.logTail(ctx, units.Instance(p.Name, i)))
+	b.WriteString(tail)
 	if known {
 		return Fail(ExitFailure, hintOf(e), errors.New(b.String()))
 	}

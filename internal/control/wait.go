@@ -591,6 +591,9 @@ func exitText(u UnitStatus, reason string) string {
 	switch u.ExecMainCode {
 	case 1: // CLD_EXITED
 		detail = fmt.Sprintf("exit status %d", u.ExecMainStatus)
+		if name := spawnStatus[u.ExecMainStatus]; name != "" {
+			detail += "/" + name
+		}
 	case 2, 3: // CLD_KILLED, CLD_DUMPED
 		detail = "signal " + signalName(u.ExecMainStatus)
 	}
@@ -603,6 +606,21 @@ func exitText(u UnitStatus, reason string) string {
 		return reason
 	}
 	return reason + ", " + detail
+}
+
+// spawnStatus names the exit statuses systemd gives a process it could
+// not start (systemd.exec(5), "Process Exit Codes"), as systemctl shows
+// them: "exit status 233/RUNTIME_DIRECTORY".
+var spawnStatus = map[int32]string{
+	200: "CHDIR", 201: "NICE", 202: "FDS", 203: "EXEC", 204: "MEMORY", 205: "LIMITS", 206: "OOM_ADJUST",
+	207: "SIGNAL_MASK", 208: "STDIN", 209: "STDOUT", 210: "CHROOT", 211: "IOPRIO", 212: "TIMERSLACK",
+	213: "SECUREBITS", 214: "SETSCHEDULER", 215: "CPUAFFINITY", 216: "GROUP", 217: "USER",
+	218: "CAPABILITIES", 219: "CGROUP", 220: "SETSID", 221: "CONFIRM", 222: "STDERR", 224: "PAM",
+	225: "NETWORK", 226: "NAMESPACE", 227: "NO_NEW_PRIVILEGES", 228: "SECCOMP", 229: "SELINUX_CONTEXT",
+	230: "PERSONALITY", 231: "APPARMOR_PROFILE", 232: "ADDRESS_FAMILIES", 233: "RUNTIME_DIRECTORY",
+	235: "CHOWN", 236: "SMACK_PROCESS_LABEL", 237: "KEYRING", 238: "STATE_DIRECTORY",
+	239: "CACHE_DIRECTORY", 240: "LOGS_DIRECTORY", 241: "CONFIGURATION_DIRECTORY", 242: "NUMA_POLICY",
+	243: "CREDENTIALS", 245: "BPF",
 }
 
 // signalName names a signal number, "SIGKILL"; a number it does not know
