@@ -309,6 +309,22 @@ func TestServeTimeout(t *testing.T) {
 	}
 }
 
+// An instance that exits while serve waits is said with the first error
+// its run logged, once.
+func TestServeSaysTheExitsError(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	loop := UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 3,
+		InvocationID: "0c0d", ExecMainPID: 2200, ExecMainStart: te.now.Add(-time.Second)}
+	te.sd.fail["bm2@api-1.service"] = loop
+	te.runLines("bm2@api-1.service", loop, 2, "  throw err;", "Error: Cannot find module './config.json'", "Require stack:", "Node.js v24.22.3")
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if got := te.stdout.String(); strings.Count(got, "api-1 exited") != 1 ||
+		!strings.Contains(got, "api-1 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n") {
+		t.Fatalf("stdout:\n%s", got)
+	}
+}
+
 func TestServeWithoutSystemdWritesNothing(t *testing.T) {
 	te := newTestEnv(t)
 	te.noSD = true

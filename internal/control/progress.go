@@ -186,6 +186,21 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				for _, o := range r.out {
 					fmt.Fprint(c.Out, o)
 				}
+				for _, e := range r.exits {
+					// What the run logged decides whether its exit is
+					// news: read, giving journald a moment for the last
+					// lines unless the run ended as the last one did.
+					unit := units.Instance(w.p.Name, w.ids[e.k])
+					var run RunLog
+					if e.settle {
+						run, _ = c.runLogSettled(wctx, w.p, unit, e.unit)
+					} else {
+						run, _ = c.runLog(wctx, w.p, unit, e.unit)
+					}
+					for _, o := range w.exited(e.k, e.unit, run.FirstError()) {
+						fmt.Fprint(c.Out, o)
+					}
+				}
 				for _, k := range r.reprobe {
 					// Queued, not waited for: the probe runs for as long
 					// as its window; its verdict comes through the journal.
@@ -261,6 +276,9 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, 
 }
 
 func (c *Client) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
+	for _, o := range w.flushAllExits() {
+		fmt.Fprint(c.Out, o)
+	}
 	if w.mode == untilBack {
 		for _, o := range w.closeLine() {
 			fmt.Fprint(c.Out, o)
