@@ -212,6 +212,11 @@ func (f *fakeSystemd) startInstance(name string) {
 	u.ActiveEnter = f.now().Add(-10 * time.Second) // jobs are instant; say it started a while ago
 	u.InvocationID = fmt.Sprintf("%032x", f.nextInvoke)
 	u.MemoryCurrent, u.CPUUsageNSec = 40<<20, 1e9
+	// The account it runs as: not known to this fake (a test that needs
+	// one sets it), never root by default.
+	if u.UID == 0 {
+		u.UID, u.GID = sysd.NoID, sysd.NoID
+	}
 	if f.onStart != nil {
 		f.onStart(name)
 	}

@@ -146,6 +146,54 @@ func TestServeChangeRestartsAndStopsStray(t *testing.T) {
 	}
 }
 
+// A cluster project that changes accounts cannot roll: an instance of the
+// new account cannot listen beside the old ones (nor the surge). serve
+// restarts it all at once instead, and says why; both ways.
+func TestServeAccountChangeRestarts(t *testing.T) {
+	te := newTestEnv(t)
+	asAlice := strings.Replace(seedAPI, "port = 3000\n", "port = 3000\nuser = \"alice\"\n", 1)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", asAlice))
+	// runAs makes the running instances run as uid.
+	runAs := func(uid uint32) {
+		te.sd.mu.Lock()
+		for i := range 4 {
+			te.sd.units[units.Instance("api", i)].UID = uid
+		}
+		te.sd.mu.Unlock()
+	}
+	for _, c := range []struct {
+		toml, from, to string
+		uid            uint32
+	}{
+		{seedAPI, "alice", "bm2-api", 1000},
+		{asAlice, "uid 61595", "alice", 61595}, // a dynamic uid the user database does not list
+	} {
+		if c.from == "alice" {
+			te.mustRun(ExitOK, "serve", dir)
+		}
+		runAs(c.uid)
+		te.write("srv/api/bm2.toml", c.toml)
+		te.sd.Calls()
+		te.mustRun(ExitOK, "serve", dir)
+		calls := te.sd.Calls()
+		if !slices.Contains(calls, "restart bm2-api.target") || slices.ContainsFunc(calls, func(c string) bool { return strings.Contains(c, "surge") }) {
+			t.Fatalf("%s -> %s: calls %q\n%s", c.from, c.to, calls, te.stdout.String())
+		}
+		want := "api runs as " + c.from + " and is to run as " + c.to + ": the instances of two accounts cannot share port 3000 " +
+			"(SO_REUSEPORT joins only one user's sockets), so its instances restart all at once, not one at a time\nrestarting bm2-api.target\n"
+		if out := te.stdout.String(); !strings.Contains(out, want) || strings.Contains(out, "rolling restart") {
+			t.Fatalf("%s -> %s: stdout:\n%s", c.from, c.to, out)
+		}
+	}
+	// The same account: a rolling restart, as before.
+	runAs(1000)
+	te.write("srv/api/bm2.toml", strings.Replace(asAlice, "port = 3000\n", "port = 3000\nmax_restarts = 5\n", 1))
+	te.mustRun(ExitOK, "serve", dir)
+	if out := te.stdout.String(); !strings.Contains(out, "rolling restart of api") {
+		t.Fatalf("same account: stdout:\n%s", out)
+	}
+}
+
 // A hand-written registered file that means the same is left alone, unless
 // it holds secrets every user can read: those move to the private part.
 func TestServeKeepsEquivalentFile(t *testing.T) {
