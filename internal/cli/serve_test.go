@@ -358,7 +358,8 @@ func TestServeTimeout(t *testing.T) {
 }
 
 // An instance that exits while serve waits is said with the first error
-// its run logged, once.
+// its run logged, once; still crash-looping when time runs out, it is
+// quoted from that error.
 func TestServeSaysTheExitsError(t *testing.T) {
 	te := newTestEnv(t)
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
@@ -370,6 +371,11 @@ func TestServeSaysTheExitsError(t *testing.T) {
 	if got := te.stdout.String(); strings.Count(got, "api-1 exited") != 1 ||
 		!strings.Contains(got, "api-1 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n") {
 		t.Fatalf("stdout:\n%s", got)
+	}
+	if got := te.stderr.String(); !strings.Contains(got, "api-1 is waiting restart (exit-code, exit status 1)\n"+
+		"bm2: its last run's output, from its first error (journalctl _SYSTEMD_INVOCATION_ID=0c0d shows all of it):\n"+
+		"bm2:   Error: Cannot find module './config.json'\nbm2:   Require stack:\n") {
+		t.Fatalf("stderr:\n%s", got)
 	}
 }
 

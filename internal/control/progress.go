@@ -502,7 +502,12 @@ func (c *Client) timedOut(ctx context.Context, w *waiter, last []UnitStatus, tim
 		msg += ": " + strings.Join(pending, ", ")
 	}
 	if first >= 0 {
-		msg += c.logTail(ctx, units.Instance(p.Name, ids[first]))
+		if u := last[first]; !up(u) && u.ExecMainCode != 0 {
+			// Crash-looping when time ran out: its last run, from its error.
+			msg += c.runTail(ctx, p, units.Instance(p.Name, ids[first]), u)
+		} else {
+			msg += c.logTail(ctx, units.Instance(p.Name, ids[first]))
+		}
 	}
 	return Fail(ExitFailure, hint, errors.New(msg))
 }

@@ -77,11 +77,12 @@ var weakError = regexp.MustCompile(`\bthrow\b|Uncaught|\b[A-Z]\w*Error\b|(?i:\be
 // its processes: an entry of its invocation, or of its main process since
 // it started (whose unit journald may have lost), and not the manager's
 // own nor the kernel's, nor what bm2's root hooks logged (uid: whose
-// entries are bm2's, journal.TrustedFrom). In system scope, where no app
-// runs as root, root's other processes in the unit are bm2's hooks (the
-// port fence, the exit hook) and left out too; the main process's lines
-// stay, systemd's words from a main process it could not start among
-// them.
+// entries are bm2's, journal.TrustedFrom). In system scope root's other
+// processes in the unit are taken for bm2's hooks (the port fence, the
+// exit hook) and left out too (an app runs as root only where root's own
+// file says user = "root"); the main process's lines stay, and with them
+// systemd's words, logged as root, from a main process it could not
+// start.
 func runEntryOf(e journal.Entry, unit string, u UnitStatus, uid string) bool {
 	switch {
 	case e["_PID"] == "1", e["_SYSTEMD_UNIT"] == "init.scope", e["_SYSTEMD_USER_UNIT"] == "init.scope":
