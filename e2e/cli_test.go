@@ -210,8 +210,11 @@ func TestCLIServeCluster(t *testing.T) {
 				t.Errorf("bm2 logs api lacks api-%d's output:\n%s", i, r.stdout)
 			}
 		}
-		if !strings.Contains(r.stdout, "api-1 | systemd: Started") {
-			t.Errorf("bm2 logs api lacks systemd's lines:\n%s", r.stdout)
+		if strings.Contains(r.stdout, "systemd: ") {
+			t.Errorf("bm2 logs api shows systemd's lines without --systemd:\n%s", r.stdout)
+		}
+		if r := b.must(0, "/", "logs", "api", "-n", "200", "--systemd"); !strings.Contains(r.stdout, "api-1 | systemd: Started") {
+			t.Errorf("bm2 logs api --systemd lacks systemd's lines:\n%s", r.stdout)
 		}
 		r = b.must(0, "/", "logs", "api-2", "-n", "1")
 		if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 || !strings.Contains(lines[0], " api-2 | ") {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -267,5 +268,65 @@ func TestRuntimeFloors(t *testing.T) {
 	}
 	if !strings.HasPrefix(strings.TrimSpace(b.sh(`/opt/node2400/node --version`)), "v24.0.0") {
 		t.Error("not Node 24.0.0")
+	}
+}
+
+// A crash at start shows its cause: a Node.js app whose
+// require("./config.json") finds no file crash-loops until its budget is
+// used up. bm2 serve says the exit once, with the first error its run
+// logged, and counts the rest; its error quotes the failed run from
+// "Error: Cannot find module './config.json'" down its stack; the reason
+// names that error, not an older crash.log line; and bm2 logs shows the
+// app's lines, not systemd's, unless --systemd.
+func TestCrashAtStartShowsItsError(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.write("/srv/cfg/server.js", `const config = require("./config.json");
+require("node:http").createServer((q, r) => r.end(config.greeting))
+  .listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true });
+`)
+	b.write("/srv/cfg/bm2.toml", "name = \"cfg\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3700\nmax_restarts = 4\n")
+	const missing = "Error: Cannot find module './config.json'"
+	r := b.must(1, "/srv/cfg", "serve")
+	if n := strings.Count(r.stdout, "cfg-0 exited"); n > 2 ||
+		!strings.Contains(r.stdout, "cfg-0 exited (exit-code, exit status 1), restarting: "+missing+"\n") {
+		t.Errorf("serve's progress: the exit once, with its error, then a count:\n%s", r.stdout)
+	}
+	if strings.Count(r.stdout, "not listening on port 3700 yet") > 1 {
+		t.Errorf("\"not listening yet\" said for every run:\n%s", r.stdout)
+	}
+	for _, want := range []string{
+		"bm2: instance cfg-0 errored: restart_budget_exhausted: cfg-0 crashed again and again and gave up (restart budget exhausted); last exit: exit status 1: " + missing + "\n",
+		"bm2: its last run's output, from its first error (journalctl _SYSTEMD_INVOCATION_ID=",
+		"bm2:   " + missing + "\nbm2:   Require stack:\nbm2:   - /srv/cfg/server.js\nbm2:       at ",
+		"bm2:       at Object.<anonymous> (/srv/cfg/server.js:1:",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("serve's error lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	// The command it names shows the whole run.
+	if m := regexp.MustCompile(`journalctl _SYSTEMD_INVOCATION_ID=([0-9a-f]{32}) shows all`).FindStringSubmatch(r.stderr); m == nil {
+		t.Errorf("no run named:\n%s", r.stderr)
+	} else if out := b.sh(`journalctl --no-pager -o cat _SYSTEMD_INVOCATION_ID=` + m[1]); !strings.Contains(out, missing) {
+		t.Errorf("the run's journal lacks the error:\n%s", out)
+	}
+	if out := b.must(0, "/", "status", "cfg").stdout; !strings.Contains(out, "last exit: exit status 1: "+missing) {
+		t.Errorf("bm2 status:\n%s", out)
+	}
+
+	// bm2 logs: the last 20 lines are the app's, its error among them.
+	logs := b.must(0, "/", "logs", "cfg").stdout
+	if !strings.Contains(logs, "cfg-0 | "+missing+"\n") || strings.Contains(logs, "systemd:") {
+		t.Errorf("bm2 logs cfg:\n%s", logs)
+	}
+	if logs := b.must(0, "/", "logs", "cfg", "--systemd", "-n", "all").stdout; !strings.Contains(logs, "systemd: bm2@cfg-0.service: Main process exited") {
+		t.Errorf("bm2 logs cfg --systemd:\n%s", logs)
+	}
+
+	// Fixed, the project comes up.
+	b.write("/srv/cfg/config.json", `{"greeting": "hello\n"}`)
+	if r := b.must(0, "/srv/cfg", "serve"); !strings.Contains(r.stdout, "cfg online and confirmed") {
+		t.Errorf("serve after the fix:\n%s", r.stdout)
 	}
 }

@@ -80,7 +80,7 @@ func TestLogsJSONAndGrep(t *testing.T) {
 
 	t.Run("json", func(t *testing.T) {
 		b := b.in(t)
-		r := b.must(0, "/", "logs", "--json", "lines", "-n", "all")
+		r := b.must(0, "/", "logs", "--json", "--systemd", "lines", "-n", "all")
 		noControls(t, "bm2 logs --json", r.stdout)
 		if strings.Contains(r.stdout, "\x1b") || !strings.Contains(r.stdout, `\u001b[31m`) {
 			t.Errorf("ESC not escaped as \\u001b:\n%s", r.stdout)

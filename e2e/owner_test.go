@@ -193,3 +193,70 @@ func TestAFileSpeaksForItsOwner(t *testing.T) {
 		}
 	})
 }
+
+// Following bm2's advice leaves no project stuck: an app in alice's 0700
+// home, served on the project's own account, cannot enter its directory,
+// and bm2 says that alice can; with user = "alice" it comes up, though systemd 252 left a link to the own
+// account's removed runtime directory in /run/bm2 (which made every start
+// fail with 233/RUNTIME_DIRECTORY). In /srv a project switches between its
+// own account and alice's both ways, stopped and running: each next serve
+// brings it up on the new account, and a running cluster-mode project
+// restarts all at once, as its two accounts cannot share the port.
+func TestAccountSwitchStartsCleanly(t *testing.T) {
+	t.Parallel()
+	b := newBed(t)
+	b.sh(`useradd -m -s /bin/sh alice`)
+	const app = "name = \"ali\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3710\ninstances = 2\n"
+	b.app("/home/alice/app", "node-server.js", "server.js")
+	b.write("/home/alice/app/bm2.toml", app)
+	b.sh(`chown -R alice: /home/alice && chmod 0700 /home/alice`)
+	r := b.must(1, "/home/alice/app", "serve")
+	if want := "alice, who owns it, can: `user = \"alice\"` in bm2.toml runs the app as alice"; !strings.Contains(r.stderr, want) {
+		t.Fatalf("serve on the own account lacks %q:\n%s", want, r.stderr)
+	}
+	b.write("/home/alice/app/bm2.toml", app+"user = \"alice\"\n")
+	b.sh(`chown -R alice: /home/alice/app`)
+	if r := b.must(0, "/home/alice/app", "serve"); !strings.Contains(r.stdout, "ali online and confirmed") {
+		t.Errorf("serve as alice:\n%s\n%s", r.stdout, r.stderr)
+	}
+	for i := range 2 {
+		unit := fmt.Sprintf("bm2@ali-%d.service", i)
+		if got := b.runsAs(unit); got != "alice alice" {
+			t.Errorf("%s runs as %q", unit, got)
+		}
+	}
+
+	// Both ways, in /srv (which the project's own account can enter).
+	b.app("/srv/sw", "node-server.js", "server.js")
+	const sw = "name = \"sw\"\nscript = \"server.js\"\nruntime = \"node\"\nport = 3720\ninstances = 2\n"
+	serve := func(toml, as string, restart bool) {
+		t.Helper()
+		b.write("/srv/sw/bm2.toml", toml)
+		r := b.must(0, "/srv/sw", "serve")
+		if !strings.Contains(r.stdout, "sw online and confirmed") {
+			t.Fatalf("serve as %s:\n%s\n%s", as, r.stdout, r.stderr)
+		}
+		if restart != strings.Contains(r.stdout, "its instances restart all at once") {
+			t.Errorf("serve as %s (running before: %v):\n%s", as, restart, r.stdout)
+		}
+		for i := range 2 {
+			unit := fmt.Sprintf("bm2@sw-%d.service", i)
+			if got := b.runsAs(unit); got != as+" "+as {
+				t.Errorf("%s runs as %q, want %s", unit, got, as)
+			}
+		}
+		if got := strings.TrimSpace(b.sh(`curl -sf --max-time 2 http://127.0.0.1:3720/ | cut -d' ' -f1`)); got != "sw" {
+			t.Errorf("port 3720 answers %q", got)
+		}
+	}
+	serve(sw, "bm2-sw", false)
+	b.must(0, "/", "stop", "sw")
+	serve(sw+"user = \"alice\"\n", "alice", false) // stopped: the own account's links are gone
+	serve(sw, "bm2-sw", true)                      // running
+	serve(sw+"user = \"alice\"\n", "alice", true)  // running, back
+	b.must(0, "/", "stop", "sw")
+	serve(sw, "bm2-sw", false)
+	if r := b.must(0, "/", "reload", "sw"); !strings.Contains(r.stdout, "sw reloaded: 2 instances") {
+		t.Errorf("reload on the same account:\n%s", r.stdout)
+	}
+}

@@ -228,13 +228,15 @@ func TestReasons(t *testing.T) {
 		b.write("/srv/loop/server.js", "console.error('cannot read config: /srv/loop/config.json');\nprocess.exit(3);\n")
 		project("/srv/loop", "loop", "runtime = \"node\"\nport = 3516\nexec_mode = \"fork\"\nmax_restarts = 2\nrestart_delay_ms = 100\n")
 		r := serve(b, "/srv/loop", 1,
-			"bm2: instance loop-0 errored: restart_budget_exhausted: loop-0 crashed again and again and gave up (restart budget exhausted); last crash.log line: ",
+			"bm2: instance loop-0 errored: restart_budget_exhausted: loop-0 crashed again and again and gave up (restart budget exhausted); last exit: ",
 			" reason=exited code=3",
 			"cannot read config: /srv/loop/config.json",
 			"bm2: fix: `bm2 logs loop` shows why it crashes; fix the app (or give it more `max_restarts =` in bm2.toml)")
+		// No line of it looks like an error: the crash.log line of its
+		// last run says how it ended.
 		last := strings.TrimSpace(b.sh(`grep -v restart_budget_exhausted /var/log/bm2/loop/loop-0.crash.log | tail -1`))
-		if !strings.Contains(r.stderr, "last crash.log line: "+last+"\n") {
-			t.Errorf("serve does not quote the last crash.log line %q:\n%s", last, r.stderr)
+		if !strings.Contains(r.stderr, "last exit: "+last+"\n") {
+			t.Errorf("serve does not quote the last run's crash.log line %q:\n%s", last, r.stderr)
 		}
 	})
 

@@ -112,3 +112,29 @@ func TestParseEntry(t *testing.T) {
 		t.Fatalf("null field kept: %q", e)
 	}
 }
+
+// NoManager selects a unit's entries as journalctl -u does, but for the
+// service manager's own; Or adds alternatives ("+"), each with _UID in
+// user scope.
+func TestQueryArgsGroups(t *testing.T) {
+	for _, c := range []struct {
+		q    Query
+		want string
+	}{
+		{Query{Units: []string{"bm2@api-0.service", "bm2@api-1.service"}, NoManager: true, Lines: 20},
+			"--no-pager -o json -n 20 _SYSTEMD_UNIT=bm2@api-0.service _SYSTEMD_UNIT=bm2@api-1.service + " +
+				"_UID=0 OBJECT_SYSTEMD_UNIT=bm2@api-0.service OBJECT_SYSTEMD_UNIT=bm2@api-1.service + " +
+				"MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 _UID=0 COREDUMP_UNIT=bm2@api-0.service COREDUMP_UNIT=bm2@api-1.service"},
+		{Query{Units: []string{"bm2@web-0.service"}, NoManager: true, User: "1001"},
+			"--no-pager -o json _UID=1001 _SYSTEMD_USER_UNIT=bm2@web-0.service + _UID=1001 OBJECT_SYSTEMD_USER_UNIT=bm2@web-0.service"},
+		{Query{Matches: []string{"_SYSTEMD_INVOCATION_ID=ab"}, Or: [][]string{{"_PID=12"}}, Since: "@1.000000"},
+			"--no-pager -o json --since @1.000000 _SYSTEMD_INVOCATION_ID=ab + _PID=12"},
+		{Query{Matches: []string{"_SYSTEMD_INVOCATION_ID=ab"}, Or: [][]string{{"_PID=12"}}, User: "1001"},
+			"--no-pager -o json _UID=1001 _SYSTEMD_INVOCATION_ID=ab + _UID=1001 _PID=12"},
+		{Query{Or: [][]string{{"_PID=12"}}}, "--no-pager -o json _PID=12"},
+	} {
+		if got := strings.Join(c.q.Args(), " "); got != c.want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.q, got, c.want)
+		}
+	}
+}

@@ -25,9 +25,19 @@ type Query struct {
 	// Units are units whose messages are wanted (journalctl -u UNIT, for
 	// each): what their processes logged and what systemd logged about them.
 	Units []string
+	// NoManager leaves out of Units' messages what the service manager
+	// logged about them ("Started ...", "Main process exited ...": the
+	// _PID=1 UNIT= part of journalctl -u): what their processes logged,
+	// what root (the user, in user scope) logged about them
+	// (OBJECT_SYSTEMD_UNIT=) and their core dumps remain.
+	NoManager bool
 	// Matches are FIELD=VALUE matches: values of one field are alternatives,
 	// different fields must all match (journalctl's rules).
 	Matches []string
+	// Or are further groups of FIELD=VALUE matches, each an alternative to
+	// Matches: an entry is selected when it matches Matches, or every
+	// match of one group (journalctl's "+"). Not with Units or BM2.
+	Or [][]string
 	// Since is journalctl's --since: a time as journalctl understands it
 	// ("10 min ago", "2026-11-30 04:00", "@1764475200.5"); "" for no limit.
 	Since string
@@ -90,8 +100,10 @@ func (q Query) Args() []string {
 	if q.User != "" {
 		unitFlag = "--user-unit"
 	}
-	for _, u := range q.Units {
-		args = append(args, unitFlag, u)
+	if !q.NoManager {
+		for _, u := range q.Units {
+			args = append(args, unitFlag, u)
+		}
 	}
 	if q.Since != "" {
 		args = append(args, "--since", q.Since)
@@ -129,10 +141,7 @@ func (q Query) Args() []string {
 		args = append(args, "--grep="+q.Grep)
 	}
 	if !q.BM2 {
-		if q.User != "" && len(q.Matches) > 0 {
-			args = append(args, FieldUID+"="+q.User)
-		}
-		return append(args, q.Matches...)
+		return append(args, q.matchArgs()...)
 	}
 	// journalctl ORs groups separated by "+": root's own entries (or the
 	// user's), and, for the system generator, the kernel log.
@@ -141,6 +150,51 @@ func (q Query) Args() []string {
 	if q.Generator && q.User == "" {
 		args = append(args, "+", FieldIdentifier+"="+Identifier, FieldTransport+"=kernel")
 		args = append(args, q.Matches...)
+	}
+	return args
+}
+
+// CoredumpMessageID is the MESSAGE_ID of systemd-coredump's entries.
+const CoredumpMessageID = "fc2e22bc6ee647b6b90729ab34a250b1"
+
+// matchArgs are the matches of a query that is not BM2's: Matches and
+// each group of Or, separated by "+"; with NoManager, the groups that
+// select Units' entries but the manager's, each with Matches. In user
+// scope every group carries _UID=User.
+func (q Query) matchArgs() []string {
+	groups := [][]string{q.Matches}
+	if q.NoManager && len(q.Units) > 0 {
+		var own, about, cores []string
+		for _, u := range q.Units {
+			if q.User != "" {
+				own = append(own, "_SYSTEMD_USER_UNIT="+u)
+				about = append(about, FieldObjectUserUnit+"="+u)
+			} else {
+				own = append(own, "_SYSTEMD_UNIT="+u)
+				about = append(about, FieldObjectUnit+"="+u)
+				cores = append(cores, "COREDUMP_UNIT="+u)
+			}
+		}
+		trusted := FieldUID + "=" + q.trustedUID()
+		groups = [][]string{slices.Concat(own, q.Matches), slices.Concat([]string{trusted}, about, q.Matches)}
+		if cores != nil {
+			// As journalctl -u has them: systemd-coredump runs as root.
+			groups = append(groups, slices.Concat([]string{FieldMessageID + "=" + CoredumpMessageID, trusted}, cores, q.Matches))
+		}
+	}
+	groups = append(groups, q.Or...)
+	var args []string
+	for k, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		if k > 0 && len(args) > 0 {
+			args = append(args, "+")
+		}
+		if q.User != "" && !slices.Contains(g, FieldUID+"="+q.User) {
+			args = append(args, FieldUID+"="+q.User)
+		}
+		args = append(args, g...)
 	}
 	return args
 }

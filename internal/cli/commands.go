@@ -149,6 +149,7 @@ func commands() []*command {
 				fs.StringVar(&o.since, "since", "", "show lines since `TIME` (journalctl --since)")
 				fs.StringVar(&o.grep, "grep", "", "show only lines that match `PATTERN` (journalctl --grep)")
 				fs.BoolVar(&o.json, "json", false, "print one JSON object per line")
+				fs.BoolVar(&o.systemd, "systemd", false, "also show systemd's own lines about the instances (Started, Main process exited, ...)")
 				return func(ctx context.Context, a *App, args []string) error {
 					return a.logs(ctx, args[0], o)
 				}

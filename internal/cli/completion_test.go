@@ -79,7 +79,7 @@ var completionCases = []struct {
 	{[]string{"status", "--system", "w"}, []string{"web"}},
 	{[]string{""}, withPrefix("", commandNames())},
 	{[]string{"comp"}, []string{"completion"}},
-	{[]string{"logs", "--"}, []string{"--follow", "--grep", "--help", "--json", "--lines", "--since", "--system", "--user"}},
+	{[]string{"logs", "--"}, []string{"--follow", "--grep", "--help", "--json", "--lines", "--since", "--system", "--systemd", "--user"}},
 	{[]string{"logs", "--grep", ""}, nil}, // a pattern: nothing to offer
 	{[]string{"logs", "--grep", "x", "w"}, []string{"web", "web-0", "web-1"}},
 	{[]string{"serve", "--t"}, []string{"--timeout", "--trust-file"}},

@@ -212,6 +212,11 @@ func (f *fakeSystemd) startInstance(name string) {
 	u.ActiveEnter = f.now().Add(-10 * time.Second) // jobs are instant; say it started a while ago
 	u.InvocationID = fmt.Sprintf("%032x", f.nextInvoke)
 	u.MemoryCurrent, u.CPUUsageNSec = 40<<20, 1e9
+	// The account it runs as: not known to this fake (a test that needs
+	// one sets it), never root by default.
+	if u.UID == 0 {
+		u.UID, u.GID = sysd.NoID, sysd.NoID
+	}
 	if f.onStart != nil {
 		f.onStart(name)
 	}
@@ -555,10 +560,20 @@ func (j *fakeJournal) read(ctx context.Context, q journal.Query, each func(journ
 		j.mu.Unlock()
 		return j.err
 	}
-	byField := map[string][]string{}
-	for _, m := range q.Matches {
-		k, v, _ := strings.Cut(m, "=")
-		byField[k] = append(byField[k], v)
+	// matches tells whether e matches a group of FIELD=VALUE matches
+	// (values of one field are alternatives).
+	matches := func(e journal.Entry, group []string) bool {
+		byField := map[string][]string{}
+		for _, m := range group {
+			k, v, _ := strings.Cut(m, "=")
+			byField[k] = append(byField[k], v)
+		}
+		for k, vs := range byField {
+			if !slices.Contains(vs, e[k]) {
+				return false
+			}
+		}
+		return true
 	}
 	var since int64
 	if strings.HasPrefix(q.Since, "@") { // other forms select everything
@@ -576,17 +591,18 @@ func (j *fakeJournal) read(ctx context.Context, q journal.Query, each func(journ
 			trust = q.User
 		}
 		ok := !q.BM2 || journal.TrustedFrom(e, trust) && (e["_UID"] == trust || q.Generator)
-		for k, vs := range byField {
-			found := false
-			for _, v := range vs {
-				found = found || e[k] == v
-			}
-			ok = ok && found
+		found := matches(e, q.Matches)
+		for _, g := range q.Or {
+			found = found || matches(e, g)
 		}
+		ok = ok && found
 		if len(q.Units) > 0 {
 			found := false
 			for _, u := range q.Units {
-				found = found || e["_SYSTEMD_UNIT"] == u || e["UNIT"] == u
+				// journalctl -u: the unit's processes, the manager about
+				// it (left out with NoManager), root about it.
+				found = found || e["_SYSTEMD_UNIT"] == u || (e["UNIT"] == u && !q.NoManager) ||
+					(e[journal.FieldObjectUnit] == u && e["_UID"] == trust)
 			}
 			ok = ok && found
 		}

@@ -19,13 +19,17 @@ import (
 type logsOptions struct {
 	follow, json       bool
 	lines, since, grep string
+	// systemd: also what systemd logged about the instances ("Started
+	// ...", "Main process exited ..."), which is left out otherwise.
+	systemd bool
 }
 
 // logs is `bm2 logs <name | name-i>`: the app's output from the journal,
-// as journalctl -u bm2@<name>-<i>.service (for every instance) shows it,
-// one line per entry prefixed with the time and the instance, control
-// characters escaped (see package termtext); with --json, one JSON object
-// per entry (logRecord).
+// as journalctl -u bm2@<name>-<i>.service (for every instance) shows it
+// but for systemd's own lines about the instances (with --systemd, those
+// too), one line per entry prefixed with the time and the instance,
+// control characters escaped (see package termtext); with --json, one
+// JSON object per entry (logRecord).
 func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 	n, err := parseLines("logs", o.lines)
 	if err != nil {
@@ -39,7 +43,10 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 	if err != nil {
 		return err
 	}
-	q := journal.Query{Lines: n, Follow: o.follow, Since: o.since, Grep: o.grep}
+	// systemd's lines ("Started", "Main process exited", "Scheduled
+	// restart job", ...) outnumber a crash-looping app's own: left out
+	// of the query, so that -n counts the app's lines.
+	q := journal.Query{Lines: n, Follow: o.follow, Since: o.since, Grep: o.grep, NoManager: !o.systemd}
 	ids := control.AllInstances(p)
 	if p.Mode == config.Cluster {
 		ids = append(ids, units.Surge) // what it served during reloads
@@ -97,6 +104,10 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 	if o.grep != "" {
 		what += fmt.Sprintf(" matching %q", o.grep)
 		raw += " --grep=" + shellWord(o.grep)
+	}
+	if err == nil && count == 0 && !o.follow && !o.systemd {
+		fmt.Fprintf(a.Err, "bm2: no %s in the journal (systemd's own lines about it are left out: `bm2 logs %s --systemd` adds them; %s shows both)\n", what, arg, raw)
+		return nil
 	}
 	return a.journalDone(ctx, err, o.follow, count, what, raw)
 }

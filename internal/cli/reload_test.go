@@ -3,11 +3,13 @@ package cli
 import (
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/units"
 )
 
 // reloadEnv is served() with a clock that moves a second at every start
@@ -277,5 +279,30 @@ func TestRetiringSurgeIsNotLeft(t *testing.T) {
 	te.mustRun(ExitOK, "status", "api")
 	if strings.Contains(te.stdout.String(), "left by a reload that did not finish") {
 		t.Errorf("status:\n%s", te.stdout.String())
+	}
+}
+
+// A cluster project whose instances run as another account than its file
+// names (the file changed accounts) cannot roll: reload restarts it all
+// at once and says why; one instance alone is refused.
+func TestReloadAccountChangeRestarts(t *testing.T) {
+	te := reloadEnv(t, seedAPI)
+	te.sd.mu.Lock()
+	for i := range 4 {
+		te.sd.units[units.Instance("api", i)].UID = 1000 // alice, before the file left user = "alice" out
+	}
+	te.sd.mu.Unlock()
+	te.mustRun(ExitFailure, "reload", "api-1")
+	if !strings.Contains(te.stderr.String(), "bm2: api runs as alice and is to run as bm2-api: ") ||
+		!strings.Contains(te.stderr.String(), "`bm2 restart api` restarts every instance at once") {
+		t.Fatalf("reload api-1: stderr:\n%s", te.stderr.String())
+	}
+	te.sd.Calls()
+	te.mustRun(ExitOK, "reload", "api")
+	if calls := te.sd.Calls(); !slices.Contains(calls, "restart bm2-api.target") || slices.ContainsFunc(calls, func(c string) bool { return strings.Contains(c, "surge") }) {
+		t.Fatalf("calls %q", calls)
+	}
+	if out := te.stdout.String(); !strings.HasPrefix(out, "api runs as alice and is to run as bm2-api: ") || !strings.Contains(out, "restarting bm2-api.target\n") {
+		t.Fatalf("stdout:\n%s", out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
@@ -145,6 +146,54 @@ func TestServeChangeRestartsAndStopsStray(t *testing.T) {
 	}
 }
 
+// A cluster project that changes accounts cannot roll: an instance of the
+// new account cannot listen beside the old ones (nor the surge). serve
+// restarts it all at once instead, and says why; both ways.
+func TestServeAccountChangeRestarts(t *testing.T) {
+	te := newTestEnv(t)
+	asAlice := strings.Replace(seedAPI, "port = 3000\n", "port = 3000\nuser = \"alice\"\n", 1)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", asAlice))
+	// runAs makes the running instances run as uid.
+	runAs := func(uid uint32) {
+		te.sd.mu.Lock()
+		for i := range 4 {
+			te.sd.units[units.Instance("api", i)].UID = uid
+		}
+		te.sd.mu.Unlock()
+	}
+	for _, c := range []struct {
+		toml, from, to string
+		uid            uint32
+	}{
+		{seedAPI, "alice", "bm2-api", 1000},
+		{asAlice, "uid 61595", "alice", 61595}, // a dynamic uid the user database does not list
+	} {
+		if c.from == "alice" {
+			te.mustRun(ExitOK, "serve", dir)
+		}
+		runAs(c.uid)
+		te.write("srv/api/bm2.toml", c.toml)
+		te.sd.Calls()
+		te.mustRun(ExitOK, "serve", dir)
+		calls := te.sd.Calls()
+		if !slices.Contains(calls, "restart bm2-api.target") || slices.ContainsFunc(calls, func(c string) bool { return strings.Contains(c, "surge") }) {
+			t.Fatalf("%s -> %s: calls %q\n%s", c.from, c.to, calls, te.stdout.String())
+		}
+		want := "api runs as " + c.from + " and is to run as " + c.to + ": the instances of two accounts cannot share port 3000 " +
+			"(SO_REUSEPORT joins only one user's sockets), so its instances restart all at once, not one at a time\nrestarting bm2-api.target\n"
+		if out := te.stdout.String(); !strings.Contains(out, want) || strings.Contains(out, "rolling restart") {
+			t.Fatalf("%s -> %s: stdout:\n%s", c.from, c.to, out)
+		}
+	}
+	// The same account: a rolling restart, as before.
+	runAs(1000)
+	te.write("srv/api/bm2.toml", strings.Replace(asAlice, "port = 3000\n", "port = 3000\nmax_restarts = 5\n", 1))
+	te.mustRun(ExitOK, "serve", dir)
+	if out := te.stdout.String(); !strings.Contains(out, "rolling restart of api") {
+		t.Fatalf("same account: stdout:\n%s", out)
+	}
+}
+
 // A hand-written registered file that means the same is left alone, unless
 // it holds secrets every user can read: those move to the private part.
 func TestServeKeepsEquivalentFile(t *testing.T) {
@@ -213,28 +262,85 @@ func TestServeClearsErroredState(t *testing.T) {
 	}
 }
 
+// runLines logs the lines of one run of an instance as journald keeps
+// them: by the run's invocation, the last few only by the process
+// (journald lost their unit as the process exited), and systemd's own
+// lines about the unit around them.
+func (te *testEnv) runLines(unit string, u UnitStatus, lost int, lines ...string) {
+	t0 := u.ExecMainStart
+	te.entries.add(journal.Entry{"__REALTIME_TIMESTAMP": fmt.Sprint(t0.UnixMicro()), "_PID": "1", "_UID": "0", "_TRANSPORT": "journal",
+		"_SYSTEMD_UNIT": "init.scope", "UNIT": unit, "MESSAGE": "Started " + unit + ".", "PRIORITY": "6"})
+	for k, l := range lines {
+		e := journal.Entry{"__REALTIME_TIMESTAMP": fmt.Sprint(t0.Add(time.Duration(k+1) * time.Millisecond).UnixMicro()),
+			"_PID": fmt.Sprint(u.ExecMainPID), "_UID": "61234", "_TRANSPORT": "stdout", "MESSAGE": l, "PRIORITY": "6"}
+		if k < len(lines)-lost {
+			e["_SYSTEMD_UNIT"], e["_SYSTEMD_INVOCATION_ID"] = unit, u.InvocationID
+		}
+		te.entries.add(e)
+	}
+	for _, m := range []string{unit + ": Main process exited, code=exited, status=1/FAILURE", unit + ": Failed with result 'exit-code'."} {
+		te.entries.add(journal.Entry{"__REALTIME_TIMESTAMP": fmt.Sprint(t0.Add(time.Second).UnixMicro()), "_PID": "1", "_UID": "0",
+			"_TRANSPORT": "journal", "_SYSTEMD_UNIT": "init.scope", "UNIT": unit, "MESSAGE": m, "PRIORITY": "5"})
+	}
+}
+
+// A crash loop at start ends with the first error of its last run (found
+// by the run's invocation, and by its process for the last lines, whose
+// unit journald lost) and the lines below it, not with its last lines.
 func TestServeInstanceFails(t *testing.T) {
 	te := newTestEnv(t)
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
-	te.sd.fail["bm2@api-2.service"] = UnitStatus{ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 16}
-	te.journal["bm2@api-2.service"] = []string{"l1", "l2", "l3", "l4", "l5", "error: Cannot find module 'src/index.ts'"}
-	// The crash loop's last crash is quoted, not the failure hook's own line.
+	last := UnitStatus{ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 16,
+		InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainPID: 1107, ExecMainStart: te.now.Add(-2 * time.Second)}
+	te.sd.fail["bm2@api-2.service"] = last
+	te.runLines("bm2@api-2.service", last, 4, "node:internal/modules/cjs/loader:1568", "  throw err;", "  ^", "",
+		"Error: Cannot find module './config.json'", "Require stack:", "- /srv/api/server.js",
+		"    at Module._resolveFilename (node:internal/modules/cjs/loader:1564:15)", "  code: 'MODULE_NOT_FOUND',", "}", "", "Node.js v24.22.3")
+	te.journal["bm2@api-2.service"] = []string{"l1", "l2", "l3", "l4", "l5", "Node.js v24.22.3"}
 	code := 1
 	crashes := crashlog.Logs{Dir: te.paths.LogDir}
 	crashes.Append("api", "api-2", crashlog.Crash{Time: te.now, Reason: reason.Exited, ExitCode: &code})
 	crashes.Append("api", "api-2", crashlog.Crash{Time: te.now, Reason: reason.Budget, Detail: "result=exit-code restarts=16"})
 	te.mustRun(ExitFailure, "serve", dir)
-	want := `bm2: instance api-2 errored: restart_budget_exhausted: api-2 crashed again and again and gave up (restart budget exhausted); last crash.log line: 2026-05-01T12:00:00.000Z reason=exited code=1
-bm2: last lines of its log (journalctl -u bm2@api-2.service -n 5):
-bm2:   l2
-bm2:   l3
-bm2:   l4
-bm2:   l5
-bm2:   error: Cannot find module 'src/index.ts'
+	want := `bm2: instance api-2 errored: restart_budget_exhausted: api-2 crashed again and again and gave up (restart budget exhausted); last exit: exit status 1: Error: Cannot find module './config.json'
+bm2: its last run's output, from its first error (journalctl _SYSTEMD_INVOCATION_ID=de7ffaf2d0614019af984aeb2c98c4ad shows all of it):
+bm2:   Error: Cannot find module './config.json'
+bm2:   Require stack:
+bm2:   - /srv/api/server.js
+bm2:       at Module._resolveFilename (node:internal/modules/cjs/loader:1564:15)
+bm2:     code: 'MODULE_NOT_FOUND',
+bm2:   }
+bm2:   Node.js v24.22.3
 bm2: fix: ` + "`bm2 logs api`" + ` shows why it crashes; fix the app (or give it more ` + "`max_restarts =`" + ` in bm2.toml); then ` + "`bm2 serve`" + ` (see bm2.toml(5) RESTART BUDGET)
 `
 	if got := te.stderr.String(); got != want {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A run systemd could not start leaves no crash.log line (its exit hook
+// could not start either): the reason is that run's failure, in
+// systemd's words, never an older run's crash.log line.
+func TestServeInstanceFailsNotAnOlderCrash(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	last := UnitStatus{ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 233, NRestarts: 16,
+		InvocationID: "0a0b", ExecMainPID: 1580, ExecMainStart: te.now.Add(-time.Second)}
+	te.sd.fail["bm2@api-2.service"] = last
+	for k, m := range []string{"bm2@api-2.service: Failed to set up special execution directory in /run: No such file or directory",
+		"bm2@api-2.service: Failed at step RUNTIME_DIRECTORY spawning /usr/lib/bm2/bm2-probe: No such file or directory"} {
+		te.entries.add(journal.Entry{"__REALTIME_TIMESTAMP": fmt.Sprint(last.ExecMainStart.Add(time.Duration(k) * time.Millisecond).UnixMicro()),
+			"_PID": "1580", "_UID": "0", "_TRANSPORT": "journal", "_SYSTEMD_UNIT": "bm2@api-2.service", "_SYSTEMD_INVOCATION_ID": "0a0b",
+			"SYSLOG_IDENTIFIER": "(m2-probe)", "PRIORITY": "3", "MESSAGE": m})
+	}
+	crashes := crashlog.Logs{Dir: te.paths.LogDir}
+	crashes.Append("api", "api-2", crashlog.Crash{Time: te.now.Add(-time.Hour), Reason: reason.CwdMissing, Detail: "result=exit-code restarts=0"})
+	crashes.Append("api", "api-2", crashlog.Crash{Time: te.now, Reason: reason.Budget, Detail: "result=exit-code restarts=16"})
+	te.mustRun(ExitFailure, "serve", dir)
+	got := te.stderr.String()
+	if !strings.Contains(got, "gave up (restart budget exhausted); last exit: exit status 233/RUNTIME_DIRECTORY: bm2@api-2.service: Failed to set up special execution directory in /run: No such file or directory\n") ||
+		strings.Contains(got, "cwd_missing") {
+		t.Fatalf("stderr:\n%s", got)
 	}
 }
 
@@ -248,6 +354,28 @@ func TestServeTimeout(t *testing.T) {
 	}
 	if !strings.Contains(te.stdout.String(), "api-1 exited (exit-code, exit status 1), restarting\n") {
 		t.Fatalf("stdout:\n%s", te.stdout.String())
+	}
+}
+
+// An instance that exits while serve waits is said with the first error
+// its run logged, once; still crash-looping when time runs out, it is
+// quoted from that error.
+func TestServeSaysTheExitsError(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", seedAPI))
+	loop := UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 3,
+		InvocationID: "0c0d", ExecMainPID: 2200, ExecMainStart: te.now.Add(-time.Second)}
+	te.sd.fail["bm2@api-1.service"] = loop
+	te.runLines("bm2@api-1.service", loop, 2, "  throw err;", "Error: Cannot find module './config.json'", "Require stack:", "Node.js v24.22.3")
+	te.mustRun(ExitFailure, "serve", "--timeout", "30ms", dir)
+	if got := te.stdout.String(); strings.Count(got, "api-1 exited") != 1 ||
+		!strings.Contains(got, "api-1 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n") {
+		t.Fatalf("stdout:\n%s", got)
+	}
+	if got := te.stderr.String(); !strings.Contains(got, "api-1 is waiting restart (exit-code, exit status 1)\n"+
+		"bm2: its last run's output, from its first error (journalctl _SYSTEMD_INVOCATION_ID=0c0d shows all of it):\n"+
+		"bm2:   Error: Cannot find module './config.json'\nbm2:   Require stack:\n") {
+		t.Fatalf("stderr:\n%s", got)
 	}
 }
 

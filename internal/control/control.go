@@ -85,6 +85,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 	if err := c.clearInstanceMarks(sel.p, markIDs(sel.idx)); err != nil {
 		return err
 	}
+	c.tidyRunDirs(sel.p, sel.ids)
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
@@ -111,6 +112,7 @@ func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout
 	if err := c.clearInstanceMarks(p, markIDs(sel.idx)); err != nil {
 		return err
 	}
+	c.tidyRunDirs(p, sel.ids)
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}

@@ -186,6 +186,21 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 				for _, o := range r.out {
 					fmt.Fprint(c.Out, o)
 				}
+				for _, e := range r.exits {
+					// What the run logged decides whether its exit is
+					// news: read, giving journald a moment for the last
+					// lines unless the run ended as the last one did.
+					unit := units.Instance(w.p.Name, w.ids[e.k])
+					var run RunLog
+					if e.settle {
+						run, _ = c.runLogSettled(wctx, w.p, unit, e.unit)
+					} else {
+						run, _ = c.runLog(wctx, w.p, unit, e.unit)
+					}
+					for _, o := range w.exited(e.k, e.unit, run.FirstError()) {
+						fmt.Fprint(c.Out, o)
+					}
+				}
 				for _, k := range r.reprobe {
 					// Queued, not waited for: the probe runs for as long
 					// as its window; its verdict comes through the journal.
@@ -248,7 +263,9 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, 
 		if w.ids[0] == units.Surge {
 			what = "(the surge, with the new version) did not come up"
 		}
-		tail := c.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))
+		// The run's lines first: read while journald catches up with
+		// them, which the reason then quotes too.
+		tail := c.runTail(ctx, w.p, units.Instance(w.p.Name, w.ids[0]), f.unit)
 		if e, ok := c.ExplainInstance(ctx, w.p, w.ids[0], f.unit, f.reason, "`bm2 reload "+w.p.Name+"`"); ok {
 			how = string(e.Reason) + ": " + e.Message
 			tail += "\n" + hintOf(e)
@@ -259,6 +276,9 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, 
 }
 
 func (c *Client) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
+	for _, o := range w.flushAllExits() {
+		fmt.Fprint(c.Out, o)
+	}
 	if w.mode == untilBack {
 		for _, o := range w.closeLine() {
 			fmt.Fprint(c.Out, o)
@@ -340,13 +360,16 @@ func (e *notBackError) Error() string { return e.err.Error() }
 func (e *notBackError) Unwrap() error { return e.err }
 
 // instanceFailed builds the error for an instance that will not come
-// online: which one, why (systemd's Result and the exit status), and the
-// last lines it logged.
+// online: which one, why (systemd's Result and the exit status, the first
+// error its last run logged), and that run's lines from its first error.
 func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u UnitStatus, reason, verb string) error {
 	if mark, errored, _ := c.ErroredMark(p.Name); errored {
 		return c.projectErrored(ctx, sd, p, i, mark, verb)
 	}
 	id := units.InstanceID(p.Name, i)
+	// The run's lines first: read while journald catches up with them,
+	// which the reason then quotes too.
+	tail := c.runTail(ctx, p, units.Instance(p.Name, i), u)
 	var b strings.Builder
 	st, _ := c.InstanceStateOf(p, i, u)
 	fmt.Fprintf(&b, "instance %s %s", id, st)
@@ -356,7 +379,7 @@ func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Proje
 	} else if r := exitText(u, reason); r != "" {
 		fmt.Fprintf(&b, ": %s", r)
 	}
-	b.WriteString(c.logTail(ctx, units.Instance(p.Name, i)))
+	b.WriteString(tail)
 	if known {
 		return Fail(ExitFailure, hintOf(e), errors.New(b.String()))
 	}
@@ -482,7 +505,12 @@ func (c *Client) timedOut(ctx context.Context, w *waiter, last []UnitStatus, tim
 		msg += ": " + strings.Join(pending, ", ")
 	}
 	if first >= 0 {
-		msg += c.logTail(ctx, units.Instance(p.Name, ids[first]))
+		if u := last[first]; !up(u) && u.ExecMainCode != 0 {
+			// Crash-looping when time ran out: its last run, from its error.
+			msg += c.runTail(ctx, p, units.Instance(p.Name, ids[first]), u)
+		} else {
+			msg += c.logTail(ctx, units.Instance(p.Name, ids[first]))
+		}
 	}
 	return Fail(ExitFailure, hint, errors.New(msg))
 }

@@ -209,11 +209,23 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 				return pe, true
 			}
 		}
-		facts.Detail = "none (" + exitText(u, why) + ")"
-		lines := c.crashLogs().LastLines(p.Name, id, 4)
-		for k := len(lines) - 1; k >= 0; k-- {
-			if cl, ok := crashlog.ParseLine(lines[k]); ok && cl.Reason != reason.Budget {
-				facts.Detail = lines[k]
+		// The last run's own words: its exit and the first error it
+		// logged. Without an error line, the crash.log line the exit
+		// hook wrote for that run (it names an OOM kill, say); never
+		// one of an older run: a run systemd could not even start
+		// (233/RUNTIME_DIRECTORY) has no hook to write one.
+		run, _ := c.runLog(ctx, p, units.Instance(p.Name, i), u)
+		facts.Detail = exitWords(u, run)
+		if run.FirstError() == "" {
+			lines := c.crashLogs().LastLines(p.Name, id, 4)
+			for k := len(lines) - 1; k >= 0; k-- {
+				cl, ok := crashlog.ParseLine(lines[k])
+				if !ok || cl.Reason == reason.Budget {
+					continue
+				}
+				if u.ExecMainStart.IsZero() || !cl.Time.Before(u.ExecMainStart.Truncate(time.Millisecond)) {
+					facts.Detail = lines[k]
+				}
 				break
 			}
 		}

@@ -80,6 +80,22 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		}
 		fmt.Fprintf(c.Out, "reloaded systemd: %s changed since it was read\n", e.Path)
 	}
+	c.tidyRunDirs(p, ids)
+	if who := c.otherAccount(p, statuses[1:]); who != "" && p.Mode == config.Cluster {
+		// No instance of the new account could listen beside the
+		// running ones: all restart at once, as bm2 restart does.
+		if idx >= 0 {
+			return Fail(ExitFailure, fmt.Sprintf("`bm2 restart %s` restarts every instance at once", p.Name),
+				fmt.Errorf("%s: %s alone cannot be reloaded", accountMoveText(p, who), arg))
+		}
+		fmt.Fprintln(c.Out, accountMoveText(p, who))
+		lock.Unlock()
+		sel, err := c.selectUnits(p.Name)
+		if err != nil {
+			return err
+		}
+		return c.restart(ctx, sd, sel, timeout)
+	}
 
 	how := "one instance at a time"
 	if len(ids) == 1 {

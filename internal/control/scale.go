@@ -357,6 +357,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		if err := c.clearInstanceMarks(p, up); err != nil {
 			return err
 		}
+		c.tidyRunDirs(p, up)
 		if err := resetFailed(ctx, sd, names...); err != nil {
 			return err
 		}

@@ -123,6 +123,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		return err
 	}
 	was := observe(before)
+	was.account = c.otherAccount(p, before[1:])
 
 	// 3. Register, and 4. let systemd see it.
 	if err := c.register(ctx, sd, p, reg, was.stale); err != nil {
@@ -147,6 +148,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.clearInstanceMarks(p, nil); err != nil {
 		return err
 	}
+	c.tidyRunDirs(p, AllInstances(p))
 	unlock()
 
 	// 5. Start it.
@@ -207,6 +209,9 @@ type unitsWere struct {
 	running   bool            // the target, or some instance, ran
 	allOnline bool            // the target and every instance were online
 	online    map[string]bool // instance unit -> was online
+	// account is the account running instances run as when p names
+	// another (otherAccount); "" when the same.
+	account string
 }
 
 // observe reads unitsWere from the target's state and its instances'
@@ -279,6 +284,10 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	stale := was.stale
 	var err error
 	switch {
+	case (changed || stale) && was.running && was.account != "" && p.Mode == config.Cluster:
+		// A new instance cannot listen beside one of another account.
+		fmt.Fprintf(c.Out, "%s\nrestarting %s\n", accountMoveText(p, was.account), target)
+		err = sd.Restart(ctx, target)
 	case (changed || stale) && was.running && !wasErrored:
 		// A running project takes its new settings as `bm2 reload` does:
 		// one instance at a time, each back before the next, so the port

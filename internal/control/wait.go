@@ -10,6 +10,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/health"
+	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -50,13 +51,26 @@ type waiter struct {
 	checkListen bool       // it listened before, so it must listen again
 
 	online    []bool
-	crashed   []bool
 	verdictOf []string // the run (invocationKey) the probe gave a verdict on
 	listenOf  []string // untilOnline: the run seen listening on its port
 	reprobed  []string // the run whose lost probe was started again
-	slowSaid  []bool   // untilOnline: "not listening yet" was said for this run
-	listening bool     // untilBack: the new run listens
-	lineOpen  bool     // untilBack: the progress line is not finished
+	// slowSaid: untilOnline: "not listening yet" was said for the
+	// instance since it was last online (once for a crash loop, not once
+	// per run).
+	slowSaid []bool
+
+	// untilOnline: the runs that ended while waited for, said once per
+	// distinct exit. exitOf is the last run seen ended (invocationKey),
+	// lastExit how the last one said ended ("exit status 1: Error: ..."),
+	// repeats how many ended the same way since, restartsAt the
+	// instance's NRestarts when the last one was seen.
+	exitOf     []string
+	lastExit   []string
+	repeats    []int
+	restartsAt []uint32
+
+	listening bool // untilBack: the new run listens
+	lineOpen  bool // untilBack: the progress line is not finished
 
 	// health: the project has an HTTP health check (health_path), and an
 	// instance is done only once it has answered healthy (online means
@@ -72,8 +86,9 @@ func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *
 	n := len(ids)
 	return &waiter{
 		mode: mode, p: p, ids: ids, probe: p.Mode == config.Cluster, started: started,
-		online: make([]bool, n), crashed: make([]bool, n), verdictOf: make([]string, n),
+		online: make([]bool, n), verdictOf: make([]string, n),
 		listenOf: make([]string, n), slowSaid: make([]bool, n), reprobed: make([]string, n),
+		exitOf: make([]string, n), lastExit: make([]string, n), repeats: make([]int, n), restartsAt: make([]uint32, n),
 		health: p.HealthChecked(), healthyOf: make([]string, n),
 	}
 }
@@ -144,6 +159,18 @@ type stepResult struct {
 	// reprobe are the instances (indexes into ids) whose probe ended
 	// without a verdict on their current run, to be started again.
 	reprobe []int
+	// exits are the runs found ended (and restarting), for the driver to
+	// read what each logged and hand to waiter.exited.
+	exits []runEnded
+}
+
+// runEnded is a run of instance k (an index into ids) that ended: its
+// state when seen so, and whether its lines are worth waiting for (see
+// waiter.exited).
+type runEnded struct {
+	k      int
+	unit   UnitStatus
+	settle bool
 }
 
 // reprobeAfter is how long a run must have been up, with its probe
@@ -301,8 +328,10 @@ func (w *waiter) step(s snapshot) stepResult {
 				}
 			}
 			if !w.online[k] {
+				r.out = append(r.out, w.flushExits(k)...)
 				r.out = append(r.out, fmt.Sprintf("%s online (pid %d)\n", id, u.MainPID))
 				w.online[k] = true
+				w.lastExit[k], w.slowSaid[k] = "", false // a crash after this is news
 			}
 			if w.probe && w.verdictOf[k] != key {
 				unconfirmed = append(unconfirmed, k)
@@ -310,18 +339,15 @@ func (w *waiter) step(s snapshot) stepResult {
 			continue
 		case StateErrored, StateStopped:
 			r.fail = failure{kind: failInstance, k: k, unit: u, reason: reason}
+			r.out = append(r.out, w.flushAllExits()...)
 			return r
 		case StateWaiting:
-			// Once per crash loop, not once per crash.
-			if !w.crashed[k] || w.online[k] {
-				how := exitText(u, reason)
-				if how != "" {
-					how = " (" + how + ")"
-				}
-				r.out = append(r.out, fmt.Sprintf("%s exited%s, restarting\n", id, how))
-				w.crashed[k] = true
+			// Said once per distinct exit, once the driver has read what
+			// the run logged (waiter.exited).
+			if key := invocationKey(u); w.exitOf[k] != key {
+				w.exitOf[k] = key
+				r.exits = append(r.exits, runEnded{k: k, unit: u, settle: w.lastExit[k] == "" || w.lastExit[k] != exitText(u, "")})
 			}
-			w.slowSaid[k] = false
 		}
 		w.online[k] = false
 	}
@@ -363,6 +389,62 @@ func (w *waiter) step(s snapshot) stepResult {
 		r.done = r.done && w.online[k] && (!w.probe || w.verdictOf[k] == key) && (!w.health || w.healthyOf[k] == key)
 	}
 	return r
+}
+
+// exited says, for run u of instance k that ended and is restarting,
+// what to print: "api-0 exited (exit-code, exit status 1), restarting:
+// Error: Cannot find module './config.json'" for an exit unlike the last
+// one said (its exit status and first error line: firstErr, escaped and
+// cut here), nothing for the same again (counted, and said by
+// flushExits). Runs that ended between two looks count too (NRestarts).
+func (w *waiter) exited(k int, u UnitStatus, firstErr string) []string {
+	n := 1
+	if w.exitOf[k] != "" && u.NRestarts > w.restartsAt[k] && w.lastExit[k] != "" {
+		n = int(u.NRestarts - w.restartsAt[k])
+	}
+	w.restartsAt[k] = u.NRestarts
+	kind := exitText(u, "")
+	if firstErr != "" {
+		kind += ": " + reason.Clean(firstErr)
+	}
+	if kind == w.lastExit[k] {
+		w.repeats[k] += n
+		return nil
+	}
+	out := w.flushExits(k)
+	w.lastExit[k], w.repeats[k] = kind, n-1
+	how := exitText(u, resultReason(u.Result))
+	if how != "" {
+		how = " (" + how + ")"
+	}
+	line := fmt.Sprintf("%s exited%s, restarting", units.InstanceID(w.p.Name, w.ids[k]), how)
+	if firstErr != "" {
+		line += ": " + reason.Clean(firstErr)
+	}
+	return append(out, line+"\n")
+}
+
+// flushExits says how many more runs of instance k ended as the last
+// exit said: "api-0 exited the same way 15 more times".
+func (w *waiter) flushExits(k int) []string {
+	n := w.repeats[k]
+	w.repeats[k] = 0
+	switch {
+	case n <= 0:
+		return nil
+	case n == 1:
+		return []string{fmt.Sprintf("%s exited the same way once more\n", units.InstanceID(w.p.Name, w.ids[k]))}
+	}
+	return []string{fmt.Sprintf("%s exited the same way %d more times\n", units.InstanceID(w.p.Name, w.ids[k]), n)}
+}
+
+// flushAllExits is flushExits for every instance, as the wait ends.
+func (w *waiter) flushAllExits() []string {
+	var out []string
+	for k := range w.repeats {
+		out = append(out, w.flushExits(k)...)
+	}
+	return out
 }
 
 // healthy records, for every online instance the probe is done with
@@ -518,9 +600,10 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 	return r
 }
 
-// failed ends the wait; an unfinished progress line is closed first.
+// failed ends the wait; an unfinished progress line is closed first,
+// and the exits not said yet are.
 func (w *waiter) failed(f failure) stepResult {
-	return stepResult{fail: f, out: w.closeLine()}
+	return stepResult{fail: f, out: append(w.closeLine(), w.flushAllExits()...)}
 }
 
 // closeLine finishes an open untilBack line with "failed".
@@ -599,6 +682,9 @@ func exitText(u UnitStatus, reason string) string {
 	switch u.ExecMainCode {
 	case 1: // CLD_EXITED
 		detail = fmt.Sprintf("exit status %d", u.ExecMainStatus)
+		if name := spawnStatus[u.ExecMainStatus]; name != "" {
+			detail += "/" + name
+		}
 	case 2, 3: // CLD_KILLED, CLD_DUMPED
 		detail = "signal " + signalName(u.ExecMainStatus)
 	}
@@ -611,6 +697,21 @@ func exitText(u UnitStatus, reason string) string {
 		return reason
 	}
 	return reason + ", " + detail
+}
+
+// spawnStatus names the exit statuses systemd gives a process it could
+// not start (systemd.exec(5), "Process Exit Codes"), as systemctl shows
+// them: "exit status 233/RUNTIME_DIRECTORY".
+var spawnStatus = map[int32]string{
+	200: "CHDIR", 201: "NICE", 202: "FDS", 203: "EXEC", 204: "MEMORY", 205: "LIMITS", 206: "OOM_ADJUST",
+	207: "SIGNAL_MASK", 208: "STDIN", 209: "STDOUT", 210: "CHROOT", 211: "IOPRIO", 212: "TIMERSLACK",
+	213: "SECUREBITS", 214: "SETSCHEDULER", 215: "CPUAFFINITY", 216: "GROUP", 217: "USER",
+	218: "CAPABILITIES", 219: "CGROUP", 220: "SETSID", 221: "CONFIRM", 222: "STDERR", 224: "PAM",
+	225: "NETWORK", 226: "NAMESPACE", 227: "NO_NEW_PRIVILEGES", 228: "SECCOMP", 229: "SELINUX_CONTEXT",
+	230: "PERSONALITY", 231: "APPARMOR_PROFILE", 232: "ADDRESS_FAMILIES", 233: "RUNTIME_DIRECTORY",
+	235: "CHOWN", 236: "SMACK_PROCESS_LABEL", 237: "KEYRING", 238: "STATE_DIRECTORY",
+	239: "CACHE_DIRECTORY", 240: "LOGS_DIRECTORY", 241: "CONFIGURATION_DIRECTORY", 242: "NUMA_POLICY",
+	243: "CREDENTIALS", 245: "BPF",
 }
 
 // signalName names a signal number, "SIGKILL"; a number it does not know

@@ -20,6 +20,9 @@ type stepCase struct {
 	done bool
 	fail failKind
 	next needs
+	// firstErr is the first error line the driver finds in what a run
+	// that ended logged (waiter.exited).
+	firstErr string
 }
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -36,6 +39,9 @@ func runSteps(t *testing.T, w *waiter, cases []stepCase) {
 	t.Helper()
 	for _, c := range cases {
 		r := w.step(c.snap)
+		for _, e := range r.exits { // as the driver does
+			r.out = append(r.out, w.exited(e.k, e.unit, c.firstErr)...)
+		}
 		if got := strings.Join(r.out, ""); got != c.out || r.done != c.done || r.fail.kind != c.fail || r.next != c.next {
 			t.Fatalf("%s: out %q done %v fail %v next %+v\nwant out %q done %v fail %v next %+v",
 				c.name, got, r.done, r.fail.kind, r.next, c.out, c.done, c.fail, c.next)
@@ -270,5 +276,52 @@ func TestStepUntilBackHealth(t *testing.T) {
 	runSteps(t, w, []stepCase{
 		{name: "healthy", snap: snapshot{now: t0.Add(3 * time.Second), units: up, asked: needs{health: true}, health: healthy},
 			out: ", healthy (3.0s)\n", done: true},
+	})
+}
+
+// A crash loop at start is said once per distinct exit (its exit status
+// and the first error its run logged), with a count, however many runs
+// and looks it takes; "not listening yet" once for the loop, not once per
+// run.
+func TestStepExitsOncePerDistinctExit(t *testing.T) {
+	p := &config.Project{Name: "api", Mode: config.Fork, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
+	w := newWaiter(untilOnline, p, []int{0}, t0)
+	exit := func(inv string, status int32, restarts uint32) UnitStatus {
+		return UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: status,
+			InvocationID: inv, NRestarts: restarts}
+	}
+	const missing = "Error: Cannot find module './config.json'"
+	slow := func(inv string, at time.Duration) snapshot {
+		return snapshot{now: t0.Add(at), units: []UnitStatus{running(inv, 7, t0)}, asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}
+	}
+	listen := needs{listen: true}
+	runSteps(t, w, []stepCase{
+		{name: "a slow first run", snap: slow("a", 2*time.Second), out: "api-0 running (pid 7), not listening on port 3000 yet\n", next: listen},
+		{name: "it exits", snap: snapshot{now: t0, units: []UnitStatus{exit("a", 1, 0)}}, firstErr: missing,
+			out: "api-0 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n"},
+		{name: "the same run, looked at again", snap: snapshot{now: t0, units: []UnitStatus{exit("a", 1, 0)}}, firstErr: missing},
+		{name: "the next run, slow again: not said again", snap: slow("b", 2*time.Second), next: listen},
+		{name: "it exits the same way", snap: snapshot{now: t0, units: []UnitStatus{exit("b", 1, 1)}}, firstErr: missing},
+		{name: "three runs later (two not seen), the same", snap: snapshot{now: t0, units: []UnitStatus{exit("e", 1, 4)}}, firstErr: missing},
+		{name: "another error: the count first", snap: snapshot{now: t0, units: []UnitStatus{exit("f", 1, 5)}}, firstErr: "TypeError: x is not a function",
+			out: "api-0 exited the same way 4 more times\napi-0 exited (exit-code, exit status 1), restarting: TypeError: x is not a function\n"},
+		{name: "an escaped error line", snap: snapshot{now: t0, units: []UnitStatus{exit("g", 1, 6)}}, firstErr: "Error: \x1b[31mred",
+			out: `api-0 exited (exit-code, exit status 1), restarting: Error: \x1b[31mred` + "\n"},
+		{name: "no error line, another status", snap: snapshot{now: t0, units: []UnitStatus{exit("h", 2, 7)}},
+			out: "api-0 exited (exit-code, exit status 2), restarting\n"},
+		{name: "again", snap: snapshot{now: t0, units: []UnitStatus{exit("i", 2, 8)}}},
+		{name: "online at last: the count, then online", snap: snapshot{now: t0.Add(3 * time.Second), units: []UnitStatus{running("j", 9, t0)},
+			asked: listen, listens: []bool{true}, listenErrs: []error{nil}},
+			out: "api-0 exited the same way once more\napi-0 online (pid 9)\n", done: true},
+	})
+
+	// A loop that ends the wait: its count comes before the failure.
+	w = newWaiter(untilOnline, p, []int{0}, t0)
+	runSteps(t, w, []stepCase{
+		{name: "exit", snap: snapshot{now: t0, units: []UnitStatus{exit("a", 1, 0)}}, firstErr: missing,
+			out: "api-0 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n"},
+		{name: "again", snap: snapshot{now: t0, units: []UnitStatus{exit("b", 1, 1)}}, firstErr: missing},
+		{name: "gave up", snap: snapshot{now: t0, units: []UnitStatus{{ActiveState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 17}}},
+			out: "api-0 exited the same way once more\n", fail: failInstance},
 	})
 }

@@ -11,7 +11,8 @@
 //
 // A mode's text is a template: {project}, {instance}, {port} and {detail}
 // (what was found: the listener's address, the process holding the port,
-// the refusal's words, the last crash.log line) are filled in from
+// the refusal's words, how the last run ended and the first error it
+// logged) are filled in from
 // [Facts]. A mode may be worded differently under Bun, whose node:http
 // ignores reusePort: the kernel cannot tell such an app from a Bun.serve
 // without reusePort, so the Bun wording names both causes and both fixes.

@@ -155,10 +155,10 @@ var modes = []Mode{
 	{
 		Reason:  Budget,
 		Case:    "Crash loop: the instance crashed until its restart budget ran out",
-		Message: "{instance} crashed again and again and gave up (restart budget exhausted); last crash.log line: {detail}",
+		Message: "{instance} crashed again and again and gave up (restart budget exhausted); last exit: {detail}",
 		Fix:     "`bm2 logs {project}` shows why it crashes; fix the app (or give it more `max_restarts =` in bm2.toml); " + again,
 		Man:     "bm2.toml(5) RESTART BUDGET",
-		Example: Facts{Project: "api", Detail: "2026-11-30T04:00:00.123Z reason=exited code=1"},
+		Example: Facts{Project: "api", Detail: "exit status 1: Error: Cannot find module './config.json'"},
 	},
 	{
 		Reason:  Unhealthy,

@@ -45,6 +45,7 @@ type Status struct {
 	ExecMainCode     int32     // how the last main process ended: CLD_EXITED (1), CLD_KILLED (2), CLD_DUMPED (3)
 	ExecMainStatus   int32     // its exit status, or the signal number that ended it
 	ExecMainStart    time.Time // when the current (or last) main process started
+	ExecMainPID      uint32    // the current (or last) main process, kept after it exited; 0 if none
 	ControlGroup     string    // e.g. /bm2.slice/bm2-api.slice/bm2@api-0.service; "" when it has none
 	MemoryCurrent    uint64    // bytes; Unknown when not accounted or not running
 	CPUUsageNSec     uint64    // cumulative CPU time; Unknown when not accounted
@@ -129,6 +130,7 @@ func (s *Status) fillService(sp map[string]any) {
 	s.ExecMainCode = i32(sp["ExecMainCode"])
 	s.ExecMainStatus = i32(sp["ExecMainStatus"])
 	s.ExecMainStart = usec(sp["ExecMainStartTimestamp"])
+	s.ExecMainPID = u32(sp["ExecMainPID"])
 	s.ControlGroup = str(sp["ControlGroup"])
 	if v, ok := sp["MemoryCurrent"].(uint64); ok {
 		s.MemoryCurrent = v
