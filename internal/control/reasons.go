@@ -229,9 +229,34 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 				break
 			}
 		}
-		return reason.Explain(reason.Budget, facts)
+		e, ok := reason.Explain(reason.Budget, facts)
+		if denied := c.deniedBind(p, id, u); denied != "" {
+			// The fence saw the app bind another port than its own:
+			// that, and its fix, say more than the app's EPERM.
+			e.Fix = denied + "; then " + again
+		}
+		return e, ok
 	}
 	return reason.Explained{}, false
+}
+
+// deniedBind is what the exit hook wrote of a bind the port fence denied
+// instance id's last run (hooks.DeniedText: the port, and what to
+// write), from the run's own crash.log line; "" when it wrote none.
+func (c *Client) deniedBind(p *config.Project, id string, u UnitStatus) string {
+	lines := c.crashLogs().LastLines(p.Name, id, 4)
+	for k := len(lines) - 1; k >= 0; k-- {
+		cl, ok := crashlog.ParseLine(lines[k])
+		if !ok || cl.Reason == reason.Budget {
+			continue
+		}
+		if (u.ExecMainStart.IsZero() || !cl.Time.Before(u.ExecMainStart.Truncate(time.Millisecond))) &&
+			strings.HasPrefix(cl.Detail, "its bind to port ") {
+			return cl.Detail
+		}
+		return ""
+	}
+	return ""
 }
 
 // crashLogs is where the scope's crash logs are.

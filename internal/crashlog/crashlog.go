@@ -282,7 +282,7 @@ func (c Logs) Last(project, instance string) (Crash, bool) {
 	return ParseLine(lines[0])
 }
 
-// ParseLine reads back the time and reason of a crash.log line.
+// ParseLine reads back the time, reason and detail of a crash.log line.
 func ParseLine(line string) (Crash, bool) {
 	ts, rest, ok := strings.Cut(line, " ")
 	if !ok {
@@ -297,5 +297,10 @@ func ParseLine(line string) (Crash, bool) {
 		return Crash{}, false
 	}
 	r, _, _ = strings.Cut(r, " ")
-	return Crash{Time: t, Reason: reason.Reason(r)}, true
+	c := Crash{Time: t, Reason: reason.Reason(r)}
+	if _, d, ok := strings.Cut(rest, " detail="); ok {
+		// The last field, Go-quoted (Line); a line cut short has none.
+		c.Detail, _ = strconv.Unquote(d)
+	}
+	return c, true
 }

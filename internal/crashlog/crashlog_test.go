@@ -261,3 +261,17 @@ func TestCrashLogPermissionsUser(t *testing.T) {
 		}
 	}
 }
+
+// A line reads back as it was written: time, reason and detail.
+func TestParseLineReadsTheDetail(t *testing.T) {
+	n := 1
+	in := Crash{Time: time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC), Reason: "exited", ExitCode: &n,
+		Detail: `its bind to port 3000 was denied: add port_env = ["PORT"]`}
+	got, ok := ParseLine(in.Line())
+	if !ok || !got.Time.Equal(in.Time) || got.Reason != in.Reason || got.Detail != in.Detail {
+		t.Errorf("ParseLine(%q) = %+v, %v", in.Line(), got, ok)
+	}
+	if got, ok := ParseLine("2026-12-07T20:00:00.000Z reason=killed signal=SIGKILL"); !ok || got.Detail != "" || got.Reason != "killed" {
+		t.Errorf("without detail: %+v, %v", got, ok)
+	}
+}
