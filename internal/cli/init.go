@@ -666,6 +666,9 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 		for _, rel := range initCandidates {
 			if app.exists(rel) {
 				g.script, g.scriptWhy = rel, "the first of index.js, server.js, app.js, ... found here"
+				if len(declared) > 0 {
+					g.scriptAbove = append(g.scriptAbove, fmt.Sprintf("%s names %s, which does not exist (yet: a build makes it?).", strings.TrimPrefix(declared[0].why, "from "), declared[0].rel))
+				}
 				break
 			}
 		}

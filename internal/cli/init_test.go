@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode"
 
@@ -68,10 +69,14 @@ func TestInitNodeApp(t *testing.T) {
 		`reuseport = "preload"      # server.js: .listen() without reusePort; bm2 adds it, no code change`,
 		`# instances = 1`,
 		`# exec_mode = "cluster"`,
-		`# user = "www-data"        # default: an account of its own, bm2-shop-api`,
 		`[env]`,
 		`NODE_ENV = "production"`,
 	)
+	if os.Geteuid() == 0 {
+		// (Run by another user, the test's directory, closed to others,
+		// is theirs, and user names them: TestInitClosedHome.)
+		hasLines(t, got, `# user = "www-data"        # default: an account of its own, bm2-shop-api`)
+	}
 	out := te.stdout.String()
 	for _, want := range []string{
 		"wrote " + filepath.Join(te.root, "srv/shop/bm2.toml") + `: project "shop-api", 1 x cluster on port 8080, runtime node` + "\n",
@@ -156,6 +161,32 @@ func TestInitReusePortAndTsx(t *testing.T) {
 		`runtime_args = ["--import", "tsx"]`,
 		"port = 5000                # from src/index.ts: `.listen({ port: 5000`, fixed in the code",
 		"# reuseport = \"app\"        # the default: src/index.ts listens with `reusePort: true` itself",
+	)
+}
+
+// A script package.json names but a build has not made yet: written all
+// the same, saying so, unless an entry file is there.
+func TestInitScriptNotBuilt(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("srv/nest/package.json", `{"name": "nest", "main": "dist/main.js", "scripts": {"start": "nest start"}}`)
+	te.write("srv/nest/tsconfig.json", "{}\n")
+	got := initDir(t, te, "srv/nest")
+	hasLines(t, got,
+		"# dist/main.js does not exist yet: build the app before bm2 serve.",
+		`script = "dist/main.js"    # from package.json "main"`,
+		"# A worker, for now: bm2 init could not read dist/main.js, so it found no port.",
+	)
+	if !strings.Contains(te.stdout.String(), "note: dist/main.js, the script, does not exist yet: build the app before bm2 serve") {
+		t.Errorf("output:\n%s", te.stdout.String())
+	}
+
+	te.write("srv/nest2/package.json", `{"name": "nest2", "main": "dist/main.js"}`)
+	te.write("srv/nest2/src/main.ts", "const app = await NestFactory.create(AppModule);\nawait app.listen(process.env.PORT ?? 3000);\n")
+	got = initDir(t, te, "srv/nest2")
+	hasLines(t, got,
+		`# package.json "main" names dist/main.js, which does not exist (yet: a build makes it?).`,
+		`script = "src/main.ts"`,
+		"port = 3000                # from src/main.ts: `process.env.PORT ?? 3000`",
 	)
 }
 
@@ -300,5 +331,35 @@ func TestInitName(t *testing.T) {
 		if got := initName(in); got != want {
 			t.Errorf("initName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// An app in a home directory closed to other accounts runs as the
+// directory's owner, and the file is theirs.
+func TestInitClosedHome(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the directory to another user")
+	}
+	te := newTestEnv(t)
+	script := te.write("home/alice/app/server.js", "require('http').createServer().listen(process.env.PORT || 3000);\n")
+	home, dir := filepath.Join(te.root, "home/alice"), filepath.Dir(script)
+	for _, p := range []string{home, dir, script} {
+		if err := os.Chown(p, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(home, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	got := initDir(t, te, "home/alice/app")
+	if !strings.Contains(got, "\nuser = \"") || !strings.Contains(got, "# the owner of this directory\n") || !strings.Contains(got, "# The project's own account could not enter ") {
+		t.Errorf("no user:\n%s", got)
+	}
+	st, err := os.Stat(filepath.Join(dir, "bm2.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := st.Sys().(*syscall.Stat_t).Uid; uid != 65534 {
+		t.Errorf("bm2.toml belongs to uid %d, not to the directory's owner", uid)
 	}
 }
