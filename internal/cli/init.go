@@ -532,7 +532,7 @@ func (c *code) scan(file string, data []byte) {
 			// Elysia listens through Bun.serve; a Hono app exported as
 			// the default one is served by Bun.serve.
 			if bunServe == "" {
-				bunServe = mod
+				bunServe = mod + " (Bun.serve)"
 			}
 		case nodeHTTPModules[mod] && c.nodeHTTP == "":
 			c.nodeHTTP, c.nodeHTTPFile = mod, file

@@ -120,6 +120,16 @@ func TestInitBunApp(t *testing.T) {
 		`reuseport = "preload"`,
 	)
 	lacks(t, got, "port_env =")
+
+	// Elysia listens through Bun.serve: the preload reaches it.
+	te.write("srv/ely/package.json", `{"name": "ely", "module": "src/index.ts", "engines": {"bun": ">=1.4"}}`)
+	te.write("srv/ely/src/index.ts", "import { Elysia } from 'elysia';\nnew Elysia().get('/', () => 'hi').listen(3200);\n")
+	got = initDir(t, te, "srv/ely")
+	hasLines(t, got,
+		`runtime = "bun"            # from package.json engines.bun`,
+		"port = 3200                # from src/index.ts: `.listen(3200`, fixed in the code",
+		`reuseport = "preload"      # src/index.ts: elysia (Bun.serve) without reusePort; bm2 adds it, no code change`,
+	)
 }
 
 // Express under Bun cannot share a port (Bun's node:http ignores
