@@ -769,7 +769,7 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 		}
 	case c.literal != 0:
 		g.port, g.portWhy = c.literal, fmt.Sprintf("from %s: `%s`, fixed in the code", c.literalFile, c.literalText)
-	case c.bunServe && bun && c.nodeHTTP == "":
+	case c.bunServe && bun && c.nodeHTTP == "" && c.readsVar == "":
 		g.port, g.portWhy = initGuessPort, fmt.Sprintf("Bun.serve's default (%s: %s names no port), from PORT", c.listenFile, c.listens)
 		g.portEnv, g.portEnvWhy = "PORT", "Bun.serve takes its port from PORT: bm2 sets it"
 	default:

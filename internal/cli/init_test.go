@@ -121,6 +121,20 @@ func TestInitBunApp(t *testing.T) {
 	)
 	lacks(t, got, "port_env =")
 
+	// Bun.serve on PORT with no default: a guess, said as one.
+	te.write("srv/onport/package.json", `{"name": "onport", "module": "index.ts"}`)
+	te.write("srv/onport/bun.lock", "{}\n")
+	te.write("srv/onport/index.ts", "Bun.serve({ port: Number(process.env.PORT), fetch: () => new Response('ok') });\n")
+	got = initDir(t, te, "srv/onport")
+	hasLines(t, got,
+		`port = 3000                # a guess: index.ts listens on a port the code does not name`,
+		`port_env = ["PORT"]        # index.ts reads its port from PORT: bm2 sets it`,
+		`reuseport = "preload"`,
+	)
+	if !strings.Contains(te.stdout.String(), "note: port 3000 is a guess") {
+		t.Errorf("output:\n%s", te.stdout.String())
+	}
+
 	// Elysia listens through Bun.serve: the preload reaches it.
 	te.write("srv/ely/package.json", `{"name": "ely", "module": "src/index.ts", "engines": {"bun": ">=1.4"}}`)
 	te.write("srv/ely/src/index.ts", "import { Elysia } from 'elysia';\nnew Elysia().get('/', () => 'hi').listen(3200);\n")
