@@ -364,7 +364,8 @@ stop_timeout_ms = 1000
 		for _, want := range []string{
 			"bm2: solo is errored: reuseport_missing: solo-",
 			"holds port 3100 alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, so bm2 stopped solo",
-			"bm2: fix: listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`",
+			"bm2: fix: set `reuseport = \"preload\"` in bm2.toml: bm2 adds reusePort: true to the app's listen",
+			"or listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`",
 			"or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 serve`",
 		} {
 			if !strings.Contains(r.stderr, want) {

@@ -178,7 +178,7 @@ stop_timeout_ms = 1000
 		for _, want := range []string{
 			"bm2: bunexpress is errored: reuseport_missing: bunexpress-",
 			"or the app listens through node:http (Express, Fastify, Koa, ...), whose reusePort Bun ignores",
-			"an app on node:http cannot share a port under Bun: set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml",
+			"bm2: fix: `reuseport = \"preload\"` is set, and it reaches Bun.serve only: an app on node:http cannot share a port under Bun, preload or not: set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml",
 		} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("serve's error lacks %q:\n%s", want, r.stderr)
@@ -193,6 +193,7 @@ stop_timeout_ms = 1000
 		for _, want := range []string{
 			"bm2: child is errored: reuseport_missing: child-",
 			"holds port 3520 alone (no SO_REUSEPORT)",
+			"bm2: fix: `reuseport = \"preload\"` is set, so the port is held by a listener the preload does not reach (a child process,",
 		} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("serve's error lacks %q:\n%s", want, r.stderr)

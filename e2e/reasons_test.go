@@ -44,9 +44,10 @@ func TestReasons(t *testing.T) {
 		serve(b, "/srv/nrp", 1,
 			"bm2: nrp is errored: reuseport_missing: nrp-",
 			"holds port 3500 alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, so bm2 stopped nrp",
-			"bm2: fix: listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24), or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 serve`")
+			"bm2: fix: set `reuseport = \"preload\"` in bm2.toml: bm2 adds reusePort: true to the app's listen (node:http, Express, Fastify, ...), no code change; "+
+				"or listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24); or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 serve`")
 		errored(b, "nrp", "reuseport_missing")
-		if r := b.must(0, "/", "status", "nrp"); !strings.Contains(r.stdout, "  why: nrp-") || !strings.Contains(r.stdout, "  fix: listen with `server.listen(") {
+		if r := b.must(0, "/", "status", "nrp"); !strings.Contains(r.stdout, "  why: nrp-") || !strings.Contains(r.stdout, "  fix: set `reuseport = \"preload\"` in bm2.toml") {
 			t.Errorf("status does not name the failure:\n%s", r.stdout)
 		}
 	})
@@ -59,7 +60,8 @@ func TestReasons(t *testing.T) {
 		r := serve(b, "/srv/expbun", 1,
 			"bm2: expbun is errored: reuseport_missing: expbun-",
 			"holds port 3502 alone (no SO_REUSEPORT): under Bun either Bun.serve is called without reusePort, or the app listens through node:http (Express, Fastify, Koa, ...), whose reusePort Bun ignores",
-			"bm2: fix: with Bun.serve, pass `Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`; an app on node:http cannot share a port under Bun: set `exec_mode = \"fork\"`")
+			"bm2: fix: with Bun.serve, set `reuseport = \"preload\"` in bm2.toml: bm2 gives Bun.serve reusePort: true, no code change; or pass `Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`; "+
+				"an app on node:http cannot share a port under Bun, preload or not: set `exec_mode = \"fork\"`")
 		if strings.Contains(r.stderr, "stopped: exit status") {
 			t.Errorf("serve ended with a raw exit status:\n%s", r.stderr)
 		}

@@ -123,6 +123,9 @@ type Probe struct {
 	Addrs func(port int, uid uint32) ([]netip.Addr, error)
 	// Runtime is "node" or "bun", for the wording of the verdict.
 	Runtime string
+	// Preload: the instance runs with bm2's reusePort preload (reuseport
+	// = "preload"), so the verdict does not offer it as the fix.
+	Preload bool
 	// Steer queues a start of the instance's steering step
 	// (bm2-steer@<project>-<i>.service, not waited for) once a run is
 	// confirmed: cluster mode in system scope; nil elsewhere.
@@ -647,9 +650,19 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 		}
 		return AlreadyErrored, nil
 	}
+	// The fixes in order: the preload (no code change), the code change,
+	// fork mode; with the preload on already, what it cannot reach.
 	detail := fmt.Sprintf("cluster mode needs reusePort: port %d is held by a listener that does not allow SO_REUSEPORT; "+
-		"listen with reusePort: true (Bun.serve({reusePort: true}) or server.listen({port, reusePort: true})), "+
+		"set reuseport = \"preload\" in bm2.toml, and bm2 supplies reusePort with no code change "+
+		"(to Node.js's http and the frameworks on it, and to Bun.serve; not to Bun's node:http); "+
+		"or listen with reusePort: true (Bun.serve({reusePort: true}) or server.listen({port, reusePort: true})); "+
 		"or use exec_mode = \"fork\"; then run bm2 serve again", p.Port)
+	if p.Preload {
+		detail = fmt.Sprintf("cluster mode needs reusePort: port %d is held by a listener that does not allow SO_REUSEPORT, "+
+			"although reuseport = \"preload\" is set: a listener the preload does not reach "+
+			"(a child process, a native addon, an explicit reusePort: false, Bun's node:http); "+
+			"listen with reusePort: true in the process bm2 starts, or use exec_mode = \"fork\"; then run bm2 serve again", p.Port)
+	}
 	ev := journal.Event{
 		Kind: journal.ReuseportMissing, Reason: why, Detail: detail,
 		Message: fmt.Sprintf("%s: port %d is bound exclusively: cluster mode lacks reusePort; stopping project %s",

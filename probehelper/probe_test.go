@@ -329,6 +329,40 @@ func TestProbeQueuesSteering(t *testing.T) {
 	}
 }
 
+// With the preload on, the verdict names what the preload cannot reach
+// instead of offering it again.
+func TestProbeExclusiveWithPreload(t *testing.T) {
+	port := freePort(t)
+	listenOn(t, port, false)
+	r := newRig(t, port)
+	r.probe.Preload = true
+	if out, err := r.probe.Run(context.Background()); err != nil || out != Missing {
+		t.Fatalf("Run = %v, %v; want missing", out, err)
+	}
+	ev := r.events.got[0]
+	if !strings.Contains(ev.Detail, `although reuseport = "preload" is set: a listener the preload does not reach`) ||
+		strings.Contains(ev.Detail, `set reuseport = "preload"`) || !strings.Contains(ev.Detail, `exec_mode = "fork"`) {
+		t.Errorf("detail: %s", ev.Detail)
+	}
+}
+
+// preloaded reads the preload from the instance's command line.
+func TestPreloaded(t *testing.T) {
+	for _, c := range []struct {
+		cmd  []string
+		want bool
+	}{
+		{[]string{"/usr/lib/bm2/bm2-probe", "run", "node", "/usr/bin/node", "--require", "/usr/lib/bm2/reuseport.cjs", "server.js"}, true},
+		{[]string{"/usr/lib/bm2/bm2-probe", "run", "bun", "/usr/bin/bun", "--preload", "/usr/local/lib/bm2/reuseport.cjs", "index.ts"}, true},
+		{[]string{"/usr/lib/bm2/bm2-probe", "run", "node", "/usr/bin/node", "server.js"}, false},
+		{[]string{"/usr/lib/bm2/bm2-probe", "run", "node", "/usr/bin/node", "reuseport.cjs"}, false},
+	} {
+		if got := preloaded(sysd.Status{ExecStart: c.cmd}); got != c.want {
+			t.Errorf("preloaded(%v) = %v, want %v", c.cmd, got, c.want)
+		}
+	}
+}
+
 func TestProbeExclusiveStopsProject(t *testing.T) {
 	port := freePort(t)
 	listenOn(t, port, false)
@@ -343,6 +377,12 @@ func TestProbeExclusiveStopsProject(t *testing.T) {
 	ev := r.events.got[0]
 	if ev.Reason != "reuseport_missing" || !strings.Contains(ev.Detail, "cluster mode needs reusePort") {
 		t.Errorf("event %+v", ev)
+	}
+	// The fix that changes no code first, then the code change, then
+	// fork mode.
+	preload, code, fork := strings.Index(ev.Detail, `set reuseport = "preload" in bm2.toml`), strings.Index(ev.Detail, "listen with reusePort: true"), strings.Index(ev.Detail, `exec_mode = "fork"`)
+	if preload < 0 || !(preload < code && code < fork) {
+		t.Errorf("detail: want the preload, then the code change, then fork mode: %s", ev.Detail)
 	}
 	if len(r.sd.stopped) != 1 || strings.Join(r.sd.stopped[0], " ") != "bm2-api.target bm2-api.slice" {
 		t.Errorf("stopped %v, want the target and the slice once", r.sd.stopped)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"path"
 	"strconv"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
@@ -110,6 +112,7 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		Log:      func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
 		Owns:     ownsListener,
 		Runtime:  runtimeOf(st),
+		Preload:  preloaded(st),
 		Relay:    relayer.kick,
 	}
 	if scope.IsUser() {
@@ -172,6 +175,18 @@ func runtimeOf(st sysd.Status) string {
 		return st.ExecStart[2]
 	}
 	return ""
+}
+
+// preloaded tells whether an instance runs with bm2's reusePort preload:
+// its ExecStart= loads it (`node --require .../reuseport.cjs`, `bun
+// --preload ...`), as the generator writes for reuseport = "preload".
+func preloaded(st sysd.Status) bool {
+	for i := 0; i+1 < len(st.ExecStart); i++ {
+		if w := st.ExecStart[i]; (w == preload.Flag(config.Node) || w == preload.Flag(config.Bun)) && path.Base(st.ExecStart[i+1]) == preload.FileName {
+			return true
+		}
+	}
+	return false
 }
 
 // ownsListener tells whether the instance's processes hold one of the

@@ -35,6 +35,15 @@ type command struct {
 func commands() []*command {
 	return []*command{
 		{
+			name: "init", maxArgs: 1,
+			setup: func(fs *pflag.FlagSet) runner {
+				var f initFlags
+				fs.StringVar(&f.name, "name", "", "the project's `NAME` (default: package.json's name, else the directory's)")
+				fs.BoolVar(&f.force, "force", false, "replace a bm2.toml that is there already")
+				return func(ctx context.Context, a *App, args []string) error { return a.initCmd(ctx, args, f) }
+			},
+		},
+		{
 			name: "check", maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
 				trustFile := fs.Bool("trust-file", false, "you have read the file: check it as root's own, without the limits of a file root did not write")

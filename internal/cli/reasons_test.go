@@ -230,7 +230,8 @@ func TestStatusNamesTheFailure(t *testing.T) {
 	for _, want := range []string{
 		"  errored: reuseport_missing",
 		"  why: api-0 holds port 3000 alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, so bm2 stopped api\n",
-		"  fix: listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24), or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 start api` (see bm2.toml(5) ERRORED PROJECTS)\n",
+		"  fix: set `reuseport = \"preload\"` in bm2.toml: bm2 adds reusePort: true to the app's listen (node:http, Express, Fastify, ...), no code change; " +
+			"or listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24); or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 start api` (see bm2.toml(5) ERRORED PROJECTS)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("status lacks %q:\n%s", want, got)
@@ -242,6 +243,23 @@ func TestStatusNamesTheFailure(t *testing.T) {
 	if got := te.stdout.String(); !strings.Contains(got, "  problem: script_missing: api-0 cannot start: script "+filepath.Join(te.root, "srv/api/server.js")+": no such file or directory\n  fix: put the script there") ||
 		!strings.Contains(got, "then `bm2 start api` (see bm2.toml(5) KEYS)") {
 		t.Errorf("status:\n%s", got)
+	}
+}
+
+// A project that has the preload already is not told to set it: the
+// listener is one the preload does not reach.
+func TestServeReuseportMissingWithPreload(t *testing.T) {
+	te := newTestEnv(t)
+	dir := filepath.Dir(te.write("srv/api/bm2.toml", nodeAPI+"reuseport = \"preload\"\n"))
+	te.probe["bm2@api-0.service"] = "missing"
+	te.mustRun(ExitFailure, "serve", dir)
+	got := te.stderr.String()
+	if !strings.Contains(got, "bm2: fix: `reuseport = \"preload\"` is set, so the port is held by a listener the preload does not reach (a child process, a native addon, an explicit `reusePort: false`): "+
+		"listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` in the process bm2 starts, or set `exec_mode = \"fork\"` in bm2.toml; then `bm2 serve`") {
+		t.Errorf("stderr:\n%s", got)
+	}
+	if strings.Contains(got, "set `reuseport") {
+		t.Errorf("the fix offers the preload it has:\n%s", got)
 	}
 }
 

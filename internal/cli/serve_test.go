@@ -443,7 +443,7 @@ func TestServeReuseportMissing(t *testing.T) {
 	want := `bm2: api is errored: reuseport_missing: api-0 holds port 3000 alone (no SO_REUSEPORT): under Bun either Bun.serve is called without reusePort, or the app listens through node:http (Express, Fastify, Koa, ...), whose reusePort Bun ignores; cluster mode needs every instance to share the port, so bm2 stopped api
 bm2: last lines of its log (journalctl -u bm2@api-0.service -n 5):
 bm2:   listening on 3000 without reusePort
-bm2: fix: with Bun.serve, pass ` + "`Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`" + `; an app on node:http cannot share a port under Bun: set ` + "`exec_mode = \"fork\"` (or `runtime = \"node\"`)" + ` in bm2.toml; then ` + "`bm2 serve`" + ` (see bm2.toml(5) ERRORED PROJECTS)
+bm2: fix: with Bun.serve, set ` + "`reuseport = \"preload\"`" + ` in bm2.toml: bm2 gives Bun.serve reusePort: true, no code change; or pass ` + "`Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`" + `; an app on node:http cannot share a port under Bun, preload or not: set ` + "`exec_mode = \"fork\"` (or `runtime = \"node\"`)" + ` in bm2.toml; then ` + "`bm2 serve`" + ` (see bm2.toml(5) ERRORED PROJECTS)
 `
 	if got := te.stderr.String(); got != want {
 		t.Fatalf("stderr:\n%s\nwant:\n%s", got, want)

@@ -42,7 +42,7 @@ func hintOf(e reason.Explained) string {
 // holder of the port). inst is the instance that event names, -1 if none.
 func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, verb string) (e reason.Explained, inst int, ok bool) {
 	why := reason.Reason(mark)
-	facts := reason.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: AgainText(p, verb)}
+	facts := reason.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: AgainText(p, verb), Preload: p.ReusePort == config.ReusePortPreload}
 	kind := journal.ReuseportMissing
 	if why == reason.PortInUse {
 		kind = journal.InstanceErrored
@@ -164,7 +164,7 @@ func (c *Client) verdictOf(ctx context.Context, project, id string, u UnitStatus
 // again is the command that tries again, as the fix ends.
 func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, why, again string) (reason.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
-	facts := reason.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again}
+	facts := reason.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again, Preload: p.ReusePort == config.ReusePortPreload}
 	if m, ok := c.MarkOf(p, i, u); ok && m.Reason == string(reason.PortInUse) {
 		// The exit hook's mark names who holds the port.
 		facts.Detail = m.Detail

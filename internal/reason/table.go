@@ -23,6 +23,9 @@ type Mode struct {
 	Message, Fix string
 	// BunMessage and BunFix replace them under Bun; "" when the same.
 	BunMessage, BunFix string
+	// PreloadFix and BunPreloadFix replace the fix when the project has
+	// reuseport = "preload" already (Facts.Preload); "" when the same.
+	PreloadFix, BunPreloadFix string
 	// Man is where to read more: "bm2.toml(5) KEYS".
 	Man string
 	// Before tells whether bm2 check (and serve) finds it before start.
@@ -41,6 +44,9 @@ type Facts struct {
 	// Again is the command that tries again, "`bm2 serve`";
 	// "`bm2 start <project>`" when "".
 	Again string
+	// Preload: the project has reuseport = "preload" (bm2 supplies
+	// reusePort), so the fix does not offer it again.
+	Preload bool
 }
 
 const again = "then {again}"
@@ -52,13 +58,24 @@ var modes = []Mode{
 		Case:   "Cluster mode, and the app listens without reusePort",
 		Message: "{instance} holds port {port} alone (no SO_REUSEPORT): cluster mode needs every instance to share the port, " +
 			"so bm2 stopped {project}",
-		Fix: "listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24), " +
+		// First the fix that changes no code (the preload), then the code
+		// change, then fork mode.
+		Fix: "set `reuseport = \"preload\"` in bm2.toml: bm2 adds reusePort: true to the app's listen (node:http, Express, Fastify, ...), no code change; " +
+			"or listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` (Node.js >= 24); " +
 			"or set `exec_mode = \"fork\"` in bm2.toml; " + again,
 		BunMessage: "{instance} holds port {port} alone (no SO_REUSEPORT): under Bun either Bun.serve is called without reusePort, " +
 			"or the app listens through node:http (Express, Fastify, Koa, ...), whose reusePort Bun ignores; " +
 			"cluster mode needs every instance to share the port, so bm2 stopped {project}",
-		BunFix: "with Bun.serve, pass `Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`; " +
-			"an app on node:http cannot share a port under Bun: set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml; " + again,
+		BunFix: "with Bun.serve, set `reuseport = \"preload\"` in bm2.toml: bm2 gives Bun.serve reusePort: true, no code change; " +
+			"or pass `Bun.serve({ port: Number(process.env.BM2_APP_PORT), reusePort: true })`; " +
+			"an app on node:http cannot share a port under Bun, preload or not: set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml; " + again,
+		PreloadFix: "`reuseport = \"preload\"` is set, so the port is held by a listener the preload does not reach " +
+			"(a child process, a native addon, an explicit `reusePort: false`): " +
+			"listen with `server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })` in the process bm2 starts, " +
+			"or set `exec_mode = \"fork\"` in bm2.toml; " + again,
+		BunPreloadFix: "`reuseport = \"preload\"` is set, and it reaches Bun.serve only: " +
+			"an app on node:http cannot share a port under Bun, preload or not: set `exec_mode = \"fork\"` (or `runtime = \"node\"`) in bm2.toml; " +
+			"with Bun.serve, look for an explicit `reusePort: false` or a listener in a child process; " + again,
 		Man:     "bm2.toml(5) ERRORED PROJECTS",
 		Example: Facts{Project: "api", Port: 3000},
 	},
@@ -281,6 +298,13 @@ func Explain(r Reason, f Facts) (Explained, bool) {
 			fix = m.BunFix
 		}
 	}
+	if f.Preload {
+		if f.Runtime == "bun" && m.BunPreloadFix != "" {
+			fix = m.BunPreloadFix
+		} else if f.Runtime != "bun" && m.PreloadFix != "" {
+			fix = m.PreloadFix
+		}
+	}
 	return Explained{Reason: r, Message: fill(msg, f), Fix: fill(fix, f), Man: m.Man}, true
 }
 
@@ -333,6 +357,19 @@ func Markdown() string {
 			}
 			if m.BunFix != "" {
 				fix += "<br>Under Bun: " + be.Fix
+			}
+		}
+		if m.PreloadFix != "" || m.BunPreloadFix != "" {
+			pf := m.Example
+			pf.Preload = true
+			if m.PreloadFix != "" {
+				pe, _ := Explain(m.Reason, pf)
+				fix += "<br>With `reuseport = \"preload\"` set: " + pe.Fix
+			}
+			if m.BunPreloadFix != "" {
+				pf.Runtime = "bun"
+				pe, _ := Explain(m.Reason, pf)
+				fix += "<br>Under Bun, with `reuseport = \"preload\"` set: " + pe.Fix
 			}
 		}
 		before := ""

@@ -57,9 +57,9 @@ func TestEveryReasonHasAMode(t *testing.T) {
 func TestWordingIsComplete(t *testing.T) {
 	left := regexp.MustCompile(`\{[a-z]+\}`)
 	for _, m := range modes {
-		for _, rt := range []string{"node", "bun"} {
+		for _, rt := range []string{"node", "bun", "node+preload", "bun+preload"} {
 			f := m.Example
-			f.Runtime = rt
+			f.Runtime, _, f.Preload = strings.Cut(rt, "+preload")
 			e, ok := Explain(m.Reason, f)
 			if !ok {
 				t.Fatalf("%s: no explanation", m.Reason)
@@ -95,6 +95,24 @@ func TestReuseportMissingWordedByRuntime(t *testing.T) {
 	}
 	if strings.Contains(node.Message, "Bun") || !strings.Contains(node.Fix, "server.listen({ port: Number(process.env.BM2_APP_PORT), reusePort: true })") {
 		t.Errorf("Node wording: %s / %s", node.Message, node.Fix)
+	}
+	// The fix that changes no code comes first, then the code change,
+	// then fork mode; under Bun the preload is offered for Bun.serve.
+	preload, code, fork := strings.Index(node.Fix, "`reuseport = \"preload\"`"), strings.Index(node.Fix, "server.listen("), strings.Index(node.Fix, `exec_mode = "fork"`)
+	if preload < 0 || !(preload < code && code < fork) {
+		t.Errorf("Node fix: want reuseport = \"preload\", then server.listen, then fork mode: %s", node.Fix)
+	}
+	if !strings.HasPrefix(bun.Fix, "with Bun.serve, set `reuseport = \"preload\"` in bm2.toml") || !strings.Contains(bun.Fix, "node:http cannot share a port under Bun, preload or not") {
+		t.Errorf("Bun fix: %s", bun.Fix)
+	}
+	// A project that has the preload already is not told to set it.
+	for _, rt := range []string{"node", "bun"} {
+		pf := f
+		pf.Runtime, pf.Preload = rt, true
+		e, _ := Explain(ReuseportMissing, pf)
+		if !strings.HasPrefix(e.Fix, "`reuseport = \"preload\"` is set") || strings.Contains(e.Fix, "set `reuseport") || !strings.Contains(e.Fix, `exec_mode = "fork"`) {
+			t.Errorf("%s fix with the preload set: %s", rt, e.Fix)
+		}
 	}
 	f.Again = "`bm2 serve`"
 	if e, _ := Explain(ReuseportMissing, f); !strings.HasSuffix(e.Fix, "then `bm2 serve`") {
