@@ -48,7 +48,7 @@ build:
 # last line says what was skipped and the command that makes it run.
 test: build
 	@log=$$(mktemp); rc=0; \
-	  BM2_TEST_SKIPS=$$log $(GO) test -count=1 ./... || rc=$$?; \
+	  BM2_TEST_SKIPS=$$log $(GO) test -count=1 -timeout 45m ./... || rc=$$?; \
 	  $(GO) run ./internal/testutil/skipsummary $$log; rm -f $$log; exit $$rc
 
 # Everything make test needs beyond Go (as root): Debian packages,
@@ -60,7 +60,7 @@ test-unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
 
 test-e2e: build
-	$(GO) test -count=1 -v ./e2e/...
+	$(GO) test -count=1 -timeout 45m -v ./e2e/...
 
 # The end-to-end suite with a CPU hog on every core (stress-ng), three
 # times in a row (STRESS_RUNS=N to change); see e2e/stress.
