@@ -195,8 +195,8 @@ func TestAFileSpeaksForItsOwner(t *testing.T) {
 }
 
 // Following bm2's advice leaves no project stuck: an app in alice's 0700
-// home, served on the project's own account, cannot enter its directory,
-// and bm2 says that alice can; with user = "alice" it comes up, though systemd 252 left a link to the own
+// home, served on the project's own account (refused, then --force),
+// cannot enter its directory, and bm2 says that alice can; with user = "alice" it comes up, though systemd 252 left a link to the own
 // account's removed runtime directory in /run/bm2 (which made every start
 // fail with 233/RUNTIME_DIRECTORY). In /srv a project switches between its
 // own account and alice's both ways, stopped and running: each next serve
@@ -210,9 +210,14 @@ func TestAccountSwitchStartsCleanly(t *testing.T) {
 	b.app("/home/alice/app", "node-server.js", "server.js")
 	b.write("/home/alice/app/bm2.toml", app)
 	b.sh(`chown -R alice: /home/alice && chmod 0700 /home/alice`)
-	r := b.must(1, "/home/alice/app", "serve")
-	if want := "alice, who owns it, can: `user = \"alice\"` in bm2.toml runs the app as alice"; !strings.Contains(r.stderr, want) {
+	// serve refuses it before writing anything, naming alice; --force
+	// serves it all the same, and its start fails as before.
+	want := "alice, who owns it, can: `user = \"alice\"` in bm2.toml runs the app as alice"
+	if r := b.must(3, "/home/alice/app", "serve"); !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "--force") {
 		t.Fatalf("serve on the own account lacks %q:\n%s", want, r.stderr)
+	}
+	if r := b.must(1, "/home/alice/app", "serve", "--force"); !strings.Contains(r.stderr, want) {
+		t.Fatalf("serve --force on the own account lacks %q:\n%s", want, r.stderr)
 	}
 	b.write("/home/alice/app/bm2.toml", app+"user = \"alice\"\n")
 	b.sh(`chown -R alice: /home/alice/app`)

@@ -92,14 +92,15 @@ func Properties(files ...[]byte) ([]string, error) {
 
 // Extra is what every run gets on top of the instance's settings. A
 // version needs no network and no new privilege; and the run may bind
-// nothing, in no network namespace (SocketBindDeny= where systemd has
-// BPF, and bind(2) and listen(2) refused by its system call filter, which
-// every systemd has): were the app, as the same user, to drive the
-// process in the moment it runs, it could not take a port, its own
-// network namespace's or, through a socket passed to it, the host's.
+// nothing, in no network namespace: bind(2) and listen(2) are taken out
+// of its system call filter, which every systemd has (systemd-run 252
+// cannot pass SocketBindDeny= to a transient unit). Were the app, as the
+// same user, to drive the process in the moment it runs, it could not
+// take a port, its own network namespace's or, through a socket passed
+// to it, the host's.
 var Extra = []string{
 	"NoNewPrivileges=yes", "PrivateNetwork=yes",
-	"SocketBindDeny=any", "SystemCallFilter=~bind listen",
+	"SystemCallFilter=~bind listen",
 }
 
 // unescape turns %% into %; any other specifier is refused.
