@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/bm2dev/bm2/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -361,9 +362,7 @@ func TestInitName(t *testing.T) {
 // An app in a home directory closed to other accounts runs as the
 // directory's owner, and the file is theirs.
 func TestInitClosedHome(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the directory to another user")
-	}
+	testutil.Root(t) // to give the directory to another user
 	te := newTestEnv(t)
 	script := te.write("home/alice/app/server.js", "require('http').createServer().listen(process.env.PORT || 3000);\n")
 	home, dir := filepath.Join(te.root, "home/alice"), filepath.Dir(script)
