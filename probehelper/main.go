@@ -134,7 +134,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 			// hook has a unit of its own, and sends directly.
 			events.Next = relay.NewSink(scope, stderr)
 			one := hooks.ReadOnce(sd)
-			return errors.Join(hooks.Exited(ctx, args[1], one, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.VerifyRefusal)),
+			return errors.Join(hooks.Exited(ctx, args[1], one, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.Later)),
 				hooks.PortBlocked(ctx, args[1], one, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
 		}
 		// The instance's crash before it gave up is in the relay spool:
@@ -143,7 +143,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		rctx, rcancel := context.WithTimeout(ctx, relayTimeout)
 		relayEvents(rctx, scope, stdout)
 		rcancel()
-		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events)
+		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.VerifyRefusal)
 	case "health":
 		c := &Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
 			Log: func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }}

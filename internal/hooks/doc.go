@@ -13,12 +13,9 @@
 //   - Exited is ExecStopPost=+, as root, after every stop: it asks systemd
 //     over D-Bus how the run ended (never $SERVICE_RESULT), and after an
 //     abnormal exit appends a line to the instance's crash.log (0640,
-//     root's and the run's group's) and emits instance_crashed; after exit
-//     status 78 it checks the refusal itself (VerifyRefusal: the env_file
-//     with the app's user's filesystem identity, the runtime's --version
-//     only in a transient unit with the instance's account and sandbox,
-//     package confine, never in its own context; unconfirmed when that
-//     cannot be done) and emits runtime_rejected with the reason it found.
+//     root's and the run's group's) and emits instance_crashed. An exit
+//     status 78 it leaves to Failed (Later): judging it can take a
+//     transient unit, longer than TimeoutStopSec= bounds ExecStopPost=.
 //     Exit statuses 200 (CHDIR) and 217 (USER) are systemd's own "cannot
 //     start": cwd_missing and user_missing, never restarted
 //     (RestartPreventExitStatus= too). PortBlocked follows it: a failed
@@ -29,7 +26,13 @@
 //     `bm2 start` or the next boot.
 //   - Failed is the OnFailure= unit, as root: when an instance gives up
 //     (restart budget exhausted, refused) it emits instance_errored and
-//     writes a crash.log line; its neighbours keep serving.
+//     writes a crash.log line; its neighbours keep serving. After exit
+//     status 78, never restarted, it first checks the refusal itself
+//     (VerifyRefusal: the env_file with the app's user's filesystem
+//     identity, the runtime's --version only in a transient unit with the
+//     instance's account and sandbox, package confine, never in its own
+//     context; unconfirmed when that cannot be done) and emits
+//     runtime_rejected with the reason it found.
 //
 // Exited and Failed emit through the sink bm2-probe gives them (package
 // notify): the journal, and a notification spooled for bm2-notify.service

@@ -64,8 +64,16 @@ const (
 
 // Verifier explains an exit with status ExitRefused from what the root
 // side can check itself (see VerifyRefusal); a reason that is not a
-// refusal means there was nothing to refuse.
+// refusal means there was nothing to refuse, and no reason ("") that the
+// failure hook judges it (Later).
 type Verifier func(ctx context.Context, st sysd.Status) (reason.Reason, string)
+
+// Later is the exit hook's Verifier for what it does not judge itself:
+// asking the runtime takes a transient unit, which under load can outlast
+// TimeoutStopSec= (it bounds ExecStopPost=, 1.6 s by default). Exit status
+// 78 is never restarted (RestartPreventExitStatus=), so the unit fails and
+// its OnFailure= unit, off the stop path, judges the refusal (Failed).
+func Later(context.Context, sysd.Status) (reason.Reason, string) { return "", "" }
 
 // Crash turns how a run ended into a crash.log line.
 func Crash(st sysd.Status, at time.Time) crashlog.Crash {
@@ -125,13 +133,10 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes c
 	}
 	if st.ExecMainCode == cldExited && st.ExecMainStatus == ExitRefused {
 		why, msg := verify(ctx, st)
-		if why.Refusal() {
-			c.Reason, c.Detail = why, msg
-			ev.Kind, ev.Reason = journal.RuntimeRejected, why
-			ev.Message = fmt.Sprintf("%s not started: %s", id, msg)
-			return record(crashes, events, project, id, st.GID, c, ev)
+		if why == "" {
+			return nil // the failure hook judges it (Later)
 		}
-		how += " (" + msg + ")"
+		return recordRefusal(crashes, events, id, st, now, why, msg)
 	}
 	if st.ExecMainCode == cldExited {
 		if r := reason.OfSpawn(int(st.ExecMainStatus)); r != "" {
@@ -151,6 +156,25 @@ func Exited(ctx context.Context, id string, sd Systemd, now time.Time, crashes c
 		c.Detail = DeniedText(port, st.Env("BM2_APP_PORT"))
 		ev.Message += "; " + c.Detail
 		ev.Detail = c.Detail
+	}
+	return record(crashes, events, project, id, st.GID, c, ev)
+}
+
+// recordRefusal records a run that ended with exit status 78 as judged
+// (why, msg): runtime_rejected for a refusal, instance_crashed for an app
+// that exited with 78 itself.
+func recordRefusal(crashes crashlog.Logs, events journal.Sink, id string, st sysd.Status, now time.Time, why reason.Reason, msg string) error {
+	project, _, _ := units.ParseInstance(id)
+	c := Crash(st, now)
+	ev := journal.Event{
+		Kind: journal.InstanceCrashed, Project: project, Instance: id,
+		Invocation: st.InvocationID, ServiceResult: st.Result, ExitStatus: strconv.Itoa(ExitRefused),
+		Reason: c.Reason, Message: fmt.Sprintf("%s exited with status %d (%s) (%s)", id, ExitRefused, msg, st.Result),
+	}
+	if why.Refusal() {
+		c.Reason, c.Detail = why, msg
+		ev.Kind, ev.Reason = journal.RuntimeRejected, why
+		ev.Message = fmt.Sprintf("%s not started: %s", id, msg)
 	}
 	return record(crashes, events, project, id, st.GID, c, ev)
 }

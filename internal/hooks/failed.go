@@ -16,10 +16,11 @@ import (
 // Failed is `bm2-probe failed <project>-<i>`, the instance's OnFailure=
 // unit: the instance has given up and waits for a person. It records why,
 // once per failure, unless the whole project was stopped on purpose or the
-// instance itself was marked errored (the mark already says why). A refusal's reason is the one the
-// exit hook found and wrote to the crash log moments before (both run as
-// root; the log is root's).
-func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes crashlog.Logs, events journal.Sink) error {
+// instance itself was marked errored (the mark already says why). An
+// exit status 78, which is never restarted, is judged here, off the stop
+// path (verify, VerifyRefusal in bm2-probe; the exit hook leaves it, see
+// Later): runtime_rejected with the reason found, before instance_errored.
+func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.Dir, crashes crashlog.Logs, events journal.Sink, verify Verifier) error {
 	project, index, ok := units.ParseInstance(id)
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", id)
@@ -49,9 +50,13 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 			id, f.NRestarts, project)
 	}
 	if f.ExecMainCode == cldExited && f.ExecMainStatus == ExitRefused {
-		why = reason.Rejected
-		if last, ok := crashes.Last(project, id); ok && last.Reason.Refusal() {
-			why = last.Reason
+		var detail string
+		why, detail = verify(ctx, f)
+		if why == "" {
+			why, detail = reason.Rejected, "not judged"
+		}
+		if err := recordRefusal(crashes, events, id, f, now, why, detail); err != nil {
+			return err
 		}
 		systemctl := "systemctl"
 		if os.Geteuid() != 0 {
@@ -59,6 +64,11 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		}
 		msg = fmt.Sprintf("%s not started (%s): fix it, then `bm2 start %s`; `%s status %s` shows the message",
 			id, why, id, systemctl, units.Instance(project, index))
+		if !why.Refusal() {
+			why = reason.Exited
+			msg = fmt.Sprintf("%s exited with status %d, which systemd never restarts (bm2 keeps it for its refusals): `bm2 logs %s` shows why; `bm2 start %s` tries again",
+				id, ExitRefused, project, id)
+		}
 	}
 	if r := reason.OfSpawn(int(f.ExecMainStatus)); f.ExecMainCode == cldExited && r != "" {
 		why = r

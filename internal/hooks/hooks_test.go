@@ -363,11 +363,11 @@ func TestFailed(t *testing.T) {
 		"bm2@api-4.service": {ActiveState: "failed", Result: "timeout", JobPending: true},
 	}
 	for _, id := range []string{"api-4", "api-5"} {
-		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev); err != nil || len(ev.got) != 0 {
+		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev, nil); err != nil || len(ev.got) != 0 {
 			t.Fatalf("%s recorded as given up: %v %+v", id, err, ev.got)
 		}
 	}
-	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev); err != nil {
+	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != reason.Budget || ev.got[0].Restarts != "3" {
@@ -377,17 +377,38 @@ func TestFailed(t *testing.T) {
 	if !strings.Contains(string(data), "reason=restart_budget_exhausted") {
 		t.Errorf("crash.log %q", data)
 	}
-	// A refusal: the reason the exit hook wrote to the crash log.
-	c.Append("api", "api-2", crashlog.Crash{Time: time.Now(), Reason: reason.RuntimeMissing})
-	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev)
-	if ev.got[1].Reason != reason.RuntimeMissing {
-		t.Errorf("refusal recorded as %q", ev.got[1].Reason)
+	// A refusal (exit status 78) is judged here, off the stop path: the
+	// exit hook left it (Later).
+	if err := Exited(context.Background(), "api-2", sd, time.Now(), c, ev, Later); err != nil || len(ev.got) != 1 {
+		t.Fatalf("the exit hook recorded a refusal it leaves to the failure hook: %v %+v", err, ev.got[1:])
+	}
+	missing := func(context.Context, sysd.Status) (reason.Reason, string) {
+		return reason.RuntimeMissing, "runtime /opt/node/bin/node does not exist"
+	}
+	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev, missing)
+	if len(ev.got) != 3 || ev.got[1].Kind != journal.RuntimeRejected || ev.got[1].Reason != reason.RuntimeMissing ||
+		!strings.Contains(ev.got[1].Message, "/opt/node/bin/node does not exist") ||
+		ev.got[2].Kind != journal.InstanceErrored || ev.got[2].Reason != reason.RuntimeMissing {
+		t.Errorf("refusal recorded as %+v", ev.got[1:])
+	}
+	if last, ok := c.Last("api", "api-2"); !ok || last.Reason != reason.RuntimeMissing {
+		t.Errorf("crash.log ends with %+v", last)
+	}
+	// An app that exited with 78 itself: a crash, then given up, as exited.
+	itself := func(context.Context, sysd.Status) (reason.Reason, string) {
+		return reason.Exited, "bm2 found nothing to refuse"
+	}
+	ev.got = ev.got[:1]
+	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev, itself)
+	if len(ev.got) != 3 || ev.got[1].Kind != journal.InstanceCrashed || ev.got[1].ExitStatus != "78" ||
+		ev.got[2].Reason != reason.Exited || !strings.Contains(ev.got[2].Message, "never restarts") {
+		t.Errorf("an app's own 78 recorded as %+v", ev.got[1:])
 	}
 	// A project stopped on purpose already says why: nothing more.
 	st.SetErrored("api", "reuseport_missing")
-	Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev)
-	if len(ev.got) != 2 {
-		t.Errorf("errored project got more events: %+v", ev.got[2:])
+	Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev, nil)
+	if len(ev.got) != 3 {
+		t.Errorf("errored project got more events: %+v", ev.got[3:])
 	}
 }
 
@@ -410,7 +431,7 @@ func TestSpawnFailures(t *testing.T) {
 			t.Errorf("%s exit: %+v", id, ev.got)
 		}
 		ev.got = nil
-		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev); err != nil {
+		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev, nil); err != nil {
 			t.Fatal(err)
 		}
 		reason := map[string]reason.Reason{"api-0": reason.CwdMissing, "api-1": reason.UserMissing}[id]
@@ -484,7 +505,7 @@ func TestPortBlocked(t *testing.T) {
 	}
 	// The failure hook of a marked instance adds nothing: the mark says why.
 	ev.got = nil
-	if err := Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev); err != nil || len(ev.got) != 0 {
+	if err := Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev, nil); err != nil || len(ev.got) != 0 {
 		t.Errorf("Failed of a marked instance: %v %+v", err, ev.got)
 	}
 }
@@ -651,7 +672,7 @@ func TestCrashLogUnwritable(t *testing.T) {
 		t.Error("the crash reset the restart budget")
 	}
 	ev.got = nil
-	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev); err != nil {
+	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev, nil); err != nil {
 		t.Fatalf("failure hook failed on a crash.log it could not write: %v", err)
 	}
 	check("failure hook", journal.InstanceErrored, "api-1", reason.Budget)
