@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/crashlog"
+	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -50,6 +52,7 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 			id, f.NRestarts, project)
 	}
 	if f.ExecMainCode == cldExited && f.ExecMainStatus == ExitRefused {
+		f = RunIdentity(ctx, f)
 		var detail string
 		why, detail = verify(ctx, f)
 		if why == "" {
@@ -80,4 +83,22 @@ func Failed(ctx context.Context, id string, sd Systemd, now time.Time, st state.
 		Kind: journal.InstanceErrored, Project: project, Instance: id, Reason: why, Message: msg,
 		Restarts: fmt.Sprint(f.NRestarts), ServiceResult: f.Result, Invocation: f.InvocationID,
 	})
+}
+
+// RunIdentity fills in the UID and GID a failed unit ran with, which
+// systemd no longer reports once it is not running (sysd.NoID), from its
+// User= and Group= (written by bm2's generator, root's): the env_file is
+// checked as that user, and a crash.log the failure hook is first to
+// write gets that group. A DynamicUser= account is gone with its run and
+// stays unknown (the check then takes an unprivileged user's view).
+var RunIdentity = func(ctx context.Context, st sysd.Status) sysd.Status {
+	if st.UID != sysd.NoID || st.User == "" {
+		return st
+	}
+	id, err := identity.Lookup(ctx, st.User, st.Group)
+	if err != nil {
+		return st
+	}
+	st.UID, st.GID = uint32(id.UID), uint32(id.GID)
+	return st
 }
