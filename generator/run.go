@@ -18,6 +18,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/journal"
 	"golang.org/x/sys/unix"
 )
@@ -189,7 +190,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	for _, p := range res.Projects {
 		instances += p.Instances
 	}
-	summary := fmt.Sprintf("generated %s (%s)", plural(len(res.Projects), "project"), plural(instances, "instance"))
+	summary := fmt.Sprintf("generated %s (%s)", wording.Plural(len(res.Projects), "project", "projects"), wording.Plural(instances, "instance", "instances"))
 	if skipped > 0 {
 		env.Log.Log(4, fmt.Sprintf("%s, skipped %d", summary, skipped))
 		return fmt.Errorf("%w: %d of %d", ErrSkipped, skipped, skipped+len(res.Projects))
@@ -488,11 +489,4 @@ func (l *journalLogger) Log(priority int, msg string) {
 	if err := l.send(ctx, msg, priority, vars); err != nil && l.fallback != nil {
 		io.WriteString(l.fallback, plainFormat(priority, msg))
 	}
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
 )
 
 // App is the bm2 command: a [control.Client] (the streams and the host)
@@ -22,7 +23,7 @@ type (
 	Stdio      = control.Stdio
 	Env        = control.Env
 	Systemd    = control.Systemd
-	UnitStatus = control.UnitStatus
+	UnitStatus = view.UnitStatus
 )
 
 // entry is a project file found on the search path, valid or not.

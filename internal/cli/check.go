@@ -20,6 +20,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/trust"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -138,7 +139,7 @@ func (a *App) scheduleCheck(ctx context.Context, p *config.Project) (line, probl
 	case errors.Is(err, control.ErrNoAnalyze):
 		return "restart schedule: " + expr + ", next run not computed (no systemd-analyze)" + by, ""
 	case err != nil:
-		return "restart schedule: " + expr + ", next run not computed (" + control.OneLine(err) + ")" + by, ""
+		return "restart schedule: " + expr + ", next run not computed (" + wording.OneLine(err) + ")" + by, ""
 	case next == control.NeverNext:
 		return "restart schedule: " + expr + ", next run never" + by,
 			fmt.Sprintf("restart_schedule %q never comes (again): systemd-analyze calendar finds no next run, so the project would never be reloaded; fix the date or remove the key", expr)

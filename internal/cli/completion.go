@@ -8,6 +8,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 	"github.com/spf13/pflag"
 )
@@ -51,7 +52,7 @@ func (a *App) completion(shell string) error {
 		}
 		names = append(names, s.name)
 	}
-	return control.UsageErr("completion", "completion: unknown shell %q: bm2 has completion for %s", shell, control.JoinWords(names))
+	return control.UsageErr("completion", "completion: unknown shell %q: bm2 has completion for %s", shell, wording.JoinWords(names))
 }
 
 // complete is `bm2 __complete -- WORD...`. It never fails: a shell must

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -299,11 +299,11 @@ func TestInstanceMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		want := control.StateOnline
+		want := view.StateOnline
 		if r.Unit == "bm2@api-1.service" {
-			want = control.StateErrored
+			want = view.StateErrored
 		}
-		if r.State != want || (want == control.StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (nobody)")) {
+		if r.State != want || (want == view.StateErrored && (r.Reason != "port_in_use" || r.Holder != "python3 (pid 812), uid 65534 (nobody)")) {
 			t.Errorf("%s: %s %q %q, want %s", r.Unit, r.State, r.Reason, r.Holder, want)
 		}
 	}

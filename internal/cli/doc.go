@@ -31,7 +31,7 @@
 // a [control.Client]: this package parses flags, prints help and
 // completions, dispatches, maps errors to exit codes and hints, and
 // renders what control reads (bm2 list's rows are a pure function of a
-// [control.Snapshot]; see listRows). It reaches the host only through
+// [view.Snapshot]; see listRows). It reaches the host only through
 // the client, whose [control.Env] tests replace field by field.
 //
 // All output goes to the App's writers: reports and progress to Out,

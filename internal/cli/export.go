@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/kube"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/wording"
 )
 
 // exportFlags are `bm2 export kube`'s flags.
@@ -107,7 +108,7 @@ func (a *App) writeExport(dir string, res *kube.Result) error {
 		if f.Secret {
 			mode = ", mode 0600: keep it out of version control"
 		}
-		fmt.Fprintf(a.Out, "wrote %s (%s for %s%s)\n", path, control.JoinWords(f.Kinds), f.Project, mode)
+		fmt.Fprintf(a.Out, "wrote %s (%s for %s%s)\n", path, wording.JoinWords(f.Kinds), f.Project, mode)
 	}
 	// A Secret an earlier export wrote for a project that has no [env]
 	// (or was exported without --secrets) now: kubectl apply -f DIR
@@ -152,7 +153,7 @@ func kubeErr(cmd string, err error) error {
 			lead = "no HTTPRoute can send requests to " + what
 		}
 		return control.Fail(ExitInvalid, "change the project file (bm2.toml(5)), or leave the project out",
-			fmt.Errorf("%s: %s: %s:\n  %s", cmd, control.Plural(len(es), "problem", "problems"), lead,
+			fmt.Errorf("%s: %s: %s:\n  %s", cmd, wording.Plural(len(es), "problem", "problems"), lead,
 				strings.ReplaceAll(termtext.EscapeLines(err.Error()), "\n", "\n  ")))
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
@@ -190,6 +191,6 @@ func (a *App) httpRouteCmd(args []string, opts kube.Options, out string) error {
 		return nil
 	}
 	sort.Strings(names)
-	fmt.Fprintf(a.Out, "wrote %s (httproute for %s); apply it: kubectl apply -f %s\n", out, control.JoinWords(names), out)
+	fmt.Fprintf(a.Out, "wrote %s (httproute for %s); apply it: kubectl apply -f %s\n", out, wording.JoinWords(names), out)
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -94,7 +95,7 @@ func (f *fakeSystemd) unit(name string) *UnitStatus {
 	u, ok := f.units[name]
 	if !ok {
 		u = &UnitStatus{Name: name, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
-			MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}
+			MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown}
 		f.units[name] = u
 	}
 	return u
@@ -228,7 +229,7 @@ func (f *fakeSystemd) stopInstance(name string) {
 		return
 	}
 	u.ActiveState, u.SubState, u.MainPID = "inactive", "dead", 0
-	u.MemoryCurrent, u.CPUUsageNSec = control.Unknown, control.Unknown
+	u.MemoryCurrent, u.CPUUsageNSec = view.Unknown, view.Unknown
 	u.NextElapse = time.Time{}
 }
 
@@ -322,7 +323,7 @@ func (f *fakeSystemd) Units(ctx context.Context, names []string) ([]UnitStatus, 
 			}
 		} else {
 			out[i] = UnitStatus{Name: n, LoadState: "not-found", ActiveState: "inactive", SubState: "dead",
-				MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}
+				MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown}
 		}
 	}
 	return out, nil

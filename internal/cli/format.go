@@ -5,20 +5,21 @@ import (
 	"sort"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 )
 
 // formatCPU renders cumulative CPU time: "0.4s", "1.3s", then like uptime
-// from a minute on. control.Unknown is "-".
+// from a minute on. view.Unknown is "-".
 func formatCPU(nsec uint64) string {
-	if nsec == control.Unknown {
+	if nsec == view.Unknown {
 		return "-"
 	}
 	d := time.Duration(nsec)
 	if d < time.Minute {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
-	return control.FormatUptime(d)
+	return wording.FormatUptime(d)
 }
 
 func sortUnits(us []UnitStatus) {

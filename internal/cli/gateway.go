@@ -10,6 +10,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
+	"github.com/bm2dev/bm2/internal/wording"
 )
 
 // routeKind is `bm2 gateway httproute`: a Kubernetes Gateway API
@@ -64,7 +65,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 	if kind == gateway.KindCaddy {
 		apply = "caddy reload (or systemctl reload caddy)"
 	}
-	fmt.Fprintf(a.Out, "wrote %s (%s for %s); apply it: %s\n", out, kind, control.JoinWords(names), apply)
+	fmt.Fprintf(a.Out, "wrote %s (%s for %s); apply it: %s\n", out, kind, wording.JoinWords(names), apply)
 	return nil
 }
 
@@ -119,7 +120,7 @@ func (a *App) argProjects(cmd, example string, args []string) ([]argProject, err
 			// A gateway (or a cluster) without one of the projects would
 			// drop its traffic: print nothing rather than that.
 			return nil, control.Fail(ExitInvalid, "fix them (`bm2 check NAME`), or name the projects",
-				fmt.Errorf("%s: %s cannot be served:\n  %s", cmd, control.Plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
+				fmt.Errorf("%s: %s cannot be served:\n  %s", cmd, wording.Plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
 		}
 		return out, nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -83,7 +83,7 @@ func kindList() string {
 	for _, k := range journal.Kinds() {
 		ks = append(ks, string(k))
 	}
-	return control.JoinWords(ks)
+	return wording.JoinWords(ks)
 }
 
 // help returns a command's section; a command without one is a bug.

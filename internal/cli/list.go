@@ -10,8 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -122,18 +123,18 @@ func (a *App) selected(names []string) ([]entry, config.Loaded, error) {
 
 // readSnapshot reads the state of entries; systemd out of reach makes
 // every instance's state unknown, which warn says.
-func (a *App) readSnapshot(ctx context.Context, entries []entry, warn func(string)) control.Snapshot {
+func (a *App) readSnapshot(ctx context.Context, entries []entry, warn func(string)) view.Snapshot {
 	snap, _ := a.readSnapshotWith(ctx, entries, warn, false)
 	return snap
 }
 
 // readSnapshotFigures is readSnapshot with the instances' figures
 // (control.Client.SnapshotFigures).
-func (a *App) readSnapshotFigures(ctx context.Context, entries []entry, warn func(string)) (control.Snapshot, control.Figures) {
+func (a *App) readSnapshotFigures(ctx context.Context, entries []entry, warn func(string)) (view.Snapshot, view.Figures) {
 	return a.readSnapshotWith(ctx, entries, warn, true)
 }
 
-func (a *App) readSnapshotWith(ctx context.Context, entries []entry, warn func(string), figures bool) (control.Snapshot, control.Figures) {
+func (a *App) readSnapshotWith(ctx context.Context, entries []entry, warn func(string), figures bool) (view.Snapshot, view.Figures) {
 	var sd Systemd
 	if len(entries) > 0 {
 		var err error
@@ -148,17 +149,17 @@ func (a *App) readSnapshotWith(ctx context.Context, entries []entry, warn func(s
 	if figures {
 		return a.SnapshotFigures(ctx, entries, sd)
 	}
-	return a.Snapshot(ctx, entries, sd), control.Figures{}
+	return a.Snapshot(ctx, entries, sd), view.Figures{}
 }
 
 // listRows renders a snapshot as the list's rows, and the warnings to print
-// after them: a pure function (see [control.Snapshot]).
-func listRows(snap control.Snapshot) ([]row, []string) {
+// after them: a pure function (see [view.Snapshot]).
+func listRows(snap view.Snapshot) ([]row, []string) {
 	var rows []row
 	for pi, ps := range snap.Projects {
 		e := ps.Entry
 		if e.Err != nil || e.Project == nil {
-			r := row{Project: e.Name, State: control.StateInvalid, Reason: control.InvalidReason(e)}
+			r := row{Project: e.Name, State: view.StateInvalid, Reason: view.InvalidReason(e)}
 			if p := e.Project; p != nil {
 				r.Mode, r.Port = string(p.Mode), p.Port
 			}
@@ -174,7 +175,7 @@ func listRows(snap control.Snapshot) ([]row, []string) {
 
 // snapshotWarnings are what a snapshot says could not be read, and its
 // invalid projects, in order.
-func snapshotWarnings(snap control.Snapshot) []string {
+func snapshotWarnings(snap view.Snapshot) []string {
 	warnings := append([]string(nil), snap.Warnings...)
 	if snap.Accounting != "" {
 		warnings = append(warnings, snap.Accounting)
@@ -193,8 +194,8 @@ func snapshotWarnings(snap control.Snapshot) []string {
 
 // instanceRow is the row of the k-th instance of the pi-th project; its
 // state, reason and verdict are the snapshot's view of it
-// ([control.Snapshot.Instance]), as bm2 top shows them.
-func instanceRow(snap control.Snapshot, pi, k int) row {
+// ([view.Snapshot.Instance]), as bm2 top shows them.
+func instanceRow(snap view.Snapshot, pi, k int) row {
 	ps := snap.Projects[pi]
 	p, i := ps.Entry.Project, ps.IDs[k]
 	v := snap.Instance(pi, k)
@@ -223,14 +224,14 @@ func instanceRow(snap control.Snapshot, pi, k int) row {
 	if u := v.Status; u != nil {
 		r.PID = u.MainPID
 		r.Restarts = u.NRestarts
-		if st, _ := control.ProjectInstanceState(*u, p.MaxRestarts); st == control.StateOnline && !u.ActiveEnter.IsZero() {
+		if st, _ := view.ProjectInstanceState(*u, p.MaxRestarts); st == view.StateOnline && !u.ActiveEnter.IsZero() {
 			r.UptimeMS = max(snap.Now.Sub(u.ActiveEnter).Milliseconds(), 0)
 		}
-		if u.MemoryCurrent != control.Unknown {
+		if u.MemoryCurrent != view.Unknown {
 			m := u.MemoryCurrent
 			r.MemoryBytes = &m
 		}
-		if u.CPUUsageNSec != control.Unknown {
+		if u.CPUUsageNSec != view.Unknown {
 			c := u.CPUUsageNSec / 1e6
 			r.CPUMS = &c
 		}
@@ -249,7 +250,7 @@ func (r row) cells() cells {
 		c.reuseport = *r.Reuseport
 	}
 	if r.Health != nil {
-		c.health = termtext.EscapeField(control.HealthCell(*r.Health, r.HealthFailures, r.HealthLimit))
+		c.health = termtext.EscapeField(view.HealthCell(*r.Health, r.HealthFailures, r.HealthLimit))
 	}
 	if r.ID != nil {
 		c.id = strconv.Itoa(*r.ID)
@@ -265,11 +266,11 @@ func (r row) cells() cells {
 	if r.Port != 0 {
 		c.port = strconv.Itoa(r.Port)
 	}
-	if r.State == control.StateOnline && r.UptimeMS > 0 {
-		c.uptime = control.FormatUptime(control.MsDuration(r.UptimeMS))
+	if r.State == view.StateOnline && r.UptimeMS > 0 {
+		c.uptime = wording.FormatUptime(wording.MsDuration(r.UptimeMS))
 	}
 	if r.MemoryBytes != nil {
-		c.mem = control.FormatMem(*r.MemoryBytes)
+		c.mem = view.FormatMem(*r.MemoryBytes)
 	}
 	if r.CPUMS != nil {
 		c.cpu = formatCPU(*r.CPUMS * 1e6)

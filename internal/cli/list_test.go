@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -30,12 +30,12 @@ func listEnv(t *testing.T) *testEnv {
 	}
 	te.sd.set(running("bm2@api-0.service", 1234, 3*time.Minute+12*time.Second, 43201331, 1_300_000_000, 0))
 	te.sd.set(UnitStatus{Name: "bm2@api-1.service", ActiveState: "activating", SubState: "start", MainPID: 1240, MemoryCurrent: 1 << 20, CPUUsageNSec: 10_000_000})
-	te.sd.set(UnitStatus{Name: "bm2@api-2.service", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", NRestarts: 3, MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
-	te.sd.set(UnitStatus{Name: "bm2@api-3.service", ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", NRestarts: 16, MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
-	te.sd.set(UnitStatus{Name: "bm2@web-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
-	te.sd.set(UnitStatus{Name: "bm2@web-1.service", ActiveState: "failed", SubState: "failed", Result: "signal", NRestarts: 1, MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@api-2.service", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", NRestarts: 3, MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@api-3.service", ActiveState: "failed", SubState: "failed", Result: "start-limit-hit", NRestarts: 16, MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@web-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@web-1.service", ActiveState: "failed", SubState: "failed", Result: "signal", NRestarts: 1, MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
 	te.sd.set(running("bm2@web-2.service", 77, 26*time.Hour+5*time.Minute, 2<<30, 90*1e9, 2))
-	te.sd.set(UnitStatus{Name: "bm2@zeta-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@zeta-0.service", ActiveState: "inactive", SubState: "dead", Result: "success", MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
 	if _, err := (state.Dir{Path: te.paths.StateDir}).SetErrored("zeta", "reuseport_missing"); err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +131,10 @@ func TestListHealth(t *testing.T) {
 	now := te.now
 	for i := 0; i < 5; i++ {
 		te.sd.set(UnitStatus{Name: fmt.Sprintf("bm2@hc-%d.service", i), ActiveState: "active", SubState: "running", MainPID: uint32(100 + i),
-			InvocationID: fmt.Sprintf("run%d", i), ActiveEnter: now.Add(-time.Minute), MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+			InvocationID: fmt.Sprintf("run%d", i), ActiveEnter: now.Add(-time.Minute), MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
 	}
-	te.sd.set(UnitStatus{Name: "bm2@hc-5.service", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
-	te.sd.set(UnitStatus{Name: "bm2@plain-0.service", ActiveState: "active", SubState: "running", MainPID: 200, ActiveEnter: now.Add(-time.Minute), MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@hc-5.service", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
+	te.sd.set(UnitStatus{Name: "bm2@plain-0.service", ActiveState: "active", SubState: "running", MainPID: 200, ActiveEnter: now.Add(-time.Minute), MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
 	st := health.State{Project: "hc", Instances: []health.Entry{
 		{Instance: "hc-0", Invocation: "run0", Status: health.Healthy, Limit: 3, Last: "200", Checked: now.Add(-2 * time.Second)},
 		{Instance: "hc-1", Invocation: "run1", Status: health.Unhealthy, Failures: 2, Limit: 3, Last: "timeout", Checked: now.Add(-2 * time.Second)},

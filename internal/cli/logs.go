@@ -11,6 +11,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -47,7 +48,7 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 	// restart job", ...) outnumber a crash-looping app's own: left out
 	// of the query, so that -n counts the app's lines.
 	q := journal.Query{Lines: n, Follow: o.follow, Since: o.since, Grep: o.grep, NoManager: !o.systemd}
-	ids := control.AllInstances(p)
+	ids := view.AllInstances(p)
 	if p.Mode == config.Cluster {
 		ids = append(ids, units.Surge) // what it served during reloads
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/metrics"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -171,7 +172,7 @@ func route(r io.Reader, expose func() ([]byte, error)) (status int, body []byte,
 	}
 	text, err := expose()
 	if err != nil {
-		return http.StatusInternalServerError, []byte(control.OneLine(err) + "\n"), head, err
+		return http.StatusInternalServerError, []byte(wording.OneLine(err) + "\n"), head, err
 	}
 	return http.StatusOK, text, head, nil
 }

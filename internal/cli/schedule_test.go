@@ -9,6 +9,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/view"
 )
 
 // schedAPI is the seed's api with a restart schedule.
@@ -64,7 +65,7 @@ func TestStatusRestartSchedule(t *testing.T) {
 	// A scheduled reload that failed says how, when, and where to look.
 	failedAt := time.Date(2026, 11, 29, 4, 0, 3, 0, time.UTC)
 	te.sd.set(UnitStatus{Name: apiService, ActiveState: "failed", SubState: "failed", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1,
-		InactiveEnter: failedAt, MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+		InactiveEnter: failedAt, MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
 	te.mustRun(ExitOK, "status", "api")
 	want = "  the last scheduled reload failed (exit-code, exit status 1) at " + failedAt.Local().Format("2006-01-02 15:04:05 MST") +
 		": `journalctl -u bm2-api-restart.service` says why"
@@ -181,7 +182,7 @@ func TestCheckRestartSchedule(t *testing.T) {
 func TestDeleteStopsTheScheduledReload(t *testing.T) {
 	te := servedScheduled(t, time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC))
 	te.sd.set(UnitStatus{Name: apiService, ActiveState: "activating", SubState: "start", MainPID: 4242,
-		MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown})
+		MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown})
 	te.mustRun(ExitOK, "delete", "api")
 	calls := strings.Join(te.sd.Calls(), "\n")
 	if !strings.Contains(calls, "stop bm2-api-restart.timer\nstop bm2-api-restart.service\nstop bm2-api.target\n") {

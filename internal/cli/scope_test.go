@@ -12,6 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -221,7 +222,7 @@ func TestUserScopeListSaysWhyNoMemory(t *testing.T) {
 	}
 
 	u, _ := te.sd.Units(context.Background(), []string{"bm2@app-0.service"})
-	u[0].MemoryCurrent, u[0].CPUUsageNSec = control.Unknown, control.Unknown
+	u[0].MemoryCurrent, u[0].CPUUsageNSec = view.Unknown, view.Unknown
 	te.sd.set(u[0])
 	te.stderr.Reset()
 	te.mustRun(ExitOK, "list")
@@ -234,7 +235,7 @@ func TestUserScopeListSaysWhyNoMemory(t *testing.T) {
 	dir = filepath.Dir(sys.write("srv/app/bm2.toml", "name = \"app\"\nscript = \"index.ts\"\nport = 8080\n"))
 	sys.mustRun(ExitOK, "serve", dir)
 	u, _ = sys.sd.Units(context.Background(), []string{"bm2@app-0.service"})
-	u[0].MemoryCurrent, u[0].CPUUsageNSec = control.Unknown, control.Unknown
+	u[0].MemoryCurrent, u[0].CPUUsageNSec = view.Unknown, view.Unknown
 	sys.sd.set(u[0])
 	sys.stderr.Reset()
 	sys.mustRun(ExitOK, "list")

@@ -16,6 +16,8 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -32,13 +34,13 @@ func (a *App) status(ctx context.Context, name string) error {
 	esc := termtext.Escape
 	fmt.Fprintf(w, "%s: %s\n", esc(e.Name), esc(e.Path))
 	if e.Err != nil {
-		fmt.Fprintf(w, "  invalid: %s\n", esc(control.OneLine(e.Err)))
+		fmt.Fprintf(w, "  invalid: %s\n", esc(wording.OneLine(e.Err)))
 		_, err := control.Usable(e)
 		return err
 	}
 	p := e.Project
 	fmt.Fprintf(w, "  %s, runtime %s (%s), user %s\n",
-		control.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
+		view.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
 	if reason, errored, _ := a.ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
@@ -64,7 +66,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	var fenced []UnitStatus
 	if sd != nil {
-		fenced, _ = sd.Units(ctx, control.InstanceNames(p))
+		fenced, _ = sd.Units(ctx, view.InstanceNames(p))
 	}
 	fmt.Fprintf(w, "  %s\n", a.fenceLine(p, fenced))
 	if p.Preload() {
@@ -99,14 +101,14 @@ func (a *App) status(ctx context.Context, name string) error {
 		return fmt.Errorf("write status: %w", err)
 	}
 	if sd != nil {
-		if statuses, err := sd.Units(ctx, control.InstanceNames(p)); err == nil {
+		if statuses, err := sd.Units(ctx, view.InstanceNames(p)); err == nil {
 			for _, line := range a.staleLines(p, statuses) {
 				fmt.Fprintln(w, line)
 			}
 			// Why an instance gave up, and what to do.
 			for i, u := range statuses {
 				st, reason := a.InstanceStateOf(p, i, u)
-				if st != control.StateErrored {
+				if st != view.StateErrored {
 					continue
 				}
 				if e, ok := a.ExplainInstance(ctx, p, i, u, reason, control.AgainText(p, "start")); ok {
@@ -246,7 +248,7 @@ func journalLine(name string, u control.JournalUse, user bool) string {
 	case errors.Is(u.Err, journal.ErrUserVolatile):
 		return "journal: not readable as you: this host keeps its journal in memory only, and your services' entries are in the system journal (`bm2 logs " + name + "` says what to do)"
 	case u.Err != nil:
-		return "journal: not read (" + termtext.Escape(control.OneLine(u.Err)) + ")"
+		return "journal: not read (" + termtext.Escape(wording.OneLine(u.Err)) + ")"
 	}
 	line := "journal: no entries of " + name
 	if !u.Oldest.IsZero() {
@@ -296,7 +298,7 @@ func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
 	}
 	parts := make([]string, len(needs))
 	for i, n := range needs {
-		state := control.StateUnknown
+		state := view.StateUnknown
 		if len(statuses) == len(needs) {
 			u := statuses[i]
 			switch {

@@ -18,6 +18,8 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/top"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 )
 
 // top is `bm2 top [name...]`: package top's view, live, on the terminal
@@ -76,7 +78,7 @@ func terminalOf(w io.Writer) (*os.File, bool) {
 type topHost struct {
 	a       *App
 	names   []string // the projects shown; none: every registered one
-	figures func(context.Context, control.Snapshot) control.Figures
+	figures func(context.Context, view.Snapshot) view.Figures
 
 	mu     sync.Mutex
 	closed bool
@@ -216,7 +218,7 @@ func (h *topHost) logs(ctx context.Context, name string, n int) ([]string, error
 	lines := append(outputLines(out.String()), outputLines(notes.String())...)
 	if err != nil {
 		if hint := control.Hint(err); hint != "" {
-			err = fmt.Errorf("%s; %s", control.OneLine(err), hint)
+			err = fmt.Errorf("%s; %s", wording.OneLine(err), hint)
 		}
 	}
 	return lines, err

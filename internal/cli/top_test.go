@@ -12,9 +12,9 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/top"
+	"github.com/bm2dev/bm2/internal/view"
 )
 
 // bm2 top is a live view: without a terminal it refuses, as a usage
@@ -59,10 +59,10 @@ func TestTopHost(t *testing.T) {
 		t.Fatalf("frame: %d projects, %d rows", len(f.Snapshot.Projects), len(rows))
 	}
 	for k, r := range rows {
-		if v := f.Snapshot.Instance(0, k); v.State != control.StateOnline || r.State != v.State || v.Verdict != "confirmed" {
+		if v := f.Snapshot.Instance(0, k); v.State != view.StateOnline || r.State != v.State || v.Verdict != "confirmed" {
 			t.Errorf("instance %d: %+v, list says %s", k, v, r.State)
 		}
-		if got := f.Figures.Projects[0][k]; got != control.UnknownFigures {
+		if got := f.Figures.Projects[0][k]; got != view.UnknownFigures {
 			t.Errorf("instance %d figures %+v, want unknown", k, got)
 		}
 	}
@@ -167,16 +167,16 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 }
 
 // unknownFigures are a Snapshot's figures when nothing can be read of
-// them: control.UnknownFigures for each instance.
-func unknownFigures(_ context.Context, snap control.Snapshot) control.Figures {
-	f := control.Figures{Projects: make([][]control.InstanceFigures, len(snap.Projects))}
+// them: view.UnknownFigures for each instance.
+func unknownFigures(_ context.Context, snap view.Snapshot) view.Figures {
+	f := view.Figures{Projects: make([][]view.InstanceFigures, len(snap.Projects))}
 	for p, ps := range snap.Projects {
 		if ps.Entry.Err != nil || ps.Entry.Project == nil || ps.Statuses == nil {
 			continue
 		}
-		f.Projects[p] = make([]control.InstanceFigures, len(ps.IDs))
+		f.Projects[p] = make([]view.InstanceFigures, len(ps.IDs))
 		for k := range ps.IDs {
-			f.Projects[p][k] = control.UnknownFigures
+			f.Projects[p][k] = view.UnknownFigures
 		}
 	}
 	return f

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -70,7 +71,7 @@ func removeDangling(link, target string) error {
 // when it is not the one p names (p.Account()): the project changed
 // accounts since they started. "" when they run as p's, none runs, or
 // bm2 cannot tell (user scope, where everything runs as the user).
-func (c *Client) otherAccount(p *config.Project, statuses []UnitStatus) string {
+func (c *Client) otherAccount(p *config.Project, statuses []view.UnitStatus) string {
 	if c.IsUser() || c.Accounts == nil {
 		return ""
 	}

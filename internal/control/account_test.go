@@ -12,6 +12,7 @@ import (
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -43,7 +44,7 @@ func TestTidyRunDirs(t *testing.T) {
 	var stderr bytes.Buffer
 	c := &Client{Env: Env{Layout: &l}, Stdio: Stdio{Err: &stderr}}
 	p := &config.Project{Name: "api", Instances: 5}
-	c.tidyRunDirs(p, AllInstances(p))
+	c.tidyRunDirs(p, view.AllInstances(p))
 	for name, want := range map[string]bool{"api-0": false, "api-1": true, "api-2": true, "api-3": false, "api-4": true, "api-surge": false, "web-0": true} {
 		_, err := os.Lstat(filepath.Join(run, name))
 		if got := err == nil; got != want {
@@ -82,14 +83,14 @@ func (fakeAccounts) GroupIDs(trust.Account) ([]int, error) { return nil, nil }
 // longer lists) not the uid of the account it names now.
 func TestOtherAccount(t *testing.T) {
 	c := &Client{Env: Env{Accounts: fakeAccounts{"alice": 1001, "bm2-api": 61595}}}
-	runs := func(uid uint32) []UnitStatus {
-		return []UnitStatus{{Name: units.Instance("api", 0), MainPID: 12, UID: uid}, {Name: units.Instance("api", 1), UID: sysd.NoID}}
+	runs := func(uid uint32) []view.UnitStatus {
+		return []view.UnitStatus{{Name: units.Instance("api", 0), MainPID: 12, UID: uid}, {Name: units.Instance("api", 1), UID: sysd.NoID}}
 	}
 	own := &config.Project{Name: "api"}
 	alice := &config.Project{Name: "api", User: "alice"}
 	for _, c2 := range []struct {
 		p    *config.Project
-		st   []UnitStatus
+		st   []view.UnitStatus
 		want string
 	}{
 		{own, runs(61595), ""},

@@ -14,6 +14,8 @@ import (
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -37,7 +39,7 @@ func (c *Client) Control(ctx context.Context, verb, arg string, timeout time.Dur
 		if _, err := stopUnits(ctx, sd, sel.p.Name, sel.idx, sel.unit, sel.names, false); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Out, "%s stopped (%s)\n", sel.label, Plural(len(sel.ids), "instance", "instances"))
+		fmt.Fprintf(c.Out, "%s stopped (%s)\n", sel.label, wording.Plural(len(sel.ids), "instance", "instances"))
 		return nil
 	}
 	return fmt.Errorf("internal error: unknown verb %q", verb)
@@ -66,7 +68,7 @@ func (c *Client) selectUnits(arg string) (selection, error) {
 	if err != nil {
 		return selection{}, err
 	}
-	sel := selection{p: p, idx: idx, unit: units.Target(p.Name), ids: AllInstances(p), label: p.Name}
+	sel := selection{p: p, idx: idx, unit: units.Target(p.Name), ids: view.AllInstances(p), label: p.Name}
 	if idx >= 0 {
 		sel.unit, sel.ids, sel.label = units.Instance(p.Name, idx), []int{idx}, units.InstanceID(p.Name, idx)
 	}
@@ -321,7 +323,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 			n++
 		}
 	}
-	fmt.Fprintf(c.Out, "deleted %s: stopped %s, removed %s\n", name, Plural(n, "instance", "instances"), regFile)
+	fmt.Fprintf(c.Out, "deleted %s: stopped %s, removed %s\n", name, wording.Plural(n, "instance", "instances"), regFile)
 	for _, s := range found.Shadow {
 		if config.Stem(s) == name {
 			fmt.Fprintf(c.Out, "note: %s now defines project %s (it was hidden by %s)\n", s, name, regFile)
@@ -338,7 +340,7 @@ func (c *Client) projectUnits(ctx context.Context, sd Systemd, name string, p *c
 	seen := map[string]bool{}
 	var out []string
 	if p != nil {
-		for _, n := range InstanceNames(p) {
+		for _, n := range view.InstanceNames(p) {
 			seen[n] = true
 			out = append(out, n)
 		}
@@ -478,8 +480,6 @@ func (c *Client) Version() error {
 	}
 	return nil
 }
-
-func MsDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // markIDs is which instance marks a command on instance idx (-1: the
 // whole project) clears: that instance's, or every marked one (nil).

@@ -25,7 +25,7 @@
 // that are waited for (start, stop, restart in "replace" mode), reset-failed,
 // and unit properties (InvocationID included: it names one run of an
 // instance). Instance states are systemd's own, translated by
-// [InstanceState] (active/running is online, activating/auto-restart is
+// [view.InstanceState] (active/running is online, activating/auto-restart is
 // waiting restart, failed is errored with the service's Result as reason,
 // start-limit-hit reading restart_budget_exhausted). The one state systemd
 // cannot hold, a project bm2 stopped on purpose, is the errored mark of
@@ -64,7 +64,7 @@
 // InvocationID says healthy, or the wait's timeout passes. A reload whose
 // surge or restarted instance does not turn healthy stops there, through
 // the same path as one that does not come back. bm2 list shows the state
-// file's word for each run in its HEALTH column ([HealthOf]).
+// file's word for each run in its HEALTH column ([view.HealthOf]).
 //
 // # Why something failed
 //

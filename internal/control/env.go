@@ -30,6 +30,7 @@ import (
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -112,7 +113,7 @@ type Env struct {
 	// the processes of its control group, their descriptors, and the
 	// kernel's listeners and connections on a port (sockdiag and /proc
 	// by default).
-	Sockets Sockets
+	Sockets view.Sockets
 	// Calendar is what systemd-analyze calendar says of a calendar
 	// expression (restart_schedule): its next elapse ("Sun 2026-12-06
 	// 04:00:00 UTC", or NeverNext), ErrNoAnalyze without systemd-analyze,
@@ -120,7 +121,7 @@ type Env struct {
 	Calendar func(ctx context.Context, expr string) (string, error)
 	// Listening tells whether a unit's processes hold a listening TCP
 	// socket on port (listensOn, from /proc, by default).
-	Listening func(ctx context.Context, u UnitStatus, port int) (bool, error)
+	Listening func(ctx context.Context, u view.UnitStatus, port int) (bool, error)
 	// Access tells whether id can open path (dir: enter it), for the
 	// checks before start (accessAs by default: as id when root, else
 	// only whether it exists).
@@ -266,7 +267,7 @@ func (e Env) WithDefaults() Env {
 		e.Listening = listensOn
 	}
 	if e.Sockets == nil {
-		e.Sockets = hostSockets{}
+		e.Sockets = view.HostSockets{}
 	}
 	if e.Calendar == nil {
 		e.Calendar = analyzeCalendar

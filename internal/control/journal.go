@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -80,7 +81,7 @@ type JournalUse struct {
 func (c *Client) JournalUse(ctx context.Context, p *config.Project) JournalUse {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	ids := AllInstances(p)
+	ids := view.AllInstances(p)
 	if p.Mode == config.Cluster {
 		ids = append(ids, units.Surge) // what it logged during reloads
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/view"
 )
 
 // listensOn tells whether a unit's own processes hold a listening TCP
@@ -22,7 +23,7 @@ import (
 // instance listens). The processes are those of the unit's control group,
 // or its main process when the group cannot be read. Reading another
 // user's /proc/<pid>/fd needs root.
-func listensOn(_ context.Context, u UnitStatus, port int) (bool, error) {
+func listensOn(_ context.Context, u view.UnitStatus, port int) (bool, error) {
 	pids := u.PIDs()
 	if len(pids) == 0 {
 		return false, nil

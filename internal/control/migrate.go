@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/wording"
 )
 
 // LegacyUser is the account bm2 0.1 ran every project as.
@@ -52,7 +53,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			continue // not bm2's to rewrite (shipped by a package, or in /run)
 		}
 		if e.Project == nil {
-			fmt.Fprintf(c.Err, "bm2: warning: %s is invalid, so it was not migrated: %s\n", e.Path, OneLine(e.Err))
+			fmt.Fprintf(c.Err, "bm2: warning: %s is invalid, so it was not migrated: %s\n", e.Path, wording.OneLine(e.Err))
 			continue
 		}
 		p := *e.Project
@@ -89,14 +90,14 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 		changed++
 		backup := filepath.Join(c.Layout.StateDir, "migrated-0.1", filepath.Base(p.File))
 		if dryRun {
-			fmt.Fprintf(c.Out, "would migrate %s: %s\n", p.File, JoinWords(did))
+			fmt.Fprintf(c.Out, "would migrate %s: %s\n", p.File, wording.JoinWords(did))
 			continue
 		}
 		if err := c.migrateOne(&p, e.Path, backup); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(c.Out, "migrated %s: %s; the original is in %s\n", p.File, JoinWords(did), backup)
+		fmt.Fprintf(c.Out, "migrated %s: %s; the original is in %s\n", p.File, wording.JoinWords(did), backup)
 	}
 	if changed == 0 {
 		fmt.Fprintf(c.Out, "nothing to migrate in %s\n", c.Layout.ConfigDir)
@@ -187,20 +188,6 @@ func localURL(s string) string {
 		return ""
 	}
 	return "this host's own address " + ip.String()
-}
-
-func JoinWords(ws []string) string {
-	switch len(ws) {
-	case 0:
-		return ""
-	case 1:
-		return ws[0]
-	}
-	out := ws[0]
-	for _, w := range ws[1 : len(ws)-1] {
-		out += ", " + w
-	}
-	return out + " and " + ws[len(ws)-1]
 }
 
 // sourceNotRoots says why a project's source file is not root's word

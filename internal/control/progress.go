@@ -12,6 +12,8 @@ import (
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -26,7 +28,7 @@ const verdictJournalEvery = 500 * time.Millisecond
 // add. Each names the run it judged, so no time filters them: a file
 // from before the oldest unconfirmed run (an instance confirmed earlier)
 // still covers its own.
-func (c *Client) verdictFiles(w *waiter, statuses []UnitStatus) (evs []journal.Event, covered bool) {
+func (c *Client) verdictFiles(w *waiter, statuses []view.UnitStatus) (evs []journal.Event, covered bool) {
 	if c.ReadVerdict == nil {
 		return nil, false
 	}
@@ -91,7 +93,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	var journalErr error
 	var journalDue time.Time // when the journal is read next for verdicts
 	var ask needs
-	var last []UnitStatus
+	var last []view.UnitStatus
 	var probesRead time.Time // when the probes' states were last read
 	var healthRun time.Time  // when the health service was last started
 	warned, healthWarned := false, false
@@ -103,7 +105,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 	quick := false
 	var lastAt time.Time // when last was read
 	for {
-		var statuses []UnitStatus
+		var statuses []view.UnitStatus
 		var err error
 		// Only with states read within a tick or so: a look that started
 		// the health check, or read the journal, took longer.
@@ -143,7 +145,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 					journalDue = now.Add(verdictJournalEvery)
 				}
 				if !covered && !now.Before(journalDue) {
-					fromJournal, journalErr = c.ProjectEvents(wctx, []string{w.p.Name}, ReuseportKinds, ask.since)
+					fromJournal, journalErr = c.ProjectEvents(wctx, []string{w.p.Name}, view.ReuseportKinds, ask.since)
 					if written != nil {
 						journalDue = now.Add(verdictJournalEvery)
 					}
@@ -256,7 +258,7 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, 
 	case failNotBack:
 		how := exitText(f.unit, f.reason)
 		if how == "" {
-			how, _ = ProjectInstanceState(f.unit, w.p.MaxRestarts)
+			how, _ = view.ProjectInstanceState(f.unit, w.p.MaxRestarts)
 		}
 		id := units.InstanceID(w.p.Name, w.ids[0])
 		what := "did not come back after its restart"
@@ -275,7 +277,7 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, 
 	return c.instanceFailed(ctx, sd, w.p, w.ids[f.k], f.unit, f.reason, verb)
 }
 
-func (c *Client) explainTimeout(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
+func (c *Client) explainTimeout(ctx context.Context, w *waiter, last []view.UnitStatus, timeout time.Duration, verb string) error {
 	for _, o := range w.flushAllExits() {
 		fmt.Fprint(c.Out, o)
 	}
@@ -311,7 +313,7 @@ func (c *Client) waitOnline(ctx context.Context, sd Systemd, p *config.Project, 
 // listening again if it listened before, and (cluster mode) confirmed.
 // before is its state as read just now (the run the restart replaces). It
 // prints one line: "api-0 restarting… online, listening, confirmed (1.2s)".
-func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Project, i int, before UnitStatus, timeout time.Duration) error {
+func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Project, i int, before view.UnitStatus, timeout time.Duration) error {
 	w := newWaiter(untilBack, p, []int{i}, c.Now())
 	w.before = before
 	// An instance that listened on its port must listen again before the
@@ -362,7 +364,7 @@ func (e *notBackError) Unwrap() error { return e.err }
 // instanceFailed builds the error for an instance that will not come
 // online: which one, why (systemd's Result and the exit status, the first
 // error its last run logged), and that run's lines from its first error.
-func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u UnitStatus, reason, verb string) error {
+func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u view.UnitStatus, reason, verb string) error {
 	if mark, errored, _ := c.ErroredMark(p.Name); errored {
 		return c.projectErrored(ctx, sd, p, i, mark, verb)
 	}
@@ -417,7 +419,7 @@ func (c *Client) projectErrored(ctx context.Context, sd Systemd, p *config.Proje
 		if i < 0 || i >= p.Instances {
 			i = 0 // the surge: look at the instances
 		}
-		if statuses, err := sd.Units(ctx, InstanceNames(p)); err == nil {
+		if statuses, err := sd.Units(ctx, view.InstanceNames(p)); err == nil {
 			for k, u := range statuses {
 				if u.NRestarts < statuses[i].NRestarts {
 					i = k
@@ -434,14 +436,14 @@ func (c *Client) projectErrored(ctx context.Context, sd Systemd, p *config.Proje
 
 // timedOut builds the error for instances that did not come online (or
 // were not confirmed, or did not answer healthy) in time.
-func (c *Client) timedOut(ctx context.Context, w *waiter, last []UnitStatus, timeout time.Duration, verb string) error {
+func (c *Client) timedOut(ctx context.Context, w *waiter, last []view.UnitStatus, timeout time.Duration, verb string) error {
 	p, ids := w.p, w.ids
 	listened, judged, healthy := w.listened(last), w.judged(last), w.healthyNow(last)
 	var pending, unconfirmed, unhealthy []string
 	first, firstUnconfirmed, firstUnhealthy := -1, -1, -1
 	now := c.Now()
 	for k, u := range last {
-		st, reason := ProjectInstanceState(u, p.MaxRestarts)
+		st, reason := view.ProjectInstanceState(u, p.MaxRestarts)
 		id := units.InstanceID(p.Name, ids[k])
 		switch {
 		case listened[k] && judged[k] && healthy[k]:
@@ -458,9 +460,9 @@ func (c *Client) timedOut(ctx context.Context, w *waiter, last []UnitStatus, tim
 				firstUnconfirmed = k
 			}
 			continue
-		case up(u):
+		case view.Up(u):
 			pending = append(pending, fmt.Sprintf("%s has run for %s but does not listen on port %d (it must listen on $BM2_APP_PORT)", id,
-				FormatUptime(now.Sub(u.ActiveEnter)), p.InstancePort(ids[k])))
+				wording.FormatUptime(now.Sub(u.ActiveEnter)), p.InstancePort(ids[k])))
 		default:
 			s := fmt.Sprintf("%s is %s", id, st)
 			if r := exitText(u, reason); r != "" {
@@ -505,7 +507,7 @@ func (c *Client) timedOut(ctx context.Context, w *waiter, last []UnitStatus, tim
 		msg += ": " + strings.Join(pending, ", ")
 	}
 	if first >= 0 {
-		if u := last[first]; !up(u) && u.ExecMainCode != 0 {
+		if u := last[first]; !view.Up(u) && u.ExecMainCode != 0 {
 			// Crash-looping when time ran out: its last run, from its error.
 			msg += c.runTail(ctx, p, units.Instance(p.Name, ids[first]), u)
 		} else {

@@ -17,6 +17,7 @@ import (
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -114,7 +115,7 @@ const verdictRecent = time.Minute
 // InvocationID). A run that ended before gets the one there is, or none,
 // at once (bm2 status does not wait for an event lost long ago); so does
 // a run without an invocation, which gets the last one of the instance.
-func (c *Client) verdictOf(ctx context.Context, project, id string, u UnitStatus) (journal.Event, bool) {
+func (c *Client) verdictOf(ctx context.Context, project, id string, u view.UnitStatus) (journal.Event, bool) {
 	invocation := u.InvocationID
 	last := func() (journal.Event, bool) {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -162,7 +163,7 @@ func (c *Client) verdictOf(ctx context.Context, project, id string, u UnitStatus
 // directory that caused it).
 //
 // again is the command that tries again, as the fix ends.
-func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u UnitStatus, why, again string) (reason.Explained, bool) {
+func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u view.UnitStatus, why, again string) (reason.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
 	facts := reason.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again, Preload: p.ReusePort == config.ReusePortPreload}
 	if m, ok := c.MarkOf(p, i, u); ok && m.Reason == string(reason.PortInUse) {
@@ -243,7 +244,7 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 // deniedBind is what the exit hook wrote of a bind the port fence denied
 // instance id's last run (hooks.DeniedText: the port, and what to
 // write), from the run's own crash.log line; "" when it wrote none.
-func (c *Client) deniedBind(p *config.Project, id string, u UnitStatus) string {
+func (c *Client) deniedBind(p *config.Project, id string, u view.UnitStatus) string {
 	lines := c.crashLogs().LastLines(p.Name, id, 4)
 	for k := len(lines) - 1; k >= 0; k-- {
 		cl, ok := crashlog.ParseLine(lines[k])
@@ -517,9 +518,9 @@ func (c *Client) HolderOf(port int, id identity.Identity) (string, bool) {
 // MarkOf is the errored mark of instance i of p (port_in_use, set by the
 // exit hook), when the instance is down: a mark stops only the next start,
 // so a run that is up is not what it speaks of.
-func (c *Client) MarkOf(p *config.Project, i int, u UnitStatus) (state.Mark, bool) {
-	switch st, _ := InstanceState(u); st {
-	case StateOnline, StateLaunching, StateStopping:
+func (c *Client) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
+	switch st, _ := view.InstanceState(u); st {
+	case view.StateOnline, view.StateLaunching, view.StateStopping:
 		return state.Mark{}, false
 	}
 	return c.InstanceMark(units.InstanceID(p.Name, i))
@@ -527,10 +528,10 @@ func (c *Client) MarkOf(p *config.Project, i int, u UnitStatus) (state.Mark, boo
 
 // InstanceStateOf is ProjectInstanceState with the instance's own errored
 // mark: a marked instance that is down is errored, for the mark's reason.
-func (c *Client) InstanceStateOf(p *config.Project, i int, u UnitStatus) (st, reason string) {
-	st, reason = ProjectInstanceState(u, p.MaxRestarts)
+func (c *Client) InstanceStateOf(p *config.Project, i int, u view.UnitStatus) (st, reason string) {
+	st, reason = view.ProjectInstanceState(u, p.MaxRestarts)
 	if m, ok := c.MarkOf(p, i, u); ok {
-		return StateErrored, m.Reason
+		return view.StateErrored, m.Reason
 	}
 	return st, reason
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -34,7 +36,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	if err != nil {
 		return err
 	}
-	ids := AllInstances(p)
+	ids := view.AllInstances(p)
 	if idx >= 0 {
 		ids = []int{idx}
 	}
@@ -54,7 +56,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	}
 	defer lock.Unlock()
 	target := units.Target(p.Name)
-	statuses, err := sd.Units(ctx, append([]string{target}, InstanceNames(p)...))
+	statuses, err := sd.Units(ctx, append([]string{target}, view.InstanceNames(p)...))
 	if err != nil {
 		return err
 	}
@@ -64,7 +66,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		stale = stale || u.NeedDaemonReload
 	}
 	for _, u := range statuses[1:] {
-		if st, _ := InstanceState(u); st == StateOnline || u.MainPID != 0 {
+		if st, _ := view.InstanceState(u); st == view.StateOnline || u.MainPID != 0 {
 			running++
 		}
 	}
@@ -107,7 +109,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
 		}
 	}
-	fmt.Fprintf(c.Out, "reloading %s: %s, %s\n", p.Name, ShapeText(p), how)
+	fmt.Fprintf(c.Out, "reloading %s: %s, %s\n", p.Name, view.ShapeText(p), how)
 	if p.Mode == config.Fork {
 		fmt.Fprintf(c.Err, "bm2: note: in fork mode each instance owns its port, which has no listener while it restarts; "+
 			"put a gateway in front that retries another instance (`bm2 gateway`)\n")
@@ -129,7 +131,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	if idx >= 0 {
 		label = units.InstanceID(p.Name, idx)
 	}
-	fmt.Fprintf(c.Out, "%s reloaded: %s in %s, %s\n", label, Plural(len(ids), "instance", "instances"),
+	fmt.Fprintf(c.Out, "%s reloaded: %s in %s, %s\n", label, wording.Plural(len(ids), "instance", "instances"),
 		seconds(c.Now().Sub(start)), readyWord(p))
 	return nil
 }

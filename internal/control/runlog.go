@@ -11,6 +11,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -83,7 +84,7 @@ var weakError = regexp.MustCompile(`\bthrow\b|Uncaught|\b[A-Z]\w*Error\b|(?i:\be
 // file says user = "root"); the main process's lines stay, and with them
 // systemd's words, logged as root, from a main process it could not
 // start.
-func runEntryOf(e journal.Entry, unit string, u UnitStatus, uid string) bool {
+func runEntryOf(e journal.Entry, unit string, u view.UnitStatus, uid string) bool {
 	switch {
 	case e["_PID"] == "1", e["_SYSTEMD_UNIT"] == "init.scope", e["_SYSTEMD_USER_UNIT"] == "init.scope":
 		return false
@@ -118,7 +119,7 @@ func runEntryOf(e journal.Entry, unit string, u UnitStatus, uid string) bool {
 // runQuery selects the entries of run u: its invocation's (journald
 // records a user unit's too as _SYSTEMD_INVOCATION_ID), and its main
 // process's since it started; ok is false when the run is not known.
-func runQuery(u UnitStatus) (journal.Query, bool) {
+func runQuery(u view.UnitStatus) (journal.Query, bool) {
 	if u.InvocationID == "" && u.ExecMainPID == 0 {
 		return journal.Query{}, false
 	}
@@ -141,7 +142,7 @@ func runQuery(u UnitStatus) (journal.Query, bool) {
 // of runQuery, in journalctl's order); uid is whose entries are bm2's,
 // and levelPrefix whether the app's lines carry the priority it gave
 // them (log_level_prefix).
-func RunLogOf(entries []journal.Entry, unit string, u UnitStatus, uid string, levelPrefix bool) RunLog {
+func RunLogOf(entries []journal.Entry, unit string, u view.UnitStatus, uid string, levelPrefix bool) RunLog {
 	r := RunLog{First: -1}
 	weak := -1
 	for _, e := range entries {
@@ -174,7 +175,7 @@ func RunLogOf(entries []journal.Entry, unit string, u UnitStatus, uid string, le
 
 // runLog reads what run u of instance unit of p logged (RunLog); ok is
 // false when the run is not known, or nothing of it is in the journal.
-func (c *Client) runLog(ctx context.Context, p *config.Project, unit string, u UnitStatus) (RunLog, bool) {
+func (c *Client) runLog(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) (RunLog, bool) {
 	q, ok := runQuery(u)
 	if !ok {
 		return RunLog{}, false
@@ -199,7 +200,7 @@ func (c *Client) runLog(ctx context.Context, p *config.Project, unit string, u U
 // runLogSettled is runLog for a run that has just ended: when none of
 // its lines looks like an error yet, it reads again a few times, for up
 // to runLogWait, as journald may not have the app's last lines yet.
-func (c *Client) runLogSettled(ctx context.Context, p *config.Project, unit string, u UnitStatus) (RunLog, bool) {
+func (c *Client) runLogSettled(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) (RunLog, bool) {
 	r, ok := c.runLog(ctx, p, unit, u)
 	if r.First >= 0 {
 		return r, ok
@@ -229,7 +230,7 @@ func (c *Client) trustedUID() string {
 }
 
 // runWhole is the command that shows every line of run u.
-func (c *Client) runWhole(unit string, u UnitStatus) string {
+func (c *Client) runWhole(unit string, u view.UnitStatus) string {
 	if u.InvocationID == "" || c.IsUser() {
 		return c.JournalctlUnit(unit)
 	}
@@ -274,7 +275,7 @@ func (r RunLog) Text() string {
 // runTail is the failure message's quote of run u of instance unit: from
 // its first error (RunLog.Text), or, when nothing of the run is in the
 // journal, the unit's last lines (logTail).
-func (c *Client) runTail(ctx context.Context, p *config.Project, unit string, u UnitStatus) string {
+func (c *Client) runTail(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) string {
 	if r, ok := c.runLogSettled(ctx, p, unit, u); ok {
 		return r.Text()
 	}
@@ -284,7 +285,7 @@ func (c *Client) runTail(ctx context.Context, p *config.Project, unit string, u 
 // exitWords is how run u ended, for a reason's {detail}: its exit status
 // or signal, and the first error it logged (escaped, cut): "exit status
 // 1: Error: Cannot find module './config.json'".
-func exitWords(u UnitStatus, r RunLog) string {
+func exitWords(u view.UnitStatus, r RunLog) string {
 	s := exitText(u, "")
 	if s == "" {
 		s = "no exit status known"

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -71,7 +72,7 @@ func runEntries(t0 time.Time, lines []string, lost int) []journal.Entry {
 
 func TestRunLogFromFirstError(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	u := UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainPID: 1107, ExecMainStart: t0, ExecMainCode: 1, ExecMainStatus: 1}
+	u := view.UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainPID: 1107, ExecMainStart: t0, ExecMainCode: 1, ExecMainStatus: 1}
 	for _, lost := range []int{0, 16} {
 		r := RunLogOf(runEntries(t0, nodeMissingConfig, lost), "bm2@cfg-0.service", u, "0", false)
 		if len(r.Lines) != len(nodeMissingConfig) {
@@ -107,7 +108,7 @@ its last run's output, from its first error (journalctl _SYSTEMD_INVOCATION_ID=d
 
 func TestRunLogErrorCues(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	u := UnitStatus{InvocationID: "ab", ExecMainPID: 1107, ExecMainStart: t0}
+	u := view.UnitStatus{InvocationID: "ab", ExecMainPID: 1107, ExecMainStart: t0}
 	for _, c := range []struct {
 		lines []string
 		first string
@@ -127,7 +128,7 @@ func TestRunLogErrorCues(t *testing.T) {
 		// A line that mentions errors is not one.
 		{[]string{"0 errors, 3 warnings", "errorCount: 0"}, ""},
 	} {
-		r := RunLogOf(runEntries(t0, c.lines, 0), "bm2@cfg-0.service", UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainPID: u.ExecMainPID, ExecMainStart: t0}, "0", false)
+		r := RunLogOf(runEntries(t0, c.lines, 0), "bm2@cfg-0.service", view.UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainPID: u.ExecMainPID, ExecMainStart: t0}, "0", false)
 		if got := r.FirstError(); got != c.first {
 			t.Errorf("%q: first error %q, want %q", c.lines, got, c.first)
 		}
@@ -152,17 +153,17 @@ func TestRunLogErrorCues(t *testing.T) {
 	// An app's own priority counts only where it asked for it.
 	prio := runEntries(t0, []string{"<3>db down"}, 0)
 	prio[2]["PRIORITY"], prio[2]["MESSAGE"] = "3", "db down" // after the manager's line and the fence's
-	if got := RunLogOf(prio, "bm2@cfg-0.service", UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad"}, "0", false).FirstError(); got != "" {
+	if got := RunLogOf(prio, "bm2@cfg-0.service", view.UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad"}, "0", false).FirstError(); got != "" {
 		t.Errorf("an app's <3> without log_level_prefix: %q", got)
 	}
-	if got := RunLogOf(prio, "bm2@cfg-0.service", UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad"}, "0", true).FirstError(); got != "db down" {
+	if got := RunLogOf(prio, "bm2@cfg-0.service", view.UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad"}, "0", true).FirstError(); got != "db down" {
 		t.Errorf("an app's <3> with log_level_prefix: %q", got)
 	}
 
 	// The app's words are escaped and cut where they become a reason's.
 	r = RunLogOf(runEntries(t0, []string{"Error: \x1b[2J" + strings.Repeat("x", 400)}, 0), "bm2@cfg-0.service",
-		UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainCode: 1, ExecMainStatus: 1}, "0", false)
-	if w := exitWords(UnitStatus{ExecMainCode: 1, ExecMainStatus: 1}, r); strings.Contains(w, "\x1b") || len(w) > 260 {
+		view.UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainCode: 1, ExecMainStatus: 1}, "0", false)
+	if w := exitWords(view.UnitStatus{ExecMainCode: 1, ExecMainStatus: 1}, r); strings.Contains(w, "\x1b") || len(w) > 260 {
 		t.Errorf("exit words not escaped and cut: %q", w)
 	}
 	if strings.Contains(r.Text(), "\x1b") {
@@ -172,11 +173,11 @@ func TestRunLogErrorCues(t *testing.T) {
 
 func TestRunQuery(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	q, ok := runQuery(UnitStatus{InvocationID: "ab", ExecMainPID: 1107, ExecMainStart: t0})
+	q, ok := runQuery(view.UnitStatus{InvocationID: "ab", ExecMainPID: 1107, ExecMainStart: t0})
 	if want := "--no-pager -o json --since @1777636799.000000 -n 200 _SYSTEMD_INVOCATION_ID=ab + _PID=1107"; !ok || strings.Join(q.Args(), " ") != want {
 		t.Errorf("query %v:\n got %s\nwant %s", ok, strings.Join(q.Args(), " "), want)
 	}
-	if _, ok := runQuery(UnitStatus{}); ok {
+	if _, ok := runQuery(view.UnitStatus{}); ok {
 		t.Error("a run without invocation or PID has a query")
 	}
 }

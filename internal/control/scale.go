@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -87,7 +88,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	}
 	rewrite := n != p.Instances || q.MaxInstance != p.MaxInstance
 	if !rewrite && !was.behind && len(was.extra) == 0 {
-		fmt.Fprintf(c.Out, "%s already has %s\n", p.Name, Plural(n, "instance", "instances"))
+		fmt.Fprintf(c.Out, "%s already has %s\n", p.Name, wording.Plural(n, "instance", "instances"))
 		return nil
 	}
 
@@ -112,7 +113,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 		}
 		fmt.Fprintf(c.Out, "updated %s: instances = %s (was %s)\n", p.File, countText(&q), countText(p))
 	} else if !rewrite && was.wanted != n && was.running {
-		fmt.Fprintf(c.Out, "%s says %s, systemd runs %d: applying it\n", p.File, Plural(n, "instance", "instances"), was.wanted)
+		fmt.Fprintf(c.Out, "%s says %s, systemd runs %d: applying it\n", p.File, wording.Plural(n, "instance", "instances"), was.wanted)
 	} else if !rewrite && was.behind {
 		fmt.Fprintf(c.Out, "reloading systemd: %s changed since it was read\n", p.File)
 	}
@@ -193,7 +194,7 @@ func (a countArg) resolve(p *config.Project, numCPU int) (int, error) {
 	switch {
 	case n < 1 && a.relative:
 		return 0, UsageErr("scale", "scale: %s has %s: %s would leave %d; a project keeps at least 1 (`bm2 stop %s` stops them all)",
-			p.Name, Plural(p.Instances, "instance", "instances"), a.text, n, p.Name)
+			p.Name, wording.Plural(p.Instances, "instance", "instances"), a.text, n, p.Name)
 	case n < 1:
 		return 0, UsageErr("scale", "scale: a project has at least 1 instance (`bm2 stop %s` stops them all)", p.Name)
 	case n > config.MaxInstances:
@@ -376,7 +377,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 			return err
 		}
 	}
-	what := Plural(p.Instances, "instance", "instances")
+	what := wording.Plural(p.Instances, "instance", "instances")
 	if from != p.Instances {
 		what = fmt.Sprintf("from %d to %s", from, what)
 	}

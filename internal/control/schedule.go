@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -114,7 +115,7 @@ func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Proje
 
 // ExitText says how a unit's last run ended: "exit-code, exit status 1",
 // "signal, signal SIGKILL", "timeout"; "" when it ended well.
-func ExitText(u UnitStatus) string {
+func ExitText(u view.UnitStatus) string {
 	if u.Result == "" || u.Result == "success" {
 		return exitText(u, "")
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -117,7 +119,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	defer sd.Close()
 
 	target := units.Target(p.Name)
-	names := InstanceNames(p)
+	names := view.InstanceNames(p)
 	before, err := c.unitsBefore(ctx, sd, target, names)
 	if err != nil {
 		return err
@@ -148,7 +150,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.clearInstanceMarks(p, nil); err != nil {
 		return err
 	}
-	c.tidyRunDirs(p, AllInstances(p))
+	c.tidyRunDirs(p, view.AllInstances(p))
 	unlock()
 
 	// 5. Start it.
@@ -175,7 +177,7 @@ func (c *Client) noteInstances(p *config.Project, entries []entry) {
 			from = p.Source
 		}
 		fmt.Fprintf(c.Out, "note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s\n",
-			e.Path, Plural(e.Project.Instances, "instance", "instances"), from, p.Instances, p.Instances,
+			e.Path, wording.Plural(e.Project.Instances, "instance", "instances"), from, p.Instances, p.Instances,
 			e.Project.Instances, e.Project.Instances, from)
 	}
 }
@@ -216,7 +218,7 @@ type unitsWere struct {
 
 // observe reads unitsWere from the target's state and its instances'
 // (before[0] is the target).
-func observe(before []UnitStatus) unitsWere {
+func observe(before []view.UnitStatus) unitsWere {
 	stale := before[0].LoadState != "loaded"
 	running := before[0].ActiveState == "active"
 	allOnline := before[0].ActiveState == "active"
@@ -225,10 +227,10 @@ func observe(before []UnitStatus) unitsWere {
 	}
 	online := map[string]bool{}
 	for _, u := range before[1:] {
-		s, _ := InstanceState(u)
-		running = running || u.MainPID != 0 || s == StateOnline
-		allOnline = allOnline && s == StateOnline
-		online[u.Name] = s == StateOnline
+		s, _ := view.InstanceState(u)
+		running = running || u.MainPID != 0 || s == view.StateOnline
+		allOnline = allOnline && s == view.StateOnline
+		online[u.Name] = s == view.StateOnline
 	}
 	return unitsWere{stale: stale, running: running, allOnline: allOnline, online: online}
 }
@@ -298,7 +300,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 			return lerr
 		}
 		var ids []int
-		for _, i := range AllInstances(p) {
+		for _, i := range view.AllInstances(p) {
 			if was.online[units.Instance(p.Name, i)] {
 				ids = append(ids, i)
 			}
@@ -315,7 +317,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	case was.allOnline && !wasErrored:
 		// Already running as registered: nothing to do.
 	default:
-		if err := c.stopIdleProbes(ctx, sd, p, AllInstances(p)); err != nil {
+		if err := c.stopIdleProbes(ctx, sd, p, view.AllInstances(p)); err != nil {
 			return err
 		}
 		fmt.Fprintf(c.Out, "starting %s\n", target)
@@ -324,7 +326,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	if err := c.startErr(p.Name, err); err != nil {
 		return err
 	}
-	if err := c.waitOnline(ctx, sd, p, AllInstances(p), timeout, "serve"); err != nil {
+	if err := c.waitOnline(ctx, sd, p, view.AllInstances(p), timeout, "serve"); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
@@ -410,7 +412,7 @@ func readyWord(p *config.Project) string {
 // project systemd has no target for are only asked about when systemd has
 // them loaded anyway: asking loads the bare template, and systemd logs
 // that it has no ExecStart= into the instance's log.
-func (c *Client) unitsBefore(ctx context.Context, sd Systemd, target string, names []string) ([]UnitStatus, error) {
+func (c *Client) unitsBefore(ctx context.Context, sd Systemd, target string, names []string) ([]view.UnitStatus, error) {
 	ts, err := sd.Units(ctx, []string{target})
 	if err != nil {
 		return nil, err
@@ -445,24 +447,7 @@ func (c *Client) unitsBefore(ctx context.Context, sd Systemd, target string, nam
 // summaryTail is the end of serve's final line.
 func summaryTail(p *config.Project) string {
 	return fmt.Sprintf("%s, runtime %s (%s); `bm2 list` shows it, `bm2 logs %s` its output",
-		ShapeText(p), p.Runtime, p.RuntimeCommand(), p.Name)
-}
-
-// ShapeText is a project's instances and ports in words: "4 x cluster on
-// port 3000", "3 x fork on port 4000~4002", "2 x worker (no port)".
-func ShapeText(p *config.Project) string {
-	if p.IsWorker() {
-		return fmt.Sprintf("%d x worker (no port)", p.Instances)
-	}
-	return fmt.Sprintf("%d x %s on port %s", p.Instances, p.Mode, PortText(p))
-}
-
-func PortText(p *config.Project) string {
-	r := p.Ports()
-	if r.Lo == r.Hi {
-		return fmt.Sprint(r.Lo)
-	}
-	return r.String()
+		view.ShapeText(p), p.Runtime, p.RuntimeCommand(), p.Name)
 }
 
 // checkRegistrable makes sure the file serve writes is the one systemd
@@ -529,22 +514,6 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 		}
 	}
 	return c.stopStaleTimer(ctx, sd, p)
-}
-
-func InstanceNames(p *config.Project) []string {
-	names := make([]string, p.Instances)
-	for i := range names {
-		names[i] = units.Instance(p.Name, i)
-	}
-	return names
-}
-
-func AllInstances(p *config.Project) []int {
-	ids := make([]int, p.Instances)
-	for i := range ids {
-		ids[i] = i
-	}
-	return ids
 }
 
 // registration is what bm2 serve writes for a project: the project file,

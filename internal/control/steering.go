@@ -8,6 +8,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/steer"
+	"github.com/bm2dev/bm2/internal/wording"
 )
 
 // steerStore is where the scope keeps its projects' steering (package
@@ -65,7 +66,7 @@ func steeringLine(port int, v steerView) string {
 	var ue *steer.UnavailableError
 	switch {
 	case v.pinned && v.live > 0:
-		return head + fmt.Sprintf("round-robin over %s (kernel-steered, %s)", Plural(v.live, "instance", "instances"), v.dir)
+		return head + fmt.Sprintf("round-robin over %s (kernel-steered, %s)", wording.Plural(v.live, "instance", "instances"), v.dir)
 	case v.pinned:
 		return head + fmt.Sprintf("kernel hash (no instance in the steered turn yet, %s)", v.dir)
 	case v.marked:
@@ -81,5 +82,5 @@ func steeringLine(port int, v steerView) string {
 	case errors.Is(v.openErr, fs.ErrNotExist):
 		return head + "kernel hash (not steered yet)"
 	}
-	return head + "steering not known (" + OneLine(v.openErr) + ")"
+	return head + "steering not known (" + wording.OneLine(v.openErr) + ")"
 }

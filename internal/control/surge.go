@@ -14,6 +14,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -73,29 +74,24 @@ func (c *Client) lockProject(name string) (*ProjectLock, error) {
 		fmt.Errorf("%s is reloading or scaling %s", who, name))
 }
 
-// SurgeActive tells whether the surge unit has a run or a job.
-func SurgeActive(u UnitStatus) bool {
-	return u.LoadState == "loaded" && !u.Down() || u.JobPending
-}
-
 // LeftSurge reports a surge that runs while no reload holds the project's
 // lock (so one that a reload left behind); it changes nothing.
-func (c *Client) LeftSurge(ctx context.Context, sd Systemd, p *config.Project) (UnitStatus, bool) {
+func (c *Client) LeftSurge(ctx context.Context, sd Systemd, p *config.Project) (view.UnitStatus, bool) {
 	if p.Mode != config.Cluster {
-		return UnitStatus{}, false
+		return view.UnitStatus{}, false
 	}
 	loaded, err := sd.Loaded(ctx, []string{units.Instance(p.Name, units.Surge)})
-	if err != nil || len(loaded) == 0 || !SurgeActive(loaded[0]) || surgeRetiring(loaded[0]) {
-		return UnitStatus{}, false
+	if err != nil || len(loaded) == 0 || !view.SurgeActive(loaded[0]) || surgeRetiring(loaded[0]) {
+		return view.UnitStatus{}, false
 	}
 	st, err := sd.Units(ctx, []string{loaded[0].Name})
 	if err != nil {
-		return UnitStatus{}, false
+		return view.UnitStatus{}, false
 	}
 	if l, holder, err := c.TryLockProject(p.Name); err == nil && l != nil {
 		l.Unlock()
 	} else if err == nil || holder > 0 {
-		return UnitStatus{}, false // a reload runs: the surge is its business
+		return view.UnitStatus{}, false // a reload runs: the surge is its business
 	}
 	return st[0], true
 }
@@ -115,7 +111,7 @@ func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project)
 	if u.ActiveState == "failed" {
 		return sd.ResetFailed(ctx, surge)
 	}
-	if !SurgeActive(u) || surgeRetiring(u) {
+	if !view.SurgeActive(u) || surgeRetiring(u) {
 		return nil
 	}
 	l, _, err := c.TryLockProject(p.Name)
@@ -226,7 +222,7 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 
 // surgeRetiring tells whether the surge is on its way out: its stop is
 // under way (a reload retired it, or someone stopped it).
-func surgeRetiring(u UnitStatus) bool { return u.ActiveState == "deactivating" }
+func surgeRetiring(u view.UnitStatus) bool { return u.ActiveState == "deactivating" }
 
 // surgeFits tells whether the surge can serve beside the instances ids:
 // the project is in cluster mode and has a surge unit, and every running

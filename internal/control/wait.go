@@ -11,6 +11,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -47,8 +48,8 @@ type waiter struct {
 	started time.Time
 
 	// untilBack
-	before      UnitStatus // the run before the restart
-	checkListen bool       // it listened before, so it must listen again
+	before      view.UnitStatus // the run before the restart
+	checkListen bool            // it listened before, so it must listen again
 
 	online    []bool
 	verdictOf []string // the run (invocationKey) the probe gave a verdict on
@@ -79,7 +80,7 @@ type waiter struct {
 	health     bool
 	healthyOf  []string
 	lastHealth *health.State
-	lastUnit   UnitStatus // untilBack: the instance as last seen
+	lastUnit   view.UnitStatus // untilBack: the instance as last seen
 }
 
 func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *waiter {
@@ -96,8 +97,8 @@ func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *
 // snapshot is what the driver saw at one tick.
 type snapshot struct {
 	now     time.Time
-	units   []UnitStatus // one per waited-for instance
-	errored string       // the project's errored mark, "" if none
+	units   []view.UnitStatus // one per waited-for instance
+	errored string            // the project's errored mark, "" if none
 	// events are the probe's verdicts since needs.since; eventsErr why
 	// they could not be read. Both empty when not asked for.
 	events    []journal.Event
@@ -112,7 +113,7 @@ type snapshot struct {
 	listenErrs []error
 	// probes are the states of the waited-for instances' probe units
 	// (bm2-probe@…), read with the verdicts; nil when they could not be.
-	probes []UnitStatus
+	probes []view.UnitStatus
 	// health is the health check's state file, read after a run of its
 	// service (needs.health); nil, with healthErr, when it could not be
 	// read (not there yet: no run has written it).
@@ -146,7 +147,7 @@ const (
 type failure struct {
 	kind   failKind
 	k      int // index into ids
-	unit   UnitStatus
+	unit   view.UnitStatus
 	reason string // the instance's reason, or the errored mark
 }
 
@@ -169,41 +170,21 @@ type stepResult struct {
 // waiter.exited).
 type runEnded struct {
 	k      int
-	unit   UnitStatus
+	unit   view.UnitStatus
 	settle bool
-}
-
-// reprobeAfter is how long a run must have been up, with its probe
-// ended and no verdict, before the probe is taken for lost (its process
-// killed, or its job dropped, across a systemd re-exec) and started
-// again. It leaves a verdict just logged the time to reach the journal.
-const reprobeAfter = 2 * time.Second
-
-// probeGoneFor is how long a probe must have ended before it is taken
-// for lost: a verdict it logged just before it ended may not be in the
-// journal yet when the wait reads it.
-const probeGoneFor = time.Second
-
-// ProbeLost tells whether the probe (unit probe) of an instance whose
-// current run u has no verdict ended without giving one: the probe unit
-// is loaded (bm2's own; a host without it has nothing to start) and
-// gone for probeGoneFor, while the run has been up for reprobeAfter.
-func ProbeLost(u, probe UnitStatus, now time.Time) bool {
-	return probe.LoadState == "loaded" && probe.Gone() && up(u) && now.Sub(u.ActiveEnter) >= reprobeAfter &&
-		(probe.InactiveEnter.IsZero() || now.Sub(probe.InactiveEnter) >= probeGoneFor)
 }
 
 // lostProbe is ProbeLost for instance k, unless its probe was started
 // again for this run already.
-func (w *waiter) lostProbe(s snapshot, k int, u UnitStatus) bool {
+func (w *waiter) lostProbe(s snapshot, k int, u view.UnitStatus) bool {
 	if k >= len(s.probes) || w.reprobed[k] == invocationKey(u) {
 		return false
 	}
-	return ProbeLost(u, s.probes[k], s.now)
+	return view.ProbeLost(u, s.probes[k], s.now)
 }
 
 // invocationKey identifies one run of a unit.
-func invocationKey(u UnitStatus) string {
+func invocationKey(u view.UnitStatus) string {
 	if u.InvocationID != "" {
 		return u.InvocationID
 	}
@@ -212,72 +193,14 @@ func invocationKey(u UnitStatus) string {
 
 // settled tells whether an instance has run for min_uptime_ms: running,
 // with a main process, for at least that long.
-func settled(u UnitStatus, p *config.Project, now time.Time) bool {
-	return up(u) && now.Sub(u.ActiveEnter) >= p.MinUptime
-}
-
-// up tells whether an instance is running with a main process.
-func up(u UnitStatus) bool {
-	st, _ := InstanceState(u)
-	return st == StateOnline && u.MainPID != 0
+func settled(u view.UnitStatus, p *config.Project, now time.Time) bool {
+	return view.Up(u) && now.Sub(u.ActiveEnter) >= p.MinUptime
 }
 
 // needsListen tells which instances the driver must look at for a
 // listener: running ones not yet seen listening in this run.
-func (w *waiter) needsListen(k int, u UnitStatus) bool {
-	return up(u) && w.listenOf[k] != invocationKey(u)
-}
-
-// The reusePort probe's verdicts on one run of an instance.
-const (
-	verdictConfirmed  = "confirmed"   // reuseport_confirmed
-	VerdictMissing    = "missing"     // reuseport_missing: the probe stopped the project
-	verdictNoListener = "no_listener" // reuseport_probe_stopped: nobody listened within 60 s
-	VerdictPending    = "pending"     // online, no verdict yet
-	// VerdictUnprobed: online, no verdict, and its probe ended without
-	// one (stopped by hand, or failed); `bm2 start` probes it again.
-	VerdictUnprobed = "unprobed"
-)
-
-// ReuseportVerdicts are the verdicts bm2 list and bm2 metrics show, in
-// the order of bm2(1).
-var ReuseportVerdicts = []string{verdictConfirmed, VerdictPending, VerdictUnprobed, verdictNoListener, VerdictMissing}
-
-// ReuseportKinds are the probe's verdicts (journal.VerdictKinds).
-var ReuseportKinds = journal.VerdictKinds
-
-// ReuseportVerdict is the probe's latest verdict on the current run of
-// instance id (unit u) among evs, and the event that gave it; "" when there
-// is none. An event belongs to the run when it records the run's
-// InvocationID, or, without one, when it was logged after the run came
-// online (the probe only judges a running instance).
-func ReuseportVerdict(u UnitStatus, id string, evs []journal.Event) (string, journal.Event) {
-	var v string
-	var last journal.Event
-	for _, ev := range evs {
-		if ev.Instance != id {
-			continue
-		}
-		if ev.Invocation != "" && u.InvocationID != "" {
-			if ev.Invocation != u.InvocationID {
-				continue
-			}
-		} else if u.ActiveEnter.IsZero() || ev.Time.Before(u.ActiveEnter) {
-			continue
-		}
-		switch ev.Kind {
-		case journal.ReuseportConfirmed:
-			v = verdictConfirmed
-		case journal.ReuseportMissing:
-			v = VerdictMissing
-		case journal.ReuseportProbeStopped:
-			v = verdictNoListener
-		default:
-			continue
-		}
-		last = ev
-	}
-	return v, last
+func (w *waiter) needsListen(k int, u view.UnitStatus) bool {
+	return view.Up(u) && w.listenOf[k] != invocationKey(u)
 }
 
 // step advances the wait by one snapshot.
@@ -292,10 +215,10 @@ func (w *waiter) step(s snapshot) stepResult {
 	var unconfirmed []int
 	for k, u := range s.units {
 		id := units.InstanceID(w.p.Name, w.ids[k])
-		st, reason := ProjectInstanceState(u, w.p.MaxRestarts)
+		st, reason := view.ProjectInstanceState(u, w.p.MaxRestarts)
 		switch st {
-		case StateOnline:
-			if !up(u) {
+		case view.StateOnline:
+			if !view.Up(u) {
 				break
 			}
 			key := invocationKey(u)
@@ -337,11 +260,11 @@ func (w *waiter) step(s snapshot) stepResult {
 				unconfirmed = append(unconfirmed, k)
 			}
 			continue
-		case StateErrored, StateStopped:
+		case view.StateErrored, view.StateStopped:
 			r.fail = failure{kind: failInstance, k: k, unit: u, reason: reason}
 			r.out = append(r.out, w.flushAllExits()...)
 			return r
-		case StateWaiting:
+		case view.StateWaiting:
 			// Said once per distinct exit, once the driver has read what
 			// the run logged (waiter.exited).
 			if key := invocationKey(u); w.exitOf[k] != key {
@@ -397,7 +320,7 @@ func (w *waiter) step(s snapshot) stepResult {
 // one said (its exit status and first error line: firstErr, escaped and
 // cut here), nothing for the same again (counted, and said by
 // flushExits). Runs that ended between two looks count too (NRestarts).
-func (w *waiter) exited(k int, u UnitStatus, firstErr string) []string {
+func (w *waiter) exited(k int, u view.UnitStatus, firstErr string) []string {
 	n := 1
 	if w.exitOf[k] != "" && u.NRestarts > w.restartsAt[k] && w.lastExit[k] != "" {
 		n = int(u.NRestarts - w.restartsAt[k])
@@ -413,7 +336,7 @@ func (w *waiter) exited(k int, u UnitStatus, firstErr string) []string {
 	}
 	out := w.flushExits(k)
 	w.lastExit[k], w.repeats[k] = kind, n-1
-	how := exitText(u, resultReason(u.Result))
+	how := exitText(u, view.ResultReason(u.Result))
 	if how != "" {
 		how = " (" + how + ")"
 	}
@@ -481,7 +404,7 @@ func (w *waiter) healthy(s snapshot, r *stepResult) []string {
 // healthWord is what the last state file read says of the current run
 // u of instance k: "starting, last check refused"; "" when it says
 // nothing of it.
-func (w *waiter) healthWord(k int, u UnitStatus) string {
+func (w *waiter) healthWord(k int, u view.UnitStatus) string {
 	if w.lastHealth == nil {
 		return ""
 	}
@@ -489,7 +412,7 @@ func (w *waiter) healthWord(k int, u UnitStatus) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%s, last check %s", HealthCell(string(e.Status), &e.Failures, &e.Limit), e.Last)
+	return fmt.Sprintf("%s, last check %s", view.HealthCell(string(e.Status), &e.Failures, &e.Limit), e.Last)
 }
 
 // verdicts prints and records the verdicts found for unconfirmed
@@ -506,11 +429,11 @@ func (w *waiter) verdicts(s snapshot, unconfirmed []int) []string {
 	}
 	for _, k := range unconfirmed {
 		u, id := s.units[k], units.InstanceID(w.p.Name, w.ids[k])
-		v, ev := ReuseportVerdict(u, id, s.events)
+		v, ev := view.ReuseportVerdict(u, id, s.events)
 		switch v {
-		case verdictConfirmed:
+		case view.VerdictConfirmed:
 			out = append(out, fmt.Sprintf("%s confirmed (reusePort)\n", id))
-		case verdictNoListener:
+		case view.VerdictNoListener:
 			out = append(out, fmt.Sprintf("%s not confirmed: %s\n", id, ev.Message))
 		default:
 			continue // missing: the errored mark ends the wait
@@ -526,12 +449,12 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 	u := s.units[0]
 	w.lastUnit = u
 	id := units.InstanceID(w.p.Name, w.ids[0])
-	state, reason := ProjectInstanceState(u, w.p.MaxRestarts)
+	state, reason := view.ProjectInstanceState(u, w.p.MaxRestarts)
 	newRun := invocationKey(u) != invocationKey(w.before) || w.before.MainPID == 0
 	switch {
-	case state == StateWaiting || state == StateErrored || state == StateStopped:
+	case state == view.StateWaiting || state == view.StateErrored || state == view.StateStopped:
 		return w.failed(failure{kind: failNotBack, unit: u, reason: reason})
-	case !w.online[0] && newRun && up(u):
+	case !w.online[0] && newRun && view.Up(u):
 		w.online[0] = true
 		r.out = append(r.out, "online")
 	}
@@ -560,15 +483,15 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 			r.next = needs{events: true, since: u.ActiveEnter}
 			return r
 		}
-		v, ev := ReuseportVerdict(u, id, s.events)
+		v, ev := view.ReuseportVerdict(u, id, s.events)
 		switch {
 		case s.eventsErr != nil:
 			w.verdictOf[0] = invocationKey(u)
 			r.out = append(r.out, fmt.Sprintf(", not confirmed (cannot read the journal: %v)", s.eventsErr))
-		case v == verdictConfirmed:
+		case v == view.VerdictConfirmed:
 			w.verdictOf[0] = invocationKey(u)
 			r.out = append(r.out, ", confirmed")
-		case v == verdictNoListener:
+		case v == view.VerdictNoListener:
 			w.verdictOf[0] = invocationKey(u)
 			r.out = append(r.out, fmt.Sprintf(", not confirmed (%s)", ev.Message))
 		default:
@@ -636,7 +559,7 @@ func (w *waiter) waitingFor() string {
 // first time, and what its last check found: "its health check (GET
 // /healthz on port 3101) with 2xx or 3xx: starting, last check refused
 // (...)".
-func (w *waiter) healthWait(k int, u UnitStatus) string {
+func (w *waiter) healthWait(k int, u view.UnitStatus) string {
 	found := w.healthWord(k, u)
 	if found == "" {
 		found = "not checked yet"
@@ -647,7 +570,7 @@ func (w *waiter) healthWait(k int, u UnitStatus) string {
 
 // healthyNow tells, for the timeout's message, which instances have
 // answered healthy in their current run (all, without a check).
-func (w *waiter) healthyNow(last []UnitStatus) []bool {
+func (w *waiter) healthyNow(last []view.UnitStatus) []bool {
 	out := make([]bool, len(last))
 	for k, u := range last {
 		out[k] = !w.health || w.healthyOf[k] == invocationKey(u)
@@ -657,17 +580,17 @@ func (w *waiter) healthyNow(last []UnitStatus) []bool {
 
 // listened tells, for the timeout's message, which instances were seen
 // listening in their current run.
-func (w *waiter) listened(last []UnitStatus) []bool {
+func (w *waiter) listened(last []view.UnitStatus) []bool {
 	out := make([]bool, len(last))
 	for k, u := range last {
-		out[k] = up(u) && w.listenOf[k] == invocationKey(u)
+		out[k] = view.Up(u) && w.listenOf[k] == invocationKey(u)
 	}
 	return out
 }
 
 // judged tells, for the timeout's message, which instances the probe has
 // given a verdict on in their current run.
-func (w *waiter) judged(last []UnitStatus) []bool {
+func (w *waiter) judged(last []view.UnitStatus) []bool {
 	out := make([]bool, len(last))
 	for k, u := range last {
 		out[k] = !w.probe || w.verdictOf[k] == invocationKey(u)
@@ -677,7 +600,7 @@ func (w *waiter) judged(last []UnitStatus) []bool {
 
 // exitText explains how an instance's last run ended: the reason (Result)
 // and, when known, the exit status or signal.
-func exitText(u UnitStatus, reason string) string {
+func exitText(u view.UnitStatus, reason string) string {
 	var detail string
 	switch u.ExecMainCode {
 	case 1: // CLD_EXITED

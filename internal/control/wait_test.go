@@ -8,6 +8,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/health"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -27,8 +28,8 @@ type stepCase struct {
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-func running(inv string, pid uint32, since time.Time) UnitStatus {
-	return UnitStatus{ActiveState: "active", SubState: "running", MainPID: pid, InvocationID: inv, ActiveEnter: since}
+func running(inv string, pid uint32, since time.Time) view.UnitStatus {
+	return view.UnitStatus{ActiveState: "active", SubState: "running", MainPID: pid, InvocationID: inv, ActiveEnter: since}
 }
 
 func confirmedEv(inst, inv string) journal.Event {
@@ -52,27 +53,27 @@ func runSteps(t *testing.T, w *waiter, cases []stepCase) {
 func TestStepUntilOnlineCluster(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
 	w := newWaiter(untilOnline, p, []int{0}, t0)
-	crashed := UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
+	crashed := view.UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
 	runSteps(t, w, []stepCase{
-		{name: "starting", snap: snapshot{now: t0, units: []UnitStatus{{ActiveState: "activating", SubState: "start"}}}},
-		{name: "crash", snap: snapshot{now: t0, units: []UnitStatus{crashed}}, out: "api-0 exited (exit-code, exit status 1), restarting\n"},
-		{name: "crash again: said once per loop", snap: snapshot{now: t0, units: []UnitStatus{crashed}}},
-		{name: "up: asks whether it listens", snap: snapshot{now: t0.Add(500 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)}},
+		{name: "starting", snap: snapshot{now: t0, units: []view.UnitStatus{{ActiveState: "activating", SubState: "start"}}}},
+		{name: "crash", snap: snapshot{now: t0, units: []view.UnitStatus{crashed}}, out: "api-0 exited (exit-code, exit status 1), restarting\n"},
+		{name: "crash again: said once per loop", snap: snapshot{now: t0, units: []view.UnitStatus{crashed}}},
+		{name: "up: asks whether it listens", snap: snapshot{now: t0.Add(500 * time.Millisecond), units: []view.UnitStatus{running("a", 7, t0)}},
 			next: needs{listen: true}},
-		{name: "not listening yet", snap: snapshot{now: t0.Add(600 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+		{name: "not listening yet", snap: snapshot{now: t0.Add(600 * time.Millisecond), units: []view.UnitStatus{running("a", 7, t0)},
 			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, next: needs{listen: true}},
-		{name: "past min_uptime, still not listening: said once", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+		{name: "past min_uptime, still not listening: said once", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []view.UnitStatus{running("a", 7, t0)},
 			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, out: "api-0 running (pid 7), not listening on port 3000 yet\n", next: needs{listen: true}},
-		{name: "said once", snap: snapshot{now: t0.Add(1200 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+		{name: "said once", snap: snapshot{now: t0.Add(1200 * time.Millisecond), units: []view.UnitStatus{running("a", 7, t0)},
 			asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}, next: needs{listen: true}},
-		{name: "listening: online, asks for verdicts", snap: snapshot{now: t0.Add(1300 * time.Millisecond), units: []UnitStatus{running("a", 7, t0)},
+		{name: "listening: online, asks for verdicts", snap: snapshot{now: t0.Add(1300 * time.Millisecond), units: []view.UnitStatus{running("a", 7, t0)},
 			asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}},
 			out: "api-0 online (pid 7)\n", next: needs{events: true, since: t0}},
-		{name: "no verdict yet", snap: snapshot{now: t0.Add(2 * time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: needs{events: true, since: t0}},
+		{name: "no verdict yet", snap: snapshot{now: t0.Add(2 * time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: needs{events: true, since: t0}},
 			next: needs{events: true, since: t0}},
-		{name: "a verdict on another run does not count", snap: snapshot{now: t0.Add(2 * time.Second), units: []UnitStatus{running("a", 7, t0)},
+		{name: "a verdict on another run does not count", snap: snapshot{now: t0.Add(2 * time.Second), units: []view.UnitStatus{running("a", 7, t0)},
 			events: []journal.Event{confirmedEv("api-0", "b")}, asked: needs{events: true, since: t0}}, next: needs{events: true, since: t0}},
-		{name: "confirmed", snap: snapshot{now: t0.Add(3 * time.Second), units: []UnitStatus{running("a", 7, t0)},
+		{name: "confirmed", snap: snapshot{now: t0.Add(3 * time.Second), units: []view.UnitStatus{running("a", 7, t0)},
 			events: []journal.Event{confirmedEv("api-0", "a")}, asked: needs{events: true, since: t0}},
 			out: "api-0 confirmed (reusePort)\n", done: true},
 	})
@@ -85,9 +86,9 @@ func TestStepUntilOnlineFailures(t *testing.T) {
 		snap snapshot
 		fail failKind
 	}{
-		{"the project became errored", snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), running("b", 8, t0)}, errored: "reuseport_missing"}, failProject},
-		{"an instance failed", snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), {ActiveState: "failed", Result: "exit-code"}}}, failInstance},
-		{"an instance stopped", snapshot{now: t0, units: []UnitStatus{{ActiveState: "inactive", LoadState: "loaded"}, running("b", 8, t0)}}, failInstance},
+		{"the project became errored", snapshot{now: t0, units: []view.UnitStatus{running("a", 7, t0), running("b", 8, t0)}, errored: "reuseport_missing"}, failProject},
+		{"an instance failed", snapshot{now: t0, units: []view.UnitStatus{running("a", 7, t0), {ActiveState: "failed", Result: "exit-code"}}}, failInstance},
+		{"an instance stopped", snapshot{now: t0, units: []view.UnitStatus{{ActiveState: "inactive", LoadState: "loaded"}, running("b", 8, t0)}}, failInstance},
 	}
 	for _, c := range cases {
 		r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(c.snap)
@@ -98,7 +99,7 @@ func TestStepUntilOnlineFailures(t *testing.T) {
 	// Fork mode is done when all listen; no verdicts asked for. An
 	// instance whose sockets cannot be read counts once it has run for
 	// min_uptime_ms (0 here).
-	both := snapshot{now: t0, units: []UnitStatus{running("a", 7, t0), running("b", 8, t0)}, asked: needs{listen: true},
+	both := snapshot{now: t0, units: []view.UnitStatus{running("a", 7, t0), running("b", 8, t0)}, asked: needs{listen: true},
 		listens: []bool{true, false}, listenErrs: []error{nil, errors.New("no /proc")}}
 	r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(both)
 	if !r.done || r.next.events || strings.Join(r.out, "") != "api-0 online (pid 7)\napi-1 online (pid 8)\n" {
@@ -111,7 +112,7 @@ func TestStepUntilOnlineFailures(t *testing.T) {
 	// Without a journal, the wait goes on without the probe.
 	pc := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1}
 	w := newWaiter(untilOnline, pc, []int{0}, t0)
-	r = w.step(snapshot{now: t0, units: []UnitStatus{running("a", 7, t0)}, asked: needs{events: true, listen: true},
+	r = w.step(snapshot{now: t0, units: []view.UnitStatus{running("a", 7, t0)}, asked: needs{events: true, listen: true},
 		listens: []bool{true}, listenErrs: []error{nil}, eventsErr: errors.New("no journalctl")})
 	if r.fail.kind != failJournalOff || !r.done {
 		t.Errorf("journal off: %+v", r)
@@ -125,20 +126,20 @@ func TestStepUntilBack(t *testing.T) {
 	listen := needs{listen: true}
 	events := needs{events: true, since: t0}
 	runSteps(t, w, []stepCase{
-		{name: "the old run still up", snap: snapshot{now: t0, units: []UnitStatus{running("old", 5, t0.Add(-time.Hour))}}},
-		{name: "new run: online, asks whether it listens (no min_uptime wait)", snap: snapshot{now: t0.Add(100 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}},
+		{name: "the old run still up", snap: snapshot{now: t0, units: []view.UnitStatus{running("old", 5, t0.Add(-time.Hour))}}},
+		{name: "new run: online, asks whether it listens (no min_uptime wait)", snap: snapshot{now: t0.Add(100 * time.Millisecond), units: []view.UnitStatus{running("new", 9, t0)}},
 			out: "online", next: listen},
-		{name: "not listening yet", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}, asked: listen},
+		{name: "not listening yet", snap: snapshot{now: t0.Add(1100 * time.Millisecond), units: []view.UnitStatus{running("new", 9, t0)}, asked: listen},
 			next: listen},
-		{name: "listening: asks for the verdict", snap: snapshot{now: t0.Add(1200 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}, asked: listen, listen: true},
+		{name: "listening: asks for the verdict", snap: snapshot{now: t0.Add(1200 * time.Millisecond), units: []view.UnitStatus{running("new", 9, t0)}, asked: listen, listen: true},
 			out: ", listening", next: events},
-		{name: "confirmed", snap: snapshot{now: t0.Add(1500 * time.Millisecond), units: []UnitStatus{running("new", 9, t0)}, asked: events,
+		{name: "confirmed", snap: snapshot{now: t0.Add(1500 * time.Millisecond), units: []view.UnitStatus{running("new", 9, t0)}, asked: events,
 			events: []journal.Event{confirmedEv("api-1", "new")}}, out: ", confirmed (1.5s)\n", done: true},
 	})
 
 	w = newWaiter(untilBack, p, []int{1}, t0)
 	w.before, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true
-	r := w.step(snapshot{now: t0, units: []UnitStatus{{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}}})
+	r := w.step(snapshot{now: t0, units: []view.UnitStatus{{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}}})
 	if r.fail.kind != failNotBack || strings.Join(r.out, "") != "failed\n" {
 		t.Errorf("crash after restart: %+v", r)
 	}
@@ -152,30 +153,30 @@ func TestStepUntilBack(t *testing.T) {
 // run, and only once the run has been up for reprobeAfter.
 func TestStepStartsALostProbeAgain(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
-	gone := UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
-	runningProbe := UnitStatus{LoadState: "loaded", ActiveState: "activating", SubState: "start", JobPending: true, JobID: 4}
+	gone := view.UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
+	runningProbe := view.UnitStatus{LoadState: "loaded", ActiveState: "activating", SubState: "start", JobPending: true, JobID: 4}
 	ask := needs{events: true, since: t0}
 	listened := func(w *waiter) {
-		w.step(snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}})
+		w.step(snapshot{now: t0.Add(time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}})
 	}
 	cases := []struct {
 		name  string
-		probe UnitStatus
+		probe view.UnitStatus
 		at    time.Duration
 		want  []int
 	}{
 		{"probe still running", runningProbe, 5 * time.Second, nil},
 		{"probe gone, but the run is young", gone, time.Second, nil},
 		{"probe gone only just (its verdict may not be in the journal yet)",
-			UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead", InactiveEnter: t0.Add(4500 * time.Millisecond)}, 5 * time.Second, nil},
-		{"probe gone for a second", UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead", InactiveEnter: t0.Add(4 * time.Second)}, 5 * time.Second, []int{0}},
+			view.UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead", InactiveEnter: t0.Add(4500 * time.Millisecond)}, 5 * time.Second, nil},
+		{"probe gone for a second", view.UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead", InactiveEnter: t0.Add(4 * time.Second)}, 5 * time.Second, []int{0}},
 		{"probe gone, the run up for long enough", gone, 3 * time.Second, []int{0}},
-		{"no probe unit on this host", UnitStatus{LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}, 5 * time.Second, nil},
+		{"no probe unit on this host", view.UnitStatus{LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}, 5 * time.Second, nil},
 	}
 	for _, c := range cases {
 		w := newWaiter(untilOnline, p, []int{0}, t0)
 		listened(w)
-		r := w.step(snapshot{now: t0.Add(c.at), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{c.probe}})
+		r := w.step(snapshot{now: t0.Add(c.at), units: []view.UnitStatus{running("a", 7, t0)}, asked: ask, probes: []view.UnitStatus{c.probe}})
 		if len(r.reprobe) != len(c.want) || r.done {
 			t.Fatalf("%s: reprobe %v (out %q), want %v", c.name, r.reprobe, r.out, c.want)
 		}
@@ -186,18 +187,18 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 			t.Fatalf("%s: %q", c.name, r.out)
 		}
 		// Once per run: the probe started again has not run yet.
-		if r := w.step(snapshot{now: t0.Add(c.at + time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{gone}}); len(r.reprobe) != 0 {
+		if r := w.step(snapshot{now: t0.Add(c.at + time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: ask, probes: []view.UnitStatus{gone}}); len(r.reprobe) != 0 {
 			t.Fatalf("%s: started again twice", c.name)
 		}
 		// Its verdict ends the wait.
-		r = w.step(snapshot{now: t0.Add(c.at + 2*time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{gone},
+		r = w.step(snapshot{now: t0.Add(c.at + 2*time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: ask, probes: []view.UnitStatus{gone},
 			events: []journal.Event{confirmedEv("api-0", "a")}})
 		if !r.done {
 			t.Fatalf("%s: not done after the verdict: %q", c.name, r.out)
 		}
 		// A new run whose probe is lost again gets one again.
-		w.step(snapshot{now: t0.Add(20 * time.Second), units: []UnitStatus{running("b", 8, t0.Add(10*time.Second))}, asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}})
-		if r := w.step(snapshot{now: t0.Add(20 * time.Second), units: []UnitStatus{running("b", 8, t0.Add(10*time.Second))}, asked: needs{events: true, since: t0.Add(10 * time.Second)}, probes: []UnitStatus{gone}}); len(r.reprobe) != 1 {
+		w.step(snapshot{now: t0.Add(20 * time.Second), units: []view.UnitStatus{running("b", 8, t0.Add(10*time.Second))}, asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}})
+		if r := w.step(snapshot{now: t0.Add(20 * time.Second), units: []view.UnitStatus{running("b", 8, t0.Add(10*time.Second))}, asked: needs{events: true, since: t0.Add(10 * time.Second)}, probes: []view.UnitStatus{gone}}); len(r.reprobe) != 1 {
 			t.Fatalf("%s: the new run's lost probe: %v", c.name, r.reprobe)
 		}
 	}
@@ -205,9 +206,9 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 	w := newWaiter(untilBack, p, []int{0}, t0)
 	w.probe = true
 	w.before = running("old", 5, t0.Add(-time.Minute))
-	w.step(snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("a", 7, t0)}})
-	w.step(snapshot{now: t0.Add(time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listen: true})
-	r := w.step(snapshot{now: t0.Add(3 * time.Second), units: []UnitStatus{running("a", 7, t0)}, asked: ask, probes: []UnitStatus{gone}})
+	w.step(snapshot{now: t0.Add(time.Second), units: []view.UnitStatus{running("a", 7, t0)}})
+	w.step(snapshot{now: t0.Add(time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listen: true})
+	r := w.step(snapshot{now: t0.Add(3 * time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: ask, probes: []view.UnitStatus{gone}})
 	if len(r.reprobe) != 1 || r.done || strings.Contains(strings.Join(r.out, ""), "\n") {
 		t.Fatalf("untilBack: reprobe %v out %q", r.reprobe, r.out)
 	}
@@ -221,7 +222,7 @@ func TestStepUntilOnlineHealth(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16,
 		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3, Port: 3100}}
 	w := newWaiter(untilOnline, p, []int{0}, t0)
-	up := []UnitStatus{running("a", 7, t0)}
+	up := []view.UnitStatus{running("a", 7, t0)}
 	events := needs{events: true, since: t0}
 	checked := func(inv string, st health.Status) *health.State {
 		return &health.State{Instances: []health.Entry{{Instance: "api-0", Invocation: inv, Status: st, Limit: 3, Last: "200", LatencyMS: 4}}}
@@ -241,7 +242,7 @@ func TestStepUntilOnlineHealth(t *testing.T) {
 			health: checked("a", health.Healthy)}, out: "api-0 healthy (200 in 4ms)\n", done: true},
 	})
 	// A new run (a crash, or the check's own restart) waits afresh.
-	r := w.step(snapshot{now: t0.Add(6 * time.Second), units: []UnitStatus{running("b", 8, t0.Add(6*time.Second))}, asked: needs{listen: true},
+	r := w.step(snapshot{now: t0.Add(6 * time.Second), units: []view.UnitStatus{running("b", 8, t0.Add(6*time.Second))}, asked: needs{listen: true},
 		listens: []bool{true}, listenErrs: []error{nil}})
 	if r.done {
 		t.Errorf("a new run is done at once: %+v", r)
@@ -263,7 +264,7 @@ func TestStepUntilBackHealth(t *testing.T) {
 		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3}}
 	w := newWaiter(untilBack, p, []int{1}, t0)
 	w.before, w.listening, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true, true
-	up := []UnitStatus{running("new", 9, t0)}
+	up := []view.UnitStatus{running("new", 9, t0)}
 	starting := &health.State{Instances: []health.Entry{{Instance: "api-1", Invocation: "new", Status: health.Starting, Limit: 3, Last: "refused"}}}
 	runSteps(t, w, []stepCase{
 		{name: "online: the check", snap: snapshot{now: t0.Add(time.Second), units: up}, out: "online", next: needs{health: true}},
@@ -286,31 +287,31 @@ func TestStepUntilBackHealth(t *testing.T) {
 func TestStepExitsOncePerDistinctExit(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Fork, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
 	w := newWaiter(untilOnline, p, []int{0}, t0)
-	exit := func(inv string, status int32, restarts uint32) UnitStatus {
-		return UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: status,
+	exit := func(inv string, status int32, restarts uint32) view.UnitStatus {
+		return view.UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: status,
 			InvocationID: inv, NRestarts: restarts}
 	}
 	const missing = "Error: Cannot find module './config.json'"
 	slow := func(inv string, at time.Duration) snapshot {
-		return snapshot{now: t0.Add(at), units: []UnitStatus{running(inv, 7, t0)}, asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}
+		return snapshot{now: t0.Add(at), units: []view.UnitStatus{running(inv, 7, t0)}, asked: needs{listen: true}, listens: []bool{false}, listenErrs: []error{nil}}
 	}
 	listen := needs{listen: true}
 	runSteps(t, w, []stepCase{
 		{name: "a slow first run", snap: slow("a", 2*time.Second), out: "api-0 running (pid 7), not listening on port 3000 yet\n", next: listen},
-		{name: "it exits", snap: snapshot{now: t0, units: []UnitStatus{exit("a", 1, 0)}}, firstErr: missing,
+		{name: "it exits", snap: snapshot{now: t0, units: []view.UnitStatus{exit("a", 1, 0)}}, firstErr: missing,
 			out: "api-0 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n"},
-		{name: "the same run, looked at again", snap: snapshot{now: t0, units: []UnitStatus{exit("a", 1, 0)}}, firstErr: missing},
+		{name: "the same run, looked at again", snap: snapshot{now: t0, units: []view.UnitStatus{exit("a", 1, 0)}}, firstErr: missing},
 		{name: "the next run, slow again: not said again", snap: slow("b", 2*time.Second), next: listen},
-		{name: "it exits the same way", snap: snapshot{now: t0, units: []UnitStatus{exit("b", 1, 1)}}, firstErr: missing},
-		{name: "three runs later (two not seen), the same", snap: snapshot{now: t0, units: []UnitStatus{exit("e", 1, 4)}}, firstErr: missing},
-		{name: "another error: the count first", snap: snapshot{now: t0, units: []UnitStatus{exit("f", 1, 5)}}, firstErr: "TypeError: x is not a function",
+		{name: "it exits the same way", snap: snapshot{now: t0, units: []view.UnitStatus{exit("b", 1, 1)}}, firstErr: missing},
+		{name: "three runs later (two not seen), the same", snap: snapshot{now: t0, units: []view.UnitStatus{exit("e", 1, 4)}}, firstErr: missing},
+		{name: "another error: the count first", snap: snapshot{now: t0, units: []view.UnitStatus{exit("f", 1, 5)}}, firstErr: "TypeError: x is not a function",
 			out: "api-0 exited the same way 4 more times\napi-0 exited (exit-code, exit status 1), restarting: TypeError: x is not a function\n"},
-		{name: "an escaped error line", snap: snapshot{now: t0, units: []UnitStatus{exit("g", 1, 6)}}, firstErr: "Error: \x1b[31mred",
+		{name: "an escaped error line", snap: snapshot{now: t0, units: []view.UnitStatus{exit("g", 1, 6)}}, firstErr: "Error: \x1b[31mred",
 			out: `api-0 exited (exit-code, exit status 1), restarting: Error: \x1b[31mred` + "\n"},
-		{name: "no error line, another status", snap: snapshot{now: t0, units: []UnitStatus{exit("h", 2, 7)}},
+		{name: "no error line, another status", snap: snapshot{now: t0, units: []view.UnitStatus{exit("h", 2, 7)}},
 			out: "api-0 exited (exit-code, exit status 2), restarting\n"},
-		{name: "again", snap: snapshot{now: t0, units: []UnitStatus{exit("i", 2, 8)}}},
-		{name: "online at last: the count, then online", snap: snapshot{now: t0.Add(3 * time.Second), units: []UnitStatus{running("j", 9, t0)},
+		{name: "again", snap: snapshot{now: t0, units: []view.UnitStatus{exit("i", 2, 8)}}},
+		{name: "online at last: the count, then online", snap: snapshot{now: t0.Add(3 * time.Second), units: []view.UnitStatus{running("j", 9, t0)},
 			asked: listen, listens: []bool{true}, listenErrs: []error{nil}},
 			out: "api-0 exited the same way once more\napi-0 online (pid 9)\n", done: true},
 	})
@@ -318,10 +319,10 @@ func TestStepExitsOncePerDistinctExit(t *testing.T) {
 	// A loop that ends the wait: its count comes before the failure.
 	w = newWaiter(untilOnline, p, []int{0}, t0)
 	runSteps(t, w, []stepCase{
-		{name: "exit", snap: snapshot{now: t0, units: []UnitStatus{exit("a", 1, 0)}}, firstErr: missing,
+		{name: "exit", snap: snapshot{now: t0, units: []view.UnitStatus{exit("a", 1, 0)}}, firstErr: missing,
 			out: "api-0 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n"},
-		{name: "again", snap: snapshot{now: t0, units: []UnitStatus{exit("b", 1, 1)}}, firstErr: missing},
-		{name: "gave up", snap: snapshot{now: t0, units: []UnitStatus{{ActiveState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 17}}},
+		{name: "again", snap: snapshot{now: t0, units: []view.UnitStatus{exit("b", 1, 1)}}, firstErr: missing},
+		{name: "gave up", snap: snapshot{now: t0, units: []view.UnitStatus{{ActiveState: "failed", Result: "start-limit-hit", ExecMainCode: 1, ExecMainStatus: 1, NRestarts: 17}}},
 			out: "api-0 exited the same way once more\n", fail: failInstance},
 	})
 }

@@ -6,8 +6,8 @@
 // socket unit with Accept=yes runs `bm2 metrics --http` once per
 // connection, with the connection as its standard input and output; it
 // reads one request, answers it and exits (package cli). Each scrape is
-// then one bm2 list: a [control.Snapshot] of systemd's units, errored marks
-// and probe verdicts, and the [control.Figures] the kernel gives of each
+// then one bm2 list: a [view.Snapshot] of systemd's units, errored marks
+// and probe verdicts, and the [view.Figures] the kernel gives of each
 // instance's sockets.
 //
 // This package is the pure part: [Families] turns a Snapshot, its Figures

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/units"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -76,7 +76,7 @@ var (
 // Families are the metric families of snap's projects and instances, with
 // figs their figures (the same Snapshot's), sorted by name, each one's
 // series by their labels.
-func Families(snap control.Snapshot, figs control.Figures, build Build) ([]*dto.MetricFamily, error) {
+func Families(snap view.Snapshot, figs view.Figures, build Build) ([]*dto.MetricFamily, error) {
 	reg := prometheus.NewPedanticRegistry()
 	if err := reg.Register(collector{snap: snap, figs: figs, build: build}); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -100,7 +100,7 @@ func Write(w io.Writer, fams []*dto.MetricFamily) error {
 }
 
 // Text is the exposition of snap and figs: Families, written.
-func Text(snap control.Snapshot, figs control.Figures, build Build) ([]byte, error) {
+func Text(snap view.Snapshot, figs view.Figures, build Build) ([]byte, error) {
 	fams, err := Families(snap, figs, build)
 	if err != nil {
 		return nil, err
@@ -114,8 +114,8 @@ func Text(snap control.Snapshot, figs control.Figures, build Build) ([]byte, err
 
 // collector emits a Snapshot's series as constant metrics.
 type collector struct {
-	snap  control.Snapshot
-	figs  control.Figures
+	snap  view.Snapshot
+	figs  view.Figures
 	build Build
 }
 
@@ -154,18 +154,18 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		for k, i := range ps.IDs {
 			l := []string{p.Name, units.InstanceID(p.Name, i), mode}
 			v := c.snap.Instance(j, k)
-			gauge(descUp, boolean(v.State == control.StateOnline), l...)
+			gauge(descUp, boolean(v.State == view.StateOnline), l...)
 			st := v.State
-			if !slices.Contains(control.InstanceStates, st) {
-				st = control.StateUnknown // a word of systemd's bm2 has none for
+			if !slices.Contains(view.InstanceStates, st) {
+				st = view.StateUnknown // a word of systemd's bm2 has none for
 			}
-			stateSet(descState, control.InstanceStates, st, l...)
+			stateSet(descState, view.InstanceStates, st, l...)
 			if p.Mode == config.Cluster && v.Verdict != "" {
-				stateSet(descReuseport, control.ReuseportVerdicts, v.Verdict, l...)
+				stateSet(descReuseport, view.ReuseportVerdicts, v.Verdict, l...)
 			}
 			if v.Health != "" {
-				gauge(descHealthy, boolean(v.Health == control.HealthHealthy), l...)
-				if e := v.HealthEntry; e != nil && v.Health != control.HealthStale {
+				gauge(descHealthy, boolean(v.Health == view.HealthHealthy), l...)
+				if e := v.HealthEntry; e != nil && v.Health != view.HealthStale {
 					gauge(descHealthFailures, float64(e.Failures), l...)
 				}
 			}
@@ -175,13 +175,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 				if u.MainPID != 0 && !u.ExecMainStart.IsZero() {
 					gauge(descStart, float64(u.ExecMainStart.UnixMicro())/1e6, l...)
 				}
-				if u.MemoryCurrent != control.Unknown {
+				if u.MemoryCurrent != view.Unknown {
 					gauge(descMemory, float64(u.MemoryCurrent), l...)
 				}
-				if u.CPUUsageNSec != control.Unknown {
+				if u.CPUUsageNSec != view.Unknown {
 					emit(descCPU, prometheus.CounterValue, float64(u.CPUUsageNSec)/1e9, l...)
 				}
-				if u.TasksCurrent != control.Unknown {
+				if u.TasksCurrent != view.Unknown {
 					gauge(descTasks, float64(u.TasksCurrent), l...)
 				}
 			}
@@ -204,11 +204,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 
 // figures are the k-th instance's of project j, unknown when figs has
 // none for it.
-func (c collector) figures(j, k int) control.InstanceFigures {
+func (c collector) figures(j, k int) view.InstanceFigures {
 	if j < len(c.figs.Projects) && k < len(c.figs.Projects[j]) {
 		return c.figs.Projects[j][k]
 	}
-	return control.UnknownFigures
+	return view.UnknownFigures
 }
 
 func boolean(b bool) float64 {

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/testutil"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
@@ -43,20 +43,20 @@ func project(t *testing.T, name, body string) *config.Project {
 	return p
 }
 
-func online(name, invocation string, pid uint32, start time.Time) control.UnitStatus {
-	return control.UnitStatus{Name: name, LoadState: "loaded", ActiveState: "active", SubState: "running", Result: "success",
+func online(name, invocation string, pid uint32, start time.Time) view.UnitStatus {
+	return view.UnitStatus{Name: name, LoadState: "loaded", ActiveState: "active", SubState: "running", Result: "success",
 		MainPID: pid, InvocationID: invocation, ExecMainStart: start, ActiveEnter: start.Add(50 * time.Millisecond),
-		MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown, TasksCurrent: control.Unknown}
+		MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown, TasksCurrent: view.Unknown}
 }
 
-func with(u control.UnitStatus, mem, cpu, tasks uint64, restarts uint32) control.UnitStatus {
+func with(u view.UnitStatus, mem, cpu, tasks uint64, restarts uint32) view.UnitStatus {
 	u.MemoryCurrent, u.CPUUsageNSec, u.TasksCurrent, u.NRestarts = mem, cpu, tasks, restarts
 	return u
 }
 
-func down(name, active, sub, result string, restarts uint32) control.UnitStatus {
-	return control.UnitStatus{Name: name, LoadState: "loaded", ActiveState: active, SubState: sub, Result: result, NRestarts: restarts,
-		InvocationID: "00", ExecMainStart: t0.Add(-time.Hour), MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown, TasksCurrent: control.Unknown}
+func down(name, active, sub, result string, restarts uint32) view.UnitStatus {
+	return view.UnitStatus{Name: name, LoadState: "loaded", ActiveState: active, SubState: sub, Result: result, NRestarts: restarts,
+		InvocationID: "00", ExecMainStart: t0.Add(-time.Hour), MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown, TasksCurrent: view.Unknown}
 }
 
 func entry(p *config.Project) config.Entry {
@@ -66,18 +66,18 @@ func entry(p *config.Project) config.Entry {
 // fixture is a host with every kind of instance: cluster and fork, online,
 // restarting, errored by systemd and by bm2, a surge, states unknown, an
 // invalid project, figures known and not.
-func fixture(t *testing.T) (control.Snapshot, control.Figures) {
+func fixture(t *testing.T) (view.Snapshot, view.Figures) {
 	api := project(t, "api", "instances = 3\nport = 3000\nhealth_path = \"/healthz\"\nhealth_port = 3100\n")
 	web := project(t, "web", "instances = 2\nport = 4000\nexec_mode = \"fork\"\n")
 	zeta := project(t, "zeta", "port = 5000\n")
 	norm := project(t, "norm", "port = 6000\nexec_mode = \"fork\"\n")
 	wide := project(t, wideName, "port = 7000\n")
-	snap := control.Snapshot{
+	snap := view.Snapshot{
 		Now: t0.Add(10 * time.Minute),
-		Projects: []control.ProjectSnapshot{
-			{Entry: entry(api), IDs: []int{0, 1, 2, units.Surge}, Statuses: []control.UnitStatus{
+		Projects: []view.ProjectSnapshot{
+			{Entry: entry(api), IDs: []int{0, 1, 2, units.Surge}, Statuses: []view.UnitStatus{
 				with(online("bm2@api-0.service", "aa", 1234, t0), 43201331, 1_300_000_000, 11, 0),
-				with(online("bm2@api-1.service", "bb", 1240, t0.Add(time.Second)), control.Unknown, 250_000_000, control.Unknown, 1),
+				with(online("bm2@api-1.service", "bb", 1240, t0.Add(time.Second)), view.Unknown, 250_000_000, view.Unknown, 1),
 				down("bm2@api-2.service", "activating", "auto-restart", "exit-code", 3),
 				with(online("bm2@api-surge.service", "cc", 1300, t0.Add(2*time.Minute)), 1<<20, 10_000_000, 7, 0),
 			}, Marks: map[int]state.Mark{}, Health: &health.State{Project: "api", Instances: []health.Entry{
@@ -87,14 +87,14 @@ func fixture(t *testing.T) (control.Snapshot, control.Figures) {
 			}}},
 			{Entry: config.Entry{Name: "bad", Path: "/etc/bm2/bad.toml", Err: errors.New("/etc/bm2/bad.toml: line 2: port: required")}},
 			{Entry: entry(norm), IDs: []int{0}, Warning: "norm: read errored state: permission denied"},
-			{Entry: entry(web), IDs: []int{0, 1}, Statuses: []control.UnitStatus{
+			{Entry: entry(web), IDs: []int{0, 1}, Statuses: []view.UnitStatus{
 				with(online("bm2@web-0.service", "dd", 77, t0.Add(-26*time.Hour)), 2<<30, 90_000_000_000, 23, 2),
 				down("bm2@web-1.service", "failed", "failed", "signal", 1),
 			}, Marks: map[int]state.Mark{}},
-			{Entry: entry(wide), IDs: []int{0}, Statuses: []control.UnitStatus{
+			{Entry: entry(wide), IDs: []int{0}, Statuses: []view.UnitStatus{
 				with(online(units.Instance(wideName, 0), "ee", 900, t0), 5<<20, 1_000_000, 3, 0),
 			}, Marks: map[int]state.Mark{}},
-			{Entry: entry(zeta), IDs: []int{0}, Statuses: []control.UnitStatus{
+			{Entry: entry(zeta), IDs: []int{0}, Statuses: []view.UnitStatus{
 				down("bm2@zeta-0.service", "inactive", "dead", "success", 0),
 			}, Errored: true, Mark: "reuseport_missing"},
 		},
@@ -104,18 +104,18 @@ func fixture(t *testing.T) (control.Snapshot, control.Figures) {
 		},
 		EventsRead: true,
 	}
-	figs := control.Figures{Projects: [][]control.InstanceFigures{
+	figs := view.Figures{Projects: [][]view.InstanceFigures{
 		{
 			{Connections: 17, AcceptQueued: 2, AcceptLimit: 511, ConfirmLatency: 1250 * time.Millisecond},
-			control.UnknownFigures, // another user's processes
-			control.UnknownFigures,
+			view.UnknownFigures, // another user's processes
+			view.UnknownFigures,
 			{Connections: 0, AcceptQueued: 0, AcceptLimit: 511},
 		},
 		nil,
 		nil,
-		{{Connections: 3, AcceptQueued: 0, AcceptLimit: 4096}, control.UnknownFigures},
+		{{Connections: 3, AcceptQueued: 0, AcceptLimit: 4096}, view.UnknownFigures},
 		{{Connections: 1, AcceptQueued: -1, AcceptLimit: -1, ConfirmLatency: 2 * time.Second}},
-		{control.UnknownFigures},
+		{view.UnknownFigures},
 	}}
 	return snap, figs
 }
@@ -221,10 +221,10 @@ func TestWhatAScraperReads(t *testing.T) {
 					current = append(current, labels(m)["state"])
 				}
 			}
-			if len(states) != len(control.InstanceStates) || len(current) != 1 {
+			if len(states) != len(view.InstanceStates) || len(current) != 1 {
 				t.Errorf("%s: %d state series, current %q", id, len(states), current)
 			}
-			if (value(up[0]) == 1) != (len(current) == 1 && current[0] == control.StateOnline) {
+			if (value(up[0]) == 1) != (len(current) == 1 && current[0] == view.StateOnline) {
 				t.Errorf("%s: up %v in state %q", id, value(up[0]), current)
 			}
 		}
@@ -294,8 +294,8 @@ func TestWhatAScraperReads(t *testing.T) {
 			t.Errorf("%s: verdict %q, want %q", id, got, want)
 		}
 	}
-	if got := len(series(fams, "bm2_instance_reuseport", "api-0")); got != len(control.ReuseportVerdicts) {
-		t.Errorf("api-0: %d verdict series, want %d", got, len(control.ReuseportVerdicts))
+	if got := len(series(fams, "bm2_instance_reuseport", "api-0")); got != len(view.ReuseportVerdicts) {
+		t.Errorf("api-0: %d verdict series, want %d", got, len(view.ReuseportVerdicts))
 	}
 
 	// Projects: errored or not (unknown when the mark could not be
@@ -375,7 +375,7 @@ func TestLabelsAreEscaped(t *testing.T) {
 
 func TestNothingRegistered(t *testing.T) {
 	// No project: the build's version alone.
-	text, err := Text(control.Snapshot{}, control.Figures{}, build)
+	text, err := Text(view.Snapshot{}, view.Figures{}, build)
 	if err != nil {
 		t.Fatal(err)
 	}

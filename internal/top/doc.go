@@ -3,8 +3,8 @@
 //
 // bm2 has no daemon to ask for figures, so bm2 top reads the host the way
 // bm2 list does, over and over: each reading is a [Frame], a
-// control.Snapshot (systemd's view of every instance, the errored marks,
-// the reusePort verdicts) and its control.Figures (connections, accept
+// view.Snapshot (systemd's view of every instance, the errored marks,
+// the reusePort verdicts) and its view.Figures (connections, accept
 // queues), taken at one time. The CPU column is what two frames say
 // together: the CPU time an instance used between them over the wall
 // clock between them, 100% being one CPU. With one frame, or a counter
@@ -25,7 +25,7 @@
 // readings in flight.
 //
 // What the instance's state, reason and verdict are is decided once, by
-// control.Snapshot.Instance, which bm2 list and bm2 status render too.
+// view.Snapshot.Instance, which bm2 list and bm2 status render too.
 //
 // # The table
 //

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -14,8 +15,8 @@ import (
 // Time, the wall clock the CPU column divides by.
 type Frame struct {
 	Time     time.Time
-	Snapshot control.Snapshot
-	Figures  control.Figures
+	Snapshot view.Snapshot
+	Figures  view.Figures
 }
 
 // instance is what a cell is rendered from: the k-th instance of the p-th
@@ -24,8 +25,8 @@ type Frame struct {
 type instance struct {
 	cur, prev *Frame
 	p, k      int
-	view      control.InstanceView
-	fig       control.InstanceFigures
+	view      view.InstanceView
+	fig       view.InstanceFigures
 }
 
 // row is one row of the table: its project's index in the frame, its
@@ -46,9 +47,9 @@ func rows(cur, prev *Frame) []row {
 	for p, ps := range cur.Snapshot.Projects {
 		e := ps.Entry
 		if e.Err != nil || e.Project == nil {
-			in := instance{cur: cur, prev: prev, p: p, k: -1, view: control.InstanceView{
-				State: control.StateInvalid, Reason: control.InvalidReason(e),
-			}, fig: control.UnknownFigures}
+			in := instance{cur: cur, prev: prev, p: p, k: -1, view: view.InstanceView{
+				State: view.StateInvalid, Reason: view.InvalidReason(e),
+			}, fig: view.UnknownFigures}
 			out = append(out, render(in))
 			continue
 		}
@@ -70,11 +71,11 @@ func render(in instance) row {
 
 // figuresOf is the figures of the k-th instance of the p-th project, or
 // UnknownFigures when the reading has none for it.
-func figuresOf(f control.Figures, p, k int) control.InstanceFigures {
+func figuresOf(f view.Figures, p, k int) view.InstanceFigures {
 	if p < len(f.Projects) && k >= 0 && k < len(f.Projects[p]) {
 		return f.Projects[p][k]
 	}
-	return control.UnknownFigures
+	return view.UnknownFigures
 }
 
 // name is the project's name.
@@ -89,7 +90,7 @@ func (in instance) id() (int, bool) {
 }
 
 // status is the instance's unit, nil when systemd did not say.
-func (in instance) status() *control.UnitStatus { return in.view.Status }
+func (in instance) status() *view.UnitStatus { return in.view.Status }
 
 // cpuPercent is the CPU the instance used between the previous frame and
 // this one, over the wall clock between them (100 is one CPU); false when
@@ -98,7 +99,7 @@ func (in instance) status() *control.UnitStatus { return in.view.Status }
 func (in instance) cpuPercent() (float64, bool) {
 	u := in.status()
 	id, ok := in.id()
-	if u == nil || !ok || u.CPUUsageNSec == control.Unknown || in.prev == nil {
+	if u == nil || !ok || u.CPUUsageNSec == view.Unknown || in.prev == nil {
 		return 0, false
 	}
 	dt := in.cur.Time.Sub(in.prev.Time)
@@ -106,7 +107,7 @@ func (in instance) cpuPercent() (float64, bool) {
 		return 0, false
 	}
 	before := previous(in.prev.Snapshot, in.name(), id)
-	if before == nil || before.CPUUsageNSec == control.Unknown || before.CPUUsageNSec > u.CPUUsageNSec ||
+	if before == nil || before.CPUUsageNSec == view.Unknown || before.CPUUsageNSec > u.CPUUsageNSec ||
 		before.InvocationID != u.InvocationID {
 		return 0, false
 	}
@@ -116,7 +117,7 @@ func (in instance) cpuPercent() (float64, bool) {
 // previous finds instance id of project name in an earlier snapshot: by
 // name and ID, not by position, since projects come and go between frames
 // and a surge instance joins and leaves.
-func previous(s control.Snapshot, name string, id int) *control.UnitStatus {
+func previous(s view.Snapshot, name string, id int) *view.UnitStatus {
 	for _, ps := range s.Projects {
 		if ps.Entry.Name != name || ps.Statuses == nil {
 			continue
@@ -158,7 +159,7 @@ func cellHealth(in instance) string {
 	if e := in.view.HealthEntry; e != nil {
 		failures, limit = &e.Failures, &e.Limit
 	}
-	return termtext.Escape(control.HealthCell(in.view.Health, failures, limit))
+	return termtext.Escape(view.HealthCell(in.view.Health, failures, limit))
 }
 
 func cellCPU(in instance) string {
@@ -170,7 +171,7 @@ func cellCPU(in instance) string {
 
 func cellMem(in instance) string {
 	if u := in.status(); u != nil {
-		return control.FormatMem(u.MemoryCurrent)
+		return view.FormatMem(u.MemoryCurrent)
 	}
 	return "-"
 }
@@ -193,10 +194,10 @@ func cellRestarts(in instance) string {
 
 func cellUptime(in instance) string {
 	u := in.status()
-	if u == nil || in.view.State != control.StateOnline || u.ActiveEnter.IsZero() {
+	if u == nil || in.view.State != view.StateOnline || u.ActiveEnter.IsZero() {
 		return "-"
 	}
-	return control.FormatUptime(in.cur.Snapshot.Now.Sub(u.ActiveEnter))
+	return wording.FormatUptime(in.cur.Snapshot.Now.Sub(u.ActiveEnter))
 }
 
 func cellReason(in instance) string {

@@ -16,8 +16,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/health"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -25,8 +25,8 @@ import (
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // online is a running instance's unit: cpu nanoseconds used so far.
-func online(inv string, cpu uint64) control.UnitStatus {
-	return control.UnitStatus{ActiveState: "active", SubState: "running", MainPID: 100, InvocationID: inv,
+func online(inv string, cpu uint64) view.UnitStatus {
+	return view.UnitStatus{ActiveState: "active", SubState: "running", MainPID: 100, InvocationID: inv,
 		ActiveEnter: t0.Add(-90 * time.Second), NRestarts: 2, MemoryCurrent: 4 << 20, CPUUsageNSec: cpu}
 }
 
@@ -38,22 +38,22 @@ func project(name string, mode config.ExecMode, n int) *config.Project {
 // cpu0 ns, api-1 cpu1 ns in run inv1), web (fork, failed), a project
 // file that is invalid.
 func frame(t time.Time, cpu0, cpu1 uint64, inv1 string) Frame {
-	snap := control.Snapshot{
+	snap := view.Snapshot{
 		Now: t,
-		Projects: []control.ProjectSnapshot{
+		Projects: []view.ProjectSnapshot{
 			{Entry: config.Entry{Name: "api", Project: project("api", config.Cluster, 2)}, IDs: []int{0, 1},
-				Statuses: []control.UnitStatus{online("i0", cpu0), online(inv1, cpu1)}},
+				Statuses: []view.UnitStatus{online("i0", cpu0), online(inv1, cpu1)}},
 			{Entry: config.Entry{Name: "web", Project: project("web", config.Fork, 1)}, IDs: []int{0},
-				Statuses: []control.UnitStatus{{ActiveState: "failed", SubState: "failed", Result: "exit-code",
-					MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown}}},
+				Statuses: []view.UnitStatus{{ActiveState: "failed", SubState: "failed", Result: "exit-code",
+					MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown}}},
 			{Entry: config.Entry{Name: "bad", Path: "/etc/bm2/bad.toml", Err: errors.New("/etc/bm2/bad.toml:3: unknown key \"prot\"")}},
 		},
 		Events:     []journal.Event{{Kind: journal.ReuseportConfirmed, Instance: "api-0", Invocation: "i0", Time: t0.Add(-80 * time.Second)}},
 		EventsRead: true,
 	}
-	figs := control.Figures{Projects: [][]control.InstanceFigures{
-		{{Connections: 7, AcceptQueued: 3, AcceptLimit: 128}, control.UnknownFigures},
-		{control.UnknownFigures},
+	figs := view.Figures{Projects: [][]view.InstanceFigures{
+		{{Connections: 7, AcceptQueued: 3, AcceptLimit: 128}, view.UnknownFigures},
+		{view.UnknownFigures},
 		nil,
 	}}
 	return Frame{Time: t, Snapshot: snap, Figures: figs}
@@ -417,17 +417,17 @@ func TestLogsPaneEscapes(t *testing.T) {
 func wideFrame(n int) Frame {
 	f := frame(t0, 1e9, 1e9, "i1")
 	long := "a-project-with-a-rather-long-name"
-	f.Snapshot.Projects = append(f.Snapshot.Projects, control.ProjectSnapshot{
+	f.Snapshot.Projects = append(f.Snapshot.Projects, view.ProjectSnapshot{
 		Entry: config.Entry{Name: long, Project: project(long, config.Cluster, 1)}, IDs: []int{0, units.Surge},
-		Statuses: []control.UnitStatus{
-			{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", MemoryCurrent: control.Unknown, CPUUsageNSec: control.Unknown},
+		Statuses: []view.UnitStatus{
+			{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", MemoryCurrent: view.Unknown, CPUUsageNSec: view.Unknown},
 			online("s", 3e9),
 		}})
 	for i := range n {
 		name := fmt.Sprintf("svc%02d", i)
-		f.Snapshot.Projects = append(f.Snapshot.Projects, control.ProjectSnapshot{
+		f.Snapshot.Projects = append(f.Snapshot.Projects, view.ProjectSnapshot{
 			Entry: config.Entry{Name: name, Project: project(name, config.Fork, 2)}, IDs: []int{0, 1},
-			Statuses: []control.UnitStatus{online("a", 1e9), online("b", 1e9)}})
+			Statuses: []view.UnitStatus{online("a", 1e9), online("b", 1e9)}})
 	}
 	return f
 }
@@ -657,16 +657,16 @@ func TestWorkerRow(t *testing.T) {
 	f := frame(t0, 1e9, 1e9, "i1")
 	q := &config.Project{Name: "queue", Mode: config.Worker, Instances: 2, MaxRestarts: 10,
 		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3, Port: 3500}}
-	f.Snapshot.Projects = append(f.Snapshot.Projects, control.ProjectSnapshot{
+	f.Snapshot.Projects = append(f.Snapshot.Projects, view.ProjectSnapshot{
 		Entry: config.Entry{Name: "queue", Project: q}, IDs: []int{0, 1},
-		Statuses: []control.UnitStatus{online("q0", 1e9), online("q1", 1e9)},
+		Statuses: []view.UnitStatus{online("q0", 1e9), online("q1", 1e9)},
 		Health: &health.State{Project: "queue", Instances: []health.Entry{
 			{Instance: "queue-0", Invocation: "q0", Status: health.Healthy, Limit: 3, Checked: t0.Add(-time.Second)},
 		}},
 	})
-	// What control.Figures reads of a worker: nothing, no port to ask
+	// What view.Figures reads of a worker: nothing, no port to ask
 	// the kernel about.
-	f.Figures.Projects = append(f.Figures.Projects, []control.InstanceFigures{control.UnknownFigures, control.UnknownFigures})
+	f.Figures.Projects = append(f.Figures.Projects, []view.InstanceFigures{view.UnknownFigures, view.UnknownFigures})
 	m, _ := update(t, newModel(t, &env{}, nil), size(200, 30), frameMsg(f))
 	v := m.View()
 	head := strings.Fields(strings.Split(v, "\n")[1])

@@ -6,8 +6,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
 )
 
 // styles are the view's looks, made by the terminal's renderer (colours
@@ -28,14 +28,14 @@ func newStyles(r *lipgloss.Renderer) styles {
 		prompt:   color("3").Bold(true),
 		failed:   color("1"),
 		states: map[string]lipgloss.Style{
-			control.StateOnline:    color("2"),
-			control.StateLaunching: color("3"),
-			control.StateWaiting:   color("3"),
-			control.StateStopping:  color("3"),
-			control.StateErrored:   color("1").Bold(true),
-			control.StateInvalid:   color("1").Bold(true),
-			control.StateStopped:   r.NewStyle().Faint(true),
-			control.StateUnknown:   r.NewStyle().Faint(true),
+			view.StateOnline:    color("2"),
+			view.StateLaunching: color("3"),
+			view.StateWaiting:   color("3"),
+			view.StateStopping:  color("3"),
+			view.StateErrored:   color("1").Bold(true),
+			view.StateInvalid:   color("1").Bold(true),
+			view.StateStopped:   r.NewStyle().Faint(true),
+			view.StateUnknown:   r.NewStyle().Faint(true),
 		},
 	}
 }

@@ -1,4 +1,4 @@
-package control
+package view
 
 import (
 	"context"
@@ -156,8 +156,8 @@ func TestFigures(t *testing.T) {
 		},
 		EventsRead: true,
 	}
-	c := &Client{Env: Env{Sockets: host}}
-	got := c.Figures(context.Background(), snap)
+	sockets := host
+	got := ReadFigures(context.Background(), sockets, snap)
 
 	want := [][]InstanceFigures{
 		nil,
@@ -202,7 +202,7 @@ func TestFiguresUnreadable(t *testing.T) {
 	snap := Snapshot{Projects: []ProjectSnapshot{projectSnap(api, []int{0, 1, 2}, []UnitStatus{
 		runningSince("bm2@api-0.service", "aa", 100, t0), runningSince("bm2@api-1.service", "bb", 200, t0), runningSince("bm2@api-2.service", "cc", 300, t0),
 	})}, Events: []journal.Event{{Kind: journal.ReuseportConfirmed, Instance: "api-1", Invocation: "bb", Time: t0.Add(time.Second)}}}
-	got := (&Client{Env: Env{Sockets: f}}).Figures(context.Background(), snap)
+	got := ReadFigures(context.Background(), f, snap)
 	want := UnknownFigures
 	for k, fig := range got.Projects[0] {
 		w := want
@@ -223,7 +223,7 @@ func TestFiguresUnreadable(t *testing.T) {
 	// Processes that are all gone: unknown, and nothing to warn about.
 	f.errs = map[uint32]error{100: fmt.Errorf("gone: %w", fs.ErrNotExist)}
 	snap.Projects[0] = projectSnap(api, []int{0}, []UnitStatus{runningSince("bm2@api-0.service", "aa", 100, t0)})
-	got = (&Client{Env: Env{Sockets: f}}).Figures(context.Background(), snap)
+	got = ReadFigures(context.Background(), f, snap)
 	if got.Projects[0][0] != UnknownFigures || len(got.Warnings) != 0 {
 		t.Errorf("a process gone: %+v %q", got.Projects[0][0], got.Warnings)
 	}
@@ -243,7 +243,7 @@ func TestFiguresBoundTheDescriptorsRead(t *testing.T) {
 	snap := Snapshot{Projects: []ProjectSnapshot{projectSnap(p, []int{0, 1}, []UnitStatus{
 		runningSince("bm2@big-0.service", "aa", 100, t0), runningSince("bm2@big-1.service", "bb", 200, t0),
 	})}}
-	got := (&Client{Env: Env{Sockets: f}}).Figures(context.Background(), snap)
+	got := ReadFigures(context.Background(), f, snap)
 	for k, fig := range got.Projects[0] {
 		if fig != UnknownFigures {
 			t.Errorf("big-%d: %+v, want unknown", k, fig)
@@ -274,7 +274,7 @@ func TestFiguresKernelError(t *testing.T) {
 	snap := Snapshot{Projects: []ProjectSnapshot{projectSnap(p, []int{0, 1}, []UnitStatus{
 		runningSince("bm2@api-0.service", "aa", 100, t0), runningSince("bm2@api-1.service", "bb", 200, t0),
 	})}}
-	got := (&Client{Env: Env{Sockets: f}}).Figures(context.Background(), snap)
+	got := ReadFigures(context.Background(), f, snap)
 	want := []InstanceFigures{{Connections: 1, AcceptQueued: -1, AcceptLimit: -1}, {Connections: 0, AcceptQueued: -1, AcceptLimit: -1}}
 	if fmt.Sprint(got.Projects[0]) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", got.Projects[0], want)
@@ -287,7 +287,7 @@ func TestFiguresKernelError(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	f.read = nil
-	got = (&Client{Env: Env{Sockets: f}}).Figures(ctx, snap)
+	got = ReadFigures(ctx, f, snap)
 	if len(f.read) != 0 || got.Projects[0][0] != UnknownFigures {
 		t.Errorf("read %v after the context ended: %+v", f.read, got.Projects[0])
 	}
@@ -343,10 +343,10 @@ func TestFiguresOfThisProcess(t *testing.T) {
 	p := &config.Project{Name: "self", Mode: config.Cluster, Port: port, Instances: 1}
 	u := runningSince("bm2@self-0.service", "aa", uint32(os.Getpid()), time.Now())
 	snap := Snapshot{Projects: []ProjectSnapshot{projectSnap(p, []int{0}, []UnitStatus{u})}}
-	c := &Client{Env: Env{}.WithDefaults()}
+	sockets := HostSockets{}
 	var got InstanceFigures
 	for range 200 {
-		f := c.Figures(context.Background(), snap)
+		f := ReadFigures(context.Background(), sockets, snap)
 		if len(f.Warnings) != 0 {
 			t.Fatalf("warnings: %q", f.Warnings)
 		}
@@ -376,7 +376,7 @@ func TestFiguresBoundTheScrape(t *testing.T) {
 		f.pids[name], f.fds[pid], f.nfds[pid] = []uint32{pid}, []uint64{uint64(pid)}, each
 		ids, st = append(ids, i), append(st, runningSince(name, "aa", pid, t0))
 	}
-	got := (&Client{Env: Env{Sockets: f}}).Figures(context.Background(), Snapshot{Projects: []ProjectSnapshot{projectSnap(p, ids, st)}})
+	got := ReadFigures(context.Background(), f, Snapshot{Projects: []ProjectSnapshot{projectSnap(p, ids, st)}})
 	known := MaxScrapeFDs / each
 	for i, fig := range got.Projects[0] {
 		if (fig.Connections >= 0) != (i < known) {
@@ -414,10 +414,10 @@ func TestFiguresOfAWorker(t *testing.T) {
 		runningSince("bm2@queue-0.service", "aa", 100, t0),
 		runningSince("bm2@queue-1.service", "bb", 200, t0),
 	})
-	c := &Client{Env: Env{Sockets: host}}
+	sockets := host
 
 	// Workers alone: the kernel is not asked at all.
-	got := c.Figures(context.Background(), Snapshot{Now: t0.Add(time.Minute), Projects: []ProjectSnapshot{workers}})
+	got := ReadFigures(context.Background(), sockets, Snapshot{Now: t0.Add(time.Minute), Projects: []ProjectSnapshot{workers}})
 	if want := [][]InstanceFigures{{UnknownFigures, UnknownFigures}}; fmt.Sprint(got.Projects) != fmt.Sprint(want) || len(got.Warnings) != 0 {
 		t.Errorf("figures %v, warnings %q; want %v", got.Projects, got.Warnings, want)
 	}
@@ -426,7 +426,7 @@ func TestFiguresOfAWorker(t *testing.T) {
 	}
 
 	// Beside a project with a port: its sockets alone, and never port 0.
-	got = c.Figures(context.Background(), Snapshot{Now: t0.Add(time.Minute), Projects: []ProjectSnapshot{
+	got = ReadFigures(context.Background(), sockets, Snapshot{Now: t0.Add(time.Minute), Projects: []ProjectSnapshot{
 		workers, projectSnap(api, []int{0}, []UnitStatus{runningSince("bm2@api-0.service", "cc", 300, t0)}),
 	}})
 	want := [][]InstanceFigures{{UnknownFigures, UnknownFigures}, {{Connections: 1, AcceptQueued: 0, AcceptLimit: 511}}}

@@ -1,4 +1,4 @@
-package control
+package view
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
 // Figures are what the kernel and the probe's events say of each instance
 // of a [Snapshot], beyond its unit's status: what bm2 metrics and bm2 top
-// show next to state, memory and CPU. Reading them ([Client.Figures]) is
+// show next to state, memory and CPU. Reading them ([ReadFigures]) is
 // I/O; rendering them is a pure function of a Snapshot and its Figures.
 type Figures struct {
 	// Projects holds one entry per Snapshot.Projects, in order, and
@@ -49,8 +50,8 @@ type InstanceFigures struct {
 // UnknownFigures are the figures of an instance nothing could be read of.
 var UnknownFigures = InstanceFigures{Connections: -1, AcceptQueued: -1, AcceptLimit: -1}
 
-// Sockets is what [Client.Figures] reads of the kernel and of /proc: the
-// real thing by default ([Env.Sockets]), a fake in tests.
+// Sockets is what [ReadFigures] reads of the kernel and of /proc: the
+// real thing ([HostSockets]) but in tests.
 type Sockets interface {
 	// PIDs are the processes of a unit's control group, or its main
 	// process when the group cannot be read (sysd.Status.PIDs).
@@ -67,20 +68,20 @@ type Sockets interface {
 	Established(keep func(port int) bool) ([]sockdiag.Connection, error)
 }
 
-// hostSockets is this host's kernel and /proc.
-type hostSockets struct{}
+// HostSockets is this host's kernel and /proc.
+type HostSockets struct{}
 
-func (hostSockets) PIDs(u UnitStatus) []uint32 { return u.PIDs() }
-func (hostSockets) SocketsOf(pid uint32, limit int) ([]uint64, int, error) {
+func (HostSockets) PIDs(u UnitStatus) []uint32 { return u.PIDs() }
+func (HostSockets) SocketsOf(pid uint32, limit int) ([]uint64, int, error) {
 	return sockdiag.SocketsOf(pid, limit)
 }
-func (hostSockets) Listeners() ([]sockdiag.Listener, error) { return sockdiag.AllListeners() }
-func (hostSockets) Established(keep func(port int) bool) ([]sockdiag.Connection, error) {
+func (HostSockets) Listeners() ([]sockdiag.Listener, error) { return sockdiag.AllListeners() }
+func (HostSockets) Established(keep func(port int) bool) ([]sockdiag.Connection, error) {
 	return sockdiag.AllEstablished(keep)
 }
 
-// Figures reads the figures of snap's instances that have a running main
-// process. The sockets of an instance are those its processes hold (the
+// ReadFigures reads the figures of snap's instances that have a running
+// main process. The sockets of an instance are those its processes hold (the
 // processes of its control group): its connections are the ones
 // established on its port (fork mode: port+i; cluster mode: the port its
 // instances share), its accept queue that of its listeners there; a
@@ -89,8 +90,8 @@ func (hostSockets) Established(keep func(port int) bool) ([]sockdiag.Connection,
 // number of processes. What cannot be read stays unknown and is said in
 // Warnings; reading the descriptors of another user's processes takes
 // root, and without it every such figure is unknown, in one warning.
-func (c *Client) Figures(ctx context.Context, snap Snapshot) Figures {
-	f := c.sockets(ctx, snap)
+func ReadFigures(ctx context.Context, sockets Sockets, snap Snapshot) Figures {
+	f := readSockets(ctx, sockets, snap)
 	confirmLatencies(&f, snap)
 	return f
 }
@@ -104,17 +105,17 @@ func confirmLatencies(f *Figures, snap Snapshot) {
 			continue
 		}
 		for k, i := range ps.IDs {
-			if k < len(f.Projects[j]) && up(ps.Statuses[k]) {
+			if k < len(f.Projects[j]) && Up(ps.Statuses[k]) {
 				f.Projects[j][k].ConfirmLatency = ConfirmLatency(ps.Statuses[k], units.InstanceID(p.Name, i), snap.Events)
 			}
 		}
 	}
 }
 
-// sockets reads the figures of snap's instances but ConfirmLatency: the
-// kernel's and /proc's, which need the instances' statuses only.
-func (c *Client) sockets(ctx context.Context, snap Snapshot) Figures {
-	r := figureReader{sockets: c.Sockets, ports: map[int]*portSockets{}, left: MaxScrapeFDs, want: map[int]bool{}}
+// readSockets reads the figures of snap's instances but ConfirmLatency:
+// the kernel's and /proc's, which need the instances' statuses only.
+func readSockets(ctx context.Context, sockets Sockets, snap Snapshot) Figures {
+	r := figureReader{sockets: sockets, ports: map[int]*portSockets{}, left: MaxScrapeFDs, want: map[int]bool{}}
 	for _, ps := range snap.Projects {
 		if p := ps.Entry.Project; ps.Entry.Err == nil && p != nil && !p.IsWorker() {
 			for _, i := range ps.IDs {
@@ -132,7 +133,7 @@ func (c *Client) sockets(ctx context.Context, snap Snapshot) Figures {
 		for k, i := range ps.IDs {
 			figs[k] = UnknownFigures
 			u := ps.Statuses[k]
-			if !up(u) || ctx.Err() != nil || p.IsWorker() {
+			if !Up(u) || ctx.Err() != nil || p.IsWorker() {
 				continue // a worker has no port: nothing to ask the kernel
 			}
 			r.read(&figs[k], units.InstanceID(p.Name, i), u, p.InstancePort(i))
@@ -141,20 +142,17 @@ func (c *Client) sockets(ctx context.Context, snap Snapshot) Figures {
 	}
 	out.Warnings = r.warnings
 	if r.denied > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the sockets of %d %s (permission denied: reading another user's processes takes root): %s connections and accept queues are unknown",
-			r.denied, plural(r.denied, "instance", "instances"), plural(r.denied, "its", "their")))
+		their := "their"
+		if r.denied == 1 {
+			their = "its"
+		}
+		out.Warnings = append(out.Warnings, fmt.Sprintf("cannot read the sockets of %s (permission denied: reading another user's processes takes root): %s connections and accept queues are unknown",
+			wording.Plural(r.denied, "instance", "instances"), their))
 	}
 	if err := ctx.Err(); err != nil {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("figures not read: %v", err))
 	}
 	return out
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // ConfirmLatency is the time from the start of u's main process to the
