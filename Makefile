@@ -49,6 +49,7 @@ build:
 test: build
 	@log=$$(mktemp); rc=0; \
 	  BM2_TEST_SKIPS=$$log $(GO) test -count=1 -timeout 45m ./... || rc=$$?; \
+	  $(GO) -C bench test -count=1 ./... || rc=$$?; \
 	  $(GO) run ./internal/testutil/skipsummary $$log; rm -f $$log; exit $$rc
 
 # Everything make test needs beyond Go (as root): Debian packages,
@@ -58,6 +59,7 @@ test-deps:
 
 test-unit:
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+	$(GO) -C bench test -count=1 ./...
 
 test-e2e: build
 	$(GO) test -count=1 -timeout 45m -v ./e2e/...
@@ -67,11 +69,15 @@ test-e2e: build
 test-stress: build
 	./e2e/stress
 
+# The bench is a module of its own (bench/go.mod): go vet and go test at
+# the top skip it, so they run in bench/ too. Neither vendor/ is formatted.
 check:
-	@out=$$(gofmt -l $$(git ls-files '*.go' ':!vendor' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' ':!vendor' ':!bench/vendor' 2>/dev/null || find . -name '*.go' -not -path './vendor/*' -not -path './bench/vendor/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) -C bench vet ./...
 	$(GO) test -race -count=1 ./...
+	$(GO) -C bench test -count=1 ./...
 
 fuzz:
 	$(GO) test ./internal/config -run '^$$' -fuzz FuzzParse -fuzztime 60s
@@ -85,8 +91,9 @@ demo: build
 
 install: build install-files
 
-# What install-files reads from the tree besides bin/; the bench copies
-# exactly these into its sandbox (make install-sources prints them).
+# What install-files reads from the tree besides bin/; the bench (its own
+# module, bench/go.mod) copies exactly these and bin/'s bm2, bm2-generator
+# and bm2-probe into its sandboxes (make install-sources prints them).
 INSTALL_SOURCES := Makefile units packaging internal/cli/completion internal/preload/reuseport.cjs
 .PHONY: install-sources
 install-sources:

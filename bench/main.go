@@ -207,7 +207,7 @@ func run(ctx context.Context, s settings, out string) error {
 	if os.Geteuid() != 0 {
 		return errors.New("run me as root: I boot throwaway systemd machines in new namespaces (nothing on the host changes)")
 	}
-	repo, err := sandbox.RepoRoot()
+	repo, err := repoRoot()
 	if err != nil {
 		return err
 	}
@@ -703,6 +703,37 @@ func rerender(from, out string) error {
 		out = filepath.Join(filepath.Dir(from), "RESULTS.md")
 	}
 	return r.write(out)
+}
+
+// repoRoot finds the tree under test: the nearest directory at or above
+// the working directory whose go.mod is bm2's (the bench's own module, in
+// bench/, is skipped), so that the bench runs from the top of the tree as
+// bench/run starts it, or from bench/.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(string(data)) == "github.com/bm2dev/bm2" {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod of github.com/bm2dev/bm2 at or above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// modulePath is the module a go.mod declares.
+func modulePath(gomod string) string {
+	for _, l := range strings.Split(gomod, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 func machineInfo() []kv {

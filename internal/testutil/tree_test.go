@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// goFiles returns the repository's Go files (vendor and hidden
-// directories left out), relative to its root, read.
+// goFiles returns the repository's Go files (vendor directories, the
+// top's and the bench module's, and hidden directories left out),
+// relative to its root, read.
 func goFiles(t *testing.T) (root string, files map[string]string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
@@ -26,7 +27,7 @@ func goFiles(t *testing.T) (root string, files map[string]string) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		if d.IsDir() {
-			if rel == "vendor" || rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			if rel == "vendor" || rel == filepath.Join("bench", "vendor") || rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
 				return filepath.SkipDir
 			}
 			return nil
