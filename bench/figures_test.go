@@ -71,11 +71,8 @@ func TestSamplesMD(t *testing.T) {
 	res.Samples = append(res.Samples, Sample{Figure: "stop", Variant: "pm2 stop: 2 instances that drain", Metric: "stop command (ms)", Value: 1234})
 	res.Notes = map[string][]string{"package": {"**Not measured**: no dh."}}
 	rp := newReport(res)
-	var b strings.Builder
-	rp.samplesMD(&b, "stop")
-	rp.samplesMD(&b, "probe")
-	rp.samplesMD(&b, "package")
-	md := b.String()
+	section := renderSection(t)
+	md := section(rp.samples("stop")) + section(rp.samples("probe")) + section(rp.samples("package"))
 	for _, want := range []string{
 		"## 9. Stop\n",
 		"| variant | samples | stop command (ms): median (min–max) |\n",
@@ -105,9 +102,7 @@ func TestReloadSectionBm2Only(t *testing.T) {
 		}
 	}
 	rp := newReport(res)
-	var b strings.Builder
-	rp.reloadSection(&b, res.ReloadBun, 2, "4b", "reloadbun", "2 Bun instances")
-	md := b.String()
+	md := renderSection(t)(rp.reloadSection(res.ReloadBun, 2, "4b", "reloadbun", "2 Bun instances"))
 	if !strings.Contains(md, "## 4b. Reload under load (2 Bun instances)") || !strings.Contains(md, "| bm2 | keep-alive | 2 | 0 | 0 | 0 |") {
 		t.Errorf("reload section:\n%s", md)
 	}
@@ -131,15 +126,14 @@ func TestCommandsShowNotes(t *testing.T) {
 		Commands: map[string][]string{"start": {"bm2 start start"}, "package": {"make deb"}},
 		Notes:    map[string][]string{"start": {"Measured again."}, "package": {"Built once."}},
 	}
-	var b strings.Builder
-	commands(&b, res, "start")
-	if md := b.String(); !strings.Contains(md, "Measured again.\n\nCommands") {
+	rp := newReport(res)
+	section := renderSection(t)
+	if md := section("commands", rp.commands("start"), true); !strings.Contains(md, "Measured again.\n\nCommands") {
 		t.Errorf("start's note is not before its commands:\n%s", md)
 	}
-	b.Reset()
-	newReport(res).samplesMD(&b, "package")
-	if n := strings.Count(b.String(), "Built once."); n != 1 {
-		t.Errorf("package's note shown %d times, want once:\n%s", n, b.String())
+	md := section(rp.samples("package"))
+	if n := strings.Count(md, "Built once."); n != 1 {
+		t.Errorf("package's note shown %d times, want once:\n%s", n, md)
 	}
 }
 
@@ -293,5 +287,21 @@ func TestPhaseUnits(t *testing.T) {
 	}
 	if want := strings.Replace(plain, "3744", "3747", 1) + "ExecStopPost=+/bin/true\n"; hooked != want {
 		t.Errorf("hooked unit:\n%s\nwant:\n%s", hooked, want)
+	}
+}
+
+// renderSection writes a section of RESULTS.md as the report does: its
+// template over what the figure derived; nothing when it has no section.
+func renderSection(t *testing.T) func(tmpl string, data any, ok bool) string {
+	return func(tmpl string, data any, ok bool) string {
+		t.Helper()
+		if !ok {
+			return ""
+		}
+		out, err := render(tmpl, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
 }

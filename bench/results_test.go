@@ -28,7 +28,10 @@ func TestResultsFromJSON(t *testing.T) {
 		t.Error("results.json does not read back to the same bytes")
 	}
 	rep := newReport(res)
-	md := rep.markdown()
+	md, err := rep.markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range []struct{ name, got string }{{"RESULTS.md", md}, {"results.svg", rep.svg()}} {
 		want, err := os.ReadFile(f.name)
 		if err != nil {
@@ -53,4 +56,22 @@ func firstDiffLine(a, b string) int {
 		}
 	}
 	return line
+}
+
+// A run that measured little, or nothing, still renders: every template
+// runs over what a figure leaves out.
+func TestReportOfLittle(t *testing.T) {
+	for _, res := range []*Results{
+		{},
+		{Settings: settings{Quick: true, Only: []string{"package"}}, Notes: map[string][]string{"package": {"**Not measured**: no dh."}},
+			Reload: ReloadResults{Bm2Check: "bm2 reload: not found"}},
+	} {
+		md, err := newReport(res).markdown()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix([]byte(md), []byte("# bm2 vs PM2: benchmark results\n\n")) || bytes.Contains([]byte(md), []byte("<no value>")) {
+			t.Errorf("report:\n%s", md)
+		}
+	}
 }
