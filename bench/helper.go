@@ -145,34 +145,7 @@ func helperStart(args []string) (*StartResult, error) {
 	res := &StartResult{}
 	t0 := time.Now()
 	m0 := monoUs()
-	portDone := make(chan int64, 1)
-	go func() {
-		// A request every 5 ms, each on a fresh connection in its own
-		// goroutine: one that hangs holds up nothing.
-		client := &http.Client{Timeout: *timeout, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
-		ok := make(chan time.Time, 1)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				portDone <- -1
-				return
-			case at := <-ok:
-				portDone <- at.Sub(t0).Microseconds()
-				return
-			case <-tick.C:
-				go func() {
-					if code, _, err := get(client, *url); err == nil && code == 200 {
-						select {
-						case ok <- time.Now():
-						default:
-						}
-					}
-				}()
-			}
-		}
-	}()
+	portDone := pollPort(ctx, *url, *timeout, t0)
 	cmd := exec.CommandContext(ctx, cmdArgs[0], cmdArgs[1:]...)
 	out, err := cmd.CombinedOutput()
 	res.ReturnUs = time.Since(t0).Microseconds()
@@ -187,33 +160,7 @@ func helperStart(args []string) (*StartResult, error) {
 		<-portDone
 		return res, nil
 	}
-	for {
-		var ok bool
-		var at int64
-		switch kind {
-		case "bm2":
-			ok, at = bm2Confirmed(name, n, t0)
-			if ok {
-				res.ConfirmUs = at - t0.UnixMicro()
-				res.OnlineUs = bm2Online(name, n) - m0
-			}
-		case "units":
-			// Hand-written units: nothing confirms them; when the last
-			// became active.
-			ok = true
-			res.OnlineUs = lastActive(func(i int) string { return fmt.Sprintf("%s-%d.service", name, i) }, n) - m0
-		case "pm2":
-			// The start of the first `pm2 jlist` that shows them all
-			// online: a lower bound, in PM2's favour.
-			callStart := time.Since(t0).Microseconds()
-			ok = pm2Online(name, n)
-			if ok {
-				res.ConfirmUs = callStart
-			}
-		}
-		if ok {
-			break
-		}
+	for !confirmed(res, kind, name, n, t0, m0) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s not confirmed after %v; command output:\n%s", *confirm, *timeout, out)
 		}
@@ -224,6 +171,70 @@ func helperStart(args []string) (*StartResult, error) {
 		return nil, fmt.Errorf("%s never answered 200 within %v", *url, *timeout)
 	}
 	return res, nil
+}
+
+// pollPort polls url every 5 ms from t0 until it answers 200 or ctx ends,
+// and then sends the µs from t0 to the first answer (-1: none).
+func pollPort(ctx context.Context, url string, timeout time.Duration, t0 time.Time) <-chan int64 {
+	portDone := make(chan int64, 1)
+	go func() {
+		// A request every 5 ms, each on a fresh connection in its own
+		// goroutine: one that hangs holds up nothing.
+		client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+		ok := make(chan time.Time, 1)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				portDone <- -1
+				return
+			case at := <-ok:
+				portDone <- at.Sub(t0).Microseconds()
+				return
+			case <-tick.C:
+				go func() {
+					if code, _, err := get(client, url); err == nil && code == 200 {
+						select {
+						case ok <- time.Now():
+						default:
+						}
+					}
+				}()
+			}
+		}
+	}()
+	return portDone
+}
+
+// confirmed tells whether the manager (kind) has confirmed n instances
+// of name started at t0 (m0 on the monotonic clock), and notes in res
+// when it did and when they were online.
+func confirmed(res *StartResult, kind, name string, n int, t0 time.Time, m0 int64) bool {
+	switch kind {
+	case "bm2":
+		ok, at := bm2Confirmed(name, n, t0)
+		if ok {
+			res.ConfirmUs = at - t0.UnixMicro()
+			res.OnlineUs = bm2Online(name, n) - m0
+		}
+		return ok
+	case "units":
+		// Hand-written units: nothing confirms them; when the last
+		// became active.
+		res.OnlineUs = lastActive(func(i int) string { return fmt.Sprintf("%s-%d.service", name, i) }, n) - m0
+		return true
+	case "pm2":
+		// The start of the first `pm2 jlist` that shows them all
+		// online: a lower bound, in PM2's favour.
+		callStart := time.Since(t0).Microseconds()
+		ok := pm2Online(name, n)
+		if ok {
+			res.ConfirmUs = callStart
+		}
+		return ok
+	}
+	return false
 }
 
 // bm2Confirmed tells whether n distinct instances of project logged
@@ -353,62 +364,92 @@ func helperCrash(args []string) (*CrashResult, error) {
 			oldSet[n] = true
 		}
 	}
-	client := &http.Client{
-		Timeout:   *timeout,
-		Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
+	p := &crashPolls{
+		client: &http.Client{
+			Timeout:   *timeout,
+			Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
+		},
+		url:     *url,
+		answers: make(chan crashAnswer, 1<<16),
+		sent:    map[int]time.Time{},
+		got:     map[int]crashAnswer{},
 	}
-	type answer struct {
-		seq    int
-		sent   time.Time
-		took   time.Duration
-		pid    int
-		failed bool
-	}
-	answers := make(chan answer, 1<<16)
 	res := &CrashResult{}
 	t0 := time.Now()
 	res.KillAtUs = t0.UnixMicro()
 	if err := syscall.Kill(*pid, syscall.SIGKILL); err != nil {
 		return nil, fmt.Errorf("kill %d: %w", *pid, err)
 	}
+	recoveredAt, err := p.untilRecovered(res, t0, oldSet, *timeout)
+	if err != nil {
+		return nil, err
+	}
+	p.count(res, recoveredAt)
+	return res, nil
+}
+
+// crashAnswer is the answer to one of the crash helper's requests.
+type crashAnswer struct {
+	seq    int
+	sent   time.Time
+	took   time.Duration
+	pid    int
+	failed bool
+}
+
+// crashPolls are the crash helper's requests, by sequence number: when
+// each was sent, and the answers come back so far.
+type crashPolls struct {
+	client  *http.Client
+	url     string
+	answers chan crashAnswer
+	sent    map[int]time.Time
+	got     map[int]crashAnswer
+}
+
+// untilRecovered sends a request every 2 ms, each on its own, until a
+// process not in old answers; it notes in res when, and which.
+func (p *crashPolls) untilRecovered(res *CrashResult, t0 time.Time, old map[int]bool, timeout time.Duration) (time.Time, error) {
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(*timeout)
-	sent := map[int]time.Time{}
-	got := map[int]answer{}
+	deadline := time.After(timeout)
 	var recoveredAt time.Time
 	for recoveredAt.IsZero() {
 		select {
 		case <-tick.C:
-			n, at := len(sent)+1, time.Now()
-			sent[n] = at
+			n, at := len(p.sent)+1, time.Now()
+			p.sent[n] = at
 			go func() {
-				code, body, err := get(client, *url)
-				a := answer{seq: n, sent: at, took: time.Since(at)}
+				code, body, err := get(p.client, p.url)
+				a := crashAnswer{seq: n, sent: at, took: time.Since(at)}
 				if err != nil || code != 200 {
 					a.failed = true
 				} else {
 					a.pid = bodyPID(body)
 				}
-				answers <- a
+				p.answers <- a
 			}()
-		case a := <-answers:
-			got[a.seq] = a
-			if !a.failed && a.pid != 0 && !oldSet[a.pid] {
+		case a := <-p.answers:
+			p.got[a.seq] = a
+			if !a.failed && a.pid != 0 && !old[a.pid] {
 				recoveredAt = a.sent.Add(a.took)
 				res.RecoverUs = recoveredAt.Sub(t0).Microseconds()
 				res.NewPID = a.pid
 			}
 		case <-deadline:
-			return nil, fmt.Errorf("no new process answered on %s within %v (%d requests sent)", *url, *timeout, len(sent))
+			return time.Time{}, fmt.Errorf("no new process answered on %s within %v (%d requests sent)", p.url, timeout, len(p.sent))
 		}
 	}
-	// Count the requests sent before the recovery; give those still
-	// outstanding a second more.
+	return recoveredAt, nil
+}
+
+// count counts the requests sent before the recovery, failed or still
+// unanswered, after giving those outstanding a second more.
+func (p *crashPolls) count(res *CrashResult, recoveredAt time.Time) {
 	pending := func() int {
 		c := 0
-		for n, at := range sent {
-			if _, ok := got[n]; !ok && at.Before(recoveredAt) {
+		for n, at := range p.sent {
+			if _, ok := p.got[n]; !ok && at.Before(recoveredAt) {
 				c++
 			}
 		}
@@ -417,18 +458,18 @@ func helperCrash(args []string) (*CrashResult, error) {
 	wait := time.After(time.Second)
 	for waiting := true; waiting && pending() > 0; {
 		select {
-		case a := <-answers:
-			got[a.seq] = a
+		case a := <-p.answers:
+			p.got[a.seq] = a
 		case <-wait:
 			waiting = false
 		}
 	}
-	for n, at := range sent {
+	for n, at := range p.sent {
 		if !at.Before(recoveredAt) {
 			continue
 		}
 		res.Polls++
-		a, ok := got[n]
+		a, ok := p.got[n]
 		switch {
 		case !ok:
 			res.Hung++
@@ -437,7 +478,6 @@ func helperCrash(args []string) (*CrashResult, error) {
 			res.Failed++
 		}
 	}
-	return res, nil
 }
 
 // Proc is one process as `procs` reports it.
@@ -563,44 +603,12 @@ func helperGenbench(args []string) ([]GenRun, error) {
 		return nil, err
 	}
 	for _, n := range sizes {
-		dir := filepath.Join(root, fmt.Sprintf("cfg-%d", n))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := genbenchProjects(root, n); err != nil {
 			return nil, err
-		}
-		for i := range n {
-			name := fmt.Sprintf("p%04d", i)
-			f := fmt.Sprintf("name = %q\nscript = \"app.js\"\ncwd = \"/srv/%s\"\nruntime = \"node\"\ninstances = 4\nport = %d\n\n[env]\nNODE_ENV = \"production\"\n",
-				name, name, 10000+i)
-			if err := os.WriteFile(filepath.Join(dir, name+".toml"), []byte(f), 0o644); err != nil {
-				return nil, err
-			}
 		}
 	}
 	out := filepath.Join(root, "out")
-	run := func(n int) (GenRun, error) {
-		if err := os.RemoveAll(out); err != nil {
-			return GenRun{}, err
-		}
-		if err := os.Mkdir(out, 0o755); err != nil {
-			return GenRun{}, err
-		}
-		cmd := exec.Command(exe, out)
-		cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "BM2_CONFIG_PATH=" + filepath.Join(root, fmt.Sprintf("cfg-%d", n))}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		start := time.Now()
-		err := cmd.Run()
-		wall := time.Since(start)
-		if err != nil {
-			return GenRun{}, fmt.Errorf("%d projects: %v: %s", n, err, stderr.String())
-		}
-		ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		r := GenRun{Projects: n, WallMs: float64(wall.Nanoseconds()) / 1e6}
-		if ru != nil {
-			r.MaxRSS = ru.Maxrss
-		}
-		return r, nil
-	}
+	run := func(n int) (GenRun, error) { return genbenchRun(exe, root, out, n) }
 	var runs []GenRun
 	for _, n := range sizes { // warm-up, and a check of what it writes
 		r, err := run(n)
@@ -632,6 +640,50 @@ func helperGenbench(args []string) ([]GenRun, error) {
 		}
 	}
 	return runs, nil
+}
+
+// genbenchProjects writes n project files into root/cfg-n.
+func genbenchProjects(root string, n int) error {
+	dir := filepath.Join(root, fmt.Sprintf("cfg-%d", n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		name := fmt.Sprintf("p%04d", i)
+		f := fmt.Sprintf("name = %q\nscript = \"app.js\"\ncwd = \"/srv/%s\"\nruntime = \"node\"\ninstances = 4\nport = %d\n\n[env]\nNODE_ENV = \"production\"\n",
+			name, name, 10000+i)
+		if err := os.WriteFile(filepath.Join(dir, name+".toml"), []byte(f), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// genbenchRun runs the generator exe once over root/cfg-n into an empty
+// out: its wall time and max RSS.
+func genbenchRun(exe, root, out string, n int) (GenRun, error) {
+	if err := os.RemoveAll(out); err != nil {
+		return GenRun{}, err
+	}
+	if err := os.Mkdir(out, 0o755); err != nil {
+		return GenRun{}, err
+	}
+	cmd := exec.Command(exe, out)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "BM2_CONFIG_PATH=" + filepath.Join(root, fmt.Sprintf("cfg-%d", n))}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return GenRun{}, fmt.Errorf("%d projects: %v: %s", n, err, stderr.String())
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	r := GenRun{Projects: n, WallMs: float64(wall.Nanoseconds()) / 1e6}
+	if ru != nil {
+		r.MaxRSS = ru.Maxrss
+	}
+	return r, nil
 }
 
 // SpreadResult is what `spread` measures: how many of its connections

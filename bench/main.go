@@ -252,6 +252,22 @@ func run(ctx context.Context, s settings, out string) error {
 			return fmt.Errorf("package: %w", err)
 		}
 	}
+	if err := r.sandboxed(ctx); err != nil {
+		return err
+	}
+	r.res.Finished = time.Now()
+	stopLoad()
+	if err := r.write(out); err != nil {
+		return err
+	}
+	r.logf("done in %v: %s", time.Since(r.began).Round(time.Second), out)
+	return nil
+}
+
+// sandboxed runs the figures wanted of those that need the two
+// sandboxes, booted first (and closed after) if there is one.
+func (r *runner) sandboxed(ctx context.Context) error {
+	s := r.s
 	sandboxed := false
 	for _, n := range sandboxedScenarios {
 		sandboxed = sandboxed || s.wants(n)
@@ -299,12 +315,6 @@ func run(ctx context.Context, s settings, out string) error {
 			}
 		}
 	}
-	r.res.Finished = time.Now()
-	stopLoad()
-	if err := r.write(out); err != nil {
-		return err
-	}
-	r.logf("done in %v: %s", time.Since(r.began).Round(time.Second), out)
 	return nil
 }
 
@@ -517,9 +527,31 @@ func (r *runner) setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.bootBeds(ctx, helperBin); err != nil {
+		return err
+	}
+	// bm2: install from the snapshot of bin/ (make -o build: no rebuild).
+	if err := r.install(ctx); err != nil {
+		return err
+	}
+	// Sysctls bm2 ships (packaging/sysctl.d), applied by hand: the sandbox
+	// masks systemd-sysctl.service. Only the bm2 sandbox gets them.
+	if err := r.applySysctls(ctx); err != nil {
+		return err
+	}
+	if err := r.writeApps(ctx); err != nil {
+		return err
+	}
+	r.versions(ctx)
+	r.logf("sandboxes ready (%s, %s)", r.bm2.State(), r.pm2.State())
+	return nil
+}
+
+// bootBeds boots the bm2 sandbox and the PM2 sandbox, and puts this driver's
+// executable in both as bench-helper.
+func (r *runner) bootBeds(ctx context.Context, helperBin []byte) error {
 	nodeDir := filepath.Dir(r.node)
 	pm2Dir := filepath.Dir(r.pm2Bin)
-
 	r.logf("booting the bm2 sandbox and the PM2 sandbox")
 	m, err := sandbox.Boot(ctx, sandbox.Options{
 		Binds: []string{r.repo + ":ro", r.snap + ":ro", runtimes.CacheDir() + ":ro"}, Name: "bench-bm2"})
@@ -545,7 +577,12 @@ func (r *runner) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	// bm2: install from the snapshot of bin/ (make -o build: no rebuild).
+	return nil
+}
+
+// install installs bm2 and the runtimes in the bm2 sandbox, Node.js in
+// the PM2 sandbox, and records how.
+func (r *runner) install(ctx context.Context) error {
 	install := installScript(r.repo, r.snap, "/tmp/bm2-src", "") + fmt.Sprintf(`
 install -m 0755 %[1]q /usr/local/bin/bun
 install -m 0755 %[2]q /usr/local/bin/node
@@ -563,12 +600,12 @@ mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf`, r.bunPa
 	if out, err := r.pm2.sh(ctx, fmt.Sprintf("install -m 0755 %q /usr/local/bin/node", r.node)); err != nil {
 		return fmt.Errorf("install node in the PM2 sandbox: %w\n%s", err, out)
 	}
-	// Sysctls bm2 ships (packaging/sysctl.d), applied by hand: the sandbox
-	// masks systemd-sysctl.service. Only the bm2 sandbox gets them.
-	if err := r.applySysctls(ctx); err != nil {
-		return err
-	}
-	// The apps.
+	return nil
+}
+
+// writeApps writes the apps: each bm2 project's in /srv/<name>, and all of
+// them in /srv/bench of both sandboxes.
+func (r *runner) writeApps(ctx context.Context) error {
 	appJS, _ := apps.ReadFile("apps/app.js")
 	appTS, _ := apps.ReadFile("apps/app.ts")
 	hangJS, _ := apps.ReadFile("apps/hang.js")
@@ -598,7 +635,12 @@ mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf`, r.bunPa
 			}
 		}
 	}
-	// Versions, as the sandboxes see them.
+	return nil
+}
+
+// versions notes the versions of what was measured, as the sandboxes see
+// them.
+func (r *runner) versions(ctx context.Context) {
 	ver := func(b *bed, script string) string {
 		out, err := b.sh(ctx, script)
 		if err != nil {
@@ -613,8 +655,6 @@ mountpoint -q /sys/fs/bpf || mount -t bpf -o mode=0700 bpf /sys/fs/bpf`, r.bunPa
 		kv{"PM2", ver(r.pm2, "pm2 --version | tail -1") + " (npm pm2, run by " + ver(r.pm2, "node --version") + ")"},
 		kv{"wrk", ver(r.bm2, "wrk -v 2>&1 | head -1 | cut -d' ' -f1-2")},
 	)
-	r.logf("sandboxes ready (%s, %s)", r.bm2.State(), r.pm2.State())
-	return nil
 }
 
 // applySysctls applies packaging/sysctl.d/*.conf, if bm2 ships any, in the

@@ -157,8 +157,9 @@ func (r *runner) reloadBun(ctx context.Context) error {
 	return r.reloadFigure(ctx, reloadCase{name: "reloadbun", instances: 2, port: 4000, bm2Only: true, res: &r.res.ReloadBun})
 }
 
+// reloadFigure measures one reload case: both managers' projects up,
+// then the interleaved runs under each load, then everything taken down.
 func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
-	s := r.s
 	out, err := r.bm2.sh(ctx, "bm2 reload --help >/dev/null 2>&1; echo $?")
 	bm2Has := err == nil && strings.TrimSpace(out) == "0"
 	c.res.Bm2Available = bm2Has
@@ -170,12 +171,48 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 			return nil
 		}
 	}
-	wait := func(url string) string {
-		return fmt.Sprintf("(for i in $(seq 300); do curl -sf -o /dev/null %s && exit 0; sleep 0.1; done; exit 1)", url)
+	bm2Start, pm2Start := r.reloadStarts(c)
+	if !bm2Has {
+		r.logf("%s: `bm2 reload` is not available (exit %s): measuring PM2 only", c.name, strings.TrimSpace(out))
+	} else if out, err := r.bm2.sh(ctx, bm2Start); err != nil {
+		return fmt.Errorf("bm2 serve: %w\n%s", err, out)
 	}
-	bm2Start := "cd /srv/" + c.name + " && bm2 serve >/dev/null && " + probesDone
-	pm2Start := fmt.Sprintf("cd /srv/bench && PORT=%d pm2 start app.js -i %d --name %s >/dev/null && %s",
-		c.port, c.instances, c.name, wait(c.appURL()))
+	if c.bm2Only && !bm2Has {
+		return nil
+	}
+	if err := r.reloadUp(ctx, c, bm2Has, pm2Start); err != nil {
+		return err
+	}
+	if err := r.reloadRuns(ctx, c, bm2Has); err != nil {
+		return err
+	}
+	if bm2Has {
+		r.bm2.sh(ctx, "bm2 delete "+c.name+" >/dev/null")
+	}
+	if c.phases {
+		r.bm2.sh(ctx, floorDown)
+	}
+	r.pm2.sh(ctx, "pm2 kill >/dev/null")
+	if c.gateway > 0 {
+		for _, b := range r.beds(c) {
+			b.sh(ctx, gatewayStop)
+		}
+	}
+	return nil
+}
+
+// waitAnswer is a script that waits for url to answer, up to 30 s.
+func waitAnswer(url string) string {
+	return fmt.Sprintf("(for i in $(seq 300); do curl -sf -o /dev/null %s && exit 0; sleep 0.1; done; exit 1)", url)
+}
+
+// reloadStarts are the scripts that start a reload case's project under
+// bm2 and under PM2 (none for a bm2-only case), recorded with its
+// project file.
+func (r *runner) reloadStarts(c reloadCase) (bm2Start, pm2Start string) {
+	bm2Start = "cd /srv/" + c.name + " && bm2 serve >/dev/null && " + probesDone
+	pm2Start = fmt.Sprintf("cd /srv/bench && PORT=%d pm2 start app.js -i %d --name %s >/dev/null && %s",
+		c.port, c.instances, c.name, waitAnswer(c.appURL()))
 	if c.bm2Only {
 		pm2Start = ""
 	}
@@ -185,30 +222,27 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 		bm2Start = fmt.Sprintf("install -d -m 0755 /srv/%[1]s && cp /srv/bench/app.js /srv/%[1]s/ && printf 'name = \"%[1]s\"\\nscript = \"app.js\"\\nruntime = \"node\"\\ninstances = %[2]d\\nport = %[3]d\\nexec_mode = \"fork\"\\n' >/srv/%[1]s/bm2.toml && %[4]s",
 			c.name, c.instances, c.port, bm2Start)
 		pm2Start = fmt.Sprintf(`cd /srv/bench && printf 'module.exports = { apps: [{ name: "%[1]s", script: "app.js", instances: %[2]d, exec_mode: "fork", increment_var: "PORT", env: { PORT: %[3]d } }] }\n' >%[1]s.config.js && pm2 start %[1]s.config.js >/dev/null && %[4]s`,
-			c.name, c.instances, c.port, wait(c.appURL()))
+			c.name, c.instances, c.port, waitAnswer(c.appURL()))
 	}
-	bm2Reload, pm2Reload := "bm2 reload "+c.name, "pm2 reload "+c.name
-	section := c.name
 	script, runtime := "app.js", "node"
 	for _, p := range bm2Projects {
 		if p.name == c.name {
 			script, runtime = p.script, p.runtime
 		}
 	}
-	r.record(section, "bm2 reload --help >/dev/null   # exit status 0: the bm2 side runs",
+	r.record(c.name, "bm2 reload --help >/dev/null   # exit status 0: the bm2 side runs",
 		fmt.Sprintf("cat /srv/%s/bm2.toml   # name = %q, script = %q, runtime = %q, instances = %d, port = %d (%s)", c.name, c.name, script, runtime, c.instances, c.port, mode),
 		bm2Start)
 	if !c.bm2Only {
-		r.record(section, pm2Start)
+		r.record(c.name, pm2Start)
 	}
-	if !bm2Has {
-		r.logf("%s: `bm2 reload` is not available (exit %s): measuring PM2 only", c.name, strings.TrimSpace(out))
-	} else if out, err := r.bm2.sh(ctx, bm2Start); err != nil {
-		return fmt.Errorf("bm2 serve: %w\n%s", err, out)
-	}
-	if c.bm2Only && !bm2Has {
-		return nil
-	}
+	return bm2Start, pm2Start
+}
+
+// reloadUp starts PM2's side (bm2's has started), waits for every
+// fork-mode instance, and starts the gateways and the floor's units when
+// the case has them.
+func (r *runner) reloadUp(ctx context.Context, c reloadCase, bm2Has bool, pm2Start string) error {
 	if !c.bm2Only {
 		if out, err := r.pm2.sh(ctx, pm2Start); err != nil {
 			return fmt.Errorf("pm2 start: %w\n%s", err, out)
@@ -222,7 +256,7 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 			}
 			for i := range c.instances {
 				url := fmt.Sprintf("http://127.0.0.1:%d/", c.port+i)
-				if out, err := b.sh(ctx, wait(url)); err != nil {
+				if out, err := b.sh(ctx, waitAnswer(url)); err != nil {
 					return fmt.Errorf("%s: %s does not answer: %w\n%s", b.kind, url, err, out)
 				}
 			}
@@ -234,17 +268,25 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 		}
 	}
 	if c.phases {
-		r.record(section, "# the floor, in the bm2 sandbox: "+fmt.Sprint(c.instances)+" hand-written units and a surge, /run/systemd/system/bfloor-{0.."+fmt.Sprint(c.instances-1)+",surge}.service:",
+		r.record(c.name, "# the floor, in the bm2 sandbox: "+fmt.Sprint(c.instances)+" hand-written units and a surge, /run/systemd/system/bfloor-{0.."+fmt.Sprint(c.instances-1)+",surge}.service:",
 			floorUnit("<i>"), floorUp(c.instances), "# its reload (RELOAD below), then the settle: "+floorSettle, floorReload(c.instances))
 		if out, err := r.bm2.sh(ctx, floorUp(c.instances)); err != nil {
 			return fmt.Errorf("the floor's units: %w\n%s", err, out)
 		}
 	}
+	return nil
+}
+
+// reloadRuns are a case's runs: each repetition under each load, the
+// systems in a rotating order.
+func (r *runner) reloadRuns(ctx context.Context, c reloadCase, bm2Has bool) error {
+	s := r.s
+	bm2Reload, pm2Reload := "bm2 reload "+c.name, "pm2 reload "+c.name
 	reloads, settles := bm2Reload+" | "+pm2Reload, "bm2: "+probesDone+" && sleep 2   PM2: sleep 2"
 	if c.bm2Only {
 		reloads, settles = bm2Reload, probesDone+" && sleep 2"
 	}
-	r.record(section,
+	r.record(c.name,
 		"# each run, with RELOAD = "+reloads+", once with keep-alive and once with -H 'Connection: close':",
 		reloadScript(s.WrkThreads, s.WrkConns, s.ReloadDur, KeepAlive, c.url(), "RELOAD"),
 		"# settle between runs (not timed): "+settles)
@@ -258,67 +300,62 @@ func (r *runner) reloadFigure(ctx context.Context, c reloadCase) error {
 				order = [][]string{{"bm2", floorSystem, "pm2"}, {"pm2", "bm2", floorSystem}, {floorSystem, "pm2", "bm2"}}[rep%3]
 			}
 			for _, sys := range order {
-				if sys == "pm2" && c.bm2Only {
+				if (sys == "pm2" && c.bm2Only) || (sys == "bm2" && !bm2Has) {
 					continue
 				}
-				b, cmd, settle := r.pm2, pm2Reload, "sleep 2"
-				if sys == floorSystem {
-					b, cmd, settle = r.bm2, floorReload(c.instances), floorSettle
-				}
-				if sys == "bm2" {
-					if !bm2Has {
-						continue
-					}
-					b, cmd, settle = r.bm2, bm2Reload, probesDone+" && sleep 2"
-				}
-				since := ""
-				if c.phases && sys == "bm2" {
-					t, err := b.sh(ctx, "date +%s.%N")
-					if err != nil {
-						return err
-					}
-					since = strings.TrimSpace(t)
-				}
-				out, err := b.sh(ctx, reloadScript(s.WrkThreads, s.WrkConns, s.ReloadDur, mode, c.url(), cmd))
-				if err != nil {
-					return fmt.Errorf("%s: %w\n%s", cmd, err, out)
-				}
-				run, err := parseReload(out)
-				if err != nil {
+				if err := r.reloadOnce(ctx, c, sys, mode, rep); err != nil {
 					return err
-				}
-				run.Rep, run.System, run.Mode = rep, sys, mode
-				c.res.Runs = append(c.res.Runs, run)
-				if c.phases && sys == "bm2" && run.Exit == 0 {
-					if err := r.recordReloadPhases(ctx, c, mode, rep, since); err != nil {
-						return err
-					}
-				} else if c.phases && run.Exit == 0 && sys == floorSystem {
-					r.sample("reloadphases", fmt.Sprintf("hand-written units with bm2's sandbox (the floor), %s, per unit (the restart's time ÷ %d)", mode, c.instances),
-						"step total", rep, run.ReloadMs/float64(c.instances))
-				} else if c.phases && run.Exit == 0 {
-					r.sample("reloadphases", fmt.Sprintf("PM2, %s, per worker (pm2 reload's time ÷ %d)", mode, c.instances),
-						"step total", rep, run.ReloadMs/float64(c.instances))
-				}
-				r.logf("%s %d/%d %s %-17s %d of %d requests failed; reload took %.0f ms (exit %d)",
-					c.name, rep+1, s.ReloadReps, sys, mode, run.Failed, run.Wrk.Requests, run.ReloadMs, run.Exit)
-				if out, err := b.sh(ctx, settle); err != nil {
-					return fmt.Errorf("settle: %w\n%s", err, out)
 				}
 			}
 		}
 	}
-	if bm2Has {
-		r.bm2.sh(ctx, "bm2 delete "+c.name+" >/dev/null")
+	return nil
+}
+
+// reloadOnce is one run of one system under one load: the reload under
+// wrk, its phases or its time per instance recorded, then the settle.
+func (r *runner) reloadOnce(ctx context.Context, c reloadCase, sys, mode string, rep int) error {
+	s := r.s
+	b, cmd, settle := r.pm2, "pm2 reload "+c.name, "sleep 2"
+	switch sys {
+	case floorSystem:
+		b, cmd, settle = r.bm2, floorReload(c.instances), floorSettle
+	case "bm2":
+		b, cmd, settle = r.bm2, "bm2 reload "+c.name, probesDone+" && sleep 2"
 	}
-	if c.phases {
-		r.bm2.sh(ctx, floorDown)
-	}
-	r.pm2.sh(ctx, "pm2 kill >/dev/null")
-	if c.gateway > 0 {
-		for _, b := range r.beds(c) {
-			b.sh(ctx, gatewayStop)
+	since := ""
+	if c.phases && sys == "bm2" {
+		t, err := b.sh(ctx, "date +%s.%N")
+		if err != nil {
+			return err
 		}
+		since = strings.TrimSpace(t)
+	}
+	out, err := b.sh(ctx, reloadScript(s.WrkThreads, s.WrkConns, s.ReloadDur, mode, c.url(), cmd))
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", cmd, err, out)
+	}
+	run, err := parseReload(out)
+	if err != nil {
+		return err
+	}
+	run.Rep, run.System, run.Mode = rep, sys, mode
+	c.res.Runs = append(c.res.Runs, run)
+	if c.phases && sys == "bm2" && run.Exit == 0 {
+		if err := r.recordReloadPhases(ctx, c, mode, rep, since); err != nil {
+			return err
+		}
+	} else if c.phases && run.Exit == 0 && sys == floorSystem {
+		r.sample("reloadphases", fmt.Sprintf("hand-written units with bm2's sandbox (the floor), %s, per unit (the restart's time ÷ %d)", mode, c.instances),
+			"step total", rep, run.ReloadMs/float64(c.instances))
+	} else if c.phases && run.Exit == 0 {
+		r.sample("reloadphases", fmt.Sprintf("PM2, %s, per worker (pm2 reload's time ÷ %d)", mode, c.instances),
+			"step total", rep, run.ReloadMs/float64(c.instances))
+	}
+	r.logf("%s %d/%d %s %-17s %d of %d requests failed; reload took %.0f ms (exit %d)",
+		c.name, rep+1, s.ReloadReps, sys, mode, run.Failed, run.Wrk.Requests, run.ReloadMs, run.Exit)
+	if out, err := b.sh(ctx, settle); err != nil {
+		return fmt.Errorf("settle: %w\n%s", err, out)
 	}
 	return nil
 }
