@@ -24,7 +24,13 @@
 // A full run writes bench/RESULTS.md (and results.svg, results.json beside
 // it) unless -out says otherwise; -quick and -only write to a temporary
 // directory unless -out is given, so that they never replace the complete
-// report.
+// report. RESULTS.md is the templates of bench/report executed over what
+// the figures derive from results.json; -from writes it again from a
+// results.json without measuring.
+//
+// The bench is a Go module of its own (bench/go.mod, built from
+// bench/vendor), beside bm2's: bench/run builds it into bin/bench and runs
+// it from the top of the tree.
 package main
 
 import (
