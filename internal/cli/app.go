@@ -29,20 +29,6 @@ type (
 // entry is a project file found on the search path, valid or not.
 type entry = config.Entry
 
-// ExitCode maps an error returned by Run to the command's exit code (see
-// [control.ExitCode]).
-func ExitCode(err error) int { return control.ExitCode(err) }
-
-// Exit codes of the bm2 command, documented in bm2(1).
-const (
-	ExitOK        = control.ExitOK
-	ExitFailure   = control.ExitFailure
-	ExitUsage     = control.ExitUsage
-	ExitInvalid   = control.ExitInvalid
-	ExitNoProject = control.ExitNoProject
-	ExitNoSystemd = control.ExitNoSystemd
-)
-
 // Run runs the bm2 command line args (without the program name) with the
 // real environment.
 func Run(ctx context.Context, args []string, stdio Stdio) error {
@@ -92,7 +78,7 @@ func (a *App) Run(ctx context.Context, args []string) error {
 	if a.In == nil {
 		a.In = strings.NewReader("")
 	}
-	args, choice, err := control.TakeScope(args)
+	args, choice, err := takeScope(args)
 	if err != nil {
 		return err
 	}
@@ -114,11 +100,11 @@ func (a *App) report(err error) {
 	for _, line := range strings.Split(msg, "\n") {
 		fmt.Fprintf(a.Err, "bm2: %s\n", line)
 	}
-	h := control.Hint(err)
+	h := hint(err)
 	if a.IsUser() && ExitCode(err) == ExitNoSystemd {
 		// Whatever the command's own hint says, a user whose manager is
 		// not running is told how to have one.
-		if own := control.OwnHint(err); own == "" {
+		if own := control.FixOf(err); own == "" {
 			h = a.UserManagerHint()
 		} else {
 			h = own + "\nbm2: " + a.UserManagerHint()

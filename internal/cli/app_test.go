@@ -91,16 +91,16 @@ func TestExitCode(t *testing.T) {
 	}{
 		{nil, ExitOK},
 		{errors.New("boom"), ExitFailure},
-		{control.UsageErr("x", "bad"), ExitUsage},
+		{usageErr("x", "bad"), ExitUsage},
 		{config.Errors{{File: "f", Msg: "m", Err: config.ErrValue}}, ExitInvalid},
 		{fmt.Errorf("wrapped: %w", config.Errors{{File: "f", Msg: "m", Err: config.ErrValue}}), ExitInvalid},
 		{conflict, ExitInvalid},
-		{control.Fail(ExitNoProject, "h", errors.New("no such project")), ExitNoProject},
+		{fail(control.NoProject, "h", errors.New("no such project")), ExitNoProject},
 		{sysd.Unreachable(errors.New("dial")), ExitNoSystemd},
 		{fmt.Errorf("start: %w", sysd.Unreachable(errors.New("dial"))), ExitNoSystemd},
-		{control.WithHint(sysd.Unreachable(errors.New("dial")), "hint only"), ExitNoSystemd},
-		{control.WithHint(errors.New("x"), "hint only"), ExitFailure},
-		{control.Fail(ExitFailure, "outer", sysd.Unreachable(errors.New("dial"))), ExitFailure},
+		{withHint(sysd.Unreachable(errors.New("dial")), "hint only"), ExitNoSystemd},
+		{withHint(errors.New("x"), "hint only"), ExitFailure},
+		{fail(control.Failed, "outer", sysd.Unreachable(errors.New("dial"))), ExitFailure},
 		{context.Canceled, ExitFailure},
 	} {
 		if got := ExitCode(tc.err); got != tc.code {

@@ -115,7 +115,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		if len(problems) > 1 {
 			noun = "problems"
 		}
-		return control.Fail(ExitInvalid, "fix them and run `bm2 check` again",
+		return fail(control.Invalid, "fix them and run `bm2 check` again",
 			fmt.Errorf("check found %d %s in %s:\n  %s", len(problems), noun, label, strings.Join(problems, "\n  ")))
 	}
 	return nil
@@ -239,7 +239,7 @@ func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Projec
 	entries, _ := a.Registry()
 	if err := a.CheckOwner(p, entries, false); err != nil {
 		fmt.Fprintln(w, err.Error())
-		problems = append(problems, err.Error()+" ("+control.OwnHint(err)+")")
+		problems = append(problems, err.Error()+" ("+control.FixOf(err)+")")
 	}
 	if err := a.CheckConflict(ctx, p, entries); err != nil {
 		fmt.Fprintln(w, err.Error())
@@ -255,7 +255,7 @@ func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Projec
 	// refuses an overlap, and so does check.
 	if err := a.CheckSystemConflict(p); err != nil {
 		fmt.Fprintln(w, err.Error())
-		problems = append(problems, err.Error()+"; fix: "+control.OwnHint(err))
+		problems = append(problems, err.Error()+"; fix: "+control.FixOf(err))
 	}
 	return problems
 }
@@ -302,7 +302,7 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != control.ProjectFileName:
 		e, ferr := a.FindProject(arg)
 		if ferr != nil {
-			return nil, "", trust.Origin{}, control.Fail(ExitNoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+			return nil, "", trust.Origin{}, fail(control.NoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 				fmt.Errorf("no file, dir or registered project named %s", arg))
 		}
 		root := trust.Origin{File: e.Path}
@@ -319,7 +319,7 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 	case errors.Is(err, fs.ErrNotExist) && !named:
 		return a.checkDirFile(arg)
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", trust.Origin{}, control.Fail(ExitInvalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
+		return nil, "", trust.Origin{}, fail(control.Invalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 			fmt.Errorf("%s does not exist", arg))
 	default:
 		return nil, "", trust.Origin{}, fmt.Errorf("read %s: %w", arg, err)

@@ -110,7 +110,7 @@ func commands() []*command {
 						args, f.args = args[:at], args[at:]
 					}
 					if len(args) == 0 {
-						return control.UsageErr("start", "start: missing argument: usage: bm2 start %s", strings.TrimSpace(help("start").usage))
+						return usageErr("start", "start: missing argument: usage: bm2 start %s", strings.TrimSpace(help("start").usage))
 					}
 					return a.startCmd(ctx, args, f)
 				}
@@ -190,7 +190,7 @@ func commands() []*command {
 				return func(ctx context.Context, a *App, args []string) error {
 					if *serve {
 						if *overHTTP {
-							return control.UsageErr("metrics", "metrics: --serve and --http cannot go together: --serve is for a socket unit with Accept=no, --http for one with Accept=yes")
+							return usageErr("metrics", "metrics: --serve and --http cannot go together: --serve is for a socket unit with Accept=no, --http for one with Accept=yes")
 						}
 						return a.metricsServe(ctx, args)
 					}
@@ -212,14 +212,14 @@ func commands() []*command {
 					if args[0] == routeKind {
 						for _, f := range []string{"listen", "host"} {
 							if fs.Changed(f) {
-								return control.UsageErr("gateway", "gateway httproute: --%s is for nginx and caddy: an HTTPRoute is served by the Gateway's listeners, in front of the project's Service", f)
+								return usageErr("gateway", "gateway httproute: --%s is for nginx and caddy: an HTTPRoute is served by the Gateway's listeners, in front of the project's Service", f)
 							}
 						}
 						return a.httpRouteCmd(args[1:], kube.Options{Gateway: *gw, Namespace: *ns, Hostnames: *names, PathPrefix: *prefix}, *out)
 					}
 					for _, f := range []string{"gateway", "namespace"} {
 						if fs.Changed(f) {
-							return control.UsageErr("gateway", "gateway %s: --%s is for httproute", args[0], f)
+							return usageErr("gateway", "gateway %s: --%s is for httproute", args[0], f)
 						}
 					}
 					return a.gatewayCmd(ctx, args, gateway.Options{ServerNames: *names, Listen: *listen, Hosts: *hosts, PathPrefix: *prefix}, *out)
@@ -318,7 +318,7 @@ func newFlagSet(c *command) *pflag.FlagSet {
 func (a *App) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		a.mainHelp(a.Err)
-		return control.UsageErr("", "no command given")
+		return usageErr("", "no command given")
 	}
 	switch args[0] {
 	case "-h", "--help":
@@ -328,7 +328,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		return a.Version()
 	}
 	if strings.HasPrefix(args[0], "-") {
-		return control.UsageErr("", "unknown flag %q before the command", args[0])
+		return usageErr("", "unknown flag %q before the command", args[0])
 	}
 	if args[0] == completeCommand {
 		// Hidden, for the completion scripts; its words are not its flags.
@@ -350,7 +350,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 			a.commandHelp(a.Out, c, fs)
 			return nil
 		}
-		return control.UsageErr(c.name, "%s: %v", c.name, err)
+		return usageErr(c.name, "%s: %v", c.name, err)
 	}
 	if h, _ := fs.GetBool("help"); h {
 		a.commandHelp(a.Out, c, fs)
@@ -362,12 +362,12 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 	}
 	switch {
 	case len(rest) < c.minArgs:
-		return control.UsageErr(c.name, "%s: missing argument: usage: bm2 %s %s", c.name, c.name, help(c.name).usage)
+		return usageErr(c.name, "%s: missing argument: usage: bm2 %s %s", c.name, c.name, help(c.name).usage)
 	case c.maxArgs >= 0 && len(rest) > c.maxArgs:
-		return control.UsageErr(c.name, "%s: too many arguments (%s): usage: bm2 %s %s",
+		return usageErr(c.name, "%s: too many arguments (%s): usage: bm2 %s %s",
 			c.name, strings.Join(rest[c.maxArgs:], " "), c.name, strings.TrimSpace(help(c.name).usage))
 	}
-	return run(ctx, a, rest)
+	return ownUsage(c.name, run(ctx, a, rest))
 }
 
 // signedShield marks a word such as "-2" for the flag parser, which

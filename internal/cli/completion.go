@@ -52,7 +52,7 @@ func (a *App) completion(shell string) error {
 		}
 		names = append(names, s.name)
 	}
-	return control.UsageErr("completion", "completion: unknown shell %q: bm2 has completion for %s", shell, wording.JoinWords(names))
+	return usageErr("completion", "completion: unknown shell %q: bm2 has completion for %s", shell, wording.JoinWords(names))
 }
 
 // complete is `bm2 __complete -- WORD...`. It never fails: a shell must
@@ -78,8 +78,8 @@ func (a *App) candidates(words []string) []string {
 	// completed.
 	kept := make([]string, 0, len(words))
 	for _, w := range words[:len(words)-1] {
-		if w == control.FlagUser || w == control.FlagSystem {
-			if l, err := control.ChooseScope(map[string]layout.Kind{control.FlagUser: layout.UserScope, control.FlagSystem: layout.SystemScope}[w]); err == nil {
+		if w == flagUser || w == flagSystem {
+			if l, err := control.ChooseScope(map[string]layout.Kind{flagUser: layout.UserScope, flagSystem: layout.SystemScope}[w]); err == nil {
 				a.Layout = &l
 			}
 			continue
@@ -128,7 +128,7 @@ func (a *App) candidates(words []string) []string {
 				names = append(names, "--"+f.Name)
 			}
 		})
-		names = append(names, control.FlagSystem, control.FlagUser)
+		names = append(names, flagSystem, flagUser)
 		return withPrefix(cur, names)
 	}
 	slots := usageSlots(help(c.name).usage)

@@ -25,7 +25,7 @@ func parseLines(cmd, s string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, control.UsageErr(cmd, "%s: -n %q: want a number of lines, or all", cmd, s)
+		return 0, usageErr(cmd, "%s: -n %q: want a number of lines, or all", cmd, s)
 	}
 	if n == 0 {
 		n = -1 // journalctl -n 0: none of the old ones
@@ -152,7 +152,7 @@ func (a *App) eventsFilter(arg string) (project, instance string, err error) {
 		}
 	}
 	if !projectNameRE.MatchString(arg) || len(arg) > 64 {
-		return "", "", control.UsageErr("events", "events: %q is not a project name ([a-z0-9][a-z0-9_-]*)", arg)
+		return "", "", usageErr("events", "events: %q is not a project name ([a-z0-9][a-z0-9_-]*)", arg)
 	}
 	return arg, "", nil
 }
@@ -166,13 +166,13 @@ func (a *App) journalDone(ctx context.Context, err error, follow bool, count int
 	}
 	if errors.Is(err, journal.ErrRestricted) {
 		if count == 0 {
-			return control.Fail(ExitFailure, journal.RestrictedHint, fmt.Errorf("no %s: %w", what, err))
+			return fail(control.Failed, journal.RestrictedHint, fmt.Errorf("no %s: %w", what, err))
 		}
 		fmt.Fprintf(a.Err, "bm2: warning: %v, so some entries may be missing; %s\n", err, journal.RestrictedHint)
 		return nil
 	}
 	if errors.Is(err, journal.ErrUserVolatile) {
-		return control.Fail(ExitFailure, journal.UserVolatileHint, fmt.Errorf("no %s: %w", what, err))
+		return fail(control.Failed, journal.UserVolatileHint, fmt.Errorf("no %s: %w", what, err))
 	}
 	if err != nil {
 		return err

@@ -31,10 +31,10 @@ type exportFlags struct {
 // whole, the Secrets with mode 0600.
 func (a *App) exportCmd(ctx context.Context, args []string, f exportFlags) error {
 	if args[0] != "kube" {
-		return control.UsageErr("export", "export: unknown target %q: want kube", args[0])
+		return usageErr("export", "export: unknown target %q: want kube", args[0])
 	}
 	if f.secrets && f.out == "" {
-		return control.UsageErr("export", "export kube: --secrets writes the values of [env] to a file of their own, mode 0600, and never prints them: give --out DIR")
+		return usageErr("export", "export kube: --secrets writes the values of [env] to a file of their own, mode 0600, and never prints them: give --out DIR")
 	}
 	aps, err := a.argProjects("export", "bm2 export kube /srv/api --image IMAGE", args[1:])
 	if err != nil {
@@ -86,7 +86,7 @@ func (a *App) writeExport(dir string, res *kube.Result) error {
 	if !filepath.IsAbs(dir) {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return control.Fail(ExitFailure, "give --out a directory you may write", fmt.Errorf("export kube: %w", err))
+			return fail(control.Failed, "give --out a directory you may write", fmt.Errorf("export kube: %w", err))
 		}
 		dir = abs
 	}
@@ -136,7 +136,7 @@ func (a *App) writeExport(dir string, res *kube.Result) error {
 func kubeErr(cmd string, err error) error {
 	var oe *kube.OptionError
 	if errors.As(err, &oe) {
-		return control.UsageErr(strings.Fields(cmd)[0], "%s: %v", cmd, err)
+		return usageErr(strings.Fields(cmd)[0], "%s: %v", cmd, err)
 	}
 	var es config.Errors
 	if errors.As(err, &es) {
@@ -152,7 +152,7 @@ func kubeErr(cmd string, err error) error {
 		if cmd == "gateway httproute" {
 			lead = "no HTTPRoute can send requests to " + what
 		}
-		return control.Fail(ExitInvalid, "change the project file (bm2.toml(5)), or leave the project out",
+		return fail(control.Invalid, "change the project file (bm2.toml(5)), or leave the project out",
 			fmt.Errorf("%s: %s: %s:\n  %s", cmd, wording.Plural(len(es), "problem", "problems"), lead,
 				strings.ReplaceAll(termtext.EscapeLines(err.Error()), "\n", "\n  ")))
 	}

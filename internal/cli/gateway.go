@@ -28,7 +28,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 		known = known || k == kind
 	}
 	if !known {
-		return control.UsageErr("gateway", "gateway: unknown gateway %q: want nginx, caddy or %s", args[0], routeKind)
+		return usageErr("gateway", "gateway: unknown gateway %q: want nginx, caddy or %s", args[0], routeKind)
 	}
 	projects, err := a.gatewayProjects(args[1:])
 	if err != nil {
@@ -38,9 +38,9 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 	if err != nil {
 		var pe *gateway.ProjectError
 		if errors.As(err, &pe) {
-			return control.Fail(ExitInvalid, "fix the project file, or leave the project out", fmt.Errorf("gateway %s: %w", kind, err))
+			return fail(control.Invalid, "fix the project file, or leave the project out", fmt.Errorf("gateway %s: %w", kind, err))
 		}
-		return control.UsageErr("gateway", "gateway %s: %v", kind, err)
+		return usageErr("gateway", "gateway %s: %v", kind, err)
 	}
 	if out == "" {
 		if _, err := a.Out.Write(data); err != nil {
@@ -104,7 +104,7 @@ func (a *App) argProjects(cmd, example string, args []string) ([]argProject, err
 	if len(args) == 0 {
 		entries, _ := a.Registry()
 		if len(entries) == 0 {
-			return nil, control.Fail(ExitNoProject, "`bm2 serve` in a project dir registers one; or name a project file: "+example,
+			return nil, fail(control.NoProject, "`bm2 serve` in a project dir registers one; or name a project file: "+example,
 				fmt.Errorf("%s: no registered projects (nothing in %s)", cmd, strings.Join(a.SearchPath(), ":")))
 		}
 		var out []argProject
@@ -119,7 +119,7 @@ func (a *App) argProjects(cmd, example string, args []string) ([]argProject, err
 		if len(bad) > 0 {
 			// A gateway (or a cluster) without one of the projects would
 			// drop its traffic: print nothing rather than that.
-			return nil, control.Fail(ExitInvalid, "fix them (`bm2 check NAME`), or name the projects",
+			return nil, fail(control.Invalid, "fix them (`bm2 check NAME`), or name the projects",
 				fmt.Errorf("%s: %s cannot be served:\n  %s", cmd, wording.Plural(len(bad), "registered project", "registered projects"), strings.Join(bad, "\n  ")))
 		}
 		return out, nil
@@ -135,7 +135,7 @@ func (a *App) argProjects(cmd, example string, args []string) ([]argProject, err
 			from = arg
 		}
 		if prev, ok := seen[p.Name]; ok {
-			return nil, control.UsageErr(cmd, "%s: project %s given twice (%s and %s)", cmd, p.Name, prev, from)
+			return nil, usageErr(cmd, "%s: project %s given twice (%s and %s)", cmd, p.Name, prev, from)
 		}
 		seen[p.Name] = from
 		lines := origin.Lines

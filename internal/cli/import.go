@@ -46,10 +46,10 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	src, ev, err := a.LoadEcosystem(ctx, file)
 	if err != nil {
-		return control.Fail(ExitInvalid, loadHint(err), err)
+		return fail(control.Invalid, loadHint(err), err)
 	}
 	if src.Dump && f.env != "" {
-		return control.UsageErr("import", "import: --env: a dump holds the environment PM2 ran each app with; --env is for ecosystem files")
+		return usageErr("import", "import: --env: a dump holds the environment PM2 ran each app with; --env is for ecosystem files")
 	}
 	if ev != nil {
 		fmt.Fprintf(a.Out, "read %s: evaluated by %s %s as %s\n", file, ev.Node, ev.Version, ev.As)
@@ -66,7 +66,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	// file more than one user could have written speaks for no one. Its
 	// owner decides whose the written bm2.toml is.
 	if !src.OwnerKnown {
-		return control.Fail(ExitInvalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
+		return fail(control.Invalid, "", fmt.Errorf("%s: cannot tell who owns it", file))
 	}
 	sourceOwner, speaker := -1, -1
 	if os.Geteuid() == 0 {
@@ -88,7 +88,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		Runtime: func(kind config.Runtime, rp string) string { return a.ImportRuntime(ctx, kind, rp, speaker) },
 	}
 	if n := picked(src, only); f.port != 0 && n > 1 {
-		return control.UsageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
+		return usageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
 	}
 	res := convert.Map(src, opts)
 	for _, n := range res.Notes {
@@ -123,7 +123,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		if len(serveFiles) > 0 || (f.dryRun && len(res.Projects) > 0) {
 			hint = "the other apps were imported; " + hint
 		}
-		return control.Fail(ExitFailure, hint,
+		return fail(control.Failed, hint,
 			fmt.Errorf("%d of %d apps of %s not imported or not served", countApps(problems), total, file))
 	}
 	if !f.dryRun && !f.serve && len(res.Projects) > 0 {
@@ -207,11 +207,11 @@ func (a *App) importOne(ctx context.Context, p convert.Project, origin trust.Ori
 func importOnly(f importFlags) ([]string, error) {
 	switch {
 	case f.mode != "" && f.mode != "fork" && f.mode != "cluster":
-		return nil, control.UsageErr("import", "import: --mode takes fork (or cluster, the default for PM2 cluster apps), got %q", f.mode)
+		return nil, usageErr("import", "import: --mode takes fork (or cluster, the default for PM2 cluster apps), got %q", f.mode)
 	case f.serve && f.dryRun:
-		return nil, control.UsageErr("import", "import: --dry-run changes nothing, so it cannot --serve")
+		return nil, usageErr("import", "import: --dry-run changes nothing, so it cannot --serve")
 	case f.port < 0 || f.port > 65535:
-		return nil, control.UsageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
+		return nil, usageErr("import", "import: --port must be 1 to 65535, got %d", f.port)
 	}
 	// An app's name is matched whole ("Custom Metrics"): pflag has
 	// split the values at commas already (PM2's --only splits at
@@ -272,12 +272,12 @@ func findEcosystem(args []string) (string, error) {
 	switch len(found) {
 	case 0:
 		wd, _ := os.Getwd()
-		return "", control.Fail(ExitUsage, "name the file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote",
+		return "", fail(control.BadArg, "name the file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote",
 			fmt.Errorf("no ecosystem file in %s (looked for %s)", wd, strings.Join(ecosystemNames, ", ")))
 	case 1:
 		return found[0], nil
 	}
-	return "", control.Fail(ExitUsage, "name the one to import", fmt.Errorf("more than one ecosystem file here: %s", strings.Join(found, ", ")))
+	return "", fail(control.BadArg, "name the one to import", fmt.Errorf("more than one ecosystem file here: %s", strings.Join(found, ", ")))
 }
 
 // serveImported serves an imported project as bm2 serve would serve the

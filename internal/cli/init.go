@@ -65,19 +65,19 @@ func (a *App) initCmd(ctx context.Context, args []string, f initFlags) error {
 	st, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return control.Fail(ExitUsage, "name the app's directory (default: the current one)", fmt.Errorf("init: no such directory: %s", dir))
+		return fail(control.BadArg, "name the app's directory (default: the current one)", fmt.Errorf("init: no such directory: %s", dir))
 	case err != nil:
 		return fmt.Errorf("init: %w", err)
 	case !st.IsDir():
-		return control.Fail(ExitUsage, "name the app's directory: bm2 init writes its bm2.toml, and bm2 start "+dir+" runs a script as it is",
+		return fail(control.BadArg, "name the app's directory: bm2 init writes its bm2.toml, and bm2 start "+dir+" runs a script as it is",
 			fmt.Errorf("init: %s is not a directory", dir))
 	}
 	if f.name != "" && !config.ValidName(f.name) {
-		return control.UsageErr("init", "init: --name %q is not a project name: [a-z0-9][a-z0-9_-]*, at most 64 characters", f.name)
+		return usageErr("init", "init: --name %q is not a project name: [a-z0-9][a-z0-9_-]*, at most 64 characters", f.name)
 	}
 	file := filepath.Join(abs, control.ProjectFileName)
 	next := nextSteps(dir, len(args) > 0)
-	exists := control.Fail(ExitFailure, next+"; `bm2 init --force` replaces it with a new guess",
+	exists := fail(control.Failed, next+"; `bm2 init --force` replaces it with a new guess",
 		fmt.Errorf("init: %s exists already", file))
 	if _, err := os.Lstat(file); err == nil && !f.force {
 		return exists
@@ -89,7 +89,7 @@ func (a *App) initCmd(ctx context.Context, args []string, f initFlags) error {
 	defer app.close()
 	g, err := guessProject(app, abs, f.name)
 	if err != nil {
-		return control.Fail(ExitFailure, "write bm2.toml by hand (bm2.toml(5) has an example), or run a script as it is: bm2 start app.js", err)
+		return fail(control.Failed, "write bm2.toml by hand (bm2.toml(5) has an example), or run a script as it is: bm2 start app.js", err)
 	}
 	if owner, closed := a.initUser(abs); owner != "" {
 		g.user, g.userWhy = owner, closed
@@ -97,7 +97,7 @@ func (a *App) initCmd(ctx context.Context, args []string, f initFlags) error {
 	data := g.render()
 	p, err := a.ParseDirProject(file, data, abs, false)
 	if err != nil {
-		return control.Fail(ExitInvalid, "nothing was written; write bm2.toml by hand (see bm2.toml(5)), or fix what is named and run bm2 init again",
+		return fail(control.Invalid, "nothing was written; write bm2.toml by hand (see bm2.toml(5)), or fix what is named and run bm2 init again",
 			fmt.Errorf("init: the bm2.toml guessed for %s would not be valid:\n%w", dir, err))
 	}
 	res, _, err := control.WriteImported(file, data, 0o644, f.force, false, -1)

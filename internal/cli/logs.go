@@ -94,7 +94,7 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 		return nil
 	})
 	if errors.Is(err, journal.ErrPattern) {
-		return control.Fail(ExitUsage, "the pattern is PCRE2, as journalctl --grep takes it (journalctl(1)), "+
+		return fail(control.BadArg, "the pattern is PCRE2, as journalctl --grep takes it (journalctl(1)), "+
 			"and needs a journalctl built with PCRE2 and libpcre2-8 installed", fmt.Errorf("logs --grep: %w", err))
 	}
 	raw := a.JournalctlUnit(units.Instance(p.Name, ids[0]))

@@ -10,27 +10,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 )
 
 func TestTakeScope(t *testing.T) {
-	rest, k, err := control.TakeScope([]string{"--user", "list", "--json"})
+	rest, k, err := takeScope([]string{"--user", "list", "--json"})
 	if err != nil || k != layout.UserScope || strings.Join(rest, " ") != "list --json" {
 		t.Errorf("--user list --json: %v %q %v", rest, k, err)
 	}
-	rest, k, err = control.TakeScope([]string{"list", "--system"})
+	rest, k, err = takeScope([]string{"list", "--system"})
 	if err != nil || k != layout.SystemScope || strings.Join(rest, " ") != "list" {
 		t.Errorf("list --system: %v %q %v", rest, k, err)
 	}
 	// After "--", flags are arguments.
-	rest, k, _ = control.TakeScope([]string{"logs", "--", "--user"})
+	rest, k, _ = takeScope([]string{"logs", "--", "--user"})
 	if k != "" || strings.Join(rest, " ") != "logs -- --user" {
 		t.Errorf("after --: %v %q", rest, k)
 	}
-	if _, _, err := control.TakeScope([]string{"--user", "list", "--system"}); err == nil || ExitCode(err) != ExitUsage {
+	if _, _, err := takeScope([]string{"--user", "list", "--system"}); err == nil || ExitCode(err) != ExitUsage {
 		t.Errorf("--user with --system: %v", err)
 	}
 }

@@ -47,44 +47,44 @@ func (a *App) startCmd(ctx context.Context, args []string, f startFlags) error {
 	if !strings.ContainsAny(target, "./") {
 		// A project's name: names have no dot and no slash.
 		if scriptFlags || len(f.only) > 0 || len(args) > 1 {
-			return control.UsageErr("start", "start: %s is a project's name, which takes no -i, --name, --port, --env, --only or arguments: "+
+			return usageErr("start", "start: %s is a project's name, which takes no -i, --name, --port, --env, --only or arguments: "+
 				"bm2 start app.js -i 4 starts a script; to change a project, edit its bm2.toml and run bm2 serve", target)
 		}
 		return a.Control(ctx, "start", target, f.timeout)
 	}
 	if len(args) > 1 {
-		return control.UsageErr("start", "start: too many arguments (%s): the app's own arguments go after --, as in bm2 start app.js -- --verbose", strings.Join(args[1:], " "))
+		return usageErr("start", "start: too many arguments (%s): the app's own arguments go after --, as in bm2 start app.js -- --verbose", strings.Join(args[1:], " "))
 	}
 	st, err := os.Stat(target)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return control.Fail(ExitUsage, "name a script (bm2 start app.js), an ecosystem file (bm2 start ecosystem.config.js) or a project (bm2 list shows them)",
+			return fail(control.BadArg, "name a script (bm2 start app.js), an ecosystem file (bm2 start ecosystem.config.js) or a project (bm2 list shows them)",
 				fmt.Errorf("start: no such file: %s", target))
 		}
 		return err
 	}
 	if st.IsDir() {
-		return control.Fail(ExitUsage, "bm2 serve "+target+" serves the bm2.toml in a directory", fmt.Errorf("start: %s is a directory", target))
+		return fail(control.BadArg, "bm2 serve "+target+" serves the bm2.toml in a directory", fmt.Errorf("start: %s is a directory", target))
 	}
 	if isEcosystemFile(target) {
 		if scriptFlags {
-			return control.UsageErr("start", "start: %s is an ecosystem file: its apps say their instances, names, ports and arguments (only --only and --env NAME apply)", target)
+			return usageErr("start", "start: %s is an ecosystem file: its apps say their instances, names, ports and arguments (only --only and --env NAME apply)", target)
 		}
 		envName := ""
 		if len(f.env) == 1 && !strings.Contains(f.env[0], "=") {
 			envName = f.env[0]
 		} else if len(f.env) > 0 {
-			return control.UsageErr("start", "start: with an ecosystem file, --env names the env_NAME block to use (--env production)")
+			return usageErr("start", "start: with an ecosystem file, --env names the env_NAME block to use (--env production)")
 		}
 		fmt.Fprintf(a.Out, "bm2 start %s: bm2 import --serve, which writes a bm2.toml beside each app and serves it\n", target)
 		return a.importCmd(ctx, []string{target}, importFlags{env: envName, only: f.only, serve: true, ServeFlags: f.ServeFlags})
 	}
 	if !isScript(target) {
-		return control.Fail(ExitUsage, "bm2 start runs a script ("+strings.Join(scriptExts, " ")+"), an ecosystem file (ecosystem.config.js, .json, .yaml, dump.pm2) or a project by name",
+		return fail(control.BadArg, "bm2 start runs a script ("+strings.Join(scriptExts, " ")+"), an ecosystem file (ecosystem.config.js, .json, .yaml, dump.pm2) or a project by name",
 			fmt.Errorf("start: %s is neither a script nor an ecosystem file", target))
 	}
 	if len(f.only) > 0 {
-		return control.UsageErr("start", "start: --only chooses apps of an ecosystem file; %s is a script", target)
+		return usageErr("start", "start: --only chooses apps of an ecosystem file; %s is a script", target)
 	}
 	return a.startScript(ctx, target, f)
 }
@@ -166,7 +166,7 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 		name = scriptName(abs)
 	}
 	if !config.ValidName(name) {
-		return control.UsageErr("start", "start: --name %q is not a project name: [a-z0-9][a-z0-9_-]*, at most 64 characters", name)
+		return usageErr("start", "start: --name %q is not a project name: [a-z0-9][a-z0-9_-]*, at most 64 characters", name)
 	}
 	app := &convert.Object{Values: map[string]any{}}
 	set := func(k string, v any) {
@@ -179,7 +179,7 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	if f.instances != "" {
 		if f.instances != "max" {
 			if n, err := strconv.Atoi(f.instances); err != nil || n < 1 {
-				return control.UsageErr("start", "start: -i %q: give a number of instances (-i 4) or max (one per CPU)", f.instances)
+				return usageErr("start", "start: -i %q: give a number of instances (-i 4) or max (one per CPU)", f.instances)
 			}
 		}
 		set("instances", f.instances)
@@ -189,7 +189,7 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	for _, kv := range f.env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return control.UsageErr("start", "start: --env %q: give NAME=VALUE (--env NODE_ENV=production)", kv)
+			return usageErr("start", "start: --env %q: give NAME=VALUE (--env NODE_ENV=production)", kv)
 		}
 		if _, dup := env.Values[k]; !dup {
 			env.Keys = append(env.Keys, k)
@@ -226,7 +226,7 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 		fmt.Fprintf(a.Out, "note: %s\n", n)
 	}
 	if len(res.Refused) > 0 {
-		return control.Fail(ExitInvalid, "", fmt.Errorf("start %s: %s", script, res.Refused[0]))
+		return fail(control.Invalid, "", fmt.Errorf("start %s: %s", script, res.Refused[0]))
 	}
 	if len(res.Projects) != 1 {
 		return fmt.Errorf("start %s: no project made", script)
@@ -237,7 +237,7 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	origin := trust.Origin{File: abs, UID: uid}
 	imp := importFlags{force: f.force, ServeFlags: f.ServeFlags}
 	if problem := a.importOne(ctx, p, origin, imp, -1); problem != "" {
-		return control.Fail(ExitInvalid, "fix it and run bm2 start again (--force replaces a bm2.toml that differs)", errors.New(problem))
+		return fail(control.Invalid, "fix it and run bm2 start again (--force replaces a bm2.toml that differs)", errors.New(problem))
 	}
 	return a.serveImported(ctx, p, origin, imp)
 }

@@ -3,8 +3,6 @@ package cli
 import (
 	"fmt"
 	"strings"
-
-	"github.com/bm2dev/bm2/internal/control"
 )
 
 // unknownCommand is the usage error for a word that names no command,
@@ -19,7 +17,7 @@ func unknownCommand(word string) error {
 		}
 		msg += "; did you mean " + orList(q) + "?"
 	}
-	return control.UsageErr("", "%s", msg)
+	return usageErr("", "%s", msg)
 }
 
 // orList joins words as "a", "a or b", "a, b or c".

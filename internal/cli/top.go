@@ -32,7 +32,7 @@ func (a *App) top(ctx context.Context, names []string) error {
 	}
 	tty, ok := terminalOf(a.Out)
 	if !ok {
-		return control.UsageErr("top", "top: standard output is not a terminal: bm2 top is a live view; "+
+		return usageErr("top", "top: standard output is not a terminal: bm2 top is a live view; "+
 			"`bm2 list` prints the same table once (--json for scripts)")
 	}
 	figures := a.Figures
@@ -217,8 +217,8 @@ func (h *topHost) logs(ctx context.Context, name string, n int) ([]string, error
 	err := sub.logs(ctx, name, logsOptions{lines: strconv.Itoa(n)})
 	lines := append(outputLines(out.String()), outputLines(notes.String())...)
 	if err != nil {
-		if hint := control.Hint(err); hint != "" {
-			err = fmt.Errorf("%s; %s", wording.OneLine(err), hint)
+		if h := hint(err); h != "" {
+			err = fmt.Errorf("%s; %s", wording.OneLine(err), h)
 		}
 	}
 	return lines, err

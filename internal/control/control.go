@@ -106,7 +106,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout time.Duration) error {
 	p := sel.p
 	if reason, errored, _ := c.ErroredMark(p.Name); errored {
-		return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
+		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
 			fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
 	}
 	// An instance errored on its own (port_in_use) is restarted on
@@ -197,7 +197,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	found := config.Discover(c.SearchPath())
 	for _, m := range found.Masked {
 		if config.Stem(m) == name {
-			return Fail(ExitFailure, fmt.Sprintf("remove %s by hand if you want the project it hides back", m),
+			return fail(Failed, fmt.Sprintf("remove %s by hand if you want the project it hides back", m),
 				fmt.Errorf("%s masks project %s (an empty file or a link to /dev/null); bm2 delete leaves masks alone", m, name))
 		}
 	}
@@ -206,14 +206,14 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 		return err
 	}
 	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
-		return Fail(ExitFailure,
+		return fail(Failed,
 			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.Systemctl()),
 			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
 	}
 
 	sd, err := c.Connect(ctx)
 	if err != nil {
-		return Fail(ExitNoSystemd, "nothing was changed; without systemd, removing "+regFile+" by hand is enough", err)
+		return fail(NoSystemd, "nothing was changed; without systemd, removing "+regFile+" by hand is enough", err)
 	}
 	defer sd.Close()
 

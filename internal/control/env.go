@@ -22,27 +22,15 @@ import (
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/portfence"
-	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/steer"
-	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
-)
-
-// Exit codes of the bm2 command, documented in bm2(1).
-const (
-	ExitOK        = 0 // success
-	ExitFailure   = 1 // the command failed (an instance did not come online, systemd refused, ...)
-	ExitUsage     = 2 // bad command line
-	ExitInvalid   = 3 // invalid project file, or bm2 check found a problem
-	ExitNoProject = 4 // no such project
-	ExitNoSystemd = 5 // systemd is not reachable
 )
 
 // Stdio is where a command reads and writes. cmd/bm2 passes the process's
@@ -374,119 +362,6 @@ func (c *Client) SearchPath() []string {
 		return config.SearchPath(c.Getenv)
 	}
 	return append([]string(nil), c.ScopeLayout().SearchPath...)
-}
-
-// exitError carries an exit code and a hint for the user.
-type exitError struct {
-	code int
-	err  error
-	hint string
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// WithHint attaches a hint (what to do next) to err, keeping its code.
-func WithHint(err error, hint string) error {
-	return &exitError{code: -1, err: err, hint: hint}
-}
-
-// Fail gives err an exit code and a hint.
-func Fail(code int, hint string, err error) error {
-	return &exitError{code: code, err: err, hint: hint}
-}
-
-func UsageErr(cmd, format string, args ...any) error {
-	h := "run `bm2 --help` for the list of commands"
-	if cmd != "" {
-		h = "run `bm2 " + cmd + " --help` for its usage"
-	}
-	return Fail(ExitUsage, h, fmt.Errorf(format, args...))
-}
-
-// OwnHint is the outermost hint attached to err, "" when none is.
-func OwnHint(err error) string {
-	var x *exitError
-	for e := err; errors.As(e, &x); e = x.err {
-		if x.hint != "" {
-			return x.hint
-		}
-	}
-	return ""
-}
-
-// Hint returns the outermost hint attached to err, or a generic one for
-// the error's class.
-func Hint(err error) string {
-	if h := OwnHint(err); h != "" {
-		return h
-	}
-	if sysd.IsDenied(err) {
-		return "managing system services needs root: run the command again with sudo (or drop --system to manage your own projects, in user scope)"
-	}
-	if errors.Is(err, journal.ErrUserVolatile) {
-		return journal.UserVolatileHint
-	}
-	if errors.Is(err, journal.ErrRestricted) {
-		return journal.RestrictedHint
-	}
-	if errors.Is(err, journal.ErrNoJournalctl) {
-		return "bm2 reads the journal with journalctl, from systemd; is it installed?"
-	}
-	switch ExitCode(err) {
-	case ExitNoSystemd:
-		switch {
-		case sysd.Retried(err):
-			// PID 1 is systemd: it did not answer for the whole window (a
-			// re-exec or a bus restart that took longer, or a host too
-			// loaded to answer), which is not the same as having none.
-			return fmt.Sprintf("systemd runs here but did not answer for %s (re-executing, its bus restarting, or overloaded?); `systemctl is-system-running` says when it is back; then run the command again: it completes what is left",
-				sysd.ReconnectWindow)
-		case sysd.Booted():
-			return "systemd is PID 1 here, but bm2 could not reach it: is dbus.service running (/run/dbus/system_bus_socket)? As root, bm2 also tries systemd's private socket, /run/systemd/private"
-		}
-		return "bm2 needs systemd as PID 1 and its system bus (/run/dbus/system_bus_socket); is this host booted with systemd?"
-	case ExitNoProject:
-		return "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
-	case ExitInvalid:
-		var ce config.Errors
-		var e1 *config.Error
-		if errors.As(err, &ce) || errors.As(err, &e1) {
-			// A broken project file: its errors name file, line and key.
-			e, _ := reason.Explain(reason.ConfigInvalid, reason.Facts{})
-			return string(reason.ConfigInvalid) + ": " + hintOf(e)
-		}
-		return "fix the project file, then run `bm2 check` on it again"
-	}
-	if errors.Is(err, context.Canceled) {
-		return "interrupted; run the command again to finish"
-	}
-	return ""
-}
-
-// ExitCode maps an error returned by Run to the documented exit code.
-func ExitCode(err error) int {
-	if err == nil {
-		return ExitOK
-	}
-	var x *exitError
-	for e := err; errors.As(e, &x); e = x.err {
-		if x.code >= 0 {
-			return x.code
-		}
-	}
-	switch {
-	case sysd.IsUnreachable(err):
-		return ExitNoSystemd
-	case errors.Is(err, config.ErrConflict):
-		return ExitInvalid
-	}
-	var ce config.Errors
-	var e1 *config.Error
-	if errors.As(err, &ce) || errors.As(err, &e1) {
-		return ExitInvalid
-	}
-	return ExitFailure
 }
 
 // journalTail returns the last n lines a unit's processes logged (the

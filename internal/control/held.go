@@ -157,7 +157,7 @@ func (c *Client) heldErr(ctx context.Context, p *config.Project, force bool) err
 	if force {
 		return nil
 	}
-	return Fail(ExitInvalid, hint+ForceHint, errors.New(strings.Join(msgs, "\n")))
+	return fail(Invalid, hint+ForceHint, errors.New(strings.Join(msgs, "\n")))
 }
 
 // OwnPorts returns the ports that the registered project of that name

@@ -113,7 +113,7 @@ func WriteIfChanged(path string, data []byte, perm os.FileMode, what string, o W
 	}
 	foreign := os.Geteuid() == 0 && dst.Uid != 0
 	if o.Secret && foreign {
-		return false, Fail(ExitFailure, "give --out a directory root owns, or export as the directory's owner",
+		return false, fail(Failed, "give --out a directory root owns, or export as the directory's owner",
 			fmt.Errorf("write %s: %s belongs to uid %d: root does not write a Secret into another user's directory", what, dir, dst.Uid))
 	}
 	mode := perm.Perm()

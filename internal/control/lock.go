@@ -109,10 +109,10 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 func lockWaitErr(cause error, holder string, waited time.Duration) error {
 	what := "another bm2 command that changes the registered projects" + holder
 	if errors.Is(cause, context.DeadlineExceeded) {
-		return Fail(ExitFailure, "nothing was changed; run the command again once the other one has finished",
+		return fail(Failed, "nothing was changed; run the command again once the other one has finished",
 			fmt.Errorf("gave up after %s waiting for %s: %w", waited.Round(time.Millisecond), what, cause))
 	}
-	return WithHint(fmt.Errorf("interrupted while waiting for %s: %w", what, cause),
+	return withFix(fmt.Errorf("interrupted while waiting for %s: %w", what, cause),
 		"nothing was changed; run the command again to finish")
 }
 

@@ -34,7 +34,7 @@ const LegacyUser = "bm2"
 // so running it again changes nothing.
 func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 	if c.IsUser() {
-		return Fail(ExitUsage, "run it as root: sudo bm2 migrate",
+		return fail(BadArg, "run it as root: sudo bm2 migrate",
 			errors.New("migrate moves the secrets of system projects (/etc/bm2); user scope keeps them in ~/.bm2/projects/private from the start"))
 	}
 	if !dryRun {

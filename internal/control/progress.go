@@ -383,9 +383,9 @@ func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Proje
 	}
 	b.WriteString(tail)
 	if known {
-		return Fail(ExitFailure, hintOf(e), errors.New(b.String()))
+		return fail(Failed, hintOf(e), errors.New(b.String()))
 	}
-	return Fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 status %s` shows every instance", againCommand(p, verb), p.Name),
+	return fail(Failed, fmt.Sprintf("fix the app and run `%s` again; `bm2 status %s` shows every instance", againCommand(p, verb), p.Name),
 		errors.New(b.String()))
 }
 
@@ -405,7 +405,7 @@ func (c *Client) projectErrored(ctx context.Context, sd Systemd, p *config.Proje
 	e, inst, known := c.ExplainErrored(ctx, p, mark, verb)
 	if !known {
 		b.WriteString(c.logTail(ctx, units.Instance(p.Name, i)))
-		return Fail(ExitFailure, fmt.Sprintf("fix the app and run `%s` again; `bm2 events %s` shows what happened", againCommand(p, verb), p.Name),
+		return fail(Failed, fmt.Sprintf("fix the app and run `%s` again; `bm2 events %s` shows what happened", againCommand(p, verb), p.Name),
 			errors.New(b.String()))
 	}
 	fmt.Fprintf(&b, ": %s", e.Message)
@@ -431,7 +431,7 @@ func (c *Client) projectErrored(ctx context.Context, sd Systemd, p *config.Proje
 		i = 0
 	}
 	b.WriteString(c.logTail(ctx, units.Instance(p.Name, i)))
-	return Fail(ExitFailure, hintOf(e), errors.New(b.String()))
+	return fail(Failed, hintOf(e), errors.New(b.String()))
 }
 
 // timedOut builds the error for instances that did not come online (or
@@ -514,7 +514,7 @@ func (c *Client) timedOut(ctx context.Context, w *waiter, last []view.UnitStatus
 			msg += c.logTail(ctx, units.Instance(p.Name, ids[first]))
 		}
 	}
-	return Fail(ExitFailure, hint, errors.New(msg))
+	return fail(Failed, hint, errors.New(msg))
 }
 
 // logTail is "\nlast lines of UNIT's log:\n  ..." or "" when there are none.

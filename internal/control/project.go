@@ -40,7 +40,7 @@ func Held(entries []entry, except string) []*config.Project {
 }
 
 // FindProject returns the registered project of that name; a missing one
-// is an ExitNoProject error.
+// is a NoProject error.
 func (c *Client) FindProject(name string) (entry, error) {
 	entries, _ := c.Registry()
 	for _, e := range entries {
@@ -56,7 +56,7 @@ func (c *Client) FindProject(name string) (entry, error) {
 			hint = fmt.Sprintf("%s is a system project: add --system (`bm2 --system status %s`; changing it needs sudo)", name, name)
 		}
 	}
-	return entry{}, Fail(ExitNoProject, hint,
+	return entry{}, fail(NoProject, hint,
 		fmt.Errorf("no such project: %s (nothing named %s.toml in %s)", name, name, where))
 }
 
@@ -77,11 +77,11 @@ func (c *Client) ResolveUnit(arg string) (entry, int, error) {
 		return entry{}, 0, err
 	}
 	if i == units.Surge && (pe.Project == nil || pe.Project.Mode != config.Cluster) {
-		return entry{}, 0, Fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, max(pe.Project.Instances, 1)-1),
+		return entry{}, 0, fail(NoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, max(pe.Project.Instances, 1)-1),
 			fmt.Errorf("no such instance: %s (only cluster-mode projects have a surge instance)", arg))
 	}
 	if pe.Project != nil && i >= pe.Project.Instances {
-		return entry{}, 0, Fail(ExitNoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, pe.Project.Instances-1),
+		return entry{}, 0, fail(NoProject, fmt.Sprintf("its instances are %s-0 to %s-%d", name, name, pe.Project.Instances-1),
 			fmt.Errorf("no such instance: %s (project %s has %d)", arg, name, pe.Project.Instances))
 	}
 	return pe, i, nil
@@ -90,7 +90,7 @@ func (c *Client) ResolveUnit(arg string) (entry, int, error) {
 // Usable returns the project of an entry, or the reason it has no units.
 func Usable(e entry) (*config.Project, error) {
 	if e.Err != nil {
-		return nil, Fail(ExitInvalid, fmt.Sprintf("fix %s and run `bm2 check %s`; bm2 list shows why it is invalid", e.Path, e.Path),
+		return nil, fail(Invalid, fmt.Sprintf("fix %s and run `bm2 check %s`; bm2 list shows why it is invalid", e.Path, e.Path),
 			fmt.Errorf("project %s is invalid, so systemd has no units for it: %w", e.Name, e.Err))
 	}
 	return e.Project, nil
@@ -105,7 +105,7 @@ func Usable(e entry) (*config.Project, error) {
 func (c *Client) DirProject(file, absDir string) (*config.Project, trust.Origin, error) {
 	f, err := c.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, trust.Origin{}, Fail(ExitInvalid,
+		return nil, trust.Origin{}, fail(Invalid,
 			fmt.Sprintf("write a %s in the project dir (see bm2.toml(5)), or name the project dir: bm2 serve /srv/api", ProjectFileName),
 			fmt.Errorf("no project file %s", file))
 	}
@@ -218,7 +218,7 @@ func refusedErr(rs trust.Refusals) error {
 	if len(rs) > 1 {
 		noun = "things"
 	}
-	return Fail(ExitInvalid, "change the file as said, or, as root having read it, run the command again with --trust-file",
+	return fail(Invalid, "change the file as said, or, as root having read it, run the command again with --trust-file",
 		fmt.Errorf("refused %d %s that a file root did not write asks root for (a file speaks only for its owner):\n  %s",
 			len(rs), noun, strings.ReplaceAll(rs.Error(), "\n", "\n  ")))
 }
@@ -286,7 +286,7 @@ func (c *Client) CheckOwner(p *config.Project, entries []entry, replace bool) er
 		default:
 			from = fmt.Sprintf("from cwd %s in %s", e.Project.Cwd, e.Path)
 		}
-		return Fail(ExitInvalid,
+		return fail(Invalid,
 			fmt.Sprintf("choose another name in %s; or, to move %s here (its account, state and private part go with the name), run bm2 serve --replace", p.Source, p.Name),
 			fmt.Errorf("project %s is registered %s, not from %s: a name has one owner", p.Name, from, p.Source))
 	}
@@ -315,6 +315,6 @@ func suggestName(dir string) string {
 // refuseSurge is the error for a command that does not manage the surge
 // instance by itself.
 func refuseSurge(name, arg string) error {
-	return Fail(ExitNoProject, fmt.Sprintf("`bm2 reload %s` starts and retires it; `bm2 logs %s` shows its output", name, arg),
+	return fail(NoProject, fmt.Sprintf("`bm2 reload %s` starts and retires it; `bm2 logs %s` shows its output", name, arg),
 		fmt.Errorf("%s is the surge instance of %s's reloads, not an instance to manage by itself", arg, name))
 }

@@ -485,7 +485,7 @@ func (c *Client) preflightErr(ctx context.Context, p *config.Project, force bool
 	if first.Denied {
 		hint += ForceHint
 	}
-	return Fail(ExitInvalid, hint, errors.New(strings.Join(msgs, "\n")))
+	return fail(Invalid, hint, errors.New(strings.Join(msgs, "\n")))
 }
 
 // PreflightAll is every preflight failure of p, worded for bm2 check.

@@ -47,7 +47,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	defer sd.Close()
 
 	if reason, errored, _ := c.ErroredMark(p.Name); errored {
-		return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
+		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
 	}
 	lock, err := c.lockProject(p.Name)
@@ -71,7 +71,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		}
 	}
 	if running == 0 && idx < 0 {
-		return Fail(ExitFailure, fmt.Sprintf("`bm2 start %s` starts it", p.Name),
+		return fail(Failed, fmt.Sprintf("`bm2 start %s` starts it", p.Name),
 			fmt.Errorf("project %s is not running: there is nothing to reload", p.Name))
 	}
 	if stale {
@@ -87,7 +87,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		// No instance of the new account could listen beside the
 		// running ones: all restart at once, as bm2 restart does.
 		if idx >= 0 {
-			return Fail(ExitFailure, fmt.Sprintf("`bm2 restart %s` restarts every instance at once", p.Name),
+			return fail(Failed, fmt.Sprintf("`bm2 restart %s` restarts every instance at once", p.Name),
 				fmt.Errorf("%s: %s alone cannot be reloaded", accountMoveText(p, who), arg))
 		}
 		fmt.Fprintln(c.Out, accountMoveText(p, who))
@@ -120,7 +120,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		if !errors.As(err, &nb) {
 			return err // systemd refused, the probe stopped the project, or interrupted
 		}
-		return Fail(ExitFailure, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output", arg, nb.id), err)
+		return fail(Failed, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output", arg, nb.id), err)
 	}
 	if idx < 0 {
 		if err := c.stopStray(ctx, sd, p); err != nil {

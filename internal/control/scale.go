@@ -54,7 +54,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	defer lock.Unlock()
 	sd, err := c.Connect(ctx)
 	if err != nil {
-		return Fail(ExitNoSystemd, "nothing was changed; bm2 scale needs a running systemd", err)
+		return fail(NoSystemd, "nothing was changed; bm2 scale needs a running systemd", err)
 	}
 	defer sd.Close()
 
@@ -70,7 +70,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 		return err
 	}
 	if reason, errored, _ := c.ErroredMark(p.Name); errored {
-		return Fail(ExitFailure, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
+		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): nothing was changed", p.Name, reason))
 	}
 	n, err := arg.resolve(p, c.NumCPU)
@@ -95,7 +95,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	reg := &registration{p: &q}
 	if rewrite {
 		if !own {
-			return Fail(ExitFailure,
+			return fail(Failed,
 				fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(&q), p.File, p.Name, n),
 				fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.registeredFile(p.Name)))
 		}
@@ -170,7 +170,7 @@ func parseCount(s string) (countArg, error) {
 		digits, a.relative, sign = rest, true, -1
 	}
 	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return a, UsageErr("scale", "scale: %q is not a number of instances: give N (1 to %d), +N, -N or max", s, config.MaxInstances)
+		return a, badArg("scale: %q is not a number of instances: give N (1 to %d), +N, -N or max", s, config.MaxInstances)
 	}
 	n, err := strconv.Atoi(digits)
 	if err != nil {
@@ -193,12 +193,12 @@ func (a countArg) resolve(p *config.Project, numCPU int) (int, error) {
 	}
 	switch {
 	case n < 1 && a.relative:
-		return 0, UsageErr("scale", "scale: %s has %s: %s would leave %d; a project keeps at least 1 (`bm2 stop %s` stops them all)",
+		return 0, badArg("scale: %s has %s: %s would leave %d; a project keeps at least 1 (`bm2 stop %s` stops them all)",
 			p.Name, wording.Plural(p.Instances, "instance", "instances"), a.text, n, p.Name)
 	case n < 1:
-		return 0, UsageErr("scale", "scale: a project has at least 1 instance (`bm2 stop %s` stops them all)", p.Name)
+		return 0, badArg("scale: a project has at least 1 instance (`bm2 stop %s` stops them all)", p.Name)
 	case n > config.MaxInstances:
-		return 0, UsageErr("scale", "scale: %s is more instances than a project may have (%d)", a.text, config.MaxInstances)
+		return 0, badArg("scale: %s is more instances than a project may have (%d)", a.text, config.MaxInstances)
 	}
 	return n, nil
 }
@@ -237,11 +237,11 @@ func (c *Client) registeredFile(name string) string {
 // long for systemd, anything else config refuses.
 func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []entry) error {
 	if q.Mode == config.Fork && q.Port+q.Instances-1 > 65535 {
-		return Fail(ExitInvalid, "choose fewer instances",
+		return fail(Invalid, "choose fewer instances",
 			fmt.Errorf("%s cannot have %d instances: fork mode needs ports %d~%d, past 65535", q.Name, q.Instances, q.Port, q.Port+q.Instances-1))
 	}
 	if msg := config.NameError(q.Name, q.Instances); msg != "" {
-		return Fail(ExitInvalid, "choose fewer instances", fmt.Errorf("%s cannot have %d instances: %s", q.Name, q.Instances, msg))
+		return fail(Invalid, "choose fewer instances", fmt.Errorf("%s cannot have %d instances: %s", q.Name, q.Instances, msg))
 	}
 	if err := c.CheckConflict(ctx, q, entries); err != nil {
 		hint := "choose fewer instances"
@@ -249,7 +249,7 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 		if errors.As(err, &ce) {
 			hint = fmt.Sprintf("choose fewer instances, or move %s or %s (%s) to other ports", q.Name, ce.Holder, ce.HolderFile)
 		}
-		return Fail(ExitInvalid, hint, fmt.Errorf("%w; nothing was changed", err))
+		return fail(Invalid, hint, fmt.Errorf("%w; nothing was changed", err))
 	}
 	if err := c.checkSystemConflict(q); err != nil {
 		return err
@@ -259,7 +259,7 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 	pub, priv := config.Marshal(q)
 	src := config.Source{Path: q.File, Data: pub, PrivatePath: config.PrivatePath(q.File), PrivateData: priv}
 	if _, err := config.ParseSource(src, c.ConfigOptions()); err != nil {
-		return Fail(ExitInvalid, "choose another count", fmt.Errorf("%s cannot have %d instances: %w", q.Name, q.Instances, err))
+		return fail(Invalid, "choose another count", fmt.Errorf("%s cannot have %d instances: %w", q.Name, q.Instances, err))
 	}
 	return nil
 }
@@ -285,13 +285,13 @@ func (c *Client) scaleRegistration(p, q *config.Project) (*registration, error) 
 		if r == nil || p.SecretsInFile {
 			hint = "`bm2 migrate` moves the secrets out of " + p.File + " first"
 		}
-		return nil, Fail(ExitFailure, hint,
+		return nil, fail(Failed, hint,
 			fmt.Errorf("%s cannot be rewritten without changing its private part %s: nothing was changed", p.File, config.PrivatePath(p.File)))
 	}
 	reg.private, reg.keepPrivate = reg.oldPrivate, true
 	reg.changed = !bytes.Equal(reg.oldPublic, reg.public)
 	if canon, _ := config.Marshal(p); reg.changed && !bytes.Equal(reg.oldPublic, canon) && config.HasOwnComments(reg.oldPublic) {
-		return nil, Fail(ExitFailure,
+		return nil, fail(Failed,
 			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay",
 				countText(q), p.File, p.Name, q.Instances),
 			fmt.Errorf("%s was edited by hand and has comments that bm2 did not write; rewriting it would lose them, so bm2 scale leaves it alone", p.File))

@@ -17,39 +17,6 @@ import (
 	"github.com/bm2dev/bm2/journal"
 )
 
-// Scope flags, accepted before or after the command (bm2 --user list,
-// bm2 list --user).
-const (
-	FlagUser   = "--user"
-	FlagSystem = "--system"
-)
-
-// TakeScope removes the scope flags from a command line (up to a "--")
-// and says which was given: "", "user" or "system".
-func TakeScope(args []string) (rest []string, choice layout.Kind, err error) {
-	rest = make([]string, 0, len(args))
-	for i, a := range args {
-		if a == "--" {
-			rest = append(rest, args[i:]...)
-			break
-		}
-		switch a {
-		case FlagUser, FlagSystem:
-			k := layout.UserScope
-			if a == FlagSystem {
-				k = layout.SystemScope
-			}
-			if choice != "" && choice != k {
-				return nil, "", UsageErr("", "--user and --system exclude each other")
-			}
-			choice = k
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return rest, choice, nil
-}
-
 // ChooseScope is the layout a command runs in: the flag's, else system
 // scope as root and the caller's own user scope for anyone else.
 func ChooseScope(choice layout.Kind) (layout.Layout, error) {
@@ -58,7 +25,7 @@ func ChooseScope(choice layout.Kind) (layout.Layout, error) {
 	case choice == layout.SystemScope:
 		return layout.System(), nil
 	case choice == layout.UserScope && root:
-		return layout.Layout{}, Fail(ExitUsage, "run bm2 as the user whose projects these are (for example `sudo -iu alice bm2 list`), or without --user for system scope",
+		return layout.Layout{}, fail(BadArg, "run bm2 as the user whose projects these are (for example `sudo -iu alice bm2 list`), or without --user for system scope",
 			fmt.Errorf("--user: root's projects are system projects (/etc/bm2); root has no user scope"))
 	case root:
 		return layout.System(), nil
@@ -71,7 +38,7 @@ func ChooseScope(choice layout.Kind) (layout.Layout, error) {
 		return layout.System(), nil
 	}
 	if err != nil {
-		return layout.Layout{}, Fail(ExitFailure, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
+		return layout.Layout{}, fail(Failed, "give the account a home directory; `bm2 --system list` (or status, logs) reads system projects without one, and sudo bm2 manages them", err)
 	}
 	return l, nil
 }
@@ -227,7 +194,7 @@ func (c *Client) checkSystemConflict(p *config.Project) error {
 		if !ok {
 			continue
 		}
-		return Fail(ExitInvalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", c.sourceText(p), h.Name),
+		return fail(Invalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", c.sourceText(p), h.Name),
 			fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
 	}
 	return nil

@@ -53,7 +53,7 @@ func (c *Client) Serve(ctx context.Context, args []string, f ServeFlags) error {
 		// bm2.<name>.toml for apps that share a directory).
 		file, absDir = dir, filepath.Dir(absDir)
 	} else if err != nil || !st.IsDir() {
-		return UsageErr("serve", "%s is not a directory: bm2 serve takes the project dir that holds %s (or a project file)", dir, ProjectFileName)
+		return badArg("%s is not a directory: bm2 serve takes the project dir that holds %s (or a project file)", dir, ProjectFileName)
 	}
 
 	// 1. Everything that can be refused is refused before anything changes.
@@ -114,7 +114,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	// 2. systemd must be there before anything is written.
 	sd, err := c.Connect(ctx)
 	if err != nil {
-		return Fail(ExitNoSystemd, fmt.Sprintf("nothing was written; bm2 serve needs a running systemd (check the project with `bm2 check %s` meanwhile)", dir), err)
+		return fail(NoSystemd, fmt.Sprintf("nothing was written; bm2 serve needs a running systemd (check the project with `bm2 check %s` meanwhile)", dir), err)
 	}
 	defer sd.Close()
 
@@ -194,9 +194,9 @@ func (c *Client) servable(ctx context.Context, p *config.Project, force bool) er
 	rc := c.CheckRuntime(ctx, p)
 	if !rc.OK() {
 		if e, ok := reason.Explain(rc.Reason, reason.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
-			return Fail(ExitInvalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
+			return fail(Invalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
 		}
-		return Fail(ExitInvalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
+		return fail(Invalid, jsruntime.Advice(p.Runtime)+"; `bm2 check` shows what bm2 finds", errors.New("runtime "+rc.Problem))
 	}
 	if p.RuntimePath == "" {
 		p.RuntimePath = rc.Path
@@ -346,7 +346,7 @@ func conflictErr(err error) error {
 	if errors.As(err, &ce) {
 		hint = fmt.Sprintf("choose another port in bm2.toml, or unregister %s (%s) with `bm2 delete %s`", ce.Holder, ce.HolderFile, ce.Holder)
 	}
-	return Fail(ExitInvalid, hint, err)
+	return fail(Invalid, hint, err)
 }
 
 // skipped is serve's error when systemd has no target for p after the
@@ -387,9 +387,9 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 		return conflictErr(cause)
 	}
 	if cause != nil {
-		return Fail(ExitCode(cause), "`bm2 check "+p.File+"` shows the problem", cause)
+		return fail(CodeOf(cause), "`bm2 check "+p.File+"` shows the problem", cause)
 	}
-	return Fail(ExitFailure, "`journalctl -b -t bm2` shows why bm2-generator skipped it",
+	return fail(Failed, "`journalctl -b -t bm2` shows why bm2-generator skipped it",
 		fmt.Errorf("systemd has no units for %s after daemon-reload: bm2-generator skipped %s", p.Name, p.File))
 }
 
@@ -463,14 +463,14 @@ func (c *Client) checkRegistrable(p *config.Project) error {
 		}
 	}
 	if idx < 0 {
-		return Fail(ExitFailure, "unset $"+config.SearchPathEnv+", or include "+c.Layout.ConfigDir+" in it",
+		return fail(Failed, "unset $"+config.SearchPathEnv+", or include "+c.Layout.ConfigDir+" in it",
 			fmt.Errorf("%s is not on the project search path (%s), so the generator would never read %s",
 				c.Layout.ConfigDir, strings.Join(sp, ":"), p.File))
 	}
 	for _, d := range sp[:idx] {
 		f := filepath.Join(d, p.Name+".toml")
 		if _, err := os.Lstat(f); err == nil {
-			return Fail(ExitFailure, fmt.Sprintf("remove %s first, or manage project %s through it", f, p.Name),
+			return fail(Failed, fmt.Sprintf("remove %s first, or manage project %s through it", f, p.Name),
 				fmt.Errorf("project %s is defined by %s, which comes before %s on the search path and would hide %s",
 					p.Name, f, c.Layout.ConfigDir, p.File))
 		}
@@ -659,10 +659,10 @@ func privateWhat(p *config.Project) string {
 // rootHint adds "run it as root" to permission errors.
 func (c *Client) rootHint(err error) error {
 	if errors.Is(err, fs.ErrPermission) && c.IsUser() {
-		return WithHint(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
+		return withFix(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
 	}
 	if errors.Is(err, fs.ErrPermission) {
-		return WithHint(err, "this needs root: run the command again with sudo")
+		return withFix(err, "this needs root: run the command again with sudo")
 	}
 	return err
 }

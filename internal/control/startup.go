@@ -52,5 +52,5 @@ func (c *Client) Startup(ctx context.Context) error {
 	if _, serr := os.Stat(PolkitDaemon); serr != nil {
 		hint = fmt.Sprintf("logind lets a user enable lingering only through polkit, and polkitd is not installed (sudo apt-get install polkitd); or ask an administrator to run `sudo loginctl enable-linger %s`", l.Name)
 	}
-	return Fail(ExitFailure, hint, fmt.Errorf("could not enable lingering for %s: %s", l.Name, why))
+	return fail(Failed, hint, fmt.Errorf("could not enable lingering for %s: %s", l.Name, why))
 }

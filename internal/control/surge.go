@@ -70,7 +70,7 @@ func (c *Client) lockProject(name string) (*ProjectLock, error) {
 	if holder > 0 {
 		who += fmt.Sprintf(" (pid %d)", holder)
 	}
-	return nil, Fail(ExitFailure, "wait for it to finish, then try again",
+	return nil, fail(Failed, "wait for it to finish, then try again",
 		fmt.Errorf("%s is reloading or scaling %s", who, name))
 }
 
