@@ -12,10 +12,19 @@ import (
 	"github.com/bm2dev/bm2/internal/view"
 )
 
-// App is the bm2 command: a [control.Client] (the streams and the host)
-// plus the command line and the rendering of what it reports.
+// App is the bm2 command: the command line, the user's streams and the
+// rendering of what a command reports on them. What it does to the host
+// goes through c, a client that never speaks to the user itself.
 type App struct {
-	control.Client
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	c   *control.Client
+}
+
+// newApp is the bm2 command on stdio, acting through c.
+func newApp(stdio Stdio, c *control.Client) *App {
+	return &App{In: stdio.In, Out: stdio.Out, Err: stdio.Err, c: c}
 }
 
 // The types a caller of package cli names, from package control.
@@ -32,14 +41,14 @@ type entry = config.Entry
 // Run runs the bm2 command line args (without the program name) with the
 // real environment.
 func Run(ctx context.Context, args []string, stdio Stdio) error {
-	app := &App{control.Client{Stdio: stdio}}
+	app := newApp(stdio, &control.Client{})
 	return app.Run(ctx, args)
 }
 
 // Main runs args, reports an error as "bm2: <error>" plus a hint on stderr
 // and returns the exit code.
 func Main(ctx context.Context, args []string, stdio Stdio) int {
-	app := &App{control.Client{Stdio: stdio}}
+	app := newApp(stdio, &control.Client{})
 	return app.Main(ctx, args)
 }
 
@@ -82,14 +91,15 @@ func (a *App) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if a.Layout == nil || choice != "" {
+	if a.c.Layout == nil || choice != "" {
 		l, err := control.ChooseScope(choice)
 		if err != nil {
 			return err
 		}
-		a.Layout = &l
+		a.c.Layout = &l
 	}
-	a.Env = a.Env.WithDefaults()
+	a.c.Env = a.c.Env.WithDefaults()
+	a.c.Stdio = Stdio{In: a.In, Out: a.Out, Err: a.Err}
 	return a.dispatch(ctx, args)
 }
 
@@ -101,13 +111,13 @@ func (a *App) report(err error) {
 		fmt.Fprintf(a.Err, "bm2: %s\n", line)
 	}
 	h := hint(err)
-	if a.IsUser() && ExitCode(err) == ExitNoSystemd {
+	if a.c.IsUser() && ExitCode(err) == ExitNoSystemd {
 		// Whatever the command's own hint says, a user whose manager is
 		// not running is told how to have one.
 		if own := control.FixOf(err); own == "" {
-			h = a.UserManagerHint()
+			h = a.c.UserManagerHint()
 		} else {
-			h = own + "\nbm2: " + a.UserManagerHint()
+			h = own + "\nbm2: " + a.c.UserManagerHint()
 		}
 	}
 	if h != "" {

@@ -33,14 +33,14 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	var problems []string
 	w := a.Out
 
-	fmt.Fprintf(w, "config ok: %s\n", a.Summary(p))
+	fmt.Fprintf(w, "config ok: %s\n", a.c.Summary(p))
 	// What root would refuse to do on this file's word (package trust).
-	v := a.Verdict(ctx, p, origin, trustFile)
+	v := a.c.Verdict(ctx, p, origin, trustFile)
 	for _, r := range v.Refused {
 		fmt.Fprintf(w, "refused: %s\n", r)
 		problems = append(problems, r.Error())
 	}
-	orderOnly := !trustFile && !a.IsUser() && origin.UID != 0
+	orderOnly := !trustFile && !a.c.IsUser() && origin.UID != 0
 	switch {
 	case p.Notify.Webhook != "":
 		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", notify.RedactURL(p.Notify.Webhook), p.Notify.Level, control.WebhookNote(p.Notify))
@@ -80,7 +80,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		fmt.Fprintln(w, line)
 	}
 	if p.RestartDelayMax > 0 {
-		fmt.Fprintln(w, backoffLine(p, a.SystemdVersion(ctx)))
+		fmt.Fprintln(w, backoffLine(p, a.c.SystemdVersion(ctx)))
 	}
 	if p.ExposedSecrets {
 		problems = append(problems, fmt.Sprintf("%s holds [env] or the webhook and every user can read it: move them to %s (mode 0600), or let `bm2 serve` or `bm2 migrate` do it",
@@ -99,7 +99,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	// What else keeps an instance from starting, as its user sees it: a
 	// problem when certain (serve refuses it), else a warning (serve
 	// warns and goes ahead).
-	for _, e := range a.PreflightAll(ctx, p) {
+	for _, e := range a.c.PreflightAll(ctx, p) {
 		if !e.Certain() {
 			fmt.Fprintf(w, "warning: %s: %s; %s; %s\n", e.Reason, e.Message, e.Unsure, e.FixLine())
 			continue
@@ -130,7 +130,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 func (a *App) scheduleCheck(ctx context.Context, p *config.Project) (line, problem string) {
 	expr := p.RestartSchedule
 	by := fmt.Sprintf(" (`bm2 reload %s`, started by %s)", p.Name, units.RestartTimer(p.Name))
-	next, err := a.Calendar(ctx, expr)
+	next, err := a.c.Calendar(ctx, expr)
 	var refused *control.CalendarRefused
 	switch {
 	case errors.As(err, &refused):
@@ -172,7 +172,7 @@ func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []
 		fmt.Fprintln(w, "ports: none (a worker: no port of its own, no probe, no gateway)")
 		return nil
 	}
-	s := a.SeePorts(ctx, p)
+	s := a.c.SeePorts(ctx, p)
 	if len(s.Ports) == 0 {
 		return nil
 	}
@@ -194,7 +194,7 @@ func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []
 	for _, line := range portLines(s.Ports, s.States) {
 		fmt.Fprintln(w, line)
 	}
-	for _, h := range a.Held(ctx, p, s) {
+	for _, h := range a.c.Held(ctx, p, s) {
 		if line := h.Line(p); line != "" {
 			fmt.Fprintln(w, line)
 		}
@@ -211,7 +211,7 @@ func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project
 	var problems []string
 	var rc jsruntime.Result
 	if ok {
-		rc = a.CheckRuntime(ctx, p)
+		rc = a.c.CheckRuntime(ctx, p)
 	}
 	switch {
 	case !ok:
@@ -236,12 +236,12 @@ func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project
 // (beside the system's projects too, in user scope).
 func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
-	entries, _ := a.Registry()
-	if err := a.CheckOwner(p, entries, false); err != nil {
+	entries, _ := a.c.Registry()
+	if err := a.c.CheckOwner(p, entries, false); err != nil {
 		fmt.Fprintln(w, err.Error())
 		problems = append(problems, err.Error()+" ("+control.FixOf(err)+")")
 	}
-	if err := a.CheckConflict(ctx, p, entries); err != nil {
+	if err := a.c.CheckConflict(ctx, p, entries); err != nil {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
@@ -253,7 +253,7 @@ func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Projec
 	}
 	// In user scope, the system's projects hold their ports too: serve
 	// refuses an overlap, and so does check.
-	if err := a.CheckSystemConflict(p); err != nil {
+	if err := a.c.CheckSystemConflict(p); err != nil {
 		fmt.Fprintln(w, err.Error())
 		problems = append(problems, err.Error()+"; fix: "+control.FixOf(err))
 	}
@@ -285,12 +285,12 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 	case err == nil && filepath.Base(arg) == control.ProjectFileName && !a.onSearchPath(arg):
 		return a.checkDirFile(arg)
 	case err == nil:
-		f, rerr := a.ReadFile(arg)
-		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != a.ScopeLayout().UID
+		f, rerr := a.c.ReadFile(arg)
+		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != a.c.ScopeLayout().UID
 		if rerr != nil {
 			return nil, "", trust.Origin{}, fmt.Errorf("read project file: %w", rerr)
 		}
-		opts := a.ConfigOptions()
+		opts := a.c.ConfigOptions()
 		opts.Foreign = foreign
 		p, perr := config.Parse(arg, f.Data, opts)
 		if p != nil && f.Speaker() != 0 {
@@ -300,7 +300,7 @@ func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, s
 		}
 		return p, arg, trust.OriginOf(arg, f), perr
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != control.ProjectFileName:
-		e, ferr := a.FindProject(arg)
+		e, ferr := a.c.FindProject(arg)
 		if ferr != nil {
 			return nil, "", trust.Origin{}, fail(control.NoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 				fmt.Errorf("no file, dir or registered project named %s", arg))
@@ -331,7 +331,7 @@ func (a *App) checkDirFile(file string) (*config.Project, string, trust.Origin, 
 	if err != nil {
 		return nil, file, trust.Origin{}, fmt.Errorf("resolve %s: %w", file, err)
 	}
-	p, o, err := a.DirProject(file, abs)
+	p, o, err := a.c.DirProject(file, abs)
 	return p, file, o, err
 }
 
@@ -342,7 +342,7 @@ func (a *App) onSearchPath(file string) bool {
 	if err != nil {
 		return false
 	}
-	for _, d := range a.SearchPath() {
+	for _, d := range a.c.SearchPath() {
 		if ad, err := filepath.Abs(d); err == nil && ad == dir {
 			return true
 		}

@@ -314,12 +314,12 @@ func TestCheckRuntimeProblems(t *testing.T) {
 
 	te.write("app/bm2.toml", fmt.Sprintf("name = \"app\"\nscript = \"a.ts\"\nport = %d\n", port))
 	a := te.app()
-	a.RuntimeDirs = []string{filepath.Join(te.root, "empty1"), filepath.Join(te.root, "empty2")}
+	a.c.RuntimeDirs = []string{filepath.Join(te.root, "empty1"), filepath.Join(te.root, "empty2")}
 	te.stdout.Reset()
 	if code := a.Main(context.Background(), []string{"check", dir}); code != ExitInvalid {
 		t.Fatalf("exit %d", code)
 	}
-	want = "runtime: bun not found in " + a.RuntimeDirs[0] + ":" + a.RuntimeDirs[1] + "\n"
+	want = "runtime: bun not found in " + a.c.RuntimeDirs[0] + ":" + a.c.RuntimeDirs[1] + "\n"
 	if !strings.HasSuffix(te.stdout.String(), want) {
 		t.Fatalf("stdout:\n%s\nwant last line %q", te.stdout.String(), want)
 	}
@@ -426,8 +426,8 @@ func TestImportRuntimeReplaceable(t *testing.T) {
 	os.Chmod(pwn, 0o755)
 	te.replaceable = map[string]string{pwn: "alice (uid 1000)"}
 	a := te.app()
-	a.Env = a.Env.WithDefaults()
-	if problem := a.ImportRuntime(context.Background(), config.Node, pwn, 1000); problem != "" {
+	a.c.Env = a.c.Env.WithDefaults()
+	if problem := a.c.ImportRuntime(context.Background(), config.Node, pwn, 1000); problem != "" {
 		t.Errorf("importRuntime = %q", problem)
 	}
 	if _, err := os.Stat(marker); err == nil {

@@ -58,7 +58,7 @@ func commands() []*command {
 				fs.BoolVar(&f.TrustFile, "trust-file", false, "you have read the file: let a file root did not write ask for any account, group or sandbox")
 				fs.BoolVar(&f.Replace, "replace", false, "take over a project name registered from another file or cwd")
 				fs.BoolVar(&f.Force, "force", false, "serve even though another program holds a port of the project, or its account certainly cannot use its cwd, script or env_file")
-				return func(ctx context.Context, a *App, args []string) error { return a.Serve(ctx, args, f) }
+				return func(ctx context.Context, a *App, args []string) error { return a.c.Serve(ctx, args, f) }
 			},
 		},
 		{
@@ -120,7 +120,7 @@ func commands() []*command {
 			name: "stop", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.Control(ctx, "stop", args[0], 0)
+					return a.c.Control(ctx, "stop", args[0], 0)
 				}
 			},
 		},
@@ -129,7 +129,7 @@ func commands() []*command {
 			setup: func(fs *pflag.FlagSet) runner {
 				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the instances to come online")
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.Control(ctx, "restart", args[0], *timeout)
+					return a.c.Control(ctx, "restart", args[0], *timeout)
 				}
 			},
 		},
@@ -137,7 +137,7 @@ func commands() []*command {
 			name: "reload", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
 				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for each instance to come back")
-				return func(ctx context.Context, a *App, args []string) error { return a.Reload(ctx, args[0], *timeout) }
+				return func(ctx context.Context, a *App, args []string) error { return a.c.Reload(ctx, args[0], *timeout) }
 			},
 		},
 		{
@@ -145,7 +145,7 @@ func commands() []*command {
 			setup: func(fs *pflag.FlagSet) runner {
 				timeout := fs.Duration("timeout", control.DefaultTimeout, "how long to wait for the new instances to come online")
 				return func(ctx context.Context, a *App, args []string) error {
-					return a.Scale(ctx, args[0], args[1], *timeout)
+					return a.c.Scale(ctx, args[0], args[1], *timeout)
 				}
 			},
 		},
@@ -244,13 +244,13 @@ func commands() []*command {
 		{
 			name: "startup", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.Startup(ctx) }
+				return func(ctx context.Context, a *App, args []string) error { return a.c.Startup(ctx) }
 			},
 		},
 		{
 			name: "delete", aliases: []string{"rm"}, minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.Delete(ctx, args[0]) }
+				return func(ctx context.Context, a *App, args []string) error { return a.c.Delete(ctx, args[0]) }
 			},
 		},
 		{
@@ -258,7 +258,7 @@ func commands() []*command {
 			setup: func(fs *pflag.FlagSet) runner {
 				dry := fs.Bool("dry-run", false, "say what would change, change nothing")
 				from01 := fs.Bool("from-0.1", false, "also keep a bm2 0.1 host's projects as they ran: user = \"bm2\", [sandbox] mode = \"compat\" (the package passes it when it upgrades from 0.1)")
-				return func(ctx context.Context, a *App, args []string) error { return a.Migrate(ctx, *dry, *from01) }
+				return func(ctx context.Context, a *App, args []string) error { return a.c.Migrate(ctx, *dry, *from01) }
 			},
 		},
 		{
@@ -270,7 +270,7 @@ func commands() []*command {
 		{
 			name: "version", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.Version() }
+				return func(ctx context.Context, a *App, args []string) error { return a.c.Version() }
 			},
 		},
 		{
@@ -325,7 +325,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		a.mainHelp(a.Out)
 		return nil
 	case "-V", "--version":
-		return a.Version()
+		return a.c.Version()
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return usageErr("", "unknown flag %q before the command", args[0])

@@ -80,7 +80,7 @@ func (a *App) candidates(words []string) []string {
 	for _, w := range words[:len(words)-1] {
 		if w == flagUser || w == flagSystem {
 			if l, err := control.ChooseScope(map[string]layout.Kind{flagUser: layout.UserScope, flagSystem: layout.SystemScope}[w]); err == nil {
-				a.Layout = &l
+				a.c.Layout = &l
 			}
 			continue
 		}
@@ -243,7 +243,7 @@ func (a *App) fill(s slot, cur string) []string {
 // projectNames are the registered projects, as `bm2 list` reads them
 // from the search path (no systemd needed).
 func (a *App) projectNames() []string {
-	entries, _ := a.Registry()
+	entries, _ := a.c.Registry()
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.Name)
@@ -253,7 +253,7 @@ func (a *App) projectNames() []string {
 
 // instanceNames are <name>-<i> for every instance of every valid project.
 func (a *App) instanceNames() []string {
-	entries, _ := a.Registry()
+	entries, _ := a.c.Registry()
 	var out []string
 	for _, e := range entries {
 		if e.Project == nil {

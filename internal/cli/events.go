@@ -89,7 +89,7 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 		if !follow {
 			return nil
 		}
-		q.Since = journal.SinceTime(a.Now())
+		q.Since = journal.SinceTime(a.c.Now())
 	}
 
 	// The header comes with the first event, or at once when following.
@@ -104,8 +104,8 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	enc := json.NewEncoder(a.Out)
 	enc.SetEscapeHTML(false)
 	count := 0
-	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
-		ev, ok := a.Decode(e)
+	err = a.c.ReadJournal(ctx, q, func(e journal.Entry) error {
+		ev, ok := a.c.Decode(e)
 		if !ok {
 			return nil
 		}
@@ -143,11 +143,11 @@ const jsonTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // instances. Events outlive projects, so an unregistered name is fine as
 // long as it could be a project's.
 func (a *App) eventsFilter(arg string) (project, instance string, err error) {
-	if e, err := a.FindProject(arg); err == nil {
+	if e, err := a.c.FindProject(arg); err == nil {
 		return e.Name, "", nil
 	}
 	if name, i, ok := units.ParseInstance(arg); ok {
-		if _, err := a.FindProject(name); err == nil {
+		if _, err := a.c.FindProject(name); err == nil {
 			return name, units.InstanceID(name, i), nil
 		}
 	}

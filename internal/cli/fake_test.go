@@ -671,8 +671,7 @@ func (te *testEnv) app() *App {
 	}
 	sys.ConfigDir, sys.StateDir, sys.RunStateDir, sys.LockFile = te.paths.ConfigDir, te.paths.StateDir, te.paths.RunStateDir, te.paths.LockFile
 	sys.CrashLogs = crashlog.Logs{Dir: te.paths.LogDir}
-	return &App{control.Client{
-		Stdio: Stdio{Out: &te.stdout, Err: &te.stderr},
+	return newApp(Stdio{Out: &te.stdout, Err: &te.stderr}, &control.Client{
 		Env: Env{
 			Layout:           &sys,
 			SystemSearchPath: te.sysPath,
@@ -827,7 +826,7 @@ func (te *testEnv) app() *App {
 				return f, err
 			},
 		},
-	}}
+	})
 }
 
 // run runs bm2 with args and returns the exit code; output is in

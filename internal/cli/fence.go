@@ -42,10 +42,10 @@ func extraPortsText(p *config.Project) string {
 // ports, and if not, why. statuses are the instances' units (status,
 // which checks the running ones' cgroups when it may), nil for check.
 func (a *App) fenceLine(p *config.Project, statuses []UnitStatus) string {
-	if a.IsUser() {
+	if a.c.IsUser() {
 		return "ports: not fenced (" + portfence.UserScopeReason + "): an instance can bind any free port of 1024 or more"
 	}
-	if err := a.FenceSupport(); err != nil {
+	if err := a.c.FenceSupport(); err != nil {
 		return "ports: not fenced (" + err.Error() + "): an instance can bind any free port"
 	}
 	allowed := fenceAllowed(p)
@@ -57,7 +57,7 @@ func (a *App) fenceLine(p *config.Project, statuses []UnitStatus) string {
 		}
 		id := units.InstanceID(p.Name, i)
 		running = append(running, id)
-		ok, err := a.FenceAttached(u.ControlGroup)
+		ok, err := a.c.FenceAttached(u.ControlGroup)
 		switch {
 		case errors.Is(err, fs.ErrPermission):
 			unknown = true

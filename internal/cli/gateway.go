@@ -102,10 +102,10 @@ func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 // registered.
 func (a *App) argProjects(cmd, example string, args []string) ([]argProject, error) {
 	if len(args) == 0 {
-		entries, _ := a.Registry()
+		entries, _ := a.c.Registry()
 		if len(entries) == 0 {
 			return nil, fail(control.NoProject, "`bm2 serve` in a project dir registers one; or name a project file: "+example,
-				fmt.Errorf("%s: no registered projects (nothing in %s)", cmd, strings.Join(a.SearchPath(), ":")))
+				fmt.Errorf("%s: no registered projects (nothing in %s)", cmd, strings.Join(a.c.SearchPath(), ":")))
 		}
 		var out []argProject
 		var bad []string
@@ -150,7 +150,7 @@ func (a *App) argProjects(cmd, example string, args []string) ([]argProject, err
 // keyLines is the line of each key the project file sets, for messages;
 // nil when it cannot be read.
 func (a *App) keyLines(file string) map[string]int {
-	f, err := a.ReadFile(file)
+	f, err := a.c.ReadFile(file)
 	if err != nil {
 		return nil
 	}

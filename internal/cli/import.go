@@ -44,7 +44,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	if err != nil {
 		return err
 	}
-	src, ev, err := a.LoadEcosystem(ctx, file)
+	src, ev, err := a.c.LoadEcosystem(ctx, file)
 	if err != nil {
 		return fail(control.Invalid, loadHint(err), err)
 	}
@@ -83,9 +83,9 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		}
 	}
 	opts := convert.Options{
-		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.NumCPU,
-		Owner:   a.DirOwner,
-		Runtime: func(kind config.Runtime, rp string) string { return a.ImportRuntime(ctx, kind, rp, speaker) },
+		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.c.NumCPU,
+		Owner:   a.c.DirOwner,
+		Runtime: func(kind config.Runtime, rp string) string { return a.c.ImportRuntime(ctx, kind, rp, speaker) },
 	}
 	if n := picked(src, only); f.port != 0 && n > 1 {
 		return usageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
@@ -127,7 +127,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 			fmt.Errorf("%d of %d apps of %s not imported or not served", countApps(problems), total, file))
 	}
 	if !f.dryRun && !f.serve && len(res.Projects) > 0 {
-		serve := a.ScopeLayout().Sudo + "bm2 serve"
+		serve := a.c.ScopeLayout().Sudo + "bm2 serve"
 		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
 	}
 	return nil
@@ -153,9 +153,9 @@ func loadHint(err error) string {
 func (a *App) importOne(ctx context.Context, p convert.Project, origin trust.Origin, f importFlags, sourceOwner int) string {
 	// What the app asks of root, as serve will judge it (package
 	// trust): the file speaks for its owner only.
-	q, err := config.Parse(p.File, p.Data, config.Options{NumCPU: a.NumCPU, AnyName: true})
+	q, err := config.Parse(p.File, p.Data, config.Options{NumCPU: a.c.NumCPU, AnyName: true})
 	if err == nil {
-		if v := a.Verdict(ctx, q, origin, f.TrustFile); !v.OK() {
+		if v := a.c.Verdict(ctx, q, origin, f.TrustFile); !v.OK() {
 			err = v.Refused
 		}
 	}
@@ -285,13 +285,13 @@ func findEcosystem(args []string) (string, error) {
 // on disk is its owner's, who could change it after the write, so it is
 // never read again.
 func (a *App) serveImported(ctx context.Context, ip convert.Project, origin trust.Origin, f importFlags) error {
-	p, err := a.ParseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.ScopeLayout().UID)
+	p, err := a.c.ParseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.c.ScopeLayout().UID)
 	if err != nil {
 		return err
 	}
 	p.Source = filepath.Clean(ip.File)
-	if err := a.Vouch(ctx, p, origin, f.TrustFile); err != nil {
+	if err := a.c.Vouch(ctx, p, origin, f.TrustFile); err != nil {
 		return err
 	}
-	return a.ServeProject(ctx, p, ip.File, f.ServeFlags)
+	return a.c.ServeProject(ctx, p, ip.File, f.ServeFlags)
 }

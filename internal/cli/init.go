@@ -95,7 +95,7 @@ func (a *App) initCmd(ctx context.Context, args []string, f initFlags) error {
 		g.user, g.userWhy = owner, closed
 	}
 	data := g.render()
-	p, err := a.ParseDirProject(file, data, abs, false)
+	p, err := a.c.ParseDirProject(file, data, abs, false)
 	if err != nil {
 		return fail(control.Invalid, "nothing was written; write bm2.toml by hand (see bm2.toml(5)), or fix what is named and run bm2 init again",
 			fmt.Errorf("init: the bm2.toml guessed for %s would not be valid:\n%w", dir, err))
@@ -153,8 +153,8 @@ func (a *App) initUser(dir string) (owner, closed string) {
 	if err := unix.Stat(dir, &st); err != nil || st.Uid == 0 {
 		return "", ""
 	}
-	if a.Accounts != nil {
-		if u, err := a.Accounts.UserID(int(st.Uid)); err == nil && u.Name != "" {
+	if a.c.Accounts != nil {
+		if u, err := a.c.Accounts.UserID(int(st.Uid)); err == nil && u.Name != "" {
 			return u.Name, closed
 		}
 	}

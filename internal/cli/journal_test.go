@@ -122,7 +122,7 @@ func TestLogs(t *testing.T) {
 	te2 := newTestEnv(t)
 	te2.write("etc/bm2/api.toml", "name = \"api\"\nscript = \"a.ts\"\ncwd = \"/srv/api\"\nport = 3000\n")
 	app := te2.app()
-	app.ReadJournal = func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
+	app.c.ReadJournal = func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
 		return journal.ErrRestricted
 	}
 	if code := app.Main(context.Background(), []string{"logs", "api"}); code != ExitFailure ||

@@ -57,7 +57,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 	}
 	rows, warnings := listRows(a.readSnapshot(ctx, entries, func(w string) { fmt.Fprintf(a.Err, "bm2: warning: %s\n", w) }))
 	for i := range rows {
-		rows[i].Scope = string(a.ScopeLayout().Kind)
+		rows[i].Scope = string(a.c.ScopeLayout().Kind)
 	}
 
 	if asJSON {
@@ -82,15 +82,15 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		}
 	}
 	if len(entries) == 0 && len(names) == 0 {
-		where := strings.Join(a.SearchPath(), ":")
-		if a.IsUser() {
-			where = a.ScopeLayout().Short(where) + " (" + a.ScopeLayout().Describe() + ")"
+		where := strings.Join(a.c.SearchPath(), ":")
+		if a.c.IsUser() {
+			where = a.c.ScopeLayout().Short(where) + " (" + a.c.ScopeLayout().Describe() + ")"
 		}
 		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n", where)
 	}
-	if a.IsUser() && len(names) == 0 {
-		if n := a.SystemProjects(); n > 0 {
-			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.ScopeLayout().Describe(), n)
+	if a.c.IsUser() && len(names) == 0 {
+		if n := a.c.SystemProjects(); n > 0 {
+			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.c.ScopeLayout().Describe(), n)
 		}
 	}
 	return nil
@@ -100,7 +100,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 // name order, or every registered one when none is named; and what the
 // search path holds.
 func (a *App) selected(names []string) ([]entry, config.Loaded, error) {
-	entries, found := a.Registry()
+	entries, found := a.c.Registry()
 	if len(names) > 0 {
 		var picked []entry
 		seen := map[string]bool{}
@@ -109,7 +109,7 @@ func (a *App) selected(names []string) ([]entry, config.Loaded, error) {
 				continue // named twice: shown once
 			}
 			seen[n] = true
-			e, err := a.FindProject(n)
+			e, err := a.c.FindProject(n)
 			if err != nil {
 				return nil, found, err
 			}
@@ -138,7 +138,7 @@ func (a *App) readSnapshotWith(ctx context.Context, entries []entry, warn func(s
 	var sd Systemd
 	if len(entries) > 0 {
 		var err error
-		sd, err = a.Connect(ctx)
+		sd, err = a.c.Connect(ctx)
 		if err != nil {
 			warn(fmt.Sprintf("%v; instance states are unknown", err))
 			sd = nil
@@ -147,9 +147,9 @@ func (a *App) readSnapshotWith(ctx context.Context, entries []entry, warn func(s
 		}
 	}
 	if figures {
-		return a.SnapshotFigures(ctx, entries, sd)
+		return a.c.SnapshotFigures(ctx, entries, sd)
 	}
-	return a.Snapshot(ctx, entries, sd), view.Figures{}
+	return a.c.Snapshot(ctx, entries, sd), view.Figures{}
 }
 
 // listRows renders a snapshot as the list's rows, and the warnings to print

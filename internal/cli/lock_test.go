@@ -60,7 +60,7 @@ func holdLock(t *testing.T, te *testEnv, pid int) func() {
 func background(ctx context.Context, te *testEnv, args ...string) (stdout, stderr *testutil.SyncBuffer, code <-chan int) {
 	stdout, stderr = &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	a := te.app()
-	a.Stdio = Stdio{Out: stdout, Err: stderr}
+	a.Out, a.Err = stdout, stderr
 	c := make(chan int, 1)
 	go func() { c <- a.Main(ctx, args) }()
 	return stdout, stderr, c
@@ -117,7 +117,7 @@ func TestServeRaceRegistersOne(t *testing.T) {
 				defer done.Done()
 				var out, errOut testutil.SyncBuffer
 				a := te.app()
-				a.Stdio = Stdio{Out: &out, Err: &errOut}
+				a.Out, a.Err = &out, &errOut
 				ready.Done()
 				<-start
 				code := a.Main(context.Background(), []string{"serve", dirs[i]})

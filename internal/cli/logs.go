@@ -36,7 +36,7 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 	if err != nil {
 		return err
 	}
-	e, idx, err := a.ResolveUnit(arg)
+	e, idx, err := a.c.ResolveUnit(arg)
 	if err != nil {
 		return err
 	}
@@ -68,13 +68,13 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 		if !o.follow {
 			return nil
 		}
-		q.Since = journal.SinceTime(a.Now())
+		q.Since = journal.SinceTime(a.c.Now())
 	}
-	uid := strconv.Itoa(a.ScopeLayout().UID) // whose entries are bm2's (journal.TrustedFrom)
+	uid := strconv.Itoa(a.c.ScopeLayout().UID) // whose entries are bm2's (journal.TrustedFrom)
 	enc := json.NewEncoder(a.Out)
 	enc.SetEscapeHTML(false)
 	count := 0
-	err = a.ReadJournal(ctx, q, func(e journal.Entry) error {
+	err = a.c.ReadJournal(ctx, q, func(e journal.Entry) error {
 		count++
 		if o.json {
 			return enc.Encode(logRecord(e, uid))
@@ -97,9 +97,9 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 		return fail(control.BadArg, "the pattern is PCRE2, as journalctl --grep takes it (journalctl(1)), "+
 			"and needs a journalctl built with PCRE2 and libpcre2-8 installed", fmt.Errorf("logs --grep: %w", err))
 	}
-	raw := a.JournalctlUnit(units.Instance(p.Name, ids[0]))
+	raw := a.c.JournalctlUnit(units.Instance(p.Name, ids[0]))
 	if len(ids) > 1 {
-		raw = a.JournalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
+		raw = a.c.JournalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
 	}
 	what := "log lines of " + label
 	if o.grep != "" {

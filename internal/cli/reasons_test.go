@@ -24,7 +24,7 @@ func TestServeRefusesWhatCannotStart(t *testing.T) {
 	te := newTestEnv(t)
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", nodeAPI+"user = \"deploy\"\n"))
 	a := te.app()
-	a.LookupUser = func(ctx context.Context, name, group string) (identity.Identity, error) {
+	a.c.LookupUser = func(ctx context.Context, name, group string) (identity.Identity, error) {
 		return identity.Identity{}, errors.New("unknown user " + name)
 	}
 	if code := a.Main(context.Background(), []string{"serve", dir}); code != ExitInvalid {
@@ -91,7 +91,7 @@ func TestServeExplainsRefusalRelayedLate(t *testing.T) {
 	te.entries.entries[len(te.entries.entries)-1][journal.FieldInvocation] = "run1"
 	a := te.app()
 	verdicts := 0
-	a.ReadJournal = func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
+	a.c.ReadJournal = func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error {
 		if slices.Contains(q.Matches, journal.FieldEvent+"="+string(journal.RuntimeRejected)) {
 			if verdicts++; verdicts == 3 { // the relay delivers it now
 				te.entries.event(te.now, journal.RuntimeRejected, "api", "api-1", "runtime_missing",
@@ -198,7 +198,7 @@ func TestCheckFindsWhatCannotStart(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	dir = filepath.Dir(te.write("srv/api/bm2.toml", fmt.Sprintf("name = \"api\"\nscript = \"server.js\"\nruntime = \"node\"\nport = %d\nexec_mode = \"fork\"\n", port)))
 	a := te.app()
-	a.PortHolder = func(p int, uid uint32) (string, bool) {
+	a.c.PortHolder = func(p int, uid uint32) (string, bool) {
 		return "python3 (pid 812), uid 65534 (nobody)", p == port && uid == uint32(identity.Self().UID)
 	}
 	if code := a.Main(context.Background(), []string{"check", dir}); code != ExitInvalid {

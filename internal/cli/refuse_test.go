@@ -54,7 +54,7 @@ func TestServeRefusesAHeldPort(t *testing.T) {
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", fmt.Sprintf("name = \"api\"\nscript = \"server.js\"\nruntime = \"node\"\nport = %d\nexec_mode = \"fork\"\n", port)))
 	app := func() *App {
 		a := te.app()
-		a.PortHolder = func(p int, uid uint32) (string, bool) {
+		a.c.PortHolder = func(p int, uid uint32) (string, bool) {
 			return "python3 (pid 812), uid 65534 (nobody)", p == port && uid == uint32(identity.Self().UID)
 		}
 		return a
@@ -152,7 +152,7 @@ func TestServeRefusesACwdCertainlyClosed(t *testing.T) {
 			te.access[dir] = &fs.PathError{Op: "stat", Path: dir, Err: fs.ErrPermission}
 			app := func() *App {
 				a := te.app()
-				a.LookupUser = func(ctx context.Context, name, group string) (identity.Identity, error) {
+				a.c.LookupUser = func(ctx context.Context, name, group string) (identity.Identity, error) {
 					switch name {
 					case "bob":
 						return identity.Identity{Name: "bob", UID: 1001, GID: 1001}, nil

@@ -223,8 +223,8 @@ func TestServeConflictWritesNothing(t *testing.T) {
 	dir := filepath.Dir(te.write("srv/api/bm2.toml", "name = \"api\"\nscript = \"a.js\"\ninstances = 4\nport = 3000\nexec_mode = \"fork\"\n"))
 	connected := false
 	a := te.app()
-	connect := a.Connect
-	a.Connect = func(ctx context.Context) (Systemd, error) { connected = true; return connect(ctx) }
+	connect := a.c.Connect
+	a.c.Connect = func(ctx context.Context) (Systemd, error) { connected = true; return connect(ctx) }
 	if code := a.Main(context.Background(), []string{"serve", dir}); code != ExitInvalid {
 		t.Fatalf("exit %d\n%s", code, te.stderr.String())
 	}

@@ -50,7 +50,7 @@ func (a *App) startCmd(ctx context.Context, args []string, f startFlags) error {
 			return usageErr("start", "start: %s is a project's name, which takes no -i, --name, --port, --env, --only or arguments: "+
 				"bm2 start app.js -i 4 starts a script; to change a project, edit its bm2.toml and run bm2 serve", target)
 		}
-		return a.Control(ctx, "start", target, f.timeout)
+		return a.c.Control(ctx, "start", target, f.timeout)
 	}
 	if len(args) > 1 {
 		return usageErr("start", "start: too many arguments (%s): the app's own arguments go after --, as in bm2 start app.js -- --verbose", strings.Join(args[1:], " "))
@@ -219,8 +219,8 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	if uid == 0 {
 		speaker = 0
 	}
-	opts := convert.Options{Port: port, NumCPU: a.NumCPU, Owner: a.DirOwner,
-		Runtime: func(kind config.Runtime, rp string) string { return a.ImportRuntime(ctx, kind, rp, speaker) }}
+	opts := convert.Options{Port: port, NumCPU: a.c.NumCPU, Owner: a.c.DirOwner,
+		Runtime: func(kind config.Runtime, rp string) string { return a.c.ImportRuntime(ctx, kind, rp, speaker) }}
 	res := convert.Map(src, opts)
 	for _, n := range res.Notes {
 		fmt.Fprintf(a.Out, "note: %s\n", n)

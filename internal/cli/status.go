@@ -24,7 +24,7 @@ import (
 
 // status is `bm2 status <name>`.
 func (a *App) status(ctx context.Context, name string) error {
-	e, err := a.FindProject(name)
+	e, err := a.c.FindProject(name)
 	if err != nil {
 		return err
 	}
@@ -42,27 +42,27 @@ func (a *App) status(ctx context.Context, name string) error {
 	fmt.Fprintf(w, "  %s, runtime %s (%s), user %s\n",
 		view.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
-	if reason, errored, _ := a.ErroredMark(p.Name); errored {
+	if reason, errored, _ := a.c.ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
-		if e, _, ok := a.ExplainErrored(ctx, p, reason, "start"); ok {
+		if e, _, ok := a.c.ExplainErrored(ctx, p, reason, "start"); ok {
 			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
 		}
 	}
 
-	sd, err := a.Connect(ctx)
+	sd, err := a.c.Connect(ctx)
 	if err != nil {
 		fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
 		sd = nil
 	} else {
 		defer sd.Close()
-		if u, left := a.LeftSurge(ctx, sd, p); left {
+		if u, left := a.c.LeftSurge(ctx, sd, p); left {
 			fmt.Fprintf(w, "  %s runs (pid %d), left by a reload that did not finish: it serves beside the instances; "+
 				"the next bm2 start, restart, reload or serve of %s retires it once the instances are online\n",
 				units.InstanceID(p.Name, units.Surge), u.MainPID, p.Name)
 		}
 	}
-	if score, err := a.Security(ctx, units.Instance(p.Name, 0)); err == nil {
-		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, a.ScopeLayout().Analyze, units.Instance(p.Name, 0))
+	if score, err := a.c.Security(ctx, units.Instance(p.Name, 0)); err == nil {
+		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, a.c.ScopeLayout().Analyze, units.Instance(p.Name, 0))
 	}
 	var fenced []UnitStatus
 	if sd != nil {
@@ -72,7 +72,7 @@ func (a *App) status(ctx context.Context, name string) error {
 	if p.Preload() {
 		fmt.Fprintf(w, "  %s\n", reusePortSupplied)
 	}
-	if line := a.PortSteering(p); line != "" {
+	if line := a.c.PortSteering(p); line != "" {
 		fmt.Fprintf(w, "  %s\n", esc(line))
 	}
 	if needs := p.Needs(); len(needs) > 0 {
@@ -83,12 +83,12 @@ func (a *App) status(ctx context.Context, name string) error {
 		if sd != nil {
 			st, _ = sd.Units(ctx, []string{units.RestartTimer(p.Name), units.RestartService(p.Name)})
 		}
-		for _, line := range scheduleLines(p, st, a.ScopeLayout().JournalUnit) {
+		for _, line := range scheduleLines(p, st, a.c.ScopeLayout().JournalUnit) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, a.JournalUse(ctx, p), a.IsUser()))
-	rows, warnings := listRows(a.Snapshot(ctx, []entry{e}, sd))
+	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, a.c.JournalUse(ctx, p), a.c.IsUser()))
+	rows, warnings := listRows(a.c.Snapshot(ctx, []entry{e}, sd))
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
@@ -107,11 +107,11 @@ func (a *App) status(ctx context.Context, name string) error {
 			}
 			// Why an instance gave up, and what to do.
 			for i, u := range statuses {
-				st, reason := a.InstanceStateOf(p, i, u)
+				st, reason := a.c.InstanceStateOf(p, i, u)
 				if st != view.StateErrored {
 					continue
 				}
-				if e, ok := a.ExplainInstance(ctx, p, i, u, reason, control.AgainText(p, "start")); ok {
+				if e, ok := a.c.ExplainInstance(ctx, p, i, u, reason, control.AgainText(p, "start")); ok {
 					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 				}
 			}
@@ -119,18 +119,18 @@ func (a *App) status(ctx context.Context, name string) error {
 	}
 	// Files of the project that bm2 could not write (a full disk): what
 	// its crash.logs and marks miss.
-	if evs, err := a.WriteFailures(ctx, p.Name); err == nil {
-		for _, line := range writeFailureLines(evs, a.Now()) {
+	if evs, err := a.c.WriteFailures(ctx, p.Name); err == nil {
+		for _, line := range writeFailureLines(evs, a.c.Now()) {
 			fmt.Fprintln(w, line)
 		}
 	}
 	// What keeps the next start from working.
-	found, _ := a.PreflightDefinite(ctx, p, "")
+	found, _ := a.c.PreflightDefinite(ctx, p, "")
 	for _, e := range found {
 		e.Fix = strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`")
 		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 	}
-	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.Systemctl(), units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.Systemctl(), units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
@@ -315,8 +315,8 @@ func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
 
 // userText names who a project runs as.
 func (a *App) userText(p *config.Project) string {
-	if a.IsUser() {
-		return a.ScopeLayout().Name + " (user scope: every project runs as you)"
+	if a.c.IsUser() {
+		return a.c.ScopeLayout().Name + " (user scope: every project runs as you)"
 	}
 	if p.OwnAccount() {
 		return p.Account() + " (its own account)"
@@ -351,7 +351,7 @@ func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 	var out []string
 	if len(reload) > 0 {
 		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
-			strings.Join(reload, ", "), a.Systemctl(), p.Name))
+			strings.Join(reload, ", "), a.c.Systemctl(), p.Name))
 	}
 	if len(restart) > 0 {
 		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",

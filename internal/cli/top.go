@@ -26,7 +26,7 @@ import (
 // bm2 was started on, fed by a topHost.
 func (a *App) top(ctx context.Context, names []string) error {
 	for _, n := range names {
-		if _, err := a.FindProject(n); err != nil {
+		if _, err := a.c.FindProject(n); err != nil {
 			return err
 		}
 	}
@@ -35,14 +35,14 @@ func (a *App) top(ctx context.Context, names []string) error {
 		return usageErr("top", "top: standard output is not a terminal: bm2 top is a live view; "+
 			"`bm2 list` prints the same table once (--json for scripts)")
 	}
-	figures := a.Figures
+	figures := a.c.Figures
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h := &topHost{a: a, names: names, figures: figures}
 	m := top.New(ctx, top.Config{
 		Frames: h.frame, Reload: h.reload, Logs: h.logs,
-		Title:    a.ScopeLayout().Describe(),
+		Title:    a.c.ScopeLayout().Describe(),
 		Renderer: lipgloss.NewRenderer(tty),
 	})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(tty), tea.WithAltScreen())
@@ -118,10 +118,10 @@ var errClosed = errors.New("bm2 top has quit")
 // frame reads the projects as bm2 list does.
 func (h *topHost) frame(ctx context.Context) top.Frame {
 	if !h.begin() {
-		return top.Frame{Time: h.a.Now()}
+		return top.Frame{Time: h.a.c.Now()}
 	}
 	defer h.calls.Done()
-	entries, found := h.a.Registry()
+	entries, found := h.a.c.Registry()
 	var warnings []string
 	if len(h.names) > 0 {
 		entries, warnings = pickEntries(entries, h.names)
@@ -132,14 +132,14 @@ func (h *topHost) frame(ctx context.Context) top.Frame {
 	}
 	// Frames are read one at a time: the connection is this goroutine's.
 	if h.sd == nil && len(entries) > 0 {
-		sd, err := h.a.Connect(ctx)
+		sd, err := h.a.c.Connect(ctx)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%v; instance states are unknown", err))
 		} else {
 			h.sd = sd
 		}
 	}
-	snap := h.a.Snapshot(ctx, entries, h.sd)
+	snap := h.a.c.Snapshot(ctx, entries, h.sd)
 	if len(snap.Warnings) > 0 && h.sd != nil {
 		// systemd did not answer: connect again for the next frame (it
 		// may have been restarted).
@@ -178,8 +178,9 @@ func pickEntries(entries []entry, names []string) ([]entry, []string) {
 // terminal shows the view, and nothing a command prints may land under it.
 func (h *topHost) capture() (*App, *lockedBuffer) {
 	var buf lockedBuffer
-	sub := &App{h.a.Client}
-	sub.Stdio = Stdio{In: strings.NewReader(""), Out: &buf, Err: &buf}
+	c := *h.a.c
+	c.Stdio = Stdio{In: strings.NewReader(""), Out: &buf, Err: &buf}
+	sub := newApp(c.Stdio, &c)
 	return sub, &buf
 }
 
@@ -191,7 +192,7 @@ func (h *topHost) reload(ctx context.Context, name string) (string, error) {
 	}
 	defer h.calls.Done()
 	sub, buf := h.capture()
-	err := sub.Reload(ctx, name, control.DefaultTimeout)
+	err := sub.c.Reload(ctx, name, control.DefaultTimeout)
 	if err != nil {
 		sub.report(err)
 	}
