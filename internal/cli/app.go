@@ -29,11 +29,18 @@ func newApp(stdio Stdio, c *control.Client) *App {
 
 // The types a caller of package cli names, from package control.
 type (
-	Stdio      = control.Stdio
 	Env        = control.Env
 	Systemd    = control.Systemd
 	UnitStatus = view.UnitStatus
 )
+
+// Stdio is where a command reads and writes. cmd/bm2 passes the process's
+// standard streams; tests pass buffers.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
 
 // entry is a project file found on the search path, valid or not.
 type entry = config.Entry
@@ -99,7 +106,7 @@ func (a *App) Run(ctx context.Context, args []string) error {
 		a.c.Layout = &l
 	}
 	a.c.Env = a.c.Env.WithDefaults()
-	a.c.Stdio = Stdio{In: a.In, Out: a.Out, Err: a.Err}
+	a.c.Report = render{a}
 	return a.dispatch(ctx, args)
 }
 

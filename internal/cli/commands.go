@@ -270,7 +270,7 @@ func commands() []*command {
 		{
 			name: "version", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {
-				return func(ctx context.Context, a *App, args []string) error { return a.c.Version() }
+				return func(ctx context.Context, a *App, args []string) error { return a.Version() }
 			},
 		},
 		{
@@ -325,7 +325,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		a.mainHelp(a.Out)
 		return nil
 	case "-V", "--version":
-		return a.c.Version()
+		return a.Version()
 	}
 	if strings.HasPrefix(args[0], "-") {
 		return usageErr("", "unknown flag %q before the command", args[0])

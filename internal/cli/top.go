@@ -179,8 +179,8 @@ func pickEntries(entries []entry, names []string) ([]entry, []string) {
 func (h *topHost) capture() (*App, *lockedBuffer) {
 	var buf lockedBuffer
 	c := *h.a.c
-	c.Stdio = Stdio{In: strings.NewReader(""), Out: &buf, Err: &buf}
-	sub := newApp(c.Stdio, &c)
+	sub := newApp(Stdio{In: strings.NewReader(""), Out: &buf, Err: &buf}, &c)
+	c.Report = render{sub}
 	return sub, &buf
 }
 

@@ -40,7 +40,7 @@ func (c *Client) tidyRunDirs(p *config.Project, ids []int) {
 		id := units.InstanceID(p.Name, i)
 		link := filepath.Join(run, id)
 		if err := removeDangling(link, filepath.Join(private, id)); err != nil {
-			fmt.Fprintf(c.Err, "bm2: warning: %v; if %s fails to start with exit status 233/RUNTIME_DIRECTORY, remove %s\n", err, id, link)
+			c.warn("%v; if %s fails to start with exit status 233/RUNTIME_DIRECTORY, remove %s", err, id, link)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,8 +40,8 @@ func TestTidyRunDirs(t *testing.T) {
 	link("web-0", "../private/bm2/web-0")          // another project's
 	l := layout.System()
 	l.RunStateDir = run
-	var stderr bytes.Buffer
-	c := &Client{Env: Env{Layout: &l}, Stdio: Stdio{Err: &stderr}}
+	var said recorder
+	c := &Client{Env: Env{Layout: &l}, Report: &said}
 	p := &config.Project{Name: "api", Instances: 5}
 	c.tidyRunDirs(p, view.AllInstances(p))
 	for name, want := range map[string]bool{"api-0": false, "api-1": true, "api-2": true, "api-3": false, "api-4": true, "api-surge": false, "web-0": true} {
@@ -51,8 +50,8 @@ func TestTidyRunDirs(t *testing.T) {
 			t.Errorf("%s kept %v, want %v (%v)", name, got, want, err)
 		}
 	}
-	if stderr.Len() > 0 {
-		t.Errorf("stderr: %s", stderr.String())
+	if len(said) > 0 {
+		t.Errorf("reported: %q", said)
 	}
 }
 
@@ -112,3 +111,12 @@ func TestOtherAccount(t *testing.T) {
 		t.Errorf("unknown: %q", got)
 	}
 }
+
+// recorder is a Reporter that keeps what it is told, one entry a call.
+type recorder []string
+
+func (r *recorder) Did(line string)      { *r = append(*r, line) }
+func (r *recorder) Progress(text string) { *r = append(*r, text) }
+func (r *recorder) Warn(msg string)      { *r = append(*r, "warning: "+msg) }
+func (r *recorder) Note(msg string)      { *r = append(*r, "note: "+msg) }
+func (r *recorder) Aside(msg string)     { *r = append(*r, msg) }

@@ -39,7 +39,7 @@ func (c *Client) Control(ctx context.Context, verb, arg string, timeout time.Dur
 		if _, err := stopUnits(ctx, sd, sel.p.Name, sel.idx, sel.unit, sel.names, false); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Out, "%s stopped (%s)\n", sel.label, wording.Plural(len(sel.ids), "instance", "instances"))
+		c.say("%s stopped (%s)", sel.label, wording.Plural(len(sel.ids), "instance", "instances"))
 		return nil
 	}
 	return fmt.Errorf("internal error: unknown verb %q", verb)
@@ -94,7 +94,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 	if err := c.stopIdleProbes(ctx, sd, sel.p, sel.ids); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "starting %s\n", sel.unit)
+	c.say("starting %s", sel.unit)
 	if err := c.startErr(sel.p.Name, sd.Start(ctx, sel.unit)); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "restarting %s\n", sel.unit)
+	c.say("restarting %s", sel.unit)
 	if err := sd.Restart(ctx, sel.unit); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (c *Client) settle(ctx context.Context, sd Systemd, sel selection, timeout 
 	if err := c.waitOnline(ctx, sd, sel.p, sel.ids, timeout, verb); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "%s %s\n", sel.label, readyWord(sel.p))
+	c.say("%s %s", sel.label, readyWord(sel.p))
 	return c.retireSurge(ctx, sd, sel.p)
 }
 
@@ -283,7 +283,7 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 		// Not removable (a directory bm2 does not trust): said, and the
 		// deletion goes on; they are matched by run, never by name alone.
 		if err := relay.NewVerdicts(l).Forget(name); err != nil {
-			fmt.Fprintf(c.Err, "bm2: warning: the probe's verdicts on %s stay: %v\n", name, err)
+			c.warn("the probe's verdicts on %s stay: %v", name, err)
 		}
 	}
 	// The port's steering (system scope): the pinned group, which steers
@@ -323,10 +323,10 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 			n++
 		}
 	}
-	fmt.Fprintf(c.Out, "deleted %s: stopped %s, removed %s\n", name, wording.Plural(n, "instance", "instances"), regFile)
+	c.say("deleted %s: stopped %s, removed %s", name, wording.Plural(n, "instance", "instances"), regFile)
 	for _, s := range found.Shadow {
 		if config.Stem(s) == name {
-			fmt.Fprintf(c.Out, "note: %s now defines project %s (it was hidden by %s)\n", s, name, regFile)
+			c.say("note: %s now defines project %s (it was hidden by %s)", s, name, regFile)
 			break
 		}
 	}
@@ -468,17 +468,6 @@ func BuildVersion() (version, goVersion string) {
 		v = "devel"
 	}
 	return v, goVersion
-}
-
-// Version is `bm2 version`.
-func (c *Client) Version() error {
-	v, goVersion := BuildVersion()
-	if goVersion != "" {
-		fmt.Fprintf(c.Out, "bm2 %s (%s)\n", v, goVersion)
-	} else {
-		fmt.Fprintf(c.Out, "bm2 %s\n", v)
-	}
-	return nil
 }
 
 // markIDs is which instance marks a command on instance idx (-1: the

@@ -3,9 +3,12 @@
 // and waits until their instances are where the command asked; it reads
 // the state that bm2 list and bm2 status show ([Client.Snapshot]) and
 // words why something failed. Package cli is its only caller: cli parses
-// and renders, control acts.
+// and renders, control acts. Control writes nothing to the user's streams
+// (progress goes to a [Reporter]) and decides no exit code: a failure is
+// an [Error] of a class ([Code]) with the fix, and cli maps the class to
+// the command's exit code.
 //
-// [Client] holds the streams progress goes to and an [Env] of everything
+// [Client] holds the [Reporter] progress goes to and an [Env] of everything
 // that touches the host: the scope's layout (package layout), the
 // environment, systemd ([Systemd], reached through [ConnectSystemd]), the
 // journal, the port probe and the runtime lookup. Every field has a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -32,14 +31,6 @@ import (
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
-
-// Stdio is where a command reads and writes. cmd/bm2 passes the process's
-// standard streams; tests pass buffers.
-type Stdio struct {
-	In  io.Reader
-	Out io.Writer
-	Err io.Writer
-}
 
 // Env is everything a command needs from the host. The zero value of every
 // field means "the real thing"; tests replace fields one by one.
@@ -170,13 +161,15 @@ type Clock interface {
 	Tick(d time.Duration) (<-chan time.Time, func())
 }
 
-// Client is how the bm2 command acts on the host: its streams, where
-// progress and warnings go, and the [Env] it reaches the host through.
-// package cli parses the command line and renders; everything that reads
-// or changes systemd, the journal or bm2's files is a method of Client.
+// Client is how the bm2 command acts on the host: the [Env] it reaches
+// the host through and the [Reporter] it tells its progress to. Package
+// cli parses the command line and renders; everything that reads or
+// changes systemd, the journal or bm2's files is a method of Client,
+// and none writes to the user's streams.
 type Client struct {
-	Stdio
 	Env
+	// Report is told what a command does as it goes (nil: nobody).
+	Report Reporter
 }
 
 // realClock is the wall clock.
@@ -338,7 +331,7 @@ func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 		if err := c.state().ClearInstanceErrored(n); err != nil {
 			return c.rootHint(err)
 		}
-		fmt.Fprintf(c.Out, "cleared errored state of %s (was: %s)\n", n, m.Reason)
+		c.say("cleared errored state of %s (was: %s)", n, m.Reason)
 	}
 	return nil
 }

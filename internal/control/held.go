@@ -130,7 +130,7 @@ const ForceHint = "; `bm2 serve --force` serves it anyway"
 func (c *Client) heldErr(ctx context.Context, p *config.Project, force bool) error {
 	s := c.SeePorts(ctx, p)
 	if s.Err != nil {
-		fmt.Fprintf(c.Err, "bm2: warning: ports %s could not be probed: %v\n", p.Ports(), s.Err)
+		c.warn("ports %s could not be probed: %v", p.Ports(), s.Err)
 		return nil
 	}
 	held := c.Held(ctx, p, s)
@@ -149,7 +149,7 @@ func (c *Client) heldErr(ctx context.Context, p *config.Project, force bool) err
 			hint = hintOf(e)
 		}
 		if force {
-			fmt.Fprintf(c.Err, "bm2: warning: %s (--force: serving anyway)\n", msg)
+			c.warn("%s (--force: serving anyway)", msg)
 			continue
 		}
 		msgs = append(msgs, msg)

@@ -79,7 +79,7 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 			if pid := lockHolder(fd); pid > 0 {
 				holder = fmt.Sprintf(" (pid %d)", pid)
 			}
-			fmt.Fprintf(c.Err, "bm2: waiting for another bm2 command that changes the registered projects%s\n", holder)
+			c.aside("waiting for another bm2 command that changes the registered projects%s", holder)
 		}
 		t := time.NewTimer(lockPoll)
 		select {

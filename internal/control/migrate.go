@@ -53,7 +53,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			continue // not bm2's to rewrite (shipped by a package, or in /run)
 		}
 		if e.Project == nil {
-			fmt.Fprintf(c.Err, "bm2: warning: %s is invalid, so it was not migrated: %s\n", e.Path, wording.OneLine(e.Err))
+			c.warn("%s is invalid, so it was not migrated: %s", e.Path, wording.OneLine(e.Err))
 			continue
 		}
 		p := *e.Project
@@ -73,8 +73,8 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			// registered from a user's file (its source) does not get the
 			// key on that user's word.
 			if who := c.sourceNotRoots(p.Source); who != "" {
-				fmt.Fprintf(c.Err, "bm2: %s: not given [notify] allow_local: it was registered from %s, %s; "+
-					"its webhook on %s stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)\n",
+				c.aside("%s: not given [notify] allow_local: it was registered from %s, %s; "+
+					"its webhook on %s stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)",
 					p.File, p.Source, who, where)
 			} else {
 				p.Notify.AllowLocal = true
@@ -90,17 +90,17 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 		changed++
 		backup := filepath.Join(c.Layout.StateDir, "migrated-0.1", filepath.Base(p.File))
 		if dryRun {
-			fmt.Fprintf(c.Out, "would migrate %s: %s\n", p.File, wording.JoinWords(did))
+			c.say("would migrate %s: %s", p.File, wording.JoinWords(did))
 			continue
 		}
 		if err := c.migrateOne(&p, e.Path, backup); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		fmt.Fprintf(c.Out, "migrated %s: %s; the original is in %s\n", p.File, wording.JoinWords(did), backup)
+		c.say("migrated %s: %s; the original is in %s", p.File, wording.JoinWords(did), backup)
 	}
 	if changed == 0 {
-		fmt.Fprintf(c.Out, "nothing to migrate in %s\n", c.Layout.ConfigDir)
+		c.say("nothing to migrate in %s", c.Layout.ConfigDir)
 	}
 	return c.rootHint(errors.Join(errs...))
 }

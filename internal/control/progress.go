@@ -162,7 +162,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 					healthRun = now
 					svc := units.HealthService(w.p.Name)
 					if err := sd.Start(wctx, svc); err != nil && wctx.Err() == nil && !healthWarned {
-						fmt.Fprintf(c.Err, "bm2: warning: %s: %v; waiting for its checks all the same (`%s` shows why)\n", svc, err, c.JournalctlUnit(svc))
+						c.warn("%s: %v; waiting for its checks all the same (`%s` shows why)", svc, err, c.JournalctlUnit(svc))
 						healthWarned = true
 					}
 				}
@@ -186,7 +186,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 			if wctx.Err() == nil {
 				r := w.step(s)
 				for _, o := range r.out {
-					fmt.Fprint(c.Out, o)
+					c.progress(o)
 				}
 				for _, e := range r.exits {
 					// What the run logged decides whether its exit is
@@ -200,7 +200,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 						run, _ = c.runLog(wctx, w.p, unit, e.unit)
 					}
 					for _, o := range w.exited(e.k, e.unit, run.FirstError()) {
-						fmt.Fprint(c.Out, o)
+						c.progress(o)
 					}
 				}
 				for _, k := range r.reprobe {
@@ -208,14 +208,14 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 					// as its window; its verdict comes through the journal.
 					if err := sd.Trigger(wctx, probeNames[k]); err != nil && w.mode != untilBack {
 						// (untilBack: its line is open; the timeout says the rest.)
-						fmt.Fprintf(c.Err, "bm2: warning: cannot start %s again: %v\n", probeNames[k], err)
+						c.warn("cannot start %s again: %v", probeNames[k], err)
 					}
 				}
 				switch r.fail.kind {
 				case failNone:
 				case failJournalOff:
 					if !warned {
-						fmt.Fprintf(c.Err, "bm2: warning: cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them\n", s.eventsErr)
+						c.warn("cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them", s.eventsErr)
 						warned = true
 					}
 				default:
@@ -279,11 +279,11 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *waiter, f failure, 
 
 func (c *Client) explainTimeout(ctx context.Context, w *waiter, last []view.UnitStatus, timeout time.Duration, verb string) error {
 	for _, o := range w.flushAllExits() {
-		fmt.Fprint(c.Out, o)
+		c.progress(o)
 	}
 	if w.mode == untilBack {
 		for _, o := range w.closeLine() {
-			fmt.Fprint(c.Out, o)
+			c.progress(o)
 		}
 		id := units.InstanceID(w.p.Name, w.ids[0])
 		return &notBackError{err: fmt.Errorf("timed out after %s waiting for %s %s%s", timeout, id, w.waitingFor(), c.logTail(ctx, units.Instance(w.p.Name, w.ids[0]))), id: id}
@@ -335,11 +335,11 @@ func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Proje
 // starts "<id> <doing>… ".
 func (c *Client) restartAndWait(ctx context.Context, sd Systemd, w *waiter, doing string, timeout time.Duration) error {
 	unit := units.Instance(w.p.Name, w.ids[0])
-	fmt.Fprintf(c.Out, "%s %s… ", units.InstanceID(w.p.Name, w.ids[0]), doing)
+	c.progress(fmt.Sprintf("%s %s… ", units.InstanceID(w.p.Name, w.ids[0]), doing))
 	w.lineOpen = true
 	defer func() {
 		for _, o := range w.closeLine() {
-			fmt.Fprint(c.Out, o)
+			c.progress(o)
 		}
 	}()
 	if err := sd.ResetFailed(ctx, unit); err != nil {

@@ -467,10 +467,11 @@ func (c *Client) preflightErr(ctx context.Context, p *config.Project, force bool
 	for k, f := range found {
 		switch {
 		case f.Denied && force:
-			fmt.Fprintf(c.Err, "bm2: warning: %s: %s (--force: serving anyway)\n", f.Reason, f.Message)
+			c.warn("%s: %s (--force: serving anyway)", f.Reason, f.Message)
 			continue
 		case !f.Certain():
-			fmt.Fprintf(c.Err, "bm2: warning: %s: %s; %s\nbm2: %s\n", f.Reason, f.Message, f.Unsure, hintOf(f.Explained))
+			c.warn("%s: %s; %s", f.Reason, f.Message, f.Unsure)
+			c.aside("%s", hintOf(f.Explained))
 			continue
 		}
 		msgs = append(msgs, string(f.Reason)+": "+f.Message)

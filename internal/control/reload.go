@@ -80,7 +80,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		if err := sd.Reload(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Out, "reloaded systemd: %s changed since it was read\n", e.Path)
+		c.say("reloaded systemd: %s changed since it was read", e.Path)
 	}
 	c.tidyRunDirs(p, ids)
 	if who := c.otherAccount(p, statuses[1:]); who != "" && p.Mode == config.Cluster {
@@ -90,7 +90,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 			return fail(Failed, fmt.Sprintf("`bm2 restart %s` restarts every instance at once", p.Name),
 				fmt.Errorf("%s: %s alone cannot be reloaded", accountMoveText(p, who), arg))
 		}
-		fmt.Fprintln(c.Out, accountMoveText(p, who))
+		c.say("%s", accountMoveText(p, who))
 		lock.Unlock()
 		sel, err := c.selectUnits(p.Name)
 		if err != nil {
@@ -109,10 +109,10 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
 		}
 	}
-	fmt.Fprintf(c.Out, "reloading %s: %s, %s\n", p.Name, view.ShapeText(p), how)
+	c.say("reloading %s: %s, %s", p.Name, view.ShapeText(p), how)
 	if p.Mode == config.Fork {
-		fmt.Fprintf(c.Err, "bm2: note: in fork mode each instance owns its port, which has no listener while it restarts; "+
-			"put a gateway in front that retries another instance (`bm2 gateway`)\n")
+		c.note("in fork mode each instance owns its port, which has no listener while it restarts; " +
+			"put a gateway in front that retries another instance (`bm2 gateway`)")
 	}
 	start := c.Now()
 	if err := c.roll(ctx, sd, p, ids, timeout); err != nil {
@@ -131,7 +131,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	if idx >= 0 {
 		label = units.InstanceID(p.Name, idx)
 	}
-	fmt.Fprintf(c.Out, "%s reloaded: %s in %s, %s\n", label, wording.Plural(len(ids), "instance", "instances"),
+	c.say("%s reloaded: %s in %s, %s", label, wording.Plural(len(ids), "instance", "instances"),
 		seconds(c.Now().Sub(start)), readyWord(p))
 	return nil
 }

@@ -88,7 +88,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	}
 	rewrite := n != p.Instances || q.MaxInstance != p.MaxInstance
 	if !rewrite && !was.behind && len(was.extra) == 0 {
-		fmt.Fprintf(c.Out, "%s already has %s\n", p.Name, wording.Plural(n, "instance", "instances"))
+		c.say("%s already has %s", p.Name, wording.Plural(n, "instance", "instances"))
 		return nil
 	}
 
@@ -111,11 +111,11 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 		if err := reg.write(); err != nil {
 			return c.rootHint(err)
 		}
-		fmt.Fprintf(c.Out, "updated %s: instances = %s (was %s)\n", p.File, countText(&q), countText(p))
+		c.say("updated %s: instances = %s (was %s)", p.File, countText(&q), countText(p))
 	} else if !rewrite && was.wanted != n && was.running {
-		fmt.Fprintf(c.Out, "%s says %s, systemd runs %d: applying it\n", p.File, wording.Plural(n, "instance", "instances"), was.wanted)
+		c.say("%s says %s, systemd runs %d: applying it", p.File, wording.Plural(n, "instance", "instances"), was.wanted)
 	} else if !rewrite && was.behind {
-		fmt.Fprintf(c.Out, "reloading systemd: %s changed since it was read\n", p.File)
+		c.say("reloading systemd: %s changed since it was read", p.File)
 	}
 	// The surplus goes before systemd reloads: the generator drops an
 	// instance's drop-in with the count, and an instance stopped after
@@ -367,7 +367,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		if err := c.stopIdleProbes(ctx, sd, p, up); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Out, "starting %s\n", strings.Join(names, ", "))
+		c.say("starting %s", strings.Join(names, ", "))
 		for _, n := range names {
 			if err := c.startErr(p.Name, sd.Start(ctx, n)); err != nil {
 				return err
@@ -383,17 +383,17 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 	}
 	switch {
 	case len(up) > 0:
-		fmt.Fprintf(c.Out, "scaled %s %s: %s %s\n", p.Name, what, joinIDs(p, up), readyWord(p))
+		c.say("scaled %s %s: %s %s", p.Name, what, joinIDs(p, up), readyWord(p))
 	case len(was.extra) > 0:
 		stopped := slices.Clone(was.extra)
 		slices.Sort(stopped)
-		fmt.Fprintf(c.Out, "scaled %s %s: stopped %s\n", p.Name, what, joinIDs(p, stopped))
+		c.say("scaled %s %s: stopped %s", p.Name, what, joinIDs(p, stopped))
 	case !was.running && from != p.Instances:
-		fmt.Fprintf(c.Out, "scaled %s %s; it is stopped: `bm2 start %s` starts them\n", p.Name, what, p.Name)
+		c.say("scaled %s %s; it is stopped: `bm2 start %s` starts them", p.Name, what, p.Name)
 	case from == p.Instances:
-		fmt.Fprintf(c.Out, "%s keeps %s\n", p.Name, what)
+		c.say("%s keeps %s", p.Name, what)
 	default:
-		fmt.Fprintf(c.Out, "scaled %s %s\n", p.Name, what)
+		c.say("scaled %s %s", p.Name, what)
 	}
 	return nil
 }
@@ -412,7 +412,7 @@ func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Proje
 		if err := sd.ResetFailed(ctx, unit); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Out, "stopped %s\n", units.InstanceID(p.Name, i))
+		c.say("stopped %s", units.InstanceID(p.Name, i))
 	}
 	probes, err := loadedProbes(ctx, sd, p.Name, -1)
 	if err != nil {

@@ -107,7 +107,7 @@ func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Proje
 			if err := sd.Stop(ctx, timer); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.Out, "stopped %s: %s has no %s any more\n", timer, p.Name, why[timer])
+			c.say("stopped %s: %s has no %s any more", timer, p.Name, why[timer])
 		}
 	}
 	return nil

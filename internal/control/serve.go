@@ -137,10 +137,10 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		// the notification spool's path unit, and the events' relay
 		// timer (which sends what no probe has sent).
 		if err := sd.Start(ctx, notify.PathUnit); err != nil {
-			fmt.Fprintf(c.Err, "bm2: warning: %v; notifications wait until your manager starts it (at your next login)\n", err)
+			c.warn("%v; notifications wait until your manager starts it (at your next login)", err)
 		}
 		if err := sd.Start(ctx, relay.TimerUnit); err != nil {
-			fmt.Fprintf(c.Err, "bm2: warning: %v; the events the probes have not sent wait until your manager starts it (at your next login)\n", err)
+			c.warn("%v; the events the probes have not sent wait until your manager starts it (at your next login)", err)
 		}
 	}
 	wasErrored, err := c.clearErrored(p.Name)
@@ -176,7 +176,7 @@ func (c *Client) noteInstances(p *config.Project, entries []entry) {
 		if p.Source != "" {
 			from = p.Source
 		}
-		fmt.Fprintf(c.Out, "note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s\n",
+		c.say("note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s",
 			e.Path, wording.Plural(e.Project.Instances, "instance", "instances"), from, p.Instances, p.Instances,
 			e.Project.Instances, e.Project.Instances, from)
 	}
@@ -251,15 +251,15 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			verb = "updated"
 		}
 		if c.IsUser() {
-			fmt.Fprintf(c.Out, "%s %s in %s: %s\n", verb, c.ScopeLayout().Short(p.File), c.UserScopeNote(), c.Summary(p))
+			c.say("%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), c.UserScopeNote(), c.Summary(p))
 		} else {
-			fmt.Fprintf(c.Out, "%s %s: %s\n", verb, p.File, c.Summary(p))
+			c.say("%s %s: %s", verb, p.File, c.Summary(p))
 		}
 		if reg.private != nil {
-			fmt.Fprintf(c.Out, "kept %s in %s, which only %s can read\n", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
+			c.say("kept %s in %s, which only %s can read", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
 		}
 	} else {
-		fmt.Fprintf(c.Out, "%s is up to date: %s\n", c.ScopeLayout().Short(p.File), c.Summary(p))
+		c.say("%s is up to date: %s", c.ScopeLayout().Short(p.File), c.Summary(p))
 	}
 
 	if changed || stale {
@@ -288,13 +288,13 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	switch {
 	case (changed || stale) && was.running && was.account != "" && p.Mode == config.Cluster:
 		// A new instance cannot listen beside one of another account.
-		fmt.Fprintf(c.Out, "%s\nrestarting %s\n", accountMoveText(p, was.account), target)
+		c.say("%s\nrestarting %s", accountMoveText(p, was.account), target)
 		err = sd.Restart(ctx, target)
 	case (changed || stale) && was.running && !wasErrored:
 		// A running project takes its new settings as `bm2 reload` does:
 		// one instance at a time, each back before the next, so the port
 		// never goes dark. Instances the new file adds start afterwards.
-		fmt.Fprintf(c.Out, "rolling restart of %s, one instance at a time\n", p.Name)
+		c.say("rolling restart of %s, one instance at a time", p.Name)
 		lock, lerr := c.lockProject(p.Name)
 		if lerr != nil {
 			return lerr
@@ -312,7 +312,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 		}
 		err = sd.Start(ctx, target)
 	case (changed || stale) && was.running:
-		fmt.Fprintf(c.Out, "restarting %s\n", target)
+		c.say("restarting %s", target)
 		err = sd.Restart(ctx, target)
 	case was.allOnline && !wasErrored:
 		// Already running as registered: nothing to do.
@@ -320,7 +320,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 		if err := c.stopIdleProbes(ctx, sd, p, view.AllInstances(p)); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.Out, "starting %s\n", target)
+		c.say("starting %s", target)
 		err = sd.Start(ctx, target)
 	}
 	if err := c.startErr(p.Name, err); err != nil {
@@ -329,12 +329,12 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	if err := c.waitOnline(ctx, sd, p, view.AllInstances(p), timeout, "serve"); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Out, "%s %s: %s\n", p.Name, readyWord(p), summaryTail(p))
+	c.say("%s %s: %s", p.Name, readyWord(p), summaryTail(p))
 	if err := c.retireSurge(ctx, sd, p); err != nil {
 		return err
 	}
 	if c.IsUser() {
-		fmt.Fprintln(c.Out, c.lingerNote())
+		c.say("%s", c.lingerNote())
 	}
 	return nil
 }
@@ -378,9 +378,9 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 			return fmt.Errorf("systemd has no units for %s after daemon-reload (%s), and taking back %s failed: %w", p.Name, why, p.File, err)
 		}
 		if reg.existed {
-			fmt.Fprintf(c.Out, "put the previous %s back: systemd did not take the new one\n", p.File)
+			c.say("put the previous %s back: systemd did not take the new one", p.File)
 		} else {
-			fmt.Fprintf(c.Out, "removed %s again: systemd did not take it\n", p.File)
+			c.say("removed %s again: systemd did not take it", p.File)
 		}
 	}
 	if errors.Is(cause, config.ErrConflict) {
@@ -496,7 +496,7 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 			if err := sd.Stop(ctx, u.Name); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.Out, "stopped %s: no longer part of %s\n", units.InstanceID(name, i), p.Name)
+			c.say("stopped %s: no longer part of %s", units.InstanceID(name, i), p.Name)
 		}
 		if err := sd.ResetFailed(ctx, u.Name); err != nil {
 			return err
@@ -680,7 +680,7 @@ func (c *Client) clearErrored(name string) (bool, error) {
 	if err := c.state().ClearErrored(name); err != nil {
 		return false, c.rootHint(err)
 	}
-	fmt.Fprintf(c.Out, "cleared errored state of %s (was: %s)\n", name, reason)
+	c.say("cleared errored state of %s (was: %s)", name, reason)
 	return true, nil
 }
 
