@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/control"
@@ -31,8 +32,14 @@ type command struct {
 	setup func(fs *pflag.FlagSet) runner
 }
 
-// commands is the command table, in the order --help lists it.
+// commands is the command table, in the order --help lists it, in parts
+// by what the commands act on.
 func commands() []*command {
+	return slices.Concat(projectCommands(), runCommands(), readCommands(), frontCommands(), hostCommands())
+}
+
+// projectCommands are the commands that make, check and register a project file.
+func projectCommands() []*command {
 	return []*command{
 		{
 			name: "init", maxArgs: 1,
@@ -79,6 +86,12 @@ func commands() []*command {
 				return func(ctx context.Context, a *App, args []string) error { return a.importCmd(ctx, args, f) }
 			},
 		},
+	}
+}
+
+// runCommands are the commands that show and change what runs.
+func runCommands() []*command {
+	return []*command{
 		{
 			name: "list", aliases: []string{"ls"}, maxArgs: -1,
 			setup: func(fs *pflag.FlagSet) runner {
@@ -149,6 +162,13 @@ func commands() []*command {
 				}
 			},
 		},
+	}
+}
+
+// readCommands are the commands that read what the instances did and do:
+// their logs, events, state and metrics.
+func readCommands() []*command {
+	return []*command{
 		{
 			name: "logs", minArgs: 1, maxArgs: 1,
 			setup: func(fs *pflag.FlagSet) runner {
@@ -198,6 +218,13 @@ func commands() []*command {
 				}
 			},
 		},
+	}
+}
+
+// frontCommands are the commands that write what goes in front of the
+// projects: a gateway's configuration, Kubernetes objects.
+func frontCommands() []*command {
+	return []*command{
 		{
 			name: "gateway", minArgs: 1, maxArgs: -1,
 			setup: func(fs *pflag.FlagSet) runner {
@@ -241,6 +268,12 @@ func commands() []*command {
 				return func(ctx context.Context, a *App, args []string) error { return a.exportCmd(ctx, args, f) }
 			},
 		},
+	}
+}
+
+// hostCommands are the commands of bm2 itself and of the host.
+func hostCommands() []*command {
+	return []*command{
 		{
 			name: "startup", maxArgs: 0,
 			setup: func(fs *pflag.FlagSet) runner {

@@ -609,7 +609,9 @@ type initGuess struct {
 	notes               []string
 }
 
-// guessProject makes the guess for the app in app (at abs).
+// guessProject makes the guess for the app in app (at abs): its name,
+// script, runtime, port (and who supplies reusePort) and [env], each from
+// what the one before found.
 func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 	g := &initGuess{}
 	pkg, note := readPackage(app)
@@ -617,8 +619,27 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 		g.notes = append(g.notes, note)
 	}
 	start, hasStart := parseStart(pkg.start)
+	g.guessName(pkg, abs, name)
+	if err := g.guessScript(app, pkg, start, hasStart, abs); err != nil {
+		return nil, err
+	}
+	// scripts.start, when it runs the script found: its runner, its env.
+	var own *startCmd
+	if hasStart && start.script == g.script {
+		own = &start
+	}
+	g.guessRuntime(app, pkg, own)
+	c := g.guessPort(app, own)
+	if !g.worker {
+		g.guessReusePort(c)
+	}
+	g.guessEnv(own)
+	return g, nil
+}
 
-	// The name.
+// guessName is the project's name: --name, else package.json's, else the
+// directory's.
+func (g *initGuess) guessName(pkg pkgInfo, abs, name string) {
 	switch {
 	case name != "":
 		g.name, g.nameWhy = name, "from --name"
@@ -634,8 +655,12 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 			g.nameWhy += " (package.json has no \"name\")"
 		}
 	}
+}
 
-	// The entry file.
+// guessScript is the entry file: the one package.json names (main,
+// module, scripts.start), else the first usual name found here, else the
+// one named but not built yet.
+func (g *initGuess) guessScript(app *appDir, pkg pkgInfo, start startCmd, hasStart bool, abs string) error {
 	type cand struct{ rel, why string }
 	var declared []cand
 	for _, f := range []struct{ key, val string }{{"main", pkg.main}, {"module", pkg.module}} {
@@ -681,18 +706,23 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 		g.notes = append(g.notes, fmt.Sprintf("%s, the script, does not exist yet: build the app before bm2 serve", c.rel))
 	}
 	if g.script == "" {
-		return nil, fmt.Errorf("init: no script found in %s: package.json names none (main, module, or a scripts.start such as node server.js), and there is no index.js, server.js or app.js", abs)
+		return fmt.Errorf("init: no script found in %s: package.json names none (main, module, or a scripts.start such as node server.js), and there is no index.js, server.js or app.js", abs)
 	}
 	if hasStart && start.script != g.script && app.exists(start.script) {
 		g.scriptAbove = append(g.scriptAbove, fmt.Sprintf("package.json scripts.start runs %s: write that here if it is the server.", start.script))
 	}
+	return nil
+}
 
-	// The runtime.
+// guessRuntime is node or bun: from what scripts.start runs it with (own:
+// nil unless it runs the script), package.json's engines, the lock file,
+// Bun's types, else the script's extension.
+func (g *initGuess) guessRuntime(app *appDir, pkg pkgInfo, own *startCmd) {
 	bunLock := app.exists("bun.lockb") || app.exists("bun.lock")
 	otherLock := app.exists("package-lock.json") || app.exists("yarn.lock") || app.exists("pnpm-lock.yaml")
 	runner := ""
-	if hasStart && start.script == g.script {
-		runner = start.runner
+	if own != nil {
+		runner = own.runner
 	}
 	switch {
 	case runner == "bun":
@@ -721,13 +751,18 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 			g.runtimeWhy = "the default for a " + strings.TrimPrefix(path.Ext(g.script)+" ", " ") + "script"
 		}
 	}
+}
 
-	// The port, and who supplies reusePort.
+// guessPort is the port and the variable it is given in, from
+// scripts.start's PORT= (own: nil unless it runs the script) or what the
+// code reads and listens on; no sign of listening makes a worker. It
+// returns what the code scan found, which says who supplies reusePort.
+func (g *initGuess) guessPort(app *appDir, own *startCmd) code {
 	c := scanCode(app, g.script)
 	bun := g.runtime == "bun"
 	startPort := 0
-	if hasStart && start.script == g.script {
-		for _, kv := range start.env {
+	if own != nil {
+		for _, kv := range own.env {
 			if kv[0] == "PORT" {
 				if n, err := strconv.Atoi(kv[1]); err == nil && n >= 1 && n <= 65535 {
 					startPort = n
@@ -787,34 +822,42 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 		}
 		g.notes = append(g.notes, fmt.Sprintf("port %d is a guess (%s listens, on a port the code does not name): set the app's port in bm2.toml", initGuessPort, where))
 	}
-	if !g.worker {
-		switch {
-		case bun && c.nodeHTTP != "" && !c.bunServe:
-			g.fork = true
-			via := c.nodeHTTP
-			if c.nodeHTTPFile != c.listenFile {
-				via += " (in " + c.nodeHTTPFile + ")"
-			}
-			g.forkWhy = []string{
-				fmt.Sprintf("Fork mode: %s serves through %s, and under Bun", c.listenFile, via),
-				"node:http ignores reusePort: the instances could not share one port.",
-				"Instance i listens on port+i (put a gateway in front: bm2 gateway nginx);",
-				"or set runtime = \"node\" and leave exec_mode out for cluster mode.",
-			}
-		case c.reusePort != "":
-			g.reuseWhy = fmt.Sprintf("the default: %s listens with `%s` itself", c.reuseFile, c.reusePort)
-		default:
-			g.preload = true
-			g.reuseWhy = "bm2 adds reusePort: true to its listen: no code change"
-			if c.listens != "" {
-				g.reuseWhy = fmt.Sprintf("%s: %s without reusePort; bm2 adds it, no code change", c.listenFile, c.listens)
-			}
+	return c
+}
+
+// guessReusePort is who gives a served app's listen reusePort: the code,
+// bm2's preload, or nobody (fork mode: node:http under Bun ignores it).
+func (g *initGuess) guessReusePort(c code) {
+	bun := g.runtime == "bun"
+	switch {
+	case bun && c.nodeHTTP != "" && !c.bunServe:
+		g.fork = true
+		via := c.nodeHTTP
+		if c.nodeHTTPFile != c.listenFile {
+			via += " (in " + c.nodeHTTPFile + ")"
+		}
+		g.forkWhy = []string{
+			fmt.Sprintf("Fork mode: %s serves through %s, and under Bun", c.listenFile, via),
+			"node:http ignores reusePort: the instances could not share one port.",
+			"Instance i listens on port+i (put a gateway in front: bm2 gateway nginx);",
+			"or set runtime = \"node\" and leave exec_mode out for cluster mode.",
+		}
+	case c.reusePort != "":
+		g.reuseWhy = fmt.Sprintf("the default: %s listens with `%s` itself", c.reuseFile, c.reusePort)
+	default:
+		g.preload = true
+		g.reuseWhy = "bm2 adds reusePort: true to its listen: no code change"
+		if c.listens != "" {
+			g.reuseWhy = fmt.Sprintf("%s: %s without reusePort; bm2 adds it, no code change", c.listenFile, c.listens)
 		}
 	}
+}
 
-	// [env] from scripts.start.
-	if hasStart && start.script == g.script {
-		for _, kv := range start.env {
+// guessEnv is [env] from scripts.start's assignments (own: nil unless it
+// runs the script), but for the port and bm2's own variables.
+func (g *initGuess) guessEnv(own *startCmd) {
+	if own != nil {
+		for _, kv := range own.env {
 			if kv[0] == "PORT" || kv[0] == g.portEnv || strings.HasPrefix(kv[0], "BM2_") || kv[0] == "NODE_APP_INSTANCE" ||
 				strings.ContainsFunc(kv[1], unicode.IsControl) {
 				continue
@@ -825,7 +868,6 @@ func guessProject(app *appDir, abs, name string) (*initGuess, error) {
 			g.envWhy = "from package.json scripts.start"
 		}
 	}
-	return g, nil
 }
 
 // initName is a project name made of s (a package's name, a directory's):

@@ -39,6 +39,33 @@ func (a *App) status(ctx context.Context, name string) error {
 		return err
 	}
 	p := e.Project
+	a.statusHead(ctx, p)
+	sd, err := a.c.Connect(ctx)
+	if err != nil {
+		fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
+		sd = nil
+	} else {
+		defer sd.Close()
+	}
+	a.statusHost(ctx, sd, p)
+	rows, warnings := listRows(a.c.Snapshot(ctx, []entry{e}, sd))
+	if err := a.statusTable(rows); err != nil {
+		return err
+	}
+	a.statusTroubles(ctx, sd, p)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.Systemctl(), units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
+	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
+	for _, warn := range warnings {
+		fmt.Fprintf(a.Err, "bm2: warning: %s\n", esc(warn))
+	}
+	return nil
+}
+
+// statusHead is what status says of a valid project before it asks
+// systemd anything: its shape, how it runs, and its errored mark.
+func (a *App) statusHead(ctx context.Context, p *config.Project) {
+	w, esc := a.Out, termtext.Escape
 	fmt.Fprintf(w, "  %s, runtime %s (%s), user %s\n",
 		view.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
@@ -48,13 +75,14 @@ func (a *App) status(ctx context.Context, name string) error {
 			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
 		}
 	}
+}
 
-	sd, err := a.c.Connect(ctx)
-	if err != nil {
-		fmt.Fprintf(a.Err, "bm2: warning: %v; instance states are unknown\n", err)
-		sd = nil
-	} else {
-		defer sd.Close()
+// statusHost is what status says of the project on this host: a surge
+// left running, its sandbox, fence, steering, needs, schedule and
+// journal (sd is nil without systemd).
+func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
+	w, esc := a.Out, termtext.Escape
+	if sd != nil {
 		if u, left := a.c.LeftSurge(ctx, sd, p); left {
 			fmt.Fprintf(w, "  %s runs (pid %d), left by a reload that did not finish: it serves beside the instances; "+
 				"the next bm2 start, restart, reload or serve of %s retires it once the instances are online\n",
@@ -88,9 +116,12 @@ func (a *App) status(ctx context.Context, name string) error {
 		}
 	}
 	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, a.c.JournalUse(ctx, p), a.c.IsUser()))
-	rows, warnings := listRows(a.c.Snapshot(ctx, []entry{e}, sd))
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// statusTable is status's table of the instances, after a blank line.
+func (a *App) statusTable(rows []row) error {
+	fmt.Fprintln(a.Out)
+	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
 		c := r.cells()
@@ -100,6 +131,14 @@ func (a *App) status(ctx context.Context, name string) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
+	return nil
+}
+
+// statusTroubles is what status says is wrong below the table: stale
+// instances, why an instance gave up, the files bm2 could not write, and
+// what keeps the next start from working (sd is nil without systemd).
+func (a *App) statusTroubles(ctx context.Context, sd Systemd, p *config.Project) {
+	w, esc := a.Out, termtext.Escape
 	if sd != nil {
 		if statuses, err := sd.Units(ctx, view.InstanceNames(p)); err == nil {
 			for _, line := range a.staleLines(p, statuses) {
@@ -130,13 +169,6 @@ func (a *App) status(ctx context.Context, name string) error {
 		e.Fix = strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`")
 		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 	}
-	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.Systemctl(), units.Target(p.Name), p.Name)
-	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
-	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
-	for _, warn := range warnings {
-		fmt.Fprintf(a.Err, "bm2: warning: %s\n", esc(warn))
-	}
-	return nil
 }
 
 // scheduleLines are status's lines about a project's restart schedule,
