@@ -59,180 +59,45 @@ func mergeEvents(a, b []journal.Event) []journal.Event {
 const journalLines = 5
 
 // wait drives a waiter (wait.go) until it is done, fails or runs out of
-// time: at every tick it reads the instances' states and the errored mark,
-// and whatever the last step asked for (the probe's verdicts from the
-// journal, the instance's sockets from /proc), prints what the step says
-// and explains a failure with the instance's last log lines.
+// time: at every tick a looker reads the instances' states and the
+// errored mark, and whatever the last step asked for (the probe's
+// verdicts, the instance's sockets, the health check's state); the step
+// says what to report, and a failure is explained with the instance's
+// last log lines.
 func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.Duration, verb string) error {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	wctx, cancel := c.Clock.WithTimeout(ctx, timeout)
 	defer cancel()
-	names := make([]string, len(w.ids))
-	probeNames := make([]string, len(w.ids))
-	for k, i := range w.ids {
-		names[k] = units.Instance(w.p.Name, i)
-		probeNames[k] = units.Probe(w.p.Name, i)
-	}
+	l := c.newLooker(sd, w)
+	defer l.close()
 	tick, stop := c.Clock.Tick(c.PollInterval)
 	defer stop()
-	// The probe keeps each verdict in a file too: a wait wakes the moment
-	// one is written, reads the files at every look, and the journal (for
-	// verdicts without a file: a probe older than this bm2, a write that
-	// failed) once every verdictJournalEvery, from verdictJournalEvery
-	// after it first looks for verdicts: a journalctl run beside starting
-	// instances costs them, and the wait, some 30 ms of the CPUs.
-	var written <-chan struct{}
-	if w.probe && c.WatchVerdicts != nil {
-		var unwatch func()
-		written, unwatch = c.WatchVerdicts()
-		defer unwatch()
-	}
-	var fromJournal []journal.Event
-	var journalErr error
-	var journalDue time.Time // when the journal is read next for verdicts
 	var ask needs
-	var last []view.UnitStatus
-	var probesRead time.Time // when the probes' states were last read
-	var healthRun time.Time  // when the health service was last started
-	warned, healthWarned := false, false
-	// quick: woken by a verdict file. The look that follows takes the
-	// states read last (at most two ticks ago) with the files, rather than
-	// asking PID 1 again first: under load a read takes it 20-100 ms, and
-	// a reload's every step waits for this look. A look that does not
-	// finish the wait is followed by a full one at once.
+	warned := false
+	// quick: woken by a verdict file (see looker.look).
 	quick := false
-	var lastAt time.Time // when last was read
 	for {
-		var statuses []view.UnitStatus
-		var err error
-		// Only with states read within a tick or so: a look that started
-		// the health check, or read the journal, took longer.
-		wasQuick := quick && last != nil && c.Now().Sub(lastAt) <= 2*c.PollInterval
-		quick = false
-		if wasQuick {
-			statuses = last
-		} else {
-			statuses, err = sd.Units(wctx, names)
-			lastAt = c.Now()
-		}
-		if err != nil && wctx.Err() == nil {
+		s, wasQuick, ok, err := l.look(wctx, ask, quick)
+		if err != nil {
 			return err
 		}
-		if err == nil {
-			last = statuses
-			s := snapshot{now: c.Now(), units: statuses, asked: ask}
-			if reason, errored, _ := c.ErroredMark(w.p.Name); errored {
-				s.errored = reason
+		quick = false
+		if ok && wctx.Err() == nil {
+			r := w.step(s)
+			done, err := c.apply(ctx, wctx, l, r, s, &warned, verb)
+			if done || err != nil {
+				return err
 			}
-			if ask.events {
-				// Verdict files on every current run: nothing else to read.
-				// Otherwise the probes first: a probe seen gone logged
-				// its verdict before it ended, so what is read next holds
-				// it. Once a second is enough for them (reprobeAfter).
-				files, covered := c.verdictFiles(w, statuses)
-				if now := c.Now(); !covered && !wasQuick && now.Sub(probesRead) >= time.Second {
-					if probes, err := sd.Units(wctx, probeNames); err == nil {
-						s.probes, probesRead = probes, now
-						files, covered = c.verdictFiles(w, statuses)
-					}
-				}
-				now := c.Now()
-				if journalDue.IsZero() && written != nil {
-					// Watched: the files come first; the journal only for
-					// what none has written by then.
-					journalDue = now.Add(verdictJournalEvery)
-				}
-				if !covered && !now.Before(journalDue) {
-					fromJournal, journalErr = c.ProjectEvents(wctx, []string{w.p.Name}, view.ReuseportKinds, ask.since)
-					if written != nil {
-						journalDue = now.Add(verdictJournalEvery)
-					}
-				}
-				s.events, s.eventsErr = mergeEvents(fromJournal, files), journalErr
-			}
-			if ask.health {
-				// A run of the check, rather than a wait for its timer:
-				// the instance's first healthy answer is what online
-				// means. At most one a second (the run itself takes up
-				// to health_timeout_ms); a failure in these runs counts
-				// no faster than the timer's (package health).
-				if now := c.Now(); healthRun.IsZero() || now.Sub(healthRun) >= healthEvery {
-					healthRun = now
-					svc := units.HealthService(w.p.Name)
-					if err := sd.Start(wctx, svc); err != nil && wctx.Err() == nil && !healthWarned {
-						c.warn("%s: %v; waiting for its checks all the same (`%s` shows why)", svc, err, c.JournalctlUnit(svc))
-						healthWarned = true
-					}
-				}
-				st, err := health.Read(health.Path(c.ScopeLayout().HealthDir(w.p.Name)))
-				if err == nil {
-					s.health = &st
-				} else {
-					s.healthErr = err
-				}
-			}
-			if ask.listen && w.mode == untilBack {
-				s.listen, s.listenErr = c.Listening(wctx, statuses[0], w.p.InstancePort(w.ids[0]))
-			} else if ask.listen {
-				s.listens, s.listenErrs = make([]bool, len(statuses)), make([]error, len(statuses))
-				for k, u := range statuses {
-					if w.needsListen(k, u) {
-						s.listens[k], s.listenErrs[k] = c.Listening(wctx, u, w.p.InstancePort(w.ids[k]))
-					}
-				}
-			}
-			if wctx.Err() == nil {
-				r := w.step(s)
-				for _, o := range r.out {
-					c.progress(o)
-				}
-				for _, e := range r.exits {
-					// What the run logged decides whether its exit is
-					// news: read, giving journald a moment for the last
-					// lines unless the run ended as the last one did.
-					unit := units.Instance(w.p.Name, w.ids[e.k])
-					var run RunLog
-					if e.settle {
-						run, _ = c.runLogSettled(wctx, w.p, unit, e.unit)
-					} else {
-						run, _ = c.runLog(wctx, w.p, unit, e.unit)
-					}
-					for _, o := range w.exited(e.k, e.unit, run.FirstError()) {
-						c.progress(o)
-					}
-				}
-				for _, k := range r.reprobe {
-					// Queued, not waited for: the probe runs for as long
-					// as its window; its verdict comes through the journal.
-					if err := sd.Trigger(wctx, probeNames[k]); err != nil && w.mode != untilBack {
-						// (untilBack: its line is open; the timeout says the rest.)
-						c.warn("cannot start %s again: %v", probeNames[k], err)
-					}
-				}
-				switch r.fail.kind {
-				case failNone:
-				case failJournalOff:
-					if !warned {
-						c.warn("cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them", s.eventsErr)
-						warned = true
-					}
-				default:
-					return c.explain(ctx, sd, w, r.fail, verb)
-				}
-				if r.done {
-					return nil
-				}
-				fetchNow := wasQuick || (r.next.events && !ask.events) || (r.next.listen && !ask.listen) || (r.next.health && !ask.health)
-				ask = r.next
-				if fetchNow {
-					continue // what it needs next, at once
-				}
+			fetchNow := wasQuick || (r.next.events && !ask.events) || (r.next.listen && !ask.listen) || (r.next.health && !ask.health)
+			ask = r.next
+			if fetchNow {
+				continue // what it needs next, at once
 			}
 		}
 		select {
-		case <-written: // before a tick that is due as well
+		case <-l.written: // before a tick that is due as well
 			quick = true
 			continue
 		default:
@@ -242,12 +107,215 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *waiter, timeout time.D
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return c.explainTimeout(ctx, w, last, timeout, verb)
+			return c.explainTimeout(ctx, w, l.last, timeout, verb)
 		case <-tick:
-		case <-written:
+		case <-l.written:
 			quick = true
 		}
 	}
+}
+
+// apply carries out what a step said: its words, the lines of the runs
+// that ended, the probes to start again, and a warning for verdicts that
+// cannot be read (once: warned). It tells whether the wait is over, and
+// the error that ends it when it failed.
+func (c *Client) apply(ctx, wctx context.Context, l *looker, r stepResult, s snapshot, warned *bool, verb string) (bool, error) {
+	w := l.w
+	for _, o := range r.out {
+		c.progress(o)
+	}
+	for _, e := range r.exits {
+		for _, o := range w.exited(e.k, e.unit, l.firstError(wctx, e)) {
+			c.progress(o)
+		}
+	}
+	for _, k := range r.reprobe {
+		if err := l.reprobe(wctx, k); err != nil && w.mode != untilBack {
+			// (untilBack: its line is open; the timeout says the rest.)
+			c.warn("cannot start %s again: %v", l.probeNames[k], err)
+		}
+	}
+	switch r.fail.kind {
+	case failNone:
+	case failJournalOff:
+		if !*warned {
+			c.warn("cannot read the reusePort probe's verdicts from the journal (%v); not waiting for them", s.eventsErr)
+			*warned = true
+		}
+	default:
+		return true, c.explain(ctx, l.sd, w, r.fail, verb)
+	}
+	return r.done, nil
+}
+
+// looker is a wait's I/O: what it reads of the host at each look, and
+// what it does there on the step's word (a run of the health check, a
+// probe started again, an ended run's log read). It keeps when it last
+// did each, so that a look costs the host no more than the wait needs.
+type looker struct {
+	c                 *Client
+	sd                Systemd
+	w                 *waiter
+	names, probeNames []string
+	// written wakes the wait when the probe writes a verdict file (nil:
+	// not watched).
+	written <-chan struct{}
+	unwatch func()
+
+	fromJournal  []journal.Event
+	journalErr   error
+	journalDue   time.Time // when the journal is read next for verdicts
+	probesRead   time.Time // when the probes' states were last read
+	healthRun    time.Time // when the health service was last started
+	healthWarned bool
+	last         []view.UnitStatus // the states last read
+	lastAt       time.Time         // when last was read
+}
+
+func (c *Client) newLooker(sd Systemd, w *waiter) *looker {
+	l := &looker{c: c, sd: sd, w: w, names: make([]string, len(w.ids)), probeNames: make([]string, len(w.ids)), unwatch: func() {}}
+	for k, i := range w.ids {
+		l.names[k] = units.Instance(w.p.Name, i)
+		l.probeNames[k] = units.Probe(w.p.Name, i)
+	}
+	// The probe keeps each verdict in a file too: a wait wakes the moment
+	// one is written, reads the files at every look, and the journal (for
+	// verdicts without a file: a probe older than this bm2, a write that
+	// failed) once every verdictJournalEvery, from verdictJournalEvery
+	// after it first looks for verdicts: a journalctl run beside starting
+	// instances costs them, and the wait, some 30 ms of the CPUs.
+	if w.probe && c.WatchVerdicts != nil {
+		l.written, l.unwatch = c.WatchVerdicts()
+	}
+	return l
+}
+
+func (l *looker) close() { l.unwatch() }
+
+// look takes the snapshot the step needs: ask is what the last step
+// asked for. ok is false when the states could not be read as the
+// wait's time ran out (err only for another failure); wasQuick says the
+// look took the states read last.
+//
+// quick: woken by a verdict file. The look takes the states read last
+// (at most two ticks ago) with the files, rather than asking PID 1 again
+// first: under load a read takes it 20-100 ms, and a reload's every step
+// waits for this look. A look that does not finish the wait is followed
+// by a full one at once.
+func (l *looker) look(ctx context.Context, ask needs, quick bool) (s snapshot, wasQuick, ok bool, err error) {
+	c, w := l.c, l.w
+	var statuses []view.UnitStatus
+	// Only with states read within a tick or so: a look that started
+	// the health check, or read the journal, took longer.
+	wasQuick = quick && l.last != nil && c.Now().Sub(l.lastAt) <= 2*c.PollInterval
+	if wasQuick {
+		statuses = l.last
+	} else {
+		statuses, err = l.sd.Units(ctx, l.names)
+		l.lastAt = c.Now()
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			return s, wasQuick, false, err
+		}
+		return s, wasQuick, false, nil
+	}
+	l.last = statuses
+	s = snapshot{now: c.Now(), units: statuses, asked: ask}
+	if reason, errored, _ := c.ErroredMark(w.p.Name); errored {
+		s.errored = reason
+	}
+	if ask.events {
+		l.verdicts(ctx, &s, ask, wasQuick)
+	}
+	if ask.health {
+		l.health(ctx, &s)
+	}
+	if ask.listen && w.mode == untilBack {
+		s.listen, s.listenErr = c.Listening(ctx, statuses[0], w.p.InstancePort(w.ids[0]))
+	} else if ask.listen {
+		s.listens, s.listenErrs = make([]bool, len(statuses)), make([]error, len(statuses))
+		for k, u := range statuses {
+			if w.needsListen(k, u) {
+				s.listens[k], s.listenErrs[k] = c.Listening(ctx, u, w.p.InstancePort(w.ids[k]))
+			}
+		}
+	}
+	return s, wasQuick, true, nil
+}
+
+// verdicts reads the probe's verdicts on the instances into s: the files
+// on every current run leave nothing else to read. Otherwise the probes
+// first: a probe seen gone logged its verdict before it ended, so what
+// is read next holds it. Once a second is enough for them
+// (reprobeAfter).
+func (l *looker) verdicts(ctx context.Context, s *snapshot, ask needs, wasQuick bool) {
+	c := l.c
+	files, covered := c.verdictFiles(l.w, s.units)
+	if now := c.Now(); !covered && !wasQuick && now.Sub(l.probesRead) >= time.Second {
+		if probes, err := l.sd.Units(ctx, l.probeNames); err == nil {
+			s.probes, l.probesRead = probes, now
+			files, covered = c.verdictFiles(l.w, s.units)
+		}
+	}
+	now := c.Now()
+	if l.journalDue.IsZero() && l.written != nil {
+		// Watched: the files come first; the journal only for
+		// what none has written by then.
+		l.journalDue = now.Add(verdictJournalEvery)
+	}
+	if !covered && !now.Before(l.journalDue) {
+		l.fromJournal, l.journalErr = c.ProjectEvents(ctx, []string{l.w.p.Name}, view.ReuseportKinds, ask.since)
+		if l.written != nil {
+			l.journalDue = now.Add(verdictJournalEvery)
+		}
+	}
+	s.events, s.eventsErr = mergeEvents(l.fromJournal, files), l.journalErr
+}
+
+// health runs the health check and reads its state file into s. A run of
+// the check, rather than a wait for its timer: the instance's first
+// healthy answer is what online means. At most one a second (the run
+// itself takes up to health_timeout_ms); a failure in these runs counts
+// no faster than the timer's (package health).
+func (l *looker) health(ctx context.Context, s *snapshot) {
+	c, p := l.c, l.w.p
+	if now := c.Now(); l.healthRun.IsZero() || now.Sub(l.healthRun) >= healthEvery {
+		l.healthRun = now
+		svc := units.HealthService(p.Name)
+		if err := l.sd.Start(ctx, svc); err != nil && ctx.Err() == nil && !l.healthWarned {
+			c.warn("%s: %v; waiting for its checks all the same (`%s` shows why)", svc, err, c.JournalctlUnit(svc))
+			l.healthWarned = true
+		}
+	}
+	st, err := health.Read(health.Path(c.ScopeLayout().HealthDir(p.Name)))
+	if err == nil {
+		s.health = &st
+	} else {
+		s.healthErr = err
+	}
+}
+
+// firstError is the first error an ended run logged: what decides
+// whether its exit is news. It gives journald a moment for the last
+// lines unless the run ended as the last one did.
+func (l *looker) firstError(ctx context.Context, e runEnded) string {
+	p := l.w.p
+	unit := units.Instance(p.Name, l.w.ids[e.k])
+	var run RunLog
+	if e.settle {
+		run, _ = l.c.runLogSettled(ctx, p, unit, e.unit)
+	} else {
+		run, _ = l.c.runLog(ctx, p, unit, e.unit)
+	}
+	return run.FirstError()
+}
+
+// reprobe starts instance k's probe again: queued, not waited for, as
+// the probe runs for as long as its window; its verdict comes through
+// the journal.
+func (l *looker) reprobe(ctx context.Context, k int) error {
+	return l.sd.Trigger(ctx, l.probeNames[k])
 }
 
 // explain turns a failed step into the error the user reads.
