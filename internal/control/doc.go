@@ -17,10 +17,11 @@
 //
 // Changes to the registered projects are serialized by the registry lock
 // (lockRegistry), reloads of one project by its reload lock
-// ([Client.TryLockProject]). Every wait is one loop over a pure step
-// function (wait.go: a waiter's step takes a snapshot of the instances and
-// the journal and says what to print, whether it is done, and what failed),
-// driven on [Env.Clock].
+// ([Client.TryLockProject]). Every wait is package wait's one loop over a
+// pure step function (a Waiter's step takes a snapshot of the instances
+// and the journal and says what to print, whether it is done, and what
+// failed), driven on [Env.Clock]; control gives it the host to look at
+// (waitHost) and explains how a failed wait ended.
 //
 // # Talking to systemd
 //

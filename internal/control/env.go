@@ -28,6 +28,7 @@ import (
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -153,13 +154,7 @@ type Env struct {
 }
 
 // Clock is what a wait needs of time: a deadline and a ticker.
-type Clock interface {
-	// WithTimeout is context.WithTimeout on this clock.
-	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
-	// Tick returns a channel that ticks every d, and a function that
-	// stops it.
-	Tick(d time.Duration) (<-chan time.Time, func())
-}
+type Clock = wait.Clock
 
 // Client is how the bm2 command acts on the host: the [Env] it reaches
 // the host through and the [Reporter] it tells its progress to. Package

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
@@ -132,6 +133,6 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		label = units.InstanceID(p.Name, idx)
 	}
 	c.say("%s reloaded: %s in %s, %s", label, wording.Plural(len(ids), "instance", "instances"),
-		seconds(c.Now().Sub(start)), readyWord(p))
+		wait.Seconds(c.Now().Sub(start)), readyWord(p))
 	return nil
 }

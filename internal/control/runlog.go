@@ -12,6 +12,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -286,7 +287,7 @@ func (c *Client) runTail(ctx context.Context, p *config.Project, unit string, u 
 // or signal, and the first error it logged (escaped, cut): "exit status
 // 1: Error: Cannot find module './config.json'".
 func exitWords(u view.UnitStatus, r RunLog) string {
-	s := exitText(u, "")
+	s := wait.ExitText(u, "")
 	if s == "" {
 		s = "no exit status known"
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
 )
@@ -383,11 +384,11 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 	}
 	switch {
 	case len(up) > 0:
-		c.say("scaled %s %s: %s %s", p.Name, what, joinIDs(p, up), readyWord(p))
+		c.say("scaled %s %s: %s %s", p.Name, what, wait.JoinIDs(p, up), readyWord(p))
 	case len(was.extra) > 0:
 		stopped := slices.Clone(was.extra)
 		slices.Sort(stopped)
-		c.say("scaled %s %s: stopped %s", p.Name, what, joinIDs(p, stopped))
+		c.say("scaled %s %s: stopped %s", p.Name, what, wait.JoinIDs(p, stopped))
 	case !was.running && from != p.Instances:
 		c.say("scaled %s %s; it is stopped: `bm2 start %s` starts them", p.Name, what, p.Name)
 	case from == p.Instances:

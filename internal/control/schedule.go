@@ -12,6 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -117,7 +118,7 @@ func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Proje
 // "signal, signal SIGKILL", "timeout"; "" when it ended well.
 func ExitText(u view.UnitStatus) string {
 	if u.Result == "" || u.Result == "success" {
-		return exitText(u, "")
+		return wait.ExitText(u, "")
 	}
-	return exitText(u, u.Result)
+	return wait.ExitText(u, u.Result)
 }

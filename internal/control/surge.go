@@ -15,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -196,7 +197,7 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 				if len(left) == 1 {
 					verb = "runs"
 				}
-				msg += fmt.Sprintf("\nreload stopped: %s still %s the previous version", joinIDs(p, left), verb)
+				msg += fmt.Sprintf("\nreload stopped: %s still %s the previous version", wait.JoinIDs(p, left), verb)
 			}
 			if surgeUp {
 				msg += fmt.Sprintf("\n%s keeps serving in its place (the new version); the next bm2 command on %s retires it",
@@ -284,9 +285,8 @@ func (c *Client) startSurge(ctx context.Context, sd Systemd, p *config.Project, 
 	if before[0].LoadState != "loaded" {
 		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run %s daemon-reload)", surge, c.Systemctl())
 	}
-	w := newWaiter(untilBack, p, []int{units.Surge}, c.Now())
-	w.before = before[0]
-	w.checkListen = true
+	w := wait.New(wait.UntilBack, p, []int{units.Surge}, c.Now())
+	w.Back(before[0], true)
 	// Restart, not start: a surge left by an interrupted reload runs the
 	// version before, and must run the new one.
 	err = c.restartAndWait(ctx, sd, w, "starting", timeout)

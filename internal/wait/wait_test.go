@@ -1,4 +1,4 @@
-package control
+package wait
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func confirmedEv(inst, inv string) journal.Event {
 	return journal.Event{Kind: journal.ReuseportConfirmed, Instance: inst, Invocation: inv, Time: t0.Add(2 * time.Second)}
 }
 
-func runSteps(t *testing.T, w *waiter, cases []stepCase) {
+func runSteps(t *testing.T, w *Waiter, cases []stepCase) {
 	t.Helper()
 	for _, c := range cases {
 		r := w.step(c.snap)
@@ -52,7 +52,7 @@ func runSteps(t *testing.T, w *waiter, cases []stepCase) {
 
 func TestStepUntilOnlineCluster(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
-	w := newWaiter(untilOnline, p, []int{0}, t0)
+	w := New(UntilOnline, p, []int{0}, t0)
 	crashed := view.UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}
 	runSteps(t, w, []stepCase{
 		{name: "starting", snap: snapshot{now: t0, units: []view.UnitStatus{{ActiveState: "activating", SubState: "start"}}}},
@@ -91,7 +91,7 @@ func TestStepUntilOnlineFailures(t *testing.T) {
 		{"an instance stopped", snapshot{now: t0, units: []view.UnitStatus{{ActiveState: "inactive", LoadState: "loaded"}, running("b", 8, t0)}}, failInstance},
 	}
 	for _, c := range cases {
-		r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(c.snap)
+		r := New(UntilOnline, p, []int{0, 1}, t0).step(c.snap)
 		if r.fail.kind != c.fail || r.done {
 			t.Errorf("%s: %+v", c.name, r)
 		}
@@ -101,17 +101,17 @@ func TestStepUntilOnlineFailures(t *testing.T) {
 	// min_uptime_ms (0 here).
 	both := snapshot{now: t0, units: []view.UnitStatus{running("a", 7, t0), running("b", 8, t0)}, asked: needs{listen: true},
 		listens: []bool{true, false}, listenErrs: []error{nil, errors.New("no /proc")}}
-	r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(both)
+	r := New(UntilOnline, p, []int{0, 1}, t0).step(both)
 	if !r.done || r.next.events || strings.Join(r.out, "") != "api-0 online (pid 7)\napi-1 online (pid 8)\n" {
 		t.Errorf("fork: %+v", r)
 	}
 	both.listenErrs[1] = nil
-	if r := newWaiter(untilOnline, p, []int{0, 1}, t0).step(both); r.done || !r.next.listen {
+	if r := New(UntilOnline, p, []int{0, 1}, t0).step(both); r.done || !r.next.listen {
 		t.Errorf("fork, one not listening: %+v", r)
 	}
 	// Without a journal, the wait goes on without the probe.
 	pc := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1}
-	w := newWaiter(untilOnline, pc, []int{0}, t0)
+	w := New(UntilOnline, pc, []int{0}, t0)
 	r = w.step(snapshot{now: t0, units: []view.UnitStatus{running("a", 7, t0)}, asked: needs{events: true, listen: true},
 		listens: []bool{true}, listenErrs: []error{nil}, eventsErr: errors.New("no journalctl")})
 	if r.fail.kind != failJournalOff || !r.done {
@@ -121,7 +121,7 @@ func TestStepUntilOnlineFailures(t *testing.T) {
 
 func TestStepUntilBack(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 2, MinUptime: time.Second, MaxRestarts: 16}
-	w := newWaiter(untilBack, p, []int{1}, t0)
+	w := New(UntilBack, p, []int{1}, t0)
 	w.before, w.checkListen, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true, true
 	listen := needs{listen: true}
 	events := needs{events: true, since: t0}
@@ -137,7 +137,7 @@ func TestStepUntilBack(t *testing.T) {
 			events: []journal.Event{confirmedEv("api-1", "new")}}, out: ", confirmed (1.5s)\n", done: true},
 	})
 
-	w = newWaiter(untilBack, p, []int{1}, t0)
+	w = New(UntilBack, p, []int{1}, t0)
 	w.before, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true
 	r := w.step(snapshot{now: t0, units: []view.UnitStatus{{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: 1}}})
 	if r.fail.kind != failNotBack || strings.Join(r.out, "") != "failed\n" {
@@ -156,7 +156,7 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 	gone := view.UnitStatus{LoadState: "loaded", ActiveState: "inactive", SubState: "dead"}
 	runningProbe := view.UnitStatus{LoadState: "loaded", ActiveState: "activating", SubState: "start", JobPending: true, JobID: 4}
 	ask := needs{events: true, since: t0}
-	listened := func(w *waiter) {
+	listened := func(w *Waiter) {
 		w.step(snapshot{now: t0.Add(time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listens: []bool{true}, listenErrs: []error{nil}})
 	}
 	cases := []struct {
@@ -174,7 +174,7 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 		{"no probe unit on this host", view.UnitStatus{LoadState: "not-found", ActiveState: "inactive", SubState: "dead"}, 5 * time.Second, nil},
 	}
 	for _, c := range cases {
-		w := newWaiter(untilOnline, p, []int{0}, t0)
+		w := New(UntilOnline, p, []int{0}, t0)
 		listened(w)
 		r := w.step(snapshot{now: t0.Add(c.at), units: []view.UnitStatus{running("a", 7, t0)}, asked: ask, probes: []view.UnitStatus{c.probe}})
 		if len(r.reprobe) != len(c.want) || r.done {
@@ -202,15 +202,15 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 			t.Fatalf("%s: the new run's lost probe: %v", c.name, r.reprobe)
 		}
 	}
-	// untilBack: the same, without a line of its own.
-	w := newWaiter(untilBack, p, []int{0}, t0)
+	// UntilBack: the same, without a line of its own.
+	w := New(UntilBack, p, []int{0}, t0)
 	w.probe = true
 	w.before = running("old", 5, t0.Add(-time.Minute))
 	w.step(snapshot{now: t0.Add(time.Second), units: []view.UnitStatus{running("a", 7, t0)}})
 	w.step(snapshot{now: t0.Add(time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: needs{listen: true}, listen: true})
 	r := w.step(snapshot{now: t0.Add(3 * time.Second), units: []view.UnitStatus{running("a", 7, t0)}, asked: ask, probes: []view.UnitStatus{gone}})
 	if len(r.reprobe) != 1 || r.done || strings.Contains(strings.Join(r.out, ""), "\n") {
-		t.Fatalf("untilBack: reprobe %v out %q", r.reprobe, r.out)
+		t.Fatalf("UntilBack: reprobe %v out %q", r.reprobe, r.out)
 	}
 }
 
@@ -221,7 +221,7 @@ func TestStepStartsALostProbeAgain(t *testing.T) {
 func TestStepUntilOnlineHealth(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Cluster, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16,
 		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3, Port: 3100}}
-	w := newWaiter(untilOnline, p, []int{0}, t0)
+	w := New(UntilOnline, p, []int{0}, t0)
 	up := []view.UnitStatus{running("a", 7, t0)}
 	events := needs{events: true, since: t0}
 	checked := func(inv string, st health.Status) *health.State {
@@ -250,7 +250,7 @@ func TestStepUntilOnlineHealth(t *testing.T) {
 	// Fork mode: no verdict, the check right after listening.
 	pf := *p
 	pf.Mode = config.Fork
-	r = newWaiter(untilOnline, &pf, []int{0}, t0).step(snapshot{now: t0.Add(time.Second), units: up, asked: needs{listen: true},
+	r = New(UntilOnline, &pf, []int{0}, t0).step(snapshot{now: t0.Add(time.Second), units: up, asked: needs{listen: true},
 		listens: []bool{true}, listenErrs: []error{nil}})
 	if r.done || !r.next.health || r.next.events {
 		t.Errorf("fork: %+v", r)
@@ -262,7 +262,7 @@ func TestStepUntilOnlineHealth(t *testing.T) {
 func TestStepUntilBackHealth(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Fork, Instances: 2, Port: 3000, MaxRestarts: 16,
 		Health: config.Health{Path: "/healthz", Interval: 5 * time.Second, Timeout: 2 * time.Second, Failures: 3}}
-	w := newWaiter(untilBack, p, []int{1}, t0)
+	w := New(UntilBack, p, []int{1}, t0)
 	w.before, w.listening, w.lineOpen = running("old", 5, t0.Add(-time.Hour)), true, true
 	up := []view.UnitStatus{running("new", 9, t0)}
 	starting := &health.State{Instances: []health.Entry{{Instance: "api-1", Invocation: "new", Status: health.Starting, Limit: 3, Last: "refused"}}}
@@ -286,7 +286,7 @@ func TestStepUntilBackHealth(t *testing.T) {
 // run.
 func TestStepExitsOncePerDistinctExit(t *testing.T) {
 	p := &config.Project{Name: "api", Mode: config.Fork, Instances: 1, Port: 3000, MinUptime: time.Second, MaxRestarts: 16}
-	w := newWaiter(untilOnline, p, []int{0}, t0)
+	w := New(UntilOnline, p, []int{0}, t0)
 	exit := func(inv string, status int32, restarts uint32) view.UnitStatus {
 		return view.UnitStatus{ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: 1, ExecMainStatus: status,
 			InvocationID: inv, NRestarts: restarts}
@@ -317,7 +317,7 @@ func TestStepExitsOncePerDistinctExit(t *testing.T) {
 	})
 
 	// A loop that ends the wait: its count comes before the failure.
-	w = newWaiter(untilOnline, p, []int{0}, t0)
+	w = New(UntilOnline, p, []int{0}, t0)
 	runSteps(t, w, []stepCase{
 		{name: "exit", snap: snapshot{now: t0, units: []view.UnitStatus{exit("a", 1, 0)}}, firstErr: missing,
 			out: "api-0 exited (exit-code, exit status 1), restarting: Error: Cannot find module './config.json'\n"},

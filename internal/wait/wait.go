@@ -1,4 +1,4 @@
-package control
+package wait
 
 import (
 	"fmt"
@@ -17,50 +17,50 @@ import (
 )
 
 // This file is the one wait loop of serve, start, restart and reload, as a
-// pure step function: a waiter holds what it has seen, step takes a
+// pure step function: a Waiter holds what it has seen, step takes a
 // snapshot of the world (unit states, the errored mark, the probe's
 // verdicts, whether a process listens) and says what to print, whether the
 // wait is over, why it failed, and what to look at next time. The driver
-// (App.wait, in progress.go) does the looking.
+// (Drive, in drive.go) has a looker (look.go) do the looking.
 
-// waitMode is what a wait waits for.
-type waitMode int
+// Mode is what a wait waits for.
+type Mode int
 
 const (
-	// untilOnline: every instance running and listening on its port and,
+	// UntilOnline: every instance running and listening on its port and,
 	// in cluster mode, confirmed by the reusePort probe; one line per step
 	// ("api-0 online (pid 12)", "api-0 confirmed (reusePort)"). A crash
 	// after that is the restart budget's business, not a reason to wait
 	// for min_uptime_ms.
-	untilOnline waitMode = iota
-	// untilBack: one instance after its restart: a new run, online,
+	UntilOnline Mode = iota
+	// UntilBack: one instance after its restart: a new run, online,
 	// listening again (when it listened before), confirmed; on one line
 	// ("api-0 restarting… online, listening, confirmed (0.4s)").
-	untilBack
+	UntilBack
 )
 
-// waiter is the state of one wait.
-type waiter struct {
-	mode    waitMode
+// Waiter is the state of one wait.
+type Waiter struct {
+	mode    Mode
 	p       *config.Project
 	ids     []int
 	probe   bool // cluster mode: wait for the reusePort probe's verdict
 	started time.Time
 
-	// untilBack
+	// UntilBack
 	before      view.UnitStatus // the run before the restart
 	checkListen bool            // it listened before, so it must listen again
 
 	online    []bool
 	verdictOf []string // the run (invocationKey) the probe gave a verdict on
-	listenOf  []string // untilOnline: the run seen listening on its port
+	listenOf  []string // UntilOnline: the run seen listening on its port
 	reprobed  []string // the run whose lost probe was started again
-	// slowSaid: untilOnline: "not listening yet" was said for the
+	// slowSaid: UntilOnline: "not listening yet" was said for the
 	// instance since it was last online (once for a crash loop, not once
 	// per run).
 	slowSaid []bool
 
-	// untilOnline: the runs that ended while waited for, said once per
+	// UntilOnline: the runs that ended while waited for, said once per
 	// distinct exit. exitOf is the last run seen ended (invocationKey),
 	// lastExit how the last one said ended ("exit status 1: Error: ..."),
 	// repeats how many ended the same way since, restartsAt the
@@ -70,8 +70,8 @@ type waiter struct {
 	repeats    []int
 	restartsAt []uint32
 
-	listening bool // untilBack: the new run listens
-	lineOpen  bool // untilBack: the progress line is not finished
+	listening bool // UntilBack: the new run listens
+	lineOpen  bool // UntilBack: the progress line is not finished
 
 	// health: the project has an HTTP health check (health_path), and an
 	// instance is done only once it has answered healthy (online means
@@ -80,12 +80,13 @@ type waiter struct {
 	health     bool
 	healthyOf  []string
 	lastHealth *health.State
-	lastUnit   view.UnitStatus // untilBack: the instance as last seen
+	lastUnit   view.UnitStatus // UntilBack: the instance as last seen
 }
 
-func newWaiter(mode waitMode, p *config.Project, ids []int, started time.Time) *waiter {
+// New is a wait in mode for instances ids of p, started at started.
+func New(mode Mode, p *config.Project, ids []int, started time.Time) *Waiter {
 	n := len(ids)
-	return &waiter{
+	return &Waiter{
 		mode: mode, p: p, ids: ids, probe: p.Mode == config.Cluster, started: started,
 		online: make([]bool, n), verdictOf: make([]string, n),
 		listenOf: make([]string, n), slowSaid: make([]bool, n), reprobed: make([]string, n),
@@ -103,9 +104,9 @@ type snapshot struct {
 	// they could not be read. Both empty when not asked for.
 	events    []journal.Event
 	eventsErr error
-	// listen is whether the instance listens on its port (untilBack,
+	// listen is whether the instance listens on its port (UntilBack,
 	// when asked for); listenErr why that cannot be told. listens and
-	// listenErrs are the same per instance (untilOnline), for the running
+	// listenErrs are the same per instance (UntilOnline), for the running
 	// instances not yet seen listening.
 	listen     bool
 	listenErr  error
@@ -138,7 +139,7 @@ const (
 	failNone       failKind = iota
 	failProject             // the project became errored (the errored mark)
 	failInstance            // an instance failed or stopped
-	failNotBack             // untilBack: the restarted instance crashed
+	failNotBack             // UntilBack: the restarted instance crashed
 	failTimeout             // the driver's deadline (never from step)
 	failJournalOff          // not a failure: verdicts cannot be read; warn and go on
 )
@@ -161,13 +162,13 @@ type stepResult struct {
 	// without a verdict on their current run, to be started again.
 	reprobe []int
 	// exits are the runs found ended (and restarting), for the driver to
-	// read what each logged and hand to waiter.exited.
+	// read what each logged and hand to Waiter.exited.
 	exits []runEnded
 }
 
 // runEnded is a run of instance k (an index into ids) that ended: its
 // state when seen so, and whether its lines are worth waiting for (see
-// waiter.exited).
+// Waiter.exited).
 type runEnded struct {
 	k      int
 	unit   view.UnitStatus
@@ -176,7 +177,7 @@ type runEnded struct {
 
 // lostProbe is ProbeLost for instance k, unless its probe was started
 // again for this run already.
-func (w *waiter) lostProbe(s snapshot, k int, u view.UnitStatus) bool {
+func (w *Waiter) lostProbe(s snapshot, k int, u view.UnitStatus) bool {
 	if k >= len(s.probes) || w.reprobed[k] == invocationKey(u) {
 		return false
 	}
@@ -199,16 +200,16 @@ func settled(u view.UnitStatus, p *config.Project, now time.Time) bool {
 
 // needsListen tells which instances the driver must look at for a
 // listener: running ones not yet seen listening in this run.
-func (w *waiter) needsListen(k int, u view.UnitStatus) bool {
+func (w *Waiter) needsListen(k int, u view.UnitStatus) bool {
 	return view.Up(u) && w.listenOf[k] != invocationKey(u)
 }
 
 // step advances the wait by one snapshot.
-func (w *waiter) step(s snapshot) stepResult {
+func (w *Waiter) step(s snapshot) stepResult {
 	if s.errored != "" {
 		return w.failed(failure{kind: failProject, reason: s.errored})
 	}
-	if w.mode == untilBack {
+	if w.mode == UntilBack {
 		return w.stepBack(s)
 	}
 	var r stepResult
@@ -266,10 +267,10 @@ func (w *waiter) step(s snapshot) stepResult {
 			return r
 		case view.StateWaiting:
 			// Said once per distinct exit, once the driver has read what
-			// the run logged (waiter.exited).
+			// the run logged (Waiter.exited).
 			if key := invocationKey(u); w.exitOf[k] != key {
 				w.exitOf[k] = key
-				r.exits = append(r.exits, runEnded{k: k, unit: u, settle: w.lastExit[k] == "" || w.lastExit[k] != exitText(u, "")})
+				r.exits = append(r.exits, runEnded{k: k, unit: u, settle: w.lastExit[k] == "" || w.lastExit[k] != ExitText(u, "")})
 			}
 		}
 		w.online[k] = false
@@ -320,13 +321,13 @@ func (w *waiter) step(s snapshot) stepResult {
 // one said (its exit status and first error line: firstErr, escaped and
 // cut here), nothing for the same again (counted, and said by
 // flushExits). Runs that ended between two looks count too (NRestarts).
-func (w *waiter) exited(k int, u view.UnitStatus, firstErr string) []string {
+func (w *Waiter) exited(k int, u view.UnitStatus, firstErr string) []string {
 	n := 1
 	if w.exitOf[k] != "" && u.NRestarts > w.restartsAt[k] && w.lastExit[k] != "" {
 		n = int(u.NRestarts - w.restartsAt[k])
 	}
 	w.restartsAt[k] = u.NRestarts
-	kind := exitText(u, "")
+	kind := ExitText(u, "")
 	if firstErr != "" {
 		kind += ": " + reason.Clean(firstErr)
 	}
@@ -336,7 +337,7 @@ func (w *waiter) exited(k int, u view.UnitStatus, firstErr string) []string {
 	}
 	out := w.flushExits(k)
 	w.lastExit[k], w.repeats[k] = kind, n-1
-	how := exitText(u, view.ResultReason(u.Result))
+	how := ExitText(u, view.ResultReason(u.Result))
 	if how != "" {
 		how = " (" + how + ")"
 	}
@@ -349,7 +350,7 @@ func (w *waiter) exited(k int, u view.UnitStatus, firstErr string) []string {
 
 // flushExits says how many more runs of instance k ended as the last
 // exit said: "api-0 exited the same way 15 more times".
-func (w *waiter) flushExits(k int) []string {
+func (w *Waiter) flushExits(k int) []string {
 	n := w.repeats[k]
 	w.repeats[k] = 0
 	switch {
@@ -362,7 +363,7 @@ func (w *waiter) flushExits(k int) []string {
 }
 
 // flushAllExits is flushExits for every instance, as the wait ends.
-func (w *waiter) flushAllExits() []string {
+func (w *Waiter) flushAllExits() []string {
 	var out []string
 	for k := range w.repeats {
 		out = append(out, w.flushExits(k)...)
@@ -375,7 +376,7 @@ func (w *waiter) flushAllExits() []string {
 // check's state file says it has now, and asks for another run of the
 // check while any has not. It returns what to print: "api-0 healthy
 // (200 in 3ms)".
-func (w *waiter) healthy(s snapshot, r *stepResult) []string {
+func (w *Waiter) healthy(s snapshot, r *stepResult) []string {
 	if !w.health {
 		return nil
 	}
@@ -404,7 +405,7 @@ func (w *waiter) healthy(s snapshot, r *stepResult) []string {
 // healthWord is what the last state file read says of the current run
 // u of instance k: "starting, last check refused"; "" when it says
 // nothing of it.
-func (w *waiter) healthWord(k int, u view.UnitStatus) string {
+func (w *Waiter) healthWord(k int, u view.UnitStatus) string {
 	if w.lastHealth == nil {
 		return ""
 	}
@@ -418,7 +419,7 @@ func (w *waiter) healthWord(k int, u view.UnitStatus) string {
 // verdicts prints and records the verdicts found for unconfirmed
 // instances. Without a journal there is nothing to wait for: the wait goes
 // on without the probe.
-func (w *waiter) verdicts(s snapshot, unconfirmed []int) []string {
+func (w *Waiter) verdicts(s snapshot, unconfirmed []int) []string {
 	var out []string
 	if s.eventsErr != nil {
 		w.probe = false
@@ -444,7 +445,7 @@ func (w *waiter) verdicts(s snapshot, unconfirmed []int) []string {
 }
 
 // stepBack is step for one restarted instance.
-func (w *waiter) stepBack(s snapshot) stepResult {
+func (w *Waiter) stepBack(s snapshot) stepResult {
 	var r stepResult
 	u := s.units[0]
 	w.lastUnit = u
@@ -518,20 +519,20 @@ func (w *waiter) stepBack(s snapshot) stepResult {
 		}
 	}
 	w.lineOpen = false
-	r.out = append(r.out, fmt.Sprintf(" (%s)\n", seconds(s.now.Sub(w.started))))
+	r.out = append(r.out, fmt.Sprintf(" (%s)\n", Seconds(s.now.Sub(w.started))))
 	r.done = true
 	return r
 }
 
 // failed ends the wait; an unfinished progress line is closed first,
 // and the exits not said yet are.
-func (w *waiter) failed(f failure) stepResult {
+func (w *Waiter) failed(f failure) stepResult {
 	return stepResult{fail: f, out: append(w.closeLine(), w.flushAllExits()...)}
 }
 
-// closeLine finishes an open untilBack line with "failed".
-func (w *waiter) closeLine() []string {
-	if w.mode != untilBack || !w.lineOpen {
+// closeLine finishes an open UntilBack line with "failed".
+func (w *Waiter) closeLine() []string {
+	if w.mode != UntilBack || !w.lineOpen {
 		return nil
 	}
 	w.lineOpen = false
@@ -541,9 +542,9 @@ func (w *waiter) closeLine() []string {
 	return []string{"failed\n"}
 }
 
-// waitingFor says, for a timeout, what an untilBack wait was still
+// waitingFor says, for a timeout, what an UntilBack wait was still
 // waiting for.
-func (w *waiter) waitingFor() string {
+func (w *Waiter) waitingFor() string {
 	switch {
 	case !w.online[0]:
 		return "to come online"
@@ -559,7 +560,7 @@ func (w *waiter) waitingFor() string {
 // first time, and what its last check found: "its health check (GET
 // /healthz on port 3101) with 2xx or 3xx: starting, last check refused
 // (...)".
-func (w *waiter) healthWait(k int, u view.UnitStatus) string {
+func (w *Waiter) healthWait(k int, u view.UnitStatus) string {
 	found := w.healthWord(k, u)
 	if found == "" {
 		found = "not checked yet"
@@ -570,7 +571,7 @@ func (w *waiter) healthWait(k int, u view.UnitStatus) string {
 
 // healthyNow tells, for the timeout's message, which instances have
 // answered healthy in their current run (all, without a check).
-func (w *waiter) healthyNow(last []view.UnitStatus) []bool {
+func (w *Waiter) healthyNow(last []view.UnitStatus) []bool {
 	out := make([]bool, len(last))
 	for k, u := range last {
 		out[k] = !w.health || w.healthyOf[k] == invocationKey(u)
@@ -580,7 +581,7 @@ func (w *waiter) healthyNow(last []view.UnitStatus) []bool {
 
 // listened tells, for the timeout's message, which instances were seen
 // listening in their current run.
-func (w *waiter) listened(last []view.UnitStatus) []bool {
+func (w *Waiter) listened(last []view.UnitStatus) []bool {
 	out := make([]bool, len(last))
 	for k, u := range last {
 		out[k] = view.Up(u) && w.listenOf[k] == invocationKey(u)
@@ -590,7 +591,7 @@ func (w *waiter) listened(last []view.UnitStatus) []bool {
 
 // judged tells, for the timeout's message, which instances the probe has
 // given a verdict on in their current run.
-func (w *waiter) judged(last []view.UnitStatus) []bool {
+func (w *Waiter) judged(last []view.UnitStatus) []bool {
 	out := make([]bool, len(last))
 	for k, u := range last {
 		out[k] = !w.probe || w.verdictOf[k] == invocationKey(u)
@@ -598,9 +599,9 @@ func (w *waiter) judged(last []view.UnitStatus) []bool {
 	return out
 }
 
-// exitText explains how an instance's last run ended: the reason (Result)
+// ExitText explains how an instance's last run ended: the reason (Result)
 // and, when known, the exit status or signal.
-func exitText(u view.UnitStatus, reason string) string {
+func ExitText(u view.UnitStatus, reason string) string {
 	var detail string
 	switch u.ExecMainCode {
 	case 1: // CLD_EXITED
@@ -646,12 +647,13 @@ func signalName(n int32) string {
 	return fmt.Sprint(n)
 }
 
-// seconds renders a duration as "1.2s".
-func seconds(d time.Duration) string {
+// Seconds renders a duration as "1.2s".
+func Seconds(d time.Duration) string {
 	return fmt.Sprintf("%.1fs", d.Seconds())
 }
 
-func joinIDs(p *config.Project, ids []int) string {
+// JoinIDs is instances ids of p by their ids, "api-0, api-1".
+func JoinIDs(p *config.Project, ids []int) string {
 	names := make([]string, len(ids))
 	for i, id := range ids {
 		names[i] = units.InstanceID(p.Name, id)
