@@ -28,11 +28,14 @@
 // # Shape
 //
 // [Main] and [Run] are what cmd/bm2 calls. [App] is the command line over
-// a [control.Client]: this package parses flags, prints help and
-// completions, dispatches, maps errors to exit codes and hints, and
-// renders what control reads (bm2 list's rows are a pure function of a
-// [view.Snapshot]; see listRows). It reaches the host only through
-// the client, whose [control.Env] tests replace field by field.
+// a [control.Client] it holds (a.c): this package parses flags, prints
+// help and completions, dispatches, maps errors to exit codes and hints
+// (control fails with a [control.Error] of a class; the numbers are
+// this package's), and renders what control reads (bm2 list's rows are
+// a pure function of a [view.Snapshot]; see listRows) and what it
+// reports as a command goes (render, its [control.Reporter]). It reaches
+// the host only through the client, whose [control.Env] tests replace
+// field by field.
 //
 // All output goes to the App's writers: reports and progress to Out,
 // warnings and errors to Err. An error returned by Run is printed by Main

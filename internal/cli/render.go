@@ -19,14 +19,3 @@ func (r render) Progress(text string) { fmt.Fprint(r.a.Out, text) }
 func (r render) Warn(msg string)      { fmt.Fprintf(r.a.Err, "bm2: warning: %s\n", msg) }
 func (r render) Note(msg string)      { fmt.Fprintf(r.a.Err, "bm2: note: %s\n", msg) }
 func (r render) Aside(msg string)     { fmt.Fprintf(r.a.Err, "bm2: %s\n", msg) }
-
-// Version is `bm2 version`.
-func (a *App) Version() error {
-	v, goVersion := control.BuildVersion()
-	if goVersion != "" {
-		fmt.Fprintf(a.Out, "bm2 %s (%s)\n", v, goVersion)
-	} else {
-		fmt.Fprintf(a.Out, "bm2 %s\n", v)
-	}
-	return nil
-}

@@ -1,0 +1,18 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/bm2dev/bm2/internal/control"
+)
+
+// Version is `bm2 version`.
+func (a *App) Version() error {
+	v, goVersion := control.BuildVersion()
+	if goVersion != "" {
+		fmt.Fprintf(a.Out, "bm2 %s (%s)\n", v, goVersion)
+	} else {
+		fmt.Fprintf(a.Out, "bm2 %s\n", v)
+	}
+	return nil
+}
