@@ -195,20 +195,9 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	defer unlock()
 	regFile := filepath.Join(c.Layout.ConfigDir, name+".toml")
 	found := config.Discover(c.SearchPath())
-	for _, m := range found.Masked {
-		if config.Stem(m) == name {
-			return fail(Failed, fmt.Sprintf("remove %s by hand if you want the project it hides back", m),
-				fmt.Errorf("%s masks project %s (an empty file or a link to /dev/null); bm2 delete leaves masks alone", m, name))
-		}
-	}
-	e, err := c.FindProject(name)
+	e, err := c.deletable(name, regFile, found)
 	if err != nil {
 		return err
-	}
-	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
-		return fail(Failed,
-			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.Systemctl()),
-			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
 	}
 
 	sd, err := c.Connect(ctx)
@@ -221,29 +210,9 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	// A scheduled reload, or a health check that would restart an
-	// instance, does not go on beside the deletion, nor start again: the
-	// timers, then their services, are stopped first.
-	// So does a memory check, and a reload it started (of any instance).
-	timed := []string{units.RestartTimer(name), units.RestartService(name), units.HealthTimer(name), units.HealthService(name),
-		units.MemoryTimer(name), units.MemoryService(name), units.ReloadPattern(name)}
-	sched, err := sd.Loaded(ctx, timed)
+	timed, schedNames, err := stopTimed(ctx, sd, name)
 	if err != nil {
 		return err
-	}
-	var schedNames []string
-	for _, n := range timed {
-		for _, u := range sched {
-			if ok, _ := path.Match(n, u.Name); !ok {
-				continue
-			}
-			schedNames = append(schedNames, u.Name)
-			if !u.Down() {
-				if err := sd.Stop(ctx, u.Name); err != nil {
-					return err
-				}
-			}
-		}
 	}
 	// The target's instances are PartOf= it; the slice goes last, with
 	// whatever else still runs in it.
@@ -259,6 +228,86 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 	if err := resetFailed(ctx, sd, append(all, slice)...); err != nil {
 		return err
 	}
+	if err := c.forget(name, regFile); err != nil {
+		return err
+	}
+	if err := sd.Reload(ctx); err != nil {
+		return err
+	}
+	if err := resetLeft(ctx, sd, name, timed); err != nil {
+		return err
+	}
+	n := 0
+	for _, u := range instances {
+		if _, i, _ := units.ParseInstance(u); i != units.Surge {
+			n++
+		}
+	}
+	c.say("deleted %s: stopped %s, removed %s", name, wording.Plural(n, "instance", "instances"), regFile)
+	for _, s := range found.Shadow {
+		if config.Stem(s) == name {
+			c.say("note: %s now defines project %s (it was hidden by %s)", s, name, regFile)
+			break
+		}
+	}
+	return nil
+}
+
+// deletable is the registered project bm2 delete may remove: the one
+// serve registered in regFile, neither masked nor defined by another
+// file on the search path (found).
+func (c *Client) deletable(name, regFile string, found config.Found) (entry, error) {
+	for _, m := range found.Masked {
+		if config.Stem(m) == name {
+			return entry{}, fail(Failed, fmt.Sprintf("remove %s by hand if you want the project it hides back", m),
+				fmt.Errorf("%s masks project %s (an empty file or a link to /dev/null); bm2 delete leaves masks alone", m, name))
+		}
+	}
+	e, err := c.FindProject(name)
+	if err != nil {
+		return entry{}, err
+	}
+	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
+		return entry{}, fail(Failed,
+			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.Systemctl()),
+			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
+	}
+	return e, nil
+}
+
+// stopTimed stops what a project's timers start. A scheduled reload, or
+// a health check that would restart an instance, does not go on beside
+// the deletion, nor start again: the timers, then their services, are
+// stopped first. So does a memory check, and a reload it started (of any
+// instance). It returns the units (and patterns) it looked for, and the
+// loaded ones among them.
+func stopTimed(ctx context.Context, sd Systemd, name string) (timed, loaded []string, err error) {
+	timed = []string{units.RestartTimer(name), units.RestartService(name), units.HealthTimer(name), units.HealthService(name),
+		units.MemoryTimer(name), units.MemoryService(name), units.ReloadPattern(name)}
+	sched, err := sd.Loaded(ctx, timed)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range timed {
+		for _, u := range sched {
+			if ok, _ := path.Match(n, u.Name); !ok {
+				continue
+			}
+			loaded = append(loaded, u.Name)
+			if !u.Down() {
+				if err := sd.Stop(ctx, u.Name); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	return timed, loaded, nil
+}
+
+// forget removes what bm2 keeps of a stopped project besides systemd's
+// units: its registered file (regFile) and private part, its errored
+// marks, its health counts, the probe's verdicts and its port steering.
+func (c *Client) forget(name, regFile string) error {
 	if err := safefs.Remove(regFile); err != nil {
 		return c.rootHint(fmt.Errorf("remove %s: %w", regFile, err))
 	}
@@ -301,11 +350,14 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 			return c.rootHint(err)
 		}
 	}
-	if err := sd.Reload(ctx); err != nil {
-		return err
-	}
-	// systemd keeps a unit that failed until it is reset; everything else
-	// without a unit file is garbage-collected.
+	return nil
+}
+
+// resetLeft resets what systemd still has of a deleted project after the
+// reload: it keeps a unit that failed until it is reset; everything else
+// without a unit file is garbage-collected.
+func resetLeft(ctx context.Context, sd Systemd, name string, timed []string) error {
+	target, slice := units.Target(name), units.Slice(name)
 	left, err := sd.Loaded(ctx, append([]string{units.InstancePattern(name), units.ProbePattern(name), units.SteerPattern(name), target, slice}, timed...))
 	if err != nil {
 		return err
@@ -315,19 +367,6 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 			if err := sd.ResetFailed(ctx, u.Name); err != nil {
 				return err
 			}
-		}
-	}
-	n := 0
-	for _, u := range instances {
-		if _, i, _ := units.ParseInstance(u); i != units.Surge {
-			n++
-		}
-	}
-	c.say("deleted %s: stopped %s, removed %s", name, wording.Plural(n, "instance", "instances"), regFile)
-	for _, s := range found.Shadow {
-		if config.Stem(s) == name {
-			c.say("note: %s now defines project %s (it was hidden by %s)", s, name, regFile)
-			break
 		}
 	}
 	return nil
