@@ -61,16 +61,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	if err != nil {
 		return err
 	}
-	stale := statuses[0].LoadState != "loaded"
-	running := 0
-	for _, u := range statuses {
-		stale = stale || u.NeedDaemonReload
-	}
-	for _, u := range statuses[1:] {
-		if st, _ := view.InstanceState(u); st == view.StateOnline || u.MainPID != 0 {
-			running++
-		}
-	}
+	stale, running := reloadState(statuses)
 	if running == 0 && idx < 0 {
 		return fail(Failed, fmt.Sprintf("`bm2 start %s` starts it", p.Name),
 			fmt.Errorf("project %s is not running: there is nothing to reload", p.Name))
@@ -100,17 +91,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		return c.restart(ctx, sd, sel, timeout)
 	}
 
-	how := "one instance at a time"
-	if len(ids) == 1 {
-		how = "one instance"
-	}
-	if p.Mode == config.Cluster {
-		how += ", with " + units.InstanceID(p.Name, units.Surge) + " serving beside them"
-		if len(ids) == 1 {
-			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
-		}
-	}
-	c.say("reloading %s: %s, %s", p.Name, view.ShapeText(p), how)
+	c.say("reloading %s: %s, %s", p.Name, view.ShapeText(p), reloadHow(p, len(ids)))
 	if p.Mode == config.Fork {
 		c.note("in fork mode each instance owns its port, which has no listener while it restarts; " +
 			"put a gateway in front that retries another instance (`bm2 gateway`)")
@@ -135,4 +116,36 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	c.say("%s reloaded: %s in %s, %s", label, wording.Plural(len(ids), "instance", "instances"),
 		wait.Seconds(c.Now().Sub(start)), readyWord(p))
 	return nil
+}
+
+// reloadState is what a reload reads of a project's target and
+// instances (statuses, the target first): whether systemd's units are
+// older than the project file (stale), and how many instances run.
+func reloadState(statuses []view.UnitStatus) (stale bool, running int) {
+	stale = statuses[0].LoadState != "loaded"
+	for _, u := range statuses {
+		stale = stale || u.NeedDaemonReload
+	}
+	for _, u := range statuses[1:] {
+		if st, _ := view.InstanceState(u); st == view.StateOnline || u.MainPID != 0 {
+			running++
+		}
+	}
+	return stale, running
+}
+
+// reloadHow says how a reload of n instances of p goes: one at a time,
+// and in cluster mode with the surge serving beside them.
+func reloadHow(p *config.Project, n int) string {
+	how := "one instance at a time"
+	if n == 1 {
+		how = "one instance"
+	}
+	if p.Mode == config.Cluster {
+		how += ", with " + units.InstanceID(p.Name, units.Surge) + " serving beside them"
+		if n == 1 {
+			how = "one instance, with " + units.InstanceID(p.Name, units.Surge) + " serving beside it"
+		}
+	}
+	return how
 }

@@ -95,16 +95,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 
 	reg := &registration{p: &q}
 	if rewrite {
-		if !own {
-			return fail(Failed,
-				fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(&q), p.File, p.Name, n),
-				fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.registeredFile(p.Name)))
-		}
-		entries, _ := c.Registry()
-		if err := c.scaleFits(ctx, &q, entries); err != nil {
-			return err
-		}
-		if reg, err = c.scaleRegistration(p, &q); err != nil {
+		if reg, err = c.scaleRewrite(ctx, p, &q, own); err != nil {
 			return err
 		}
 	}
@@ -145,6 +136,22 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 		from = p.Instances // what the registered file said; nothing ran
 	}
 	return c.applyScale(ctx, sd, &q, from, was, timeout)
+}
+
+// scaleRewrite is the registration of q, p with its new count, when bm2
+// may rewrite p's file (own: serve registered it) and the count fits
+// beside the other projects' ports.
+func (c *Client) scaleRewrite(ctx context.Context, p, q *config.Project, own bool) (*registration, error) {
+	if !own {
+		return nil, fail(Failed,
+			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(q), p.File, p.Name, q.Instances),
+			fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.registeredFile(p.Name)))
+	}
+	entries, _ := c.Registry()
+	if err := c.scaleFits(ctx, q, entries); err != nil {
+		return nil, err
+	}
+	return c.scaleRegistration(p, q)
 }
 
 // countArg is scale's count: N, +N, -N or max.
