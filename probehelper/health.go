@@ -30,12 +30,8 @@ import (
 // HealthSystemd is the part of systemd the health check talks to
 // (*sysd.Conn).
 type HealthSystemd interface {
-	Unit(ctx context.Context, name string) (sysd.Status, error)
-	Units(ctx context.Context, names []string) ([]sysd.Status, error)
-	Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error)
-	// RestartQueued queues a restart of the unit ("replace") and does
-	// not wait for it.
-	RestartQueued(ctx context.Context, unit string) error
+	sysd.Reader
+	sysd.Restarter
 }
 
 // CheckFunc makes the GETs of one run for the instances that run as id
@@ -69,7 +65,7 @@ type Checker struct {
 	// which holds the state file.
 	Dir   string
 	Now   func() time.Time
-	Log   func(format string, args ...any)
+	Log   journal.Logf
 	Grace time.Duration // health.StartGrace when 0
 }
 
@@ -79,12 +75,6 @@ type healthSettings struct {
 	interval time.Duration
 	timeout  time.Duration
 	failures int
-}
-
-func (c *Checker) logf(format string, args ...any) {
-	if c.Log != nil {
-		c.Log(format, args...)
-	}
 }
 
 // settings reads the check's settings from its service's Environment=.
@@ -174,7 +164,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		}
 		port, err := strconv.Atoi(st.Env("BM2_HEALTH_PORT"))
 		if err != nil || port < 1 || port > 65535 || strconv.Itoa(port) != st.Env("BM2_HEALTH_PORT") {
-			c.logf("%s: no BM2_HEALTH_PORT in its unit (started before the project had its check? `bm2 restart %s` gives it one): not checked", id, id)
+			c.Log.Printf("%s: no BM2_HEALTH_PORT in its unit (started before the project had its check? `bm2 restart %s` gives it one): not checked", id, id)
 			continue
 		}
 		ck := checked{index: index, port: port, gid: st.GID,
@@ -187,14 +177,14 @@ func (c *Checker) Run(ctx context.Context) error {
 		case st.UID != sysd.NoID && st.GID != sysd.NoID:
 			ck.id = &identity.Identity{UID: int(st.UID), GID: int(st.GID)}
 		default:
-			c.logf("%s: systemd reports no UID for it: not checked", id)
+			c.Log.Printf("%s: systemd reports no UID for it: not checked", id)
 			continue
 		}
 		all = append(all, ck)
 	}
 	prev, err := health.Read(health.Path(c.Dir))
 	if err != nil && !health.IsMissing(err) {
-		c.logf("%v: starting the counts again", err)
+		c.Log.Printf("%v: starting the counts again", err)
 	}
 	prev.Project = c.Project
 	at := c.Now()
@@ -231,7 +221,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("write the health state: %w", err))
 	}
 	for _, e := range next.Instances {
-		c.logf("%s: %s", e.Instance, describeEntry(e))
+		c.Log.Printf("%s: %s", e.Instance, describeEntry(e))
 	}
 	return errors.Join(errs...)
 }
@@ -268,7 +258,7 @@ func (c *Checker) checkAll(ctx context.Context, all []checked, s healthSettings)
 			continue
 		case err != nil:
 			// The child ran: what it could not say counts as failed.
-			c.logf("%v", err)
+			c.Log.Printf("%v", err)
 		}
 		for _, j := range group {
 			if r, ok := got[all[j].index]; ok {
@@ -332,7 +322,7 @@ func (c *Checker) restart(ctx context.Context, ck checked, r health.Restart, s h
 		return false, err
 	}
 	if !st.Running() || st.InvocationID != r.Invocation {
-		c.logf("%s: ended on its own since its last check: not restarted", r.Instance)
+		c.Log.Printf("%s: ended on its own since its last check: not restarted", r.Instance)
 		return true, nil
 	}
 	what := fmt.Sprintf("GET %s on port %d: %s", s.path, ck.port, r.Last.Describe(s.timeout))
@@ -351,7 +341,7 @@ func (c *Checker) restart(ctx context.Context, ck checked, r health.Restart, s h
 	if err := c.Systemd.RestartQueued(ctx, unit); err != nil {
 		return false, errors.Join(append(errs, fmt.Errorf("restart %s: %w", unit, err))...)
 	}
-	c.logf("%s: restarted (%s)", r.Instance, what)
+	c.Log.Printf("%s: restarted (%s)", r.Instance, what)
 	return true, errors.Join(errs...)
 }
 

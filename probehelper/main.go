@@ -146,7 +146,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.VerifyRefusal)
 	case "health":
 		c := &Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
-			Log: func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }}
+			Log: journal.LogTo(stdout)}
 		if scope.IsUser() {
 			self := identity.Self()
 			c.Owner = &self
@@ -154,7 +154,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		return healthCommand(ctx, args, c, scope)
 	case "memory":
 		c := &MemoryChecker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
-			Log: func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }}
+			Log: journal.LogTo(stdout)}
 		return memoryCommand(ctx, args, c, scope)
 	}
 	return probeCommand(ctx, args, stdout, stderr)

@@ -25,11 +25,8 @@ import (
 // MemorySystemd is the part of systemd the memory check talks to
 // (*sysd.Conn).
 type MemorySystemd interface {
-	Unit(ctx context.Context, name string) (sysd.Status, error)
-	Units(ctx context.Context, names []string) ([]sysd.Status, error)
-	Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error)
-	// Trigger queues a start of the unit and does not wait for it.
-	Trigger(ctx context.Context, unit string) error
+	sysd.Reader
+	sysd.Triggerer
 }
 
 // MemoryChecker is one run of `bm2-probe memory <project>`, the oneshot
@@ -50,18 +47,12 @@ type MemoryChecker struct {
 	Now     func() time.Time
 	// Sleep waits d or until ctx ends (tests: no wait).
 	Sleep func(ctx context.Context, d time.Duration) error
-	Log   func(format string, args ...any)
+	Log   journal.Logf
 	// Dir is the project's memory directory (layout.Layout.MemoryDir),
 	// which holds the runs already reported; CgroupRoot is where the
 	// cgroup file systems are mounted (/sys/fs/cgroup).
 	Dir        string
 	CgroupRoot string
-}
-
-func (c *MemoryChecker) logf(format string, args ...any) {
-	if c.Log != nil {
-		c.Log(format, args...)
-	}
 }
 
 // limit reads BM2_MEMORY_RESTART from the memory service's Environment=.
@@ -100,7 +91,7 @@ func (c *MemoryChecker) above(names []string, sts []sysd.Status, limit uint64, n
 			continue
 		}
 		if st.MemoryCurrent == sysd.Unknown {
-			c.logf("%s: systemd does not know its memory (no memory accounting here?): not checked", units.InstanceID(c.Project, index))
+			c.Log.Printf("%s: systemd does not know its memory (no memory accounting here?): not checked", units.InstanceID(c.Project, index))
 			continue
 		}
 		if start := startOf(st); !start.IsZero() && now.Sub(start) < config.MemoryGrace {
@@ -221,13 +212,13 @@ func (c *MemoryChecker) Run(ctx context.Context) error {
 	if busy, err := c.Systemd.Loaded(ctx, []string{units.ReloadPattern(c.Project)}); err == nil {
 		for _, u := range busy {
 			if u.ActiveState == "activating" || u.ActiveState == "active" || u.ActiveState == "deactivating" {
-				c.logf("%s is under way: the instances above memory_restart wait for the next check", u.Name)
+				c.Log.Printf("%s is under way: the instances above memory_restart wait for the next check", u.Name)
 				return nil
 			}
 		}
 	}
 	for _, o := range stayed[1:] {
-		c.logf("%s: %s, above memory_restart: reloaded after %s, at a later check", units.InstanceID(c.Project, o.index),
+		c.Log.Printf("%s: %s, above memory_restart: reloaded after %s, at a later check", units.InstanceID(c.Project, o.index),
 			config.FormatBytes(o.memory), units.InstanceID(c.Project, stayed[0].index))
 	}
 	return c.restart(ctx, stayed[0], firstMemory[stayed[0].index], limit)
@@ -250,7 +241,7 @@ func (c *MemoryChecker) restart(ctx context.Context, o over, firstMemory, limit 
 		if err := c.Systemd.Trigger(ctx, reload); err != nil {
 			return fmt.Errorf("start %s: %w", reload, err)
 		}
-		c.logf("%s: %s; %s started again", id, what, reload)
+		c.Log.Printf("%s: %s; %s started again", id, what, reload)
 		return nil
 	}
 	ev := journal.Event{
@@ -267,7 +258,7 @@ func (c *MemoryChecker) restart(ctx context.Context, o over, firstMemory, limit 
 	if err := c.Systemd.Trigger(ctx, reload); err != nil {
 		errs = append(errs, fmt.Errorf("start %s: %w", reload, err))
 	} else {
-		c.logf("%s: %s; %s started", id, what, reload)
+		c.Log.Printf("%s: %s; %s started", id, what, reload)
 	}
 	reported[id] = o.invocation
 	errs = append(errs, c.writeReported(reported))
@@ -333,18 +324,6 @@ func isHexID(s string) bool {
 	return true
 }
 
-// sleepCtx waits d, or until ctx ends (its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // memoryCommand is `bm2-probe memory <project>`, as
 // bm2-<project>-memory.service runs it (root in system scope, the user in
 // user scope).
@@ -362,7 +341,7 @@ func memoryCommand(ctx context.Context, args []string, c *MemoryChecker, scope l
 	defer bus.Close()
 	c.Project, c.Systemd, c.Dir, c.CgroupRoot = args[1], bus, scope.MemoryDir(args[1]), "/sys/fs/cgroup"
 	if c.Sleep == nil {
-		c.Sleep = sleepCtx
+		c.Sleep = sysd.MonotonicClock{}.Sleep
 	}
 	if err := c.Run(ctx); err != nil && ctx.Err() == nil {
 		return err

@@ -45,29 +45,15 @@ const (
 	StartShare      = 4
 )
 
-// Systemd is the part of systemd the probe talks to (*sysd.Conn).
+// Systemd is the part of systemd the probe talks to (*sysd.Conn). Its
+// stops are queued, not waited for: the probe is ordered after its
+// instance, whose stop therefore waits for the probe's to end.
 type Systemd interface {
-	// Unit reports the state of a unit.
-	Unit(ctx context.Context, name string) (sysd.Status, error)
-	// QueueStops queues a stop job for each unit and waits for none: the
-	// probe is ordered after its instance, whose stop therefore waits
-	// for the probe's to end.
-	QueueStops(ctx context.Context, units ...string) error
-	// ResetFailed resets a unit's result, its NRestarts and its start
-	// counter (the restart budget).
-	ResetFailed(ctx context.Context, unit string) error
-	// Start starts a unit and waits for its job.
-	Start(ctx context.Context, unit string) error
-	// Idle lets go of the connection until the next call (see
-	// [sysd.Conn.Idle]).
-	Idle()
-}
-
-// Clock is the monotonic clock (the one systemd's *Monotonic timestamps
-// use) and a way to wait on it.
-type Clock interface {
-	Now() time.Duration
-	Sleep(ctx context.Context, d time.Duration) error
+	sysd.UnitReader
+	sysd.StopQueuer
+	sysd.Resetter
+	sysd.Starter
+	sysd.Idler
 }
 
 // Outcome is how a probe run ended.
@@ -105,7 +91,7 @@ type Probe struct {
 	Interval, Window, Watch time.Duration
 
 	Systemd Systemd
-	Clock   Clock
+	Clock   sysd.Clock
 	Check   func(id identity.Identity, port int) (reuseport.PortState, error) // reuseport.CheckPortAs
 	// Listeners reports the socket inodes of the TCP listeners on port
 	// owned by uid (sock_diag); nil, or an error, leaves the probe to its
@@ -145,7 +131,7 @@ type Probe struct {
 	Verdicts interface{ Put(journal.Event) error }
 	Crashes  crashlog.Logs
 	State    state.Dir
-	Log      func(format string, args ...any)
+	Log      journal.Logf
 
 	invocation string                // of the instance run being judged: BM2_INVOCATION
 	seen       map[uint64]socketKind // listening sockets looked at in this run
@@ -154,12 +140,6 @@ type Probe struct {
 }
 
 func (p *Probe) instanceID() string { return units.InstanceID(p.Project, p.Index) }
-
-func (p *Probe) logf(format string, args ...any) {
-	if p.Log != nil {
-		p.Log(format, args...)
-	}
-}
 
 // socketKind is what the probe found a listening socket to be.
 type socketKind int
@@ -506,7 +486,7 @@ func (p *Probe) judge(ctx context.Context, r *run, st sysd.Status, id identity.I
 				// The run's listener into the port's kernel-steered turn;
 				// without it the port keeps the kernel's hash.
 				if serr := p.Steer(ctx); serr != nil {
-					p.logf("%s: cannot start %s (%v); port %d keeps the kernel's hash", p.instanceID(), units.Steer(p.Project, p.Index), serr, p.Port)
+					p.Log.Printf("%s: cannot start %s (%v); port %d keeps the kernel's hash", p.instanceID(), units.Steer(p.Project, p.Index), serr, p.Port)
 				}
 			}
 		}
@@ -536,7 +516,7 @@ func (p *Probe) listening(st sysd.Status, id identity.Identity) (listening, know
 	}
 	inodes, err := p.Listeners(p.Port, st.UID)
 	if err != nil {
-		p.logf("%s: cannot list listeners (%v); bind tests only", p.instanceID(), err)
+		p.Log.Printf("%s: cannot list listeners (%v); bind tests only", p.instanceID(), err)
 		p.Listeners = nil
 		return false, false
 	}
@@ -562,7 +542,7 @@ func (p *Probe) listening(st sysd.Status, id identity.Identity) (listening, know
 	}
 	owns, err := p.Owns(id, st, fresh)
 	if err != nil {
-		p.logf("%s: cannot read the instance's sockets (%v); any listener of its user counts", p.instanceID(), err)
+		p.Log.Printf("%s: cannot read the instance's sockets (%v); any listener of its user counts", p.instanceID(), err)
 		p.Owns = nil
 		return true, true
 	}
@@ -699,7 +679,7 @@ func (p *Probe) emit(e journal.Event) error {
 	if p.Verdicts != nil && slices.Contains(journal.VerdictKinds, e.Kind) {
 		if verr := p.Verdicts.Put(e); verr != nil {
 			// The journal has it: a wait reads it there, a little later.
-			p.logf("%s: verdict kept in the journal only: %v", p.instanceID(), verr)
+			p.Log.Printf("%s: verdict kept in the journal only: %v", p.instanceID(), verr)
 		}
 	}
 	return err

@@ -32,19 +32,6 @@ const (
 	DrainSettle = 2
 )
 
-// SteerSystemd is the part of systemd steer add and drain ask
-// (*sysd.Conn): what the instance runs with (BM2_APP_PORT,
-// BM2_APP_INSTANCE, BM2_EXEC_MODE, BM2_DRAIN_MS), its processes and its
-// run (InvocationID).
-type SteerSystemd interface {
-	Unit(ctx context.Context, name string) (sysd.Status, error)
-	// Units reads several units, their calls in flight together.
-	Units(ctx context.Context, names []string) ([]sysd.Status, error)
-	// Loaded lists the loaded units matching the patterns (Name and the
-	// states only): the drain looks for running peers with it.
-	Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error)
-}
-
 // SteerSockets is what steer add and drain read of the kernel's sockets
 // (hostSockets: sock_diag and /proc).
 type SteerSockets interface {
@@ -64,24 +51,21 @@ type SteerSockets interface {
 type Steerer struct {
 	Project string
 	Index   int // units.Surge for the surge
-	Systemd SteerSystemd
+	// Systemd tells what the instance runs with (BM2_APP_PORT,
+	// BM2_APP_INSTANCE, BM2_EXEC_MODE, BM2_DRAIN_MS), its processes, its
+	// run (InvocationID) and, for the drain, its running peers.
+	Systemd sysd.Reader
 	Store   steer.Store
 	Sockets SteerSockets
 	// Take copies descriptor fd of process pid into this one
 	// (pidfd_open, pidfd_getfd: takeFD).
 	Take   func(pid uint32, fd int) (int, error)
 	Events journal.Sink
-	Clock  Clock
-	Log    func(format string, args ...any)
+	Clock  sysd.Clock
+	Log    journal.Logf
 }
 
 func (s *Steerer) id() string { return units.InstanceID(s.Project, s.Index) }
-
-func (s *Steerer) logf(format string, args ...any) {
-	if s.Log != nil {
-		s.Log(format, args...)
-	}
-}
 
 // steered is what steer add and drain know of the instance.
 type steered struct {
@@ -107,11 +91,11 @@ func (s *Steerer) instanceOf(st sysd.Status) (steered, bool, error) {
 	unit := units.Instance(s.Project, s.Index)
 	var err error
 	if st.LoadState != "" && st.LoadState != "loaded" {
-		s.logf("%s is %s: nothing to steer", unit, st.LoadState)
+		s.Log.Printf("%s is %s: nothing to steer", unit, st.LoadState)
 		return steered{}, false, nil
 	}
 	if mode := st.Env("BM2_EXEC_MODE"); mode != string(config.Cluster) {
-		s.logf("%s is not in cluster mode (BM2_EXEC_MODE=%q): its port is its own, nothing to steer", unit, mode)
+		s.Log.Printf("%s is not in cluster mode (BM2_EXEC_MODE=%q): its port is its own, nothing to steer", unit, mode)
 		return steered{}, false, nil
 	}
 	in := steered{st: st}
@@ -159,7 +143,7 @@ func (s *Steerer) Add(ctx context.Context) error {
 			return err
 		}
 		if !in.st.Running() {
-			s.logf("%s is not running (%s/%s): nothing to steer", s.id(), in.st.ActiveState, in.st.SubState)
+			s.Log.Printf("%s is not running (%s/%s): nothing to steer", s.id(), in.st.ActiveState, in.st.SubState)
 			return nil
 		}
 		if err := s.add(in); err != nil {
@@ -172,7 +156,7 @@ func (s *Steerer) Add(ctx context.Context) error {
 		if err != nil || now.InvocationID == in.st.InvocationID || round == maxAddRounds {
 			return nil
 		}
-		s.logf("%s restarted while it was added: adding its new run", s.id())
+		s.Log.Printf("%s restarted while it was added: adding its new run", s.id())
 	}
 }
 
@@ -235,7 +219,7 @@ func (s *Steerer) take(in steered) (fd int, ok bool, err error) {
 		return -1, false, fmt.Errorf("find %s's listener on port %d: %w", s.id(), in.port, err)
 	}
 	if !found {
-		s.logf("%s holds no listener on port %d (processes %v): nothing to steer", s.id(), in.port, pids)
+		s.Log.Printf("%s holds no listener on port %d (processes %v): nothing to steer", s.id(), in.port, pids)
 		return -1, false, nil
 	}
 	fd, err = s.Take(h.PID, h.FD)
@@ -247,7 +231,7 @@ func (s *Steerer) take(in steered) (fd int, ok bool, err error) {
 	var fst unix.Stat_t
 	if err := unix.Fstat(fd, &fst); err != nil || fst.Ino != h.Inode {
 		unix.Close(fd)
-		s.logf("%s: fd %d of pid %d changed before it was copied: not steered this time", s.id(), h.FD, h.PID)
+		s.Log.Printf("%s: fd %d of pid %d changed before it was copied: not steered this time", s.id(), h.FD, h.PID)
 		return -1, false, nil
 	}
 	if _, err := steer.CheckListener(fd, in.port); err != nil {
@@ -274,10 +258,10 @@ func (s *Steerer) put(g *steer.Group, in steered, fd int, how string) error {
 			if err := g.Remove(other); err != nil {
 				return err
 			}
-			s.logf("%s: slot %d has no listener: out of the turn", s.id(), other)
+			s.Log.Printf("%s: slot %d has no listener: out of the turn", s.id(), other)
 		}
 	}
-	s.logf("%s steered: slot %d, live %d%s", s.id(), in.slot, len(g.Live()), how)
+	s.Log.Printf("%s steered: slot %d, live %d%s", s.id(), in.slot, len(g.Live()), how)
 	return nil
 }
 
@@ -303,11 +287,11 @@ func (s *Steerer) refused(in steered, err error) error {
 // why: in the instance's journal each time, as a steering_unavailable
 // event the first time this boot (the project's mark in Store).
 func (s *Steerer) unavailable(in steered, why reason.Reason, err error) error {
-	s.logf("%s not steered (%s): %v; port %d keeps the kernel's hash", s.id(), why, err, in.port)
+	s.Log.Printf("%s not steered (%s): %v; port %d keeps the kernel's hash", s.id(), why, err, in.port)
 	first, merr := s.Store.MarkUnavailable(s.Project, string(why), err.Error())
 	if merr != nil {
 		// Said every time rather than never.
-		s.logf("%s: cannot mark steering unavailable: %v", s.id(), merr)
+		s.Log.Printf("%s: cannot mark steering unavailable: %v", s.id(), merr)
 		first = true
 	}
 	if !first {
@@ -354,7 +338,7 @@ func (s *Steerer) Drain(ctx context.Context) error {
 	if err != nil || !removed {
 		return err
 	}
-	s.logf("%s out of port %d's turn: slot %d removed, live %d", s.id(), in.port, in.slot, live)
+	s.Log.Printf("%s out of port %d's turn: slot %d removed, live %d", s.id(), in.port, in.slot, live)
 	if in.drain <= 0 {
 		return nil
 	}
@@ -363,7 +347,7 @@ func (s *Steerer) Drain(ctx context.Context) error {
 		// app is gone, and its listener with it; what was queued on it
 		// went to the others (tcp_migrate_req). Nothing to wait for on
 		// the restart's path.
-		s.logf("%s has no main process (it exited): nothing to wait for", s.id())
+		s.Log.Printf("%s has no main process (it exited): nothing to wait for", s.id())
 		return nil
 	}
 	deadline := start + in.drain
@@ -378,10 +362,10 @@ func (s *Steerer) Drain(ctx context.Context) error {
 		st, v = drainStep(st, sample, now, deadline)
 		switch v {
 		case drainIdle:
-			s.logf("%s drained in %v", s.id(), (now - start).Round(time.Millisecond))
+			s.Log.Printf("%s drained in %v", s.id(), (now - start).Round(time.Millisecond))
 			return nil
 		case drainTimedOut:
-			s.logf("%s not idle after drain_ms (%v): %d queued, %d connections with bytes unread or unsent; stopping it anyway",
+			s.Log.Printf("%s not idle after drain_ms (%v): %d queued, %d connections with bytes unread or unsent; stopping it anyway",
 				s.id(), in.drain, sample.Queued, sample.Busy)
 			return nil
 		}
@@ -428,7 +412,7 @@ func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 	}
 	peers, err := s.Systemd.Loaded(ctx, []string{units.InstancePattern(s.Project)})
 	if err != nil {
-		s.logf("%s: cannot list the project's instances: %v", s.id(), err)
+		s.Log.Printf("%s: cannot list the project's instances: %v", s.id(), err)
 		return
 	}
 	live := g.Live()
@@ -449,7 +433,7 @@ func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 	}
 	sts, err := s.Systemd.Units(ctx, names)
 	if err != nil {
-		s.logf("%s: cannot read the project's instances: %v", s.id(), err)
+		s.Log.Printf("%s: cannot read the project's instances: %v", s.id(), err)
 		return
 	}
 	for k, i := range indexes {
@@ -460,9 +444,9 @@ func (s *Steerer) catchUp(ctx context.Context, g *steer.Group, in steered) {
 			(slices.Contains(g.Live(), pin.slot) && g.Filled(pin.slot)) {
 			continue
 		}
-		s.logf("%s: %s runs outside port %d's turn: adding it first", s.id(), peer.id(), in.port)
+		s.Log.Printf("%s: %s runs outside port %d's turn: adding it first", s.id(), peer.id(), in.port)
 		if err := s.putPeer(ctx, g, &peer, pin); err != nil {
-			s.logf("%s: %s not steered: %v", s.id(), peer.id(), err)
+			s.Log.Printf("%s: %s not steered: %v", s.id(), peer.id(), err)
 		}
 	}
 }
@@ -488,7 +472,7 @@ func (s *Steerer) putPeer(ctx context.Context, g *steer.Group, peer *Steerer, pi
 	defer unlock()
 	now, err := s.Systemd.Unit(ctx, units.Instance(s.Project, peer.Index))
 	if err != nil || !now.Running() || now.InvocationID != pin.st.InvocationID {
-		s.logf("%s: %s is no longer the run that was found: not added", s.id(), peer.id())
+		s.Log.Printf("%s: %s is no longer the run that was found: not added", s.id(), peer.id())
 		return nil
 	}
 	return peer.put(g, pin, fd, "")
@@ -505,10 +489,10 @@ func (s *Steerer) remove(g *steer.Group, slot int) (removed bool, live int, err 
 	now := g.Live()
 	switch {
 	case !slices.Contains(now, slot):
-		s.logf("%s: slot %d is not in the turn (live %v): nothing to drain", s.id(), slot, now)
+		s.Log.Printf("%s: slot %d is not in the turn (live %v): nothing to drain", s.id(), slot, now)
 		return false, len(now), nil
 	case len(now) == 1:
-		s.logf("%s: slot %d is the last live one: it stays (the port has no other instance to steer to)", s.id(), slot)
+		s.Log.Printf("%s: slot %d is the last live one: it stays (the port has no other instance to steer to)", s.id(), slot)
 		return false, 1, nil
 	}
 	if err := g.Remove(slot); err != nil {
@@ -772,8 +756,8 @@ func steerRun(ctx context.Context, verb, project string, index int, out io.Write
 	s := &Steerer{
 		Project: project, Index: index, Systemd: bus,
 		Store:   steer.Store{Pins: steer.PinRoot, Run: scope.SteerDir()},
-		Sockets: hostSockets{diag: diag}, Take: takeFD, Events: events, Clock: MonotonicClock{},
-		Log: func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
+		Sockets: hostSockets{diag: diag}, Take: takeFD, Events: events, Clock: sysd.MonotonicClock{},
+		Log: journal.LogTo(out),
 	}
 	if verb == "add" {
 		return s.Add(ctx)

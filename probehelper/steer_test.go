@@ -263,7 +263,7 @@ func (r *steerRig) steerer(t *testing.T, project string, index int) *Steerer {
 	}
 	t.Cleanup(func() { diag.Close() })
 	return &Steerer{Project: project, Index: index, Systemd: r.sd, Store: r.store,
-		Sockets: hostSockets{diag: diag}, Take: takeFD, Events: r.events, Clock: MonotonicClock{},
+		Sockets: hostSockets{diag: diag}, Take: takeFD, Events: r.events, Clock: sysd.MonotonicClock{},
 		Log: func(format string, args ...any) {
 			r.mu.Lock()
 			defer r.mu.Unlock()

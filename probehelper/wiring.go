@@ -21,8 +21,8 @@ import (
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
-	"golang.org/x/sys/unix"
 )
 
 // probeCommand is `bm2-probe <project>-<i>`, run by
@@ -104,12 +104,12 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 		Project: project, Index: index, Instances: instances, Port: port,
 		Fork: mode == config.Fork || mode == config.Worker, Worker: mode == config.Worker, MinUptime: minUptime,
 		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
-		Systemd: bus, Clock: MonotonicClock{}, Check: reuseport.CheckPortAs,
+		Systemd: bus, Clock: sysd.MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:   notify.NewSink(stderr),
 		Verdicts: relay.NewVerdicts(scope),
 		Crashes:  scope.CrashLogs,
 		State:    scope.State(),
-		Log:      func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) },
+		Log:      journal.LogTo(out),
 		Owns:     ownsListener,
 		Runtime:  runtimeOf(st),
 		Preload:  preloaded(st),
@@ -209,29 +209,6 @@ func Connect(ctx context.Context, l layout.Layout) (*sysd.Conn, error) {
 		return sysd.ConnectUser(ctx, l.PrivateSocket)
 	}
 	return sysd.ConnectPrivate(ctx)
-}
-
-// MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic
-// timestamps.
-type MonotonicClock struct{}
-
-func (MonotonicClock) Now() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		panic(err) // cannot fail on Linux
-	}
-	return time.Duration(ts.Nano())
-}
-
-func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // relayTimeout bounds one drain of the relay spool by a probe or the

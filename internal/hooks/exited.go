@@ -26,11 +26,11 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// Systemd is what the hooks ask systemd: the state of one unit.
+// Systemd is what the hooks ask systemd: the state of one unit, and a
+// reset of its restart budget.
 type Systemd interface {
-	Unit(ctx context.Context, name string) (sysd.Status, error)
-	// ResetFailed resets a unit's result, NRestarts and start counter.
-	ResetFailed(ctx context.Context, unit string) error
+	sysd.UnitReader
+	sysd.Resetter
 }
 
 // ReadOnce is sd with each unit read at most once: the exit hook's two

@@ -1,0 +1,103 @@
+package sysd
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The calls bm2's helpers make, one interface each, which *[Conn]
+// satisfies and a test fake can: a helper's own Systemd is composed of
+// the calls it makes, so that each call is declared, and said, here once
+// (*Conn's methods say what each one does).
+
+// UnitReader reads the state of one unit ([Conn.Unit]).
+type UnitReader interface {
+	Unit(ctx context.Context, name string) (Status, error)
+}
+
+// Reader reads units: one, several with their calls in flight together
+// ([Conn.Units]), and the loaded ones whose names match patterns, with
+// Name and the states only ([Conn.Loaded]).
+type Reader interface {
+	UnitReader
+	Units(ctx context.Context, names []string) ([]Status, error)
+	Loaded(ctx context.Context, patterns []string) ([]Status, error)
+}
+
+// Resetter resets a unit's result, its NRestarts and its start counter:
+// its restart budget ([Conn.ResetFailed]).
+type Resetter interface {
+	ResetFailed(ctx context.Context, unit string) error
+}
+
+// Starter starts a unit and waits for its job ([Conn.Start]).
+type Starter interface {
+	Start(ctx context.Context, unit string) error
+}
+
+// Triggerer queues a start of a unit and does not wait for it
+// ([Conn.Trigger]).
+type Triggerer interface {
+	Trigger(ctx context.Context, unit string) error
+}
+
+// Restarter queues a restart of a unit ("replace") and does not wait for
+// it ([Conn.RestartQueued]).
+type Restarter interface {
+	RestartQueued(ctx context.Context, unit string) error
+}
+
+// StopQueuer queues a stop job for each unit and waits for none
+// ([Conn.QueueStops]).
+type StopQueuer interface {
+	QueueStops(ctx context.Context, units ...string) error
+}
+
+// Idler lets go of the connection until the next call ([Conn.Idle]).
+type Idler interface {
+	Idle()
+}
+
+var (
+	_ Reader     = (*Conn)(nil)
+	_ Resetter   = (*Conn)(nil)
+	_ Starter    = (*Conn)(nil)
+	_ Triggerer  = (*Conn)(nil)
+	_ Restarter  = (*Conn)(nil)
+	_ StopQueuer = (*Conn)(nil)
+	_ Idler      = (*Conn)(nil)
+)
+
+// Clock is the monotonic clock (the one systemd's *Monotonic timestamps
+// use) and a way to wait on it: [MonotonicClock] on the host, a fake in
+// tests.
+type Clock interface {
+	Now() time.Duration
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// MonotonicClock is CLOCK_MONOTONIC, the clock of systemd's *Monotonic
+// timestamps.
+type MonotonicClock struct{}
+
+func (MonotonicClock) Now() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err) // cannot fail on Linux
+	}
+	return time.Duration(ts.Nano())
+}
+
+// Sleep waits d, or until ctx ends (its error).
+func (MonotonicClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
