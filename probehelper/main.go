@@ -15,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/memcheck"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/relay"
@@ -153,7 +154,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		}
 		return healthCommand(ctx, args, c, scope)
 	case "memory":
-		c := &MemoryChecker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
+		c := &memcheck.Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
 			Log: journal.LogTo(stdout)}
 		return memoryCommand(ctx, args, c, scope)
 	}

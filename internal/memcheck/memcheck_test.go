@@ -1,4 +1,4 @@
-package probehelper
+package memcheck
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,11 +19,75 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// memoryWorld is systemd as the memory check sees it: healthWorld's
+// world is systemd's units by name, as the memory check reads them.
+type world struct {
+	mu    sync.Mutex
+	units map[string]sysd.Status
+	// onUnit, if set, changes a unit as it is read (a restart of its
+	// own between the two readings).
+	onUnit func(name string, st sysd.Status) sysd.Status
+}
+
+func (w *world) Unit(ctx context.Context, name string) (sysd.Status, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st, ok := w.units[name]
+	if !ok {
+		st = sysd.NotFound(name)
+	}
+	if w.onUnit != nil {
+		st = w.onUnit(name, st)
+	}
+	return st, nil
+}
+
+func (w *world) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
+	out := make([]sysd.Status, len(names))
+	for k, n := range names {
+		out[k], _ = w.Unit(ctx, n)
+	}
+	return out, nil
+}
+
+var hstart = time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
+
+// running is instance i of api, up since hstart, as uid 1500.
+func running(i int, invocation string) sysd.Status {
+	return sysd.Status{Name: units.Instance("api", i), LoadState: "loaded", ActiveState: "active", SubState: "running",
+		InvocationID: invocation, ActiveEnter: hstart, UID: 1500, GID: 1500,
+		Environment: []string{"BM2_APP_PORT=3000"}}
+}
+
+// newWorld is project api with n instances running, its target wanting
+// them (and a probe).
+func newWorld(n int) *world {
+	w := &world{units: map[string]sysd.Status{}}
+	var wants []string
+	for i := 0; i < n; i++ {
+		wants = append(wants, units.Instance("api", i))
+		w.units[units.Instance("api", i)] = running(i, fmt.Sprintf("inv%d", i))
+	}
+	w.units[units.Target("api")] = sysd.Status{Name: units.Target("api"), LoadState: "loaded", ActiveState: "active", Wants: append(wants, "bm2-probe@api-0.service")}
+	return w
+}
+
+type events struct {
+	mu  sync.Mutex
+	got []journal.Event
+}
+
+func (e *events) Emit(ev journal.Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, ev)
+	return nil
+}
+
+// memoryWorld is systemd as the memory check sees it: the world's
 // units, each instance's memory at the first and the second reading, and
 // the starts asked for.
 type memoryWorld struct {
-	*healthWorld
+	*world
 	first, second map[int]uint64 // by index; none: sysd.Unknown
 	reads         int            // Units calls
 	started       []string
@@ -30,7 +95,7 @@ type memoryWorld struct {
 
 func (w *memoryWorld) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
 	w.reads++
-	out, _ := w.healthWorld.Units(ctx, names)
+	out, _ := w.world.Units(ctx, names)
 	for k := range out {
 		_, i, _ := units.ParseInstance(names[k])
 		m, ok := w.first[i]
@@ -64,7 +129,7 @@ func (w *memoryWorld) Trigger(ctx context.Context, unit string) error {
 
 type memoryRig struct {
 	w      *memoryWorld
-	c      *MemoryChecker
+	c      *Checker
 	events *events
 	log    *bytes.Buffer
 	dir    string
@@ -75,15 +140,15 @@ type memoryRig struct {
 const mib = 1 << 20
 
 func newMemoryRig(t *testing.T, n int) *memoryRig {
-	hw := newHealthWorld(n)
+	hw := newWorld(n)
 	hw.units[units.MemoryService("api")] = sysd.Status{Name: units.MemoryService("api"), LoadState: "loaded",
 		Environment: []string{fmt.Sprintf("BM2_MEMORY_RESTART=%d", 300*mib)}}
-	r := &memoryRig{w: &memoryWorld{healthWorld: hw, first: map[int]uint64{}, second: map[int]uint64{}},
+	r := &memoryRig{w: &memoryWorld{world: hw, first: map[int]uint64{}, second: map[int]uint64{}},
 		events: &events{}, log: &bytes.Buffer{}, dir: t.TempDir(), now: hstart.Add(time.Minute)}
 	for i := 0; i < n; i++ {
 		r.w.first[i], r.w.second[i] = 80*mib, 80*mib
 	}
-	r.c = &MemoryChecker{Project: "api", Systemd: r.w, Events: r.events,
+	r.c = &Checker{Project: "api", Systemd: r.w, Events: r.events,
 		Crashes: crashlog.Logs{Dir: filepath.Join(r.dir, "log")}, Now: func() time.Time { return r.now },
 		Dir:   filepath.Join(r.dir, "memory", "api"),
 		Sleep: func(ctx context.Context, d time.Duration) error { r.slept = append(r.slept, d); return nil },
