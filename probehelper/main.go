@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
@@ -82,7 +83,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 	case "health-get":
 		// The health check's child, as the instances' user (a dynamic
 		// one may have no entry the layout could be found by).
-		return healthGet(ctx, args[1:], stdout)
+		return health.Child(ctx, args[1:], stdout)
 	}
 	// As root: system scope. As anyone else: the user's own manager runs
 	// it (user scope), and its files are under ~/.bm2.
@@ -146,7 +147,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.F
 		rcancel()
 		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.VerifyRefusal)
 	case "health":
-		c := &Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
+		c := &health.Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
 			Log: journal.LogTo(stdout)}
 		if scope.IsUser() {
 			self := identity.Self()

@@ -4,19 +4,25 @@
 // between runs, which bm2 list reads.
 //
 // A run is one start of bm2-<name>-health.service (`bm2-probe health
-// <name>`, package probehelper), by its timer every health_interval_ms or
-// by bm2 serve, start and reload waiting for a first healthy answer. It
-// has three parts, and only the middle one decides anything:
+// <name>`: [Checker.Run]), by its timer every health_interval_ms or by bm2
+// serve, start and reload waiting for a first healthy answer. It reads
+// the project's instances from systemd (each one's InvocationID, UID, GID
+// and BM2_HEALTH_PORT; the check's settings from its own service), and
+// has three parts, of which only the middle one decides anything:
 //
 //  1. The GETs, made by a child process running as the instances' own
-//     user (never with root's network identity): [Get] asks
+//     user (never with root's network identity; [ChildCheck] starts
+//     `bm2-probe health-get`, [Child], with no supplementary group, an
+//     empty environment, its output capped): [Get] asks
 //     http://127.0.0.1:PORT/PATH (and [::1] when 127.0.0.1 refuses), waits
 //     at most health_timeout_ms for the status line, follows no redirect,
 //     and the child prints one line per instance, [FormatLine]. Its
 //     output is untrusted (the app's user can ptrace it): the root parent
 //     reads it with [ParseOutput], which is strict and bounded and takes
 //     nothing for an instance it did not ask about. Output it refuses
-//     fails every instance of the run.
+//     fails every instance of the run; a check that could not be made at
+//     all (the child did not start) counts for nothing and fails the
+//     run, so that a broken host is not taken for broken apps.
 //  2. [Step], a pure function of the previous [State], what systemd says
 //     runs now ([Run]: each instance's InvocationID and when it started),
 //     the results and the clock: it returns the new state and the
@@ -32,10 +38,11 @@
 //     waiting bm2 serve cannot make the count go faster than the timer.
 //     When the count reaches health_failures the instance is to be
 //     restarted, and its count starts again.
-//  3. The edge writes the state back (root's, 0644, package safefs), logs
-//     instance_unhealthy with the last result, and restarts that instance
-//     alone over D-Bus, which the restart budget counts as it counts every
-//     start.
+//  3. The edge writes the state back (root's, 0644, package safefs), and
+//     for each instance whose run reached health_failures, still the same
+//     run, logs instance_unhealthy with the last result, writes a
+//     crash.log line and restarts that instance alone over D-Bus, which
+//     the restart budget counts as it counts every start.
 //
 // The state file ([Path]: <dir>/state in the service's RuntimeDirectory,
 // /run/bm2/health/<name>) is JSON, one entry per running instance: its

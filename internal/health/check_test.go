@@ -1,4 +1,4 @@
-package probehelper
+package health
 
 import (
 	"bytes"
@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/crashlog"
-	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sysd"
@@ -31,8 +30,8 @@ type healthWorld struct {
 	mu       sync.Mutex
 	units    map[string]sysd.Status
 	restarts []string
-	answers  map[int]health.Result // by index; none: no line
-	asked    [][]health.Target
+	answers  map[int]Result // by index; none: no line
+	asked    [][]Target
 	as       []*identity.Identity
 	checkErr error
 	// restartErr, if set, is what RestartQueued answers (systemd took
@@ -86,7 +85,7 @@ func (w *healthWorld) RestartQueued(ctx context.Context, unit string) error {
 	return nil
 }
 
-func (w *healthWorld) check(ctx context.Context, id *identity.Identity, targets []health.Target, path string, timeout time.Duration) (map[int]health.Result, error) {
+func (w *healthWorld) check(ctx context.Context, id *identity.Identity, targets []Target, path string, timeout time.Duration) (map[int]Result, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.asked, w.as = append(w.asked, targets), append(w.as, id)
@@ -96,13 +95,25 @@ func (w *healthWorld) check(ctx context.Context, id *identity.Identity, targets 
 	if w.checkErr != nil {
 		return nil, w.checkErr
 	}
-	out := map[int]health.Result{}
+	out := map[int]Result{}
 	for _, t := range targets {
 		if r, ok := w.answers[t.Index]; ok {
 			out[t.Index] = r
 		}
 	}
 	return out, nil
+}
+
+type events struct {
+	mu  sync.Mutex
+	got []journal.Event
+}
+
+func (e *events) Emit(ev journal.Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, ev)
+	return nil
 }
 
 var hstart = time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
@@ -116,12 +127,12 @@ func running(i int, invocation string) sysd.Status {
 }
 
 func newHealthWorld(n int) *healthWorld {
-	w := &healthWorld{units: map[string]sysd.Status{}, answers: map[int]health.Result{}}
+	w := &healthWorld{units: map[string]sysd.Status{}, answers: map[int]Result{}}
 	var wants []string
 	for i := 0; i < n; i++ {
 		wants = append(wants, units.Instance("api", i))
 		w.units[units.Instance("api", i)] = running(i, fmt.Sprintf("inv%d", i))
-		w.answers[i] = health.Result{Status: 200, Latency: time.Millisecond}
+		w.answers[i] = Result{Status: 200, Latency: time.Millisecond}
 	}
 	w.units[units.Target("api")] = sysd.Status{Name: units.Target("api"), LoadState: "loaded", ActiveState: "active", Wants: append(wants, "bm2-probe@api-0.service")}
 	w.units[units.HealthService("api")] = sysd.Status{Name: units.HealthService("api"), LoadState: "loaded",
@@ -156,9 +167,9 @@ func (r *healthRig) run(t *testing.T) {
 	r.now = r.now.Add(5 * time.Second)
 }
 
-func (r *healthRig) state(t *testing.T) health.State {
+func (r *healthRig) state(t *testing.T) State {
 	t.Helper()
-	s, err := health.Read(health.Path(r.c.Dir))
+	s, err := Read(Path(r.c.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,16 +182,16 @@ func (r *healthRig) state(t *testing.T) health.State {
 func TestHealthRestartsOnlyTheUnhealthyInstance(t *testing.T) {
 	r := newHealthRig(t, 3)
 	r.run(t)
-	if s := r.state(t); len(s.Instances) != 3 || s.Instances[1].Status != health.Healthy || s.Project != "api" {
+	if s := r.state(t); len(s.Instances) != 3 || s.Instances[1].Status != Healthy || s.Project != "api" {
 		t.Fatalf("first run: %+v", s)
 	}
-	r.w.answers[1] = health.Result{Failure: health.Timeout, Latency: 2 * time.Second}
+	r.w.answers[1] = Result{Failure: Timeout, Latency: 2 * time.Second}
 	r.run(t)
 	r.run(t)
 	if len(r.w.restarts) != 0 || len(r.events.got) != 0 {
 		t.Fatalf("restarted before health_failures: %v %v", r.w.restarts, r.events.got)
 	}
-	if e := r.state(t).Instances[1]; e.Status != health.Unhealthy || e.Failures != 2 || e.Last != "timeout" {
+	if e := r.state(t).Instances[1]; e.Status != Unhealthy || e.Failures != 2 || e.Last != "timeout" {
 		t.Fatalf("after two failures: %+v", e)
 	}
 	r.run(t)
@@ -204,7 +215,7 @@ func TestHealthRestartsOnlyTheUnhealthyInstance(t *testing.T) {
 		t.Errorf("after the restart: %+v", e)
 	}
 	for _, k := range []int{0, 2} {
-		if e := s.Instances[k]; e.Status != health.Healthy || e.Failures != 0 {
+		if e := s.Instances[k]; e.Status != Healthy || e.Failures != 0 {
 			t.Errorf("neighbour %d: %+v", k, e)
 		}
 	}
@@ -215,7 +226,7 @@ func TestHealthRestartsOnlyTheUnhealthyInstance(t *testing.T) {
 		return st
 	}()
 	r.run(t)
-	if e := r.state(t).Instances[1]; e.Invocation != "inv1b" || e.Status != health.Starting || e.Failures != 0 {
+	if e := r.state(t).Instances[1]; e.Invocation != "inv1b" || e.Status != Starting || e.Failures != 0 {
 		t.Errorf("the new run: %+v", e)
 	}
 	if len(r.w.restarts) != 1 {
@@ -235,12 +246,12 @@ func TestHealthChecksWhatSystemdRuns(t *testing.T) {
 	surge := running(units.Surge, "invs")
 	surge.Environment = []string{"BM2_HEALTH_PORT=3103"}
 	r.w.units[units.Instance("api", units.Surge)] = surge
-	r.w.answers[units.Surge] = health.Result{Status: 204}
+	r.w.answers[units.Surge] = Result{Status: 204}
 	r.run(t)
 	if len(r.w.asked) != 1 {
 		t.Fatalf("children: %v", r.w.asked)
 	}
-	want := []health.Target{{Index: 0, Port: 3100}, {Index: units.Surge, Port: 3103}}
+	want := []Target{{Index: 0, Port: 3100}, {Index: units.Surge, Port: 3103}}
 	if got := r.w.asked[0]; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("asked %v, want %v", got, want)
 	}
@@ -275,7 +286,7 @@ func TestHealthChecksWhatSystemdRuns(t *testing.T) {
 // the run fails so that systemd shows it.
 func TestHealthCheckNotMadeCountsNothing(t *testing.T) {
 	r := newHealthRig(t, 1)
-	r.w.answers[0] = health.Result{Failure: health.Refused}
+	r.w.answers[0] = Result{Failure: Refused}
 	r.run(t)
 	r.run(t)
 	before := r.state(t).Instances[0]
@@ -306,12 +317,12 @@ func TestHealthCheckNotMadeCountsNothing(t *testing.T) {
 // stops) counts nothing and restarts nothing.
 func TestHealthStoppedCountsNothing(t *testing.T) {
 	r := newHealthRig(t, 1)
-	r.w.answers[0] = health.Result{Failure: health.Timeout}
+	r.w.answers[0] = Result{Failure: Timeout}
 	r.run(t)
 	r.run(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	check := r.c.Check
-	r.c.Check = func(c context.Context, id *identity.Identity, tg []health.Target, p string, to time.Duration) (map[int]health.Result, error) {
+	r.c.Check = func(c context.Context, id *identity.Identity, tg []Target, p string, to time.Duration) (map[int]Result, error) {
 		cancel()
 		return check(c, id, tg, p, to)
 	}
@@ -328,7 +339,7 @@ func TestHealthStoppedCountsNothing(t *testing.T) {
 // judged afresh.
 func TestHealthLeavesARunThatEnded(t *testing.T) {
 	r := newHealthRig(t, 1)
-	r.w.answers[0] = health.Result{Failure: health.Reset}
+	r.w.answers[0] = Result{Failure: Reset}
 	r.run(t)
 	r.run(t)
 	reads := 0
@@ -346,7 +357,7 @@ func TestHealthLeavesARunThatEnded(t *testing.T) {
 	}
 }
 
-// The child: bm2-probe health-get makes every GET at once and prints one
+// The child: bm2-probe health-get (Child) makes every GET at once and prints one
 // line per instance, in the order asked.
 func TestHealthGet(t *testing.T) {
 	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -362,15 +373,16 @@ func TestHealthGet(t *testing.T) {
 	free := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	okPort := ok.Listener.Addr().(*net.TCPAddr).Port
-	code, stdout, stderr := runMain(t, "health-get", "1000", "/healthz", "0:"+strconv.Itoa(okPort), "surge:"+strconv.Itoa(free))
-	if code != 0 || stderr != "" {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+	var out strings.Builder
+	if err := Child(context.Background(), []string{"1000", "/healthz", "0:" + strconv.Itoa(okPort), "surge:" + strconv.Itoa(free)}, &out); err != nil {
+		t.Fatal(err)
 	}
-	got, err := health.ParseOutput([]byte(stdout), []int{0, units.Surge}, time.Second)
+	stdout := out.String()
+	got, err := ParseOutput([]byte(stdout), []int{0, units.Surge}, time.Second)
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, stdout)
 	}
-	if got[0].Status != 200 || got[units.Surge].Failure != health.Refused || !strings.HasPrefix(stdout, "0 200 ") {
+	if got[0].Status != 200 || got[units.Surge].Failure != Refused || !strings.HasPrefix(stdout, "0 200 ") {
 		t.Errorf("%q", stdout)
 	}
 }
@@ -388,7 +400,7 @@ func TestChildCheck(t *testing.T) {
 		}
 		return p
 	}
-	targets := []health.Target{{Index: 0, Port: 3100}, {Index: 1, Port: 3101}}
+	targets := []Target{{Index: 0, Port: 3100}, {Index: 1, Port: 3101}}
 	ctx := context.Background()
 	// The arguments the child gets, and its lines read back.
 	echo := script("echo", `[ "$1 $2 $3 $4 $5" = "health-get 2000 /healthz 0:3100 1:3101" ] || exit 9
@@ -396,7 +408,7 @@ func TestChildCheck(t *testing.T) {
 printf '0 200 3\n1 timeout 2000\n'
 `)
 	got, err := ChildCheck(echo)(ctx, nil, targets, "/healthz", 2*time.Second)
-	if err != nil || got[0].Status != 200 || got[1].Failure != health.Timeout {
+	if err != nil || got[0].Status != 200 || got[1].Failure != Timeout {
 		t.Fatalf("%v %v", got, err)
 	}
 	for name, body := range map[string]string{
@@ -431,7 +443,7 @@ printf '0 200 3\n1 timeout 2000\n'
 func TestHealthRestartNotTakenIsAskedAgain(t *testing.T) {
 	r := newHealthRig(t, 1)
 	r.run(t)
-	r.w.answers[0] = health.Result{Failure: health.Timeout, Latency: 2 * time.Second}
+	r.w.answers[0] = Result{Failure: Timeout, Latency: 2 * time.Second}
 	r.w.restartErr = errors.New("connection reset by peer")
 	for range 2 {
 		r.run(t)
@@ -487,7 +499,7 @@ func TestChildCheckRefusesReadableSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := identity.Identity{UID: uid + 1000, GID: gid + 1000}
-	targets := []health.Target{{Index: 0, Port: 3100}}
+	targets := []Target{{Index: 0, Port: 3100}}
 	_, err := ChildCheck(self)(context.Background(), &id, targets, "/healthz", time.Second)
 	if !errors.Is(err, ErrCheckNotMade) || !strings.Contains(err.Error(), "chmod 0711 "+self) {
 		t.Errorf("ChildCheck from a readable bm2-probe: %v", err)
