@@ -240,6 +240,36 @@ func (s *steerSystemd) set(project string, index, pid, port, slot int, env ...st
 	}
 }
 
+type events struct {
+	mu  sync.Mutex
+	got []journal.Event
+}
+
+func (e *events) Emit(ev journal.Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, ev)
+	return nil
+}
+
+func (e *events) kinds() []journal.Kind {
+	var k []journal.Kind
+	for _, ev := range e.got {
+		k = append(k, ev.Kind)
+	}
+	return k
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp4", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
 // steerRig is steer add and drain of one project, on this host's
 // sockets, with systemd faked.
 type steerRig struct {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
-	"path"
 	"strconv"
 	"time"
 
@@ -16,7 +14,7 @@ import (
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
-	"github.com/bm2dev/bm2/internal/preload"
+	"github.com/bm2dev/bm2/internal/probe"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
@@ -41,7 +39,7 @@ func probeCommand(ctx context.Context, args []string, out io.Writer, stderr *os.
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", args[0])
 	}
-	err := probe(ctx, project, index, out, stderr)
+	err := probeInstance(ctx, project, index, out, stderr)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// SIGTERM before a verdict: the instance was stopped or restarted
 		// (PartOf=), and its next start, if any, brings a probe run of its
@@ -52,7 +50,7 @@ func probeCommand(ctx context.Context, args []string, out io.Writer, stderr *os.
 	return err
 }
 
-func probe(ctx context.Context, project string, index int, out io.Writer, stderr *os.File) error {
+func probeInstance(ctx context.Context, project string, index int, out io.Writer, stderr *os.File) error {
 	// The connection must outlive a SIGTERM (ctx): the probe that stops its
 	// project is stopped with it (PartOf=) and still has to see its
 	// reaction through; a connection tied to ctx would close under it.
@@ -100,19 +98,19 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 	if ms, err := strconv.ParseInt(st.Env("BM2_MIN_UPTIME_MS"), 10, 64); err == nil && ms >= 0 {
 		minUptime = time.Duration(ms) * time.Millisecond
 	}
-	p := &Probe{
+	p := &probe.Probe{
 		Project: project, Index: index, Instances: instances, Port: port,
 		Fork: mode == config.Fork || mode == config.Worker, Worker: mode == config.Worker, MinUptime: minUptime,
-		Interval: DefaultInterval, Window: DefaultWindow, Watch: DefaultWatch,
+		Interval: probe.DefaultInterval, Window: probe.DefaultWindow, Watch: probe.DefaultWatch,
 		Systemd: bus, Clock: sysd.MonotonicClock{}, Check: reuseport.CheckPortAs,
 		Events:   notify.NewSink(stderr),
 		Verdicts: relay.NewVerdicts(scope),
 		Crashes:  scope.CrashLogs,
 		State:    scope.State(),
 		Log:      journal.LogTo(out),
-		Owns:     ownsListener,
-		Runtime:  runtimeOf(st),
-		Preload:  preloaded(st),
+		Owns:     probe.OwnsListener,
+		Runtime:  probe.RuntimeOf(st),
+		Preload:  probe.Preloaded(st),
 		Relay:    relayer.kick,
 	}
 	if scope.IsUser() {
@@ -127,35 +125,16 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()
-		p.Listeners = func(port int, uid uint32) ([]uint64, error) {
-			ls, err := diag.Listeners(port)
-			var inodes []uint64
-			for _, l := range ls {
-				if l.UID == uid {
-					inodes = append(inodes, l.Inode)
-				}
-			}
-			return inodes, err
-		}
-		p.Addrs = func(port int, uid uint32) ([]netip.Addr, error) {
-			ls, err := diag.Listeners(port)
-			var addrs []netip.Addr
-			for _, l := range ls {
-				if l.UID == uid {
-					addrs = append(addrs, l.Addr)
-				}
-			}
-			return addrs, err
-		}
+		p.Listeners, p.Addrs = probe.DiagListeners(diag), probe.DiagAddrs(diag)
 	} else {
 		fmt.Fprintf(out, "%s: %v; bind tests only\n", units.InstanceID(project, index), err)
 	}
 	// Stopping waits for SIGTERM, then SIGKILL after each instance's TimeoutStopSec.
-	runCtx, cancel := context.WithTimeout(ctx, DefaultWindow+minUptime+st.TimeoutStop+30*time.Second)
+	runCtx, cancel := context.WithTimeout(ctx, probe.DefaultWindow+minUptime+st.TimeoutStop+30*time.Second)
 	defer cancel()
 	start := time.Now()
 	outcome, err := p.Run(runCtx)
-	if outcome == Gone && ctx.Err() != nil {
+	if outcome == probe.Gone && ctx.Err() != nil {
 		fmt.Fprintf(out, "%s port %d: stopped with its instance after %v\n", units.InstanceID(project, index), port, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
@@ -165,41 +144,6 @@ func probe(ctx context.Context, project string, index int, out io.Writer, stderr
 	}
 	fmt.Fprintf(out, "%s port %d: %s after %v%s\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond), budget)
 	return err
-}
-
-// runtimeOf is the runtime an instance runs ("node", "bun"), from the
-// ExecStart= the generator wrote (bm2-probe run <runtime> ...); "" when
-// it is not one of bm2's.
-func runtimeOf(st sysd.Status) string {
-	if len(st.ExecStart) >= 3 && st.ExecStart[1] == "run" {
-		return st.ExecStart[2]
-	}
-	return ""
-}
-
-// preloaded tells whether an instance runs with bm2's reusePort preload:
-// its ExecStart= loads it (`node --require .../reuseport.cjs`, `bun
-// --preload ...`), as the generator writes for reuseport = "preload".
-func preloaded(st sysd.Status) bool {
-	for i := 0; i+1 < len(st.ExecStart); i++ {
-		if w := st.ExecStart[i]; (w == preload.Flag(config.Node) || w == preload.Flag(config.Bun)) && path.Base(st.ExecStart[i+1]) == preload.FileName {
-			return true
-		}
-	}
-	return false
-}
-
-// ownsListener tells whether the instance's processes hold one of the
-// listening sockets. Their /proc/<pid>/fd is read as the instance's user
-// (fsuid), which the kernel asks for: the probe has no CAP_SYS_PTRACE.
-func ownsListener(id identity.Identity, st sysd.Status, inodes []uint64) (bool, error) {
-	var owns bool
-	err := identity.Do(id, func() error {
-		var err error
-		owns, err = sockdiag.Holds(st.PIDs(), inodes)
-		return err
-	})
-	return owns, err
 }
 
 // Connect reaches the manager of the scope bm2-probe runs in: the system

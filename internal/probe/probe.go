@@ -1,4 +1,4 @@
-package probehelper
+package probe
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package probehelper
+package probe
 
 import (
 	"context"
@@ -346,7 +346,7 @@ func TestProbeExclusiveWithPreload(t *testing.T) {
 	}
 }
 
-// preloaded reads the preload from the instance's command line.
+// Preloaded reads the preload from the instance's command line.
 func TestPreloaded(t *testing.T) {
 	for _, c := range []struct {
 		cmd  []string
@@ -357,8 +357,8 @@ func TestPreloaded(t *testing.T) {
 		{[]string{"/usr/lib/bm2/bm2-probe", "run", "node", "/usr/bin/node", "server.js"}, false},
 		{[]string{"/usr/lib/bm2/bm2-probe", "run", "node", "/usr/bin/node", "reuseport.cjs"}, false},
 	} {
-		if got := preloaded(sysd.Status{ExecStart: c.cmd}); got != c.want {
-			t.Errorf("preloaded(%v) = %v, want %v", c.cmd, got, c.want)
+		if got := Preloaded(sysd.Status{ExecStart: c.cmd}); got != c.want {
+			t.Errorf("Preloaded(%v) = %v, want %v", c.cmd, got, c.want)
 		}
 	}
 }
