@@ -80,6 +80,26 @@
 // bm2 delete's. The slots are the instances' BM2_APP_INSTANCE: 0 to
 // instances-1, and instances for the surge a reload starts beside them.
 //
+// # Add and drain
+//
+// A [Steerer] is the edge of one instance, run by bm2-probe. `bm2-probe
+// steer add` ([Steerer.Add], bm2-steer@<name>-<i>.service, which the
+// probe queues once it has confirmed a run) reads the instance from
+// systemd, finds its listener on the port (sock_diag's listeners, then
+// the walker of /proc/<pid>/fd over its control group's processes:
+// sockdiag.Holder), copies it with pidfd_getfd and, under the project's
+// lock, puts it in slot BM2_APP_INSTANCE of the project's group (made, or
+// made again for a new port, by [Store.Group]). What the host cannot do
+// (an [UnavailableError], a [ListenerError]) is a steering_unavailable
+// event once per project and boot, and exit 0: the port keeps the
+// kernel's hash. `bm2-probe steer drain` ([Steerer.Drain]), the
+// instance's ExecStop=+, takes the slot out (when another one is live)
+// and waits, every [DrainPoll], until the instance's accept queue is
+// empty and none of its connections has bytes unread or unsent but
+// keep-alive connections still carrying requests (which waiting cannot
+// drain), at most BM2_DRAIN_MS: the wait is drainStep, a pure function of
+// the looks at the sockets and the deadline. It never fails the stop.
+//
 // # What it needs
 //
 // Verified by TestCapabilities, running each step as root with a reduced

@@ -16,6 +16,7 @@ import (
 //	listen PORT   an app: a SO_REUSEPORT listener on 127.0.0.1:PORT (0: any)
 //	              prints "PID FD PORT", then "a" per accepted connection
 //	caps STEP ... a step of TestCapabilities, run with fewer capabilities
+//	hold          an instance of the add and drain tests (childHold)
 func TestMain(m *testing.M) {
 	switch os.Getenv("BM2_STEER_CHILD") {
 	case "":
@@ -23,6 +24,10 @@ func TestMain(m *testing.M) {
 	case "listen":
 		port, _ := strconv.Atoi(os.Getenv("BM2_STEER_PORT"))
 		childListen(port)
+	case "hold":
+		port, _ := strconv.Atoi(os.Getenv("BM2_STEER_PORT"))
+		childHold(port)
+		os.Exit(1)
 	case "caps":
 		fmt.Println(capsStep(os.Getenv("BM2_STEER_STEP"), os.Getenv("BM2_STEER_ARG")))
 	}
