@@ -10,16 +10,12 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/hooks"
-	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
-	"github.com/bm2dev/bm2/internal/memcheck"
 	"github.com/bm2dev/bm2/internal/notify"
-	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/relay"
+	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -27,21 +23,23 @@ import (
 // Main is bm2-probe, bm2's helper for systemd, given its arguments after
 // the program name; it returns the process's exit status:
 //
-//	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service, root); this package
+//	bm2-probe <project>-<i>                 the reusePort probe (bm2-probe@.service, root); package probe
 //	bm2-probe exited <project>-<i>          ExecStopPost=+ (root): crash.log and events; package hooks
 //	bm2-probe failed <project>-<i>          OnFailure= (bm2-failed@.service, root): instance_errored; package hooks
 //	bm2-probe fence <project>-<i> [PORT…]   ExecStartPre=+ (root, system scope): the port fence (none: a worker);
 //	bm2-probe fence --no-bind UNIT          ExecStartPre=+ of a health check: its unit may bind nothing;
 //	                                        package portfence
 //	bm2-probe steer add|drain <project>-<i> bm2-steer@.service (root: CAP_BPF, CAP_SYS_PTRACE), ExecStop=+ (root):
-//	                                        the port's kernel-steered turn; this package, package steer
+//	                                        the port's kernel-steered turn; package steer
 //	bm2-probe notify                        bm2-notify.service (root, no capabilities): delivers the
 //	                                        spooled notifications; package notify
 //	bm2-probe events                        bm2-events.service (root, no capabilities): sends the events
 //	                                        the exit hook and the fence relayed to journald; package relay
 //	bm2-probe health <project>              bm2-<project>-health.service (root: CAP_SETUID, CAP_SETGID):
-//	                                        one HTTP health check of every instance; this package, package health
+//	                                        one HTTP health check of every instance; package health
 //	bm2-probe health-get TIMEOUT PATH I:P…  its child, as the instances' user: the GETs
+//	bm2-probe memory <project>              bm2-<project>-memory.service: one memory check of every
+//	                                        instance; package memcheck
 //	bm2-probe run bun|node [--env-file F] -- RUNTIME …
 //	                                        ExecStart= wrapper, as the app's user; package hooks
 //
@@ -63,103 +61,95 @@ func Main(ctx context.Context, args []string, stdout io.Writer, stderr *os.File)
 	return 0
 }
 
+// A command is one subcommand of bm2-probe: its name, the first argument
+// ("" for the probe, whose first argument is the instance); its part of
+// the usage line ("" for none: health-get, which only bm2-probe starts);
+// whether it runs in a scope (env.scope); and what it does with the
+// arguments after its name. Each one checks its own arguments, before it
+// reaches systemd, a spool or the cgroup tree.
+type command struct {
+	name, usage string
+	scoped      bool
+	run         func(ctx context.Context, e *env, args []string) error
+}
+
+// commands are bm2-probe's subcommands, in the order of the usage line;
+// the first one, the probe, takes what no name matches.
+var commands = []command{
+	{"", "PROJECT-INDEX", true, probeCommand},
+	{"run", "run bun|node [--env-file PATH] -- RUNTIME ...", false, runCommand},
+	{"exited", "exited PROJECT-INDEX", true, exitedCommand},
+	{"failed", "failed PROJECT-INDEX", true, failedCommand},
+	{"fence", "fence PROJECT-INDEX [PORT...] | fence --no-bind UNIT", false, fenceCommand},
+	{"health", "health PROJECT", true, healthCommand},
+	{"memory", "memory PROJECT", true, memoryCommand},
+	{"notify", "notify", true, notifyCommand},
+	{"events", "events", true, eventsCommand},
+	{"steer", "steer add|drain PROJECT-INDEX", true, steerCommand},
+	{"health-get", "", false, healthGetCommand},
+}
+
+// env is what a subcommand runs with: bm2-probe's output (stderr: see
+// Main) and, for one that runs in a scope, the scope.
+type env struct {
+	stdout io.Writer
+	stderr *os.File
+	scope  layout.Layout
+}
+
 func dispatch(ctx context.Context, args []string, stdout io.Writer, stderr *os.File) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX | run bun|node [--env-file PATH] -- RUNTIME ... | exited PROJECT-INDEX | failed PROJECT-INDEX | fence PROJECT-INDEX [PORT...] | fence --no-bind UNIT | health PROJECT | memory PROJECT | notify | events | steer add|drain PROJECT-INDEX")
-	}
-	switch args[0] {
-	case "run":
-		env := hooks.DefaultRunEnv()
-		env.Stderr = stderr
-		return hooks.Run(ctx, args[1:], env)
-	case "fence":
-		// System scope only (a user's manager cannot fence): the system's
-		// sink says a mark it cannot write. It runs in the instance's
-		// cgroup, whose journal bucket the app fills: its events are
-		// relayed (package relay).
-		events := notify.NewSink(stderr)
-		events.Next = relay.NewSink(layout.System(), stderr)
-		return portfence.Main(args[1:], stderr, events)
-	case "health-get":
-		// The health check's child, as the instances' user (a dynamic
-		// one may have no entry the layout could be found by).
-		return health.Child(ctx, args[1:], stdout)
-	}
-	// As root: system scope. As anyone else: the user's own manager runs
-	// it (user scope), and its files are under ~/.bm2.
-	scope, err := layout.Self()
-	if err != nil {
-		return err
-	}
-	// Every event of these subcommands goes through here: the journal,
-	// and the scope's notification spool.
-	spool := notify.Spool{Dir: scope.NotifyDir}
-	events := notify.NewSink(stderr)
-	if scope.IsUser() {
-		spool.Owner = scope.UID
-		events = notify.NewUserSink(stderr, scope.NotifyDir, scope.UID, scope.SearchPath)
-	}
-	switch args[0] {
-	case "notify":
-		if len(args) != 1 {
-			return fmt.Errorf("usage: bm2-probe notify (as %s runs it)", notify.ServiceUnit)
+		var parts []string
+		for _, c := range commands {
+			if c.usage != "" {
+				parts = append(parts, c.usage)
+			}
 		}
-		d := notify.Deliverer{Spool: spool, Policy: notify.DefaultPolicy, Log: stdout,
-			Events: journal.Journald{Fallback: stderr}}
-		res, err := d.Run(ctx)
-		fmt.Fprintf(stdout, "%d notifications delivered, %d dropped\n", res.Delivered, res.Dropped)
-		return err
-	case "events":
-		if len(args) != 1 {
-			return fmt.Errorf("usage: bm2-probe events (as %s runs it)", relay.ServiceUnit)
+		return errors.New("usage: bm2-probe " + strings.Join(parts, " | "))
+	}
+	c, rest := commands[0], args
+	for _, named := range commands[1:] {
+		if named.name == args[0] {
+			c, rest = named, args[1:]
+			break
 		}
-		d := relay.Drainer{Spool: relay.Spool{Dir: scope.EventsDir, Owner: scope.UID}, Log: stdout}
-		_, err := d.Run(ctx)
-		return err
-	case "steer":
-		return steerCommand(ctx, args[1:], stdout, events, scope)
-	case "exited", "failed":
-		if len(args) != 2 {
-			return fmt.Errorf("usage: bm2-probe %s PROJECT-INDEX", args[0])
-		}
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		sd, err := Connect(ctx, scope)
+	}
+	e := &env{stdout: stdout, stderr: stderr}
+	if c.scoped {
+		// As root: system scope. As anyone else: the user's own manager
+		// runs it (user scope), and its files are under ~/.bm2.
+		scope, err := layout.Self()
 		if err != nil {
 			return err
 		}
-		defer sd.Close()
-		if args[0] == "exited" {
-			// ExecStopPost=+ runs in the instance's cgroup, whose journal
-			// bucket the app fills: its events are relayed, from the
-			// notification spool's sink on (package relay). The failure
-			// hook has a unit of its own, and sends directly.
-			events.Next = relay.NewSink(scope, stderr)
-			one := hooks.ReadOnce(sd)
-			return errors.Join(hooks.Exited(ctx, args[1], one, time.Now(), scope.CrashLogs, events, hooks.MarkedOr(scope.State(), args[1], hooks.Later)),
-				hooks.PortBlocked(ctx, args[1], one, time.Now(), scope.State(), scope.CrashLogs, events, hooks.ForeignHolder))
-		}
-		// The instance's crash before it gave up is in the relay spool:
-		// into the journal first, in order (bounded: the give-up must be
-		// recorded whatever journald does).
-		rctx, rcancel := context.WithTimeout(ctx, relayTimeout)
-		relayEvents(rctx, scope, stdout)
-		rcancel()
-		return hooks.Failed(ctx, args[1], sd, time.Now(), scope.State(), scope.CrashLogs, events, hooks.VerifyRefusal)
-	case "health":
-		c := &health.Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
-			Log: journal.LogTo(stdout)}
-		if scope.IsUser() {
-			self := identity.Self()
-			c.Owner = &self
-		}
-		return healthCommand(ctx, args, c, scope)
-	case "memory":
-		c := &memcheck.Checker{Events: events, Crashes: scope.CrashLogs, Now: time.Now,
-			Log: journal.LogTo(stdout)}
-		return memoryCommand(ctx, args, c, scope)
+		e.scope = scope
 	}
-	return probeCommand(ctx, args, stdout, stderr)
+	return c.run(ctx, e, rest)
+}
+
+// newEvents is the sink every event of a subcommand of scope goes
+// through: the journal, and the scope's notification spool (package
+// notify). A subcommand that runs in an instance's cgroup, whose journal
+// bucket the app fills, has its events relayed (relayed: package relay's
+// sink in place of the journal).
+func newEvents(scope layout.Layout, stderr *os.File, relayed bool) journal.Sink {
+	var next journal.Sink // the journal
+	if relayed {
+		next = relay.NewSink(scope, stderr)
+	}
+	return notify.NewSink(scope, stderr, next)
+}
+
+// events is newEvents of e's scope.
+func (e *env) events(relayed bool) journal.Sink { return newEvents(e.scope, e.stderr, relayed) }
+
+// Connect reaches the manager of the scope bm2-probe runs in: the system
+// manager's private socket as root, the user's manager's otherwise.
+func Connect(ctx context.Context, l layout.Layout) (*sysd.Conn, error) {
+	if l.IsUser() {
+		return sysd.ConnectUser(ctx, l.PrivateSocket)
+	}
+	return sysd.ConnectPrivate(ctx)
 }
 
 // CleanEnv gives bm2-probe (argv: os.Args) the environment of keptEnv

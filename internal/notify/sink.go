@@ -28,25 +28,28 @@ type Sink struct {
 	Log      io.Writer                          // the calling unit's journal (stderr)
 }
 
-// NewSink is the system's sink: the journal, and the system spool.
-func NewSink(log *os.File) Sink {
-	return Sink{
-		Next:     journal.Journald{Fallback: log},
-		Spool:    Spool{Dir: layout.System().NotifyDir},
+// NewSink is scope's sink: in system scope the system spool and the
+// project files bm2 finds as root (ProjectSettings); in a user's, the
+// user's spool (owned by the user) and the user's project files along
+// its search path. It passes the events on to next, which is the
+// journal when nil (journal.Journald, falling back to log).
+func NewSink(scope layout.Layout, log *os.File, next journal.Sink) Sink {
+	if next == nil {
+		next = journal.Journald{Fallback: log}
+	}
+	s := Sink{
+		Next:     next,
+		Spool:    Spool{Dir: scope.NotifyDir},
 		Settings: ProjectSettings,
 		Host:     os.Hostname,
 		Now:      time.Now,
 		Log:      log,
 	}
-}
-
-// NewUserSink is a user's sink (user scope): the journal, the user's
-// spool in dir (owned by uid) and the user's project files along
-// searchPath.
-func NewUserSink(log *os.File, dir string, uid int, searchPath []string) Sink {
-	s := NewSink(log)
-	s.Spool = Spool{Dir: dir, Owner: uid}
-	s.Settings = func(project string) config.Notify { return SettingsIn(searchPath, project, uid) }
+	if scope.IsUser() {
+		uid, searchPath := scope.UID, scope.SearchPath
+		s.Spool.Owner = uid
+		s.Settings = func(project string) config.Notify { return SettingsIn(searchPath, project, uid) }
+	}
 	return s
 }
 

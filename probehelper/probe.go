@@ -1,19 +1,14 @@
 package probehelper
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
-	"github.com/bm2dev/bm2/internal/layout"
-	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/probe"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
@@ -31,7 +26,8 @@ import (
 // daemon-reload cannot make it probe the wrong port or as the wrong user;
 // only the notification settings come from the project file, read when
 // an event is emitted (package notify).
-func probeCommand(ctx context.Context, args []string, out io.Writer, stderr *os.File) error {
+func probeCommand(ctx context.Context, e *env, args []string) error {
+	out := e.stdout
 	if len(args) != 1 {
 		return fmt.Errorf("usage: bm2-probe PROJECT-INDEX (as bm2-probe@PROJECT-INDEX.service runs it)")
 	}
@@ -39,7 +35,7 @@ func probeCommand(ctx context.Context, args []string, out io.Writer, stderr *os.
 	if !ok {
 		return fmt.Errorf("%q is not an instance name like api-0", args[0])
 	}
-	err := probeInstance(ctx, project, index, out, stderr)
+	err := probeInstance(ctx, e, project, index)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		// SIGTERM before a verdict: the instance was stopped or restarted
 		// (PartOf=), and its next start, if any, brings a probe run of its
@@ -50,21 +46,17 @@ func probeCommand(ctx context.Context, args []string, out io.Writer, stderr *os.
 	return err
 }
 
-func probeInstance(ctx context.Context, project string, index int, out io.Writer, stderr *os.File) error {
-	// The connection must outlive a SIGTERM (ctx): the probe that stops its
-	// project is stopped with it (PartOf=) and still has to see its
-	// reaction through; a connection tied to ctx would close under it.
-	scope, err := layout.Self()
-	if err != nil {
-		return err
-	}
+func probeInstance(ctx context.Context, e *env, project string, index int) error {
+	out, scope := e.stdout, e.scope
 	// Beside the probe: what exit hooks and port fences left for the
 	// journal (the crash of the run before this one, as a rule), now and
 	// whenever a run the probe judges ends (a crash loop restarts under
-	// one probe). Each drain is bounded on its own, so that a SIGTERM does
-	// not cut a send in half; one asked for as the probe ends still runs.
-	relayer := newRelayer(ctx, scope, out)
-	defer relayer.stop()
+	// one probe); one asked for as the probe ends still runs.
+	relayer := relay.StartBackground(ctx, scope, out)
+	defer relayer.Stop()
+	// The connection must outlive a SIGTERM (ctx): the probe that stops its
+	// project is stopped with it (PartOf=) and still has to see its
+	// reaction through; a connection tied to ctx would close under it.
 	bus, err := Connect(context.WithoutCancel(ctx), scope)
 	if err != nil {
 		return err
@@ -103,7 +95,7 @@ func probeInstance(ctx context.Context, project string, index int, out io.Writer
 		Fork: mode == config.Fork || mode == config.Worker, Worker: mode == config.Worker, MinUptime: minUptime,
 		Interval: probe.DefaultInterval, Window: probe.DefaultWindow, Watch: probe.DefaultWatch,
 		Systemd: bus, Clock: sysd.MonotonicClock{}, Check: reuseport.CheckPortAs,
-		Events:   notify.NewSink(stderr),
+		Events:   e.events(false),
 		Verdicts: relay.NewVerdicts(scope),
 		Crashes:  scope.CrashLogs,
 		State:    scope.State(),
@@ -111,12 +103,11 @@ func probeInstance(ctx context.Context, project string, index int, out io.Writer
 		Owns:     probe.OwnsListener,
 		Runtime:  probe.RuntimeOf(st),
 		Preload:  probe.Preloaded(st),
-		Relay:    relayer.kick,
+		Relay:    relayer.Kick,
 	}
 	if scope.IsUser() {
 		self := identity.Self()
 		p.Owner = &self
-		p.Events = notify.NewUserSink(stderr, scope.NotifyDir, scope.UID, scope.SearchPath)
 	} else if !p.Fork {
 		// Cluster mode, system scope: each confirmed run's listener goes
 		// into the port's kernel-steered turn (bm2-steer@.service).
@@ -144,89 +135,4 @@ func probeInstance(ctx context.Context, project string, index int, out io.Writer
 	}
 	fmt.Fprintf(out, "%s port %d: %s after %v%s\n", units.InstanceID(project, index), port, outcome, time.Since(start).Round(time.Millisecond), budget)
 	return err
-}
-
-// Connect reaches the manager of the scope bm2-probe runs in: the system
-// manager's private socket as root, the user's manager's otherwise.
-func Connect(ctx context.Context, l layout.Layout) (*sysd.Conn, error) {
-	if l.IsUser() {
-		return sysd.ConnectUser(ctx, l.PrivateSocket)
-	}
-	return sysd.ConnectPrivate(ctx)
-}
-
-// relayTimeout bounds one drain of the relay spool by a probe or the
-// failure hook: a journald that does not take events (package relay
-// keeps them for the next drain) must not hold a probe's stop, nor use
-// up the failure hook's time.
-const relayTimeout = 5 * time.Second
-
-// relayer drains the relay spool in a goroutine of the probe: once as it
-// starts, and once more after each kick (kicks that come during a drain
-// make one more).
-type relayer struct {
-	kicks chan struct{}
-	done  chan struct{} // closed by stop
-	ended chan struct{} // closed when the goroutine has returned
-}
-
-func newRelayer(ctx context.Context, scope layout.Layout, out io.Writer) *relayer {
-	r := &relayer{kicks: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
-	r.kick()
-	base := context.WithoutCancel(ctx)
-	drain := func() {
-		dctx, cancel := context.WithTimeout(base, relayTimeout)
-		defer cancel()
-		relayEvents(dctx, scope, out)
-	}
-	go func() {
-		defer close(r.ended)
-		for {
-			select {
-			case <-r.kicks:
-				drain()
-			case <-r.done:
-				select {
-				case <-r.kicks:
-					drain()
-				default:
-				}
-				return
-			}
-		}
-	}()
-	return r
-}
-
-// kick asks for a drain, without waiting for it.
-func (r *relayer) kick() {
-	select {
-	case r.kicks <- struct{}{}:
-	default: // one is asked for already
-	}
-}
-
-// stop ends the goroutine after the drain asked for last, and waits.
-func (r *relayer) stop() {
-	close(r.done)
-	<-r.ended
-}
-
-// relayEvents sends to journald what the exit hooks and the port fences
-// of the scope left in its relay spool (package relay), from the calling
-// unit's cgroup, outside every instance's: each probe drains it as it
-// starts, beside its instance's start, and the failure hook as it runs,
-// so that no unit has to be started for it on a restart's path. It says
-// what it did only when it did something.
-func relayEvents(ctx context.Context, scope layout.Layout, out io.Writer) {
-	var log bytes.Buffer
-	d := relay.Drainer{Spool: relay.Spool{Dir: scope.EventsDir, Owner: scope.UID}, Log: &log}
-	res, err := d.Run(ctx)
-	if res.Relayed+res.Refused == 0 && err == nil {
-		return
-	}
-	fmt.Fprint(out, log.String())
-	if err != nil {
-		fmt.Fprintf(out, "events left for %s: %v\n", relay.TimerUnit, err)
-	}
 }
