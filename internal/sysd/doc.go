@@ -5,7 +5,11 @@
 //
 // Every other package talks to systemd through a small interface of its
 // own that *[Conn] satisfies (and a test fake too), so nothing outside
-// this package imports go-systemd's dbus package.
+// this package imports go-systemd's dbus package. bm2-probe's runners
+// compose theirs from the interfaces of calls.go, one per call
+// ([UnitReader], [Reader], [Resetter], …), so that each call is declared
+// once; [Clock] is the monotonic clock of systemd's timestamps they wait
+// on.
 //
 // Two ways in:
 //
