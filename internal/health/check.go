@@ -38,9 +38,9 @@ var ErrCheckNotMade = errors.New("the check was not made")
 
 // Checker is one run of `bm2-probe health <project>`, the oneshot
 // bm2-<project>-health.service: one check of every running instance of
-// the project, the counts (package health's Step) and the restarts. Its
-// settings come from systemd, not from the project file: the service's
-// own Environment= (BM2_HEALTH_PATH, BM2_HEALTH_INTERVAL_MS,
+// the project, the counts ([Step]) and the restarts. Its settings come
+// from systemd, not from the project file: the service's own
+// Environment= (BM2_HEALTH_PATH, BM2_HEALTH_INTERVAL_MS,
 // BM2_HEALTH_TIMEOUT_MS, BM2_HEALTH_FAILURES) and each instance's
 // BM2_HEALTH_PORT, UID and GID, so that what is checked is what runs.
 type Checker struct {

@@ -44,7 +44,7 @@ type Sockets interface {
 
 // Steerer is `bm2-probe steer add|drain <project>-<i>` for one instance
 // of a cluster-mode project (system scope): Add puts the instance's
-// listener in its port's kernel-steered turn (package steer), Drain takes
+// listener in its port's kernel-steered turn (a [Group]), Drain takes
 // it out before the instance stops and waits for its requests.
 type Steerer struct {
 	Project string
@@ -263,7 +263,7 @@ func (s *Steerer) put(g *Group, in steered, fd int, how string) error {
 	return nil
 }
 
-// refused is unavailable for what package steer refuses: a host that
+// refused is unavailable for what the group refuses: a host that
 // cannot steer (*UnavailableError) or a listener it cannot take
 // (*ListenerError); other errors are returned.
 func (s *Steerer) refused(in steered, err error) error {
