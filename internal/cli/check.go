@@ -14,6 +14,7 @@ import (
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/preload"
@@ -99,13 +100,13 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 	// What else keeps an instance from starting, as its user sees it: a
 	// problem when certain (serve refuses it), else a warning (serve
 	// warns and goes ahead).
-	for _, e := range a.c.PreflightAll(ctx, p) {
+	for _, e := range explain.PreflightAll(ctx, a.c.Explainer(), p) {
 		if !e.Certain() {
 			fmt.Fprintf(w, "warning: %s: %s; %s; %s\n", e.Reason, e.Message, e.Unsure, e.FixLine())
 			continue
 		}
 		fmt.Fprintf(w, "%s: %s\n", e.Reason, e.Message)
-		problems = append(problems, control.ProblemText(e.Explained))
+		problems = append(problems, explain.ProblemText(e.Explained))
 	}
 
 	problems = append(problems, a.checkRegistered(ctx, w, p)...)
@@ -172,7 +173,7 @@ func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []
 		fmt.Fprintln(w, "ports: none (a worker: no port of its own, no probe, no gateway)")
 		return nil
 	}
-	s := a.c.SeePorts(ctx, p)
+	s := explain.SeePorts(ctx, a.c.Explainer(), p)
 	if len(s.Ports) == 0 {
 		return nil
 	}
@@ -194,7 +195,7 @@ func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []
 	for _, line := range portLines(s.Ports, s.States) {
 		fmt.Fprintln(w, line)
 	}
-	for _, h := range a.c.Held(ctx, p, s) {
+	for _, h := range explain.Held(ctx, a.c.Explainer(), p, s) {
 		if line := h.Line(p); line != "" {
 			fmt.Fprintln(w, line)
 		}
@@ -223,7 +224,7 @@ func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project
 	default:
 		fmt.Fprintf(w, "runtime: %s\n", rc.Problem)
 		if e, ok := reason.Explain(rc.Reason, reason.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 check`"}); ok {
-			problems = append(problems, control.ProblemText(e))
+			problems = append(problems, explain.ProblemText(e))
 		} else {
 			problems = append(problems, "runtime "+rc.Problem+": "+jsruntime.Advice(p.Runtime))
 		}
@@ -246,7 +247,7 @@ func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Projec
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
 			e, _ := reason.Explain(reason.PortConflict, reason.Facts{Project: p.Name, Detail: fmt.Sprintf("%s (registered in %s)", err, ce.HolderFile), Again: "`bm2 check`"})
-			problems = append(problems, control.ProblemText(e))
+			problems = append(problems, explain.ProblemText(e))
 		} else {
 			problems = append(problems, err.Error())
 		}

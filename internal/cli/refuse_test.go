@@ -12,17 +12,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
 // needModeBits skips a test that needs dir on a file system whose
-// permissions the mode bits decide (control.ModeDecides): the test's
+// permissions the mode bits decide (explain.ModeDecides): the test's
 // temporary directories on a local one.
 func needModeBits(t *testing.T, dir string) {
 	t.Helper()
-	if !control.ModeDecides(dir) {
+	if !explain.ModeDecides(dir) {
 		testutil.Skip(t, testutil.Need{What: "no local file system for temporary directories", Fix: "TMPDIR=/tmp"}, dir)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
@@ -164,7 +165,7 @@ func (a *App) statusTroubles(ctx context.Context, sd Systemd, p *config.Project)
 		}
 	}
 	// What keeps the next start from working.
-	found, _ := a.c.PreflightDefinite(ctx, p, "")
+	found, _ := explain.PreflightDefinite(ctx, a.c.Explainer(), p, "")
 	for _, e := range found {
 		e.Fix = strings.ReplaceAll(e.Fix, "`bm2 serve`", "`bm2 start "+p.Name+"`")
 		fmt.Fprintf(w, "  problem: %s: %s\n  %s\n", esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))

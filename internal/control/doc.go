@@ -74,7 +74,8 @@
 //
 // Every ending of serve, start, restart and reload that reports a failed
 // project or instance, bm2 status NAME and bm2 check word it from package
-// reason's table (reasons.go): the errored mark and the event that set it
+// reason's table, through package explain (which reads the scope through
+// [Client.Explainer]): the errored mark and the event that set it
 // (reuseport_missing, loopback_only, port_in_use), the exit hook's
 // runtime_rejected event for a refusal (exit status 78), systemd's own
 // cannot-start statuses (200: cwd_missing, 217: user_missing), and for a

@@ -103,8 +103,8 @@ type Env struct {
 	// socket on port (listensOn, from /proc, by default).
 	Listening func(ctx context.Context, u view.UnitStatus, port int) (bool, error)
 	// Access tells whether id can open path (dir: enter it), for the
-	// checks before start (accessAs by default: as id when root, else
-	// only whether it exists).
+	// checks before start (explain.AccessAs by default: as id when root,
+	// else only whether it exists).
 	Access func(id identity.Identity, path string, dir bool) error
 	// PathOwner is the uid that owns path (os.Stat's, by default): whose
 	// account may enter a working directory the project's own cannot.

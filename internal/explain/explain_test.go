@@ -1,4 +1,4 @@
-package control
+package explain
 
 import (
 	"errors"
@@ -32,17 +32,17 @@ func TestAccessAs(t *testing.T) {
 	if identity.Self().UID == 65534 {
 		other.UID = 65533
 	}
-	if err := accessAs(other, filepath.Join(dir, "gone.js"), false); !errors.Is(err, fs.ErrNotExist) {
+	if err := AccessAs(other, filepath.Join(dir, "gone.js"), false); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
-	err = accessAs(other, secret, false)
+	err = AccessAs(other, secret, false)
 	if identity.Self().UID == 0 && !errors.Is(err, fs.ErrPermission) {
 		t.Errorf("another user's 0600 file, as root checking as %v: %v", other, err)
 	}
 	if identity.Self().UID != 0 && err != nil {
 		t.Errorf("checked without root: %v, want nothing known", err)
 	}
-	if err := accessAs(identity.Self(), dir, true); err != nil {
+	if err := AccessAs(identity.Self(), dir, true); err != nil {
 		t.Errorf("own dir: %v", err)
 	}
 }
@@ -55,13 +55,13 @@ func TestAccessAsFIFO(t *testing.T) {
 		t.Fatalf("mkfifo: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- accessAs(identity.Self(), fifo, false) }()
+	go func() { done <- AccessAs(identity.Self(), fifo, false) }()
 	select {
 	case err := <-done:
 		if err != nil {
-			t.Errorf("accessAs(FIFO) = %v", err)
+			t.Errorf("AccessAs(FIFO) = %v", err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("accessAs blocks on a FIFO")
+		t.Fatal("AccessAs blocks on a FIFO")
 	}
 }

@@ -1,4 +1,4 @@
-package control
+package explain
 
 import (
 	"context"
@@ -54,15 +54,16 @@ type reach struct {
 // account's groups, as initgroups gives them to User=), or the project's
 // own account (a static account of that name when one exists, else the
 // one systemd allocates, with group ='s group or its own).
-func (c *Client) projectReach(ctx context.Context, p *config.Project) reach {
-	id, err := c.LookupUser(ctx, p.Account(), p.Group)
-	if err != nil && p.OwnAccount() && !c.IsUser() {
+func projectReach(ctx context.Context, h Host, p *config.Project) reach {
+	id, err := h.LookupUser(ctx, p.Account(), p.Group)
+	accounts := h.Accounts()
+	if err != nil && p.OwnAccount() && !h.IsUser() {
 		r := reach{uid: -1, allGroups: true}
 		if p.Group != "" {
-			if c.Accounts == nil {
+			if accounts == nil {
 				return reach{unknown: true}
 			}
-			g, err := c.Accounts.Group(p.Group)
+			g, err := accounts.Group(p.Group)
 			if err != nil {
 				return reach{unknown: true}
 			}
@@ -74,14 +75,14 @@ func (c *Client) projectReach(ctx context.Context, p *config.Project) reach {
 		return reach{unknown: true}
 	}
 	r := reach{uid: id.UID, groups: []int{id.GID}}
-	if c.Accounts == nil {
+	if accounts == nil {
 		return r
 	}
-	a, err := c.Accounts.UserID(id.UID)
+	a, err := accounts.UserID(id.UID)
 	if err != nil {
 		return r
 	}
-	gids, err := c.Accounts.GroupIDs(a)
+	gids, err := accounts.GroupIDs(a)
 	if err != nil {
 		return r
 	}

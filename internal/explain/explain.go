@@ -1,4 +1,4 @@
-package control
+package explain
 
 import (
 	"context"
@@ -13,43 +13,31 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/crashlog"
-	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reason"
-	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
-// This file finds the failure mode (package failure) of a project or an
+// This file finds the failure mode (package reason) of a project or an
 // instance: from the errored mark and the event that set it, from how an
 // instance's last run ended, from its crash.log, and, before anything
 // starts, from what the project's user can see (preflight).
 
-// AgainText is the command that tries again after a fix, as the failure
-// table's {again}.
-func AgainText(p *config.Project, verb string) string {
-	return "`" + againCommand(p, verb) + "`"
-}
-
-// hintOf is an explanation's fix as the hint after an error.
-func hintOf(e reason.Explained) string {
-	return e.FixLine()
-}
-
-// ExplainErrored words the errored mark of p: its reason's mode, filled in
-// from the event that set it (the instance, the listener's address, the
-// holder of the port). inst is the instance that event names, -1 if none.
-func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, verb string) (e reason.Explained, inst int, ok bool) {
+// Errored words the errored mark of p: its reason's mode, filled in from
+// the event that set it (the instance, the listener's address, the holder
+// of the port). inst is the instance that event names, -1 if none; again
+// is the command that tries again, as the fix ends.
+func Errored(ctx context.Context, h Host, p *config.Project, mark, again string) (e reason.Explained, inst int, ok bool) {
 	why := reason.Reason(mark)
-	facts := reason.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: AgainText(p, verb), Preload: p.ReusePort == config.ReusePortPreload}
+	facts := reason.Facts{Project: p.Name, Port: p.Port, Runtime: string(p.Runtime), Again: again, Preload: p.ReusePort == config.ReusePortPreload}
 	kind := journal.ReuseportMissing
 	if why == reason.PortInUse {
 		kind = journal.InstanceErrored
 	}
 	inst = -1
-	ev, found := c.eventOfMark(ctx, p.Name, kind, why)
+	ev, found := eventOfMark(ctx, h, p.Name, kind, why)
 	if found && ev.Reason == why {
 		facts.Instance = ev.Instance
 		if ev.Port != 0 {
@@ -73,7 +61,7 @@ func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, ve
 	return e, inst, true
 }
 
-// markEventWait bounds how long ExplainErrored waits for the event of a
+// markEventWait bounds how long Errored waits for the event of a
 // mark it has just seen: root's side writes the mark first and sends the
 // event right after, and on a loaded host journalctl may not have it yet.
 const markEventWait = 2 * time.Second
@@ -81,14 +69,14 @@ const markEventWait = 2 * time.Second
 // eventOfMark is the last event of kind for the project, waiting up to
 // markEventWait for one with reason why (the words of a loopback_only or
 // port_in_use verdict are in it alone).
-func (c *Client) eventOfMark(ctx context.Context, project string, kind journal.Kind, why reason.Reason) (journal.Event, bool) {
-	ev, found := c.lastEvent(ctx, project, kind)
+func eventOfMark(ctx context.Context, h Host, project string, kind journal.Kind, why reason.Reason) (journal.Event, bool) {
+	ev, found := h.LastEvent(ctx, project, kind)
 	if (found && ev.Reason == why) || why == reason.ReuseportMissing {
 		return ev, found
 	}
-	wctx, cancel := c.Clock.WithTimeout(ctx, markEventWait)
+	wctx, cancel := h.Clock().WithTimeout(ctx, markEventWait)
 	defer cancel()
-	tick, stop := c.Clock.Tick(100 * time.Millisecond)
+	tick, stop := h.Clock().Tick(100 * time.Millisecond)
 	defer stop()
 	for {
 		select {
@@ -96,7 +84,7 @@ func (c *Client) eventOfMark(ctx context.Context, project string, kind journal.K
 			return ev, found
 		case <-tick:
 		}
-		if ev, found = c.lastEvent(ctx, project, kind); found && ev.Reason == why {
+		if ev, found = h.LastEvent(ctx, project, kind); found && ev.Reason == why {
 			return ev, found
 		}
 	}
@@ -115,34 +103,21 @@ const verdictRecent = time.Minute
 // InvocationID). A run that ended before gets the one there is, or none,
 // at once (bm2 status does not wait for an event lost long ago); so does
 // a run without an invocation, which gets the last one of the instance.
-func (c *Client) verdictOf(ctx context.Context, project, id string, u view.UnitStatus) (journal.Event, bool) {
+func verdictOf(ctx context.Context, h Host, project, id string, u view.UnitStatus) (journal.Event, bool) {
 	invocation := u.InvocationID
 	last := func() (journal.Event, bool) {
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		var last journal.Event
-		found := false
-		q := journal.EventQuery([]string{project}, journal.RuntimeRejected, journal.InstanceCrashed)
-		q.Matches = append(q.Matches, journal.FieldInstance+"="+id)
-		q.Lines = 1
-		_ = c.ReadJournal(rctx, q, func(e journal.Entry) error {
-			if ev, ok := c.Decode(e); ok && ev.Instance == id {
-				last, found = ev, true
-			}
-			return nil
-		})
-		return last, found
+		return h.InstanceEvent(ctx, project, id, journal.RuntimeRejected, journal.InstanceCrashed)
 	}
 	ev, found := last()
 	if invocation == "" || (found && ev.Invocation == invocation) {
 		return ev, found
 	}
-	if !u.InactiveEnter.IsZero() && c.Now().Sub(u.InactiveEnter) > verdictRecent {
+	if !u.InactiveEnter.IsZero() && h.Now().Sub(u.InactiveEnter) > verdictRecent {
 		return journal.Event{}, false
 	}
-	wctx, cancel := c.Clock.WithTimeout(ctx, markEventWait)
+	wctx, cancel := h.Clock().WithTimeout(ctx, markEventWait)
 	defer cancel()
-	tick, stop := c.Clock.Tick(50 * time.Millisecond)
+	tick, stop := h.Clock().Tick(50 * time.Millisecond)
 	defer stop()
 	for {
 		select {
@@ -156,17 +131,17 @@ func (c *Client) verdictOf(ctx context.Context, project, id string, u view.UnitS
 	}
 }
 
-// ExplainInstance words how instance i of p failed (u: its last state),
+// Instance words how instance i of p failed (u: its last state),
 // when that is one of the failure modes: a refusal (the exit hook's
 // runtime_rejected event says which), systemd's own cannot-start statuses,
 // a crash loop (with the last crash.log line, or the missing script or
 // directory that caused it).
 //
 // again is the command that tries again, as the fix ends.
-func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u view.UnitStatus, why, again string) (reason.Explained, bool) {
+func Instance(ctx context.Context, h Host, p *config.Project, i int, u view.UnitStatus, why, again string) (reason.Explained, bool) {
 	id := units.InstanceID(p.Name, i)
 	facts := reason.Facts{Project: p.Name, Instance: id, Port: p.InstancePort(i), Runtime: string(p.Runtime), Again: again, Preload: p.ReusePort == config.ReusePortPreload}
-	if m, ok := c.MarkOf(p, i, u); ok && m.Reason == string(reason.PortInUse) {
+	if m, ok := h.MarkOf(p, i, u); ok && m.Reason == string(reason.PortInUse) {
 		// The exit hook's mark names who holds the port.
 		facts.Detail = m.Detail
 		if facts.Detail == "" {
@@ -184,7 +159,7 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 	case exited && u.ExecMainStatus == 78:
 		r := reason.Rejected
 		facts.Detail = "the cause is not known to bm2"
-		if ev, ok := c.verdictOf(ctx, p.Name, id, u); ok && ev.Kind == journal.RuntimeRejected && ev.Reason.Refusal() {
+		if ev, ok := verdictOf(ctx, h, p.Name, id, u); ok && ev.Kind == journal.RuntimeRejected && ev.Reason.Refusal() {
 			r = ev.Reason
 			_, what, _ := strings.Cut(ev.Message, " not started: ")
 			what, _, _ = strings.Cut(what, " (install ") // the fix says it
@@ -197,13 +172,13 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 		if r == reason.CwdMissing {
 			facts.Detail = fmt.Sprintf("%s does not exist or cannot be entered by the app's user (systemd: exit status 200/CHDIR)", p.Cwd)
 			if p.OwnAccount() {
-				facts.Detail += c.ownerCould(ctx, p.Cwd)
+				facts.Detail += ownerCould(ctx, h, p.Cwd)
 			}
 		}
 		return reason.Explain(r, facts)
 	case why == string(reason.Budget):
 		// A crash loop: what made it, when bm2 can tell, else the last crash.
-		found, _ := c.PreflightDefinite(ctx, p, id)
+		found, _ := PreflightDefinite(ctx, h, p, id)
 		for _, pe := range found {
 			if pe.Reason == reason.ScriptMissing || pe.Reason == reason.CwdMissing || pe.Reason == reason.EnvFile {
 				pe.Fix = strings.Replace(pe.Fix, "`bm2 start "+p.Name+"`", again, 1)
@@ -215,10 +190,10 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 		// hook wrote for that run (it names an OOM kill, say); never
 		// one of an older run: a run systemd could not even start
 		// (233/RUNTIME_DIRECTORY) has no hook to write one.
-		run, _ := c.runLog(ctx, p, units.Instance(p.Name, i), u)
-		facts.Detail = exitWords(u, run)
-		if run.FirstError() == "" {
-			lines := c.crashLogs().LastLines(p.Name, id, 4)
+		words, logged := h.RunWords(ctx, p, i, u)
+		facts.Detail = words
+		if !logged {
+			lines := h.CrashLines(p.Name, id, 4)
 			for k := len(lines) - 1; k >= 0; k-- {
 				cl, ok := crashlog.ParseLine(lines[k])
 				if !ok || cl.Reason == reason.Budget {
@@ -231,7 +206,7 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 			}
 		}
 		e, ok := reason.Explain(reason.Budget, facts)
-		if denied := c.deniedBind(p, id, u); denied != "" {
+		if denied := deniedBind(h, p, id, u); denied != "" {
 			// The fence saw the app bind another port than its own:
 			// that, and its fix, say more than the app's EPERM.
 			e.Fix = denied + "; then " + again
@@ -244,8 +219,8 @@ func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, 
 // deniedBind is what the exit hook wrote of a bind the port fence denied
 // instance id's last run (hooks.DeniedText: the port, and what to
 // write), from the run's own crash.log line; "" when it wrote none.
-func (c *Client) deniedBind(p *config.Project, id string, u view.UnitStatus) string {
-	lines := c.crashLogs().LastLines(p.Name, id, 4)
+func deniedBind(h Host, p *config.Project, id string, u view.UnitStatus) string {
+	lines := h.CrashLines(p.Name, id, 4)
 	for k := len(lines) - 1; k >= 0; k-- {
 		cl, ok := crashlog.ParseLine(lines[k])
 		if !ok || cl.Reason == reason.Budget {
@@ -259,9 +234,6 @@ func (c *Client) deniedBind(p *config.Project, id string, u view.UnitStatus) str
 	}
 	return ""
 }
-
-// crashLogs is where the scope's crash logs are.
-func (c *Client) crashLogs() crashlog.Logs { return c.Layout.CrashLogs }
 
 // Finding is one failure mode of a project found before it starts
 // (Preflight), worded with its fix.
@@ -283,8 +255,8 @@ func (f Finding) Certain() bool { return f.Missing || f.Denied }
 
 // PreflightDefinite is Preflight, with definite marking the findings no
 // start can get past (Finding.Certain).
-func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst string) (found []reason.Explained, definite []bool) {
-	for _, f := range c.Preflight(ctx, p, inst) {
+func PreflightDefinite(ctx context.Context, h Host, p *config.Project, inst string) (found []reason.Explained, definite []bool) {
+	for _, f := range Preflight(ctx, h, p, inst) {
 		found = append(found, f.Explained)
 		definite = append(definite, f.Certain())
 	}
@@ -295,13 +267,14 @@ func (c *Client) PreflightDefinite(ctx context.Context, p *config.Project, inst 
 // starts, as its user sees things: a user that does not exist, a working
 // directory, script or env_file that is missing or that user cannot use.
 // (The runtime, the ports and conflicts are checked where they were
-// already: checkRuntime, check's port lines, CheckConflict.) Each one
+// already: the runtime check, check's port lines, the registry's
+// conflicts.) Each one
 // comes worded with its fix, and says whether it is certain (missing, or
 // certainly out of the account's reach) or only what bm2 saw.
 //
 // inst is the instance the words name ("" for the first); they end with
 // `bm2 serve` without one, `bm2 start <project>` with one.
-func (c *Client) Preflight(ctx context.Context, p *config.Project, inst string) (found []Finding) {
+func Preflight(ctx context.Context, h Host, p *config.Project, inst string) (found []Finding) {
 	again := "`bm2 serve`"
 	if inst != "" {
 		again = ""
@@ -318,7 +291,7 @@ func (c *Client) Preflight(ctx context.Context, p *config.Project, inst string) 
 		f := Finding{Explained: e, Missing: errors.Is(err, fs.ErrNotExist)}
 		if !f.Missing && errors.Is(err, fs.ErrPermission) {
 			if r == nil {
-				pr := c.projectReach(ctx, p)
+				pr := projectReach(ctx, h, p)
 				r = &pr
 			}
 			f.Denied = surelyDenied(*r, path, dir)
@@ -331,27 +304,27 @@ func (c *Client) Preflight(ctx context.Context, p *config.Project, inst string) 
 	var id identity.Identity
 	if !p.OwnAccount() {
 		var err error
-		id, err = c.LookupUser(ctx, p.User, p.Group)
+		id, err = h.LookupUser(ctx, p.User, p.Group)
 		if err != nil && p.Group != "" {
 			// The user may be there and the group not: not user_missing.
-			id, err = c.LookupUser(ctx, p.User, "")
+			id, err = h.LookupUser(ctx, p.User, "")
 		}
 		if err != nil {
 			add(reason.UserMissing, p.User, fs.ErrNotExist, "", false)
 			return found
 		}
 	} else {
-		id, _ = c.ProjectIdentity(ctx, p, false)
+		id, _ = h.ProjectIdentity(ctx, p, false)
 	}
 	who := id.Name
 	if who == "" {
 		who = id.String()
 	}
-	access := c.access()
+	access := h.Access
 	if err := access(id, p.Cwd, true); err != nil {
 		detail := accessText(p.Cwd, err, who)
 		if !errors.Is(err, fs.ErrNotExist) && p.OwnAccount() {
-			detail += c.ownerCould(ctx, p.Cwd)
+			detail += ownerCould(ctx, h, p.Cwd)
 		}
 		add(reason.CwdMissing, detail, err, p.Cwd, true)
 		return found
@@ -371,49 +344,29 @@ func (c *Client) Preflight(ctx context.Context, p *config.Project, inst string) 
 	return found
 }
 
-// access is Env.Access, accessAs when unset.
-func (c *Client) access() func(id identity.Identity, path string, dir bool) error {
-	if c.Access != nil {
-		return c.Access
-	}
-	return accessAs
-}
-
 // ownerCould is what a project on its own account may do when that
 // account cannot enter dir: run as dir's owner, where the owner can (a
 // user's home directory is closed to other accounts on Debian 13 and
 // Ubuntu, and a PM2 app lives in one). "" when the owner is root, not in
 // the user database, or cannot enter dir either.
-func (c *Client) ownerCould(ctx context.Context, dir string) string {
-	if c.PathOwner == nil || c.Accounts == nil || c.LookupUser == nil {
+func ownerCould(ctx context.Context, h Host, dir string) string {
+	accounts := h.Accounts()
+	if accounts == nil {
 		return ""
 	}
-	uid, err := c.PathOwner(dir)
+	uid, err := h.PathOwner(dir)
 	if err != nil || uid == 0 {
 		return ""
 	}
-	a, err := c.Accounts.UserID(uid)
+	a, err := accounts.UserID(uid)
 	if err != nil || a.Name == "" {
 		return ""
 	}
-	id, err := c.LookupUser(ctx, a.Name, "")
-	if err != nil || c.access()(id, dir, true) != nil {
+	id, err := h.LookupUser(ctx, a.Name, "")
+	if err != nil || h.Access(id, dir, true) != nil {
 		return ""
 	}
 	return fmt.Sprintf("; %s, who owns it, can: `user = %q` in bm2.toml runs the app as %s", a.Name, a.Name, a.Name)
-}
-
-// statOwner is the uid that owns path.
-func statOwner(path string) (int, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, fmt.Errorf("%s: no owner", path)
-	}
-	return int(st.Uid), nil
 }
 
 // accessText is the {detail} of a path the project's user cannot use.
@@ -428,10 +381,10 @@ func accessText(path string, err error, who string) string {
 	return fmt.Sprintf("%s: %v (as user %s)", path, err, who)
 }
 
-// accessAs opens path (a directory: enters it) as id; a caller that cannot
+// AccessAs opens path (a directory: enters it) as id; a caller that cannot
 // take id (not root) checks as itself, and then only that the path
 // exists: whether id may read it is not known.
-func accessAs(id identity.Identity, path string, dir bool) error {
+func AccessAs(id identity.Identity, path string, dir bool) error {
 	try := func() error {
 		if dir {
 			// Entering takes search permission on it, which stat of
@@ -457,41 +410,9 @@ func accessAs(id identity.Identity, path string, dir bool) error {
 	return err
 }
 
-// preflightErr is serve's refusal of the certain preflight failures: a
-// user or path that is missing, and unless force, a path the account
-// certainly cannot use. What bm2 cannot be certain of is a warning.
-func (c *Client) preflightErr(ctx context.Context, p *config.Project, force bool) error {
-	var msgs []string
-	var first *Finding
-	found := c.Preflight(ctx, p, "")
-	for k, f := range found {
-		switch {
-		case f.Denied && force:
-			c.warn("%s: %s (--force: serving anyway)", f.Reason, f.Message)
-			continue
-		case !f.Certain():
-			c.warn("%s: %s; %s", f.Reason, f.Message, f.Unsure)
-			c.aside("%s", hintOf(f.Explained))
-			continue
-		}
-		msgs = append(msgs, string(f.Reason)+": "+f.Message)
-		if first == nil {
-			first = &found[k]
-		}
-	}
-	if first == nil {
-		return nil
-	}
-	hint := hintOf(first.Explained)
-	if first.Denied {
-		hint += ForceHint
-	}
-	return fail(Invalid, hint, errors.New(strings.Join(msgs, "\n")))
-}
-
 // PreflightAll is every preflight failure of p, worded for bm2 check.
-func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []Finding {
-	found := c.Preflight(ctx, p, "")
+func PreflightAll(ctx context.Context, h Host, p *config.Project) []Finding {
+	found := Preflight(ctx, h, p, "")
 	for k := range found {
 		found[k].Fix = strings.ReplaceAll(found[k].Fix, "then `bm2 serve`", "then `bm2 check`")
 	}
@@ -501,38 +422,4 @@ func (c *Client) PreflightAll(ctx context.Context, p *config.Project) []Finding 
 // ProblemText is one of bm2 check's problems: reason, message and fix.
 func ProblemText(e reason.Explained) string {
 	return fmt.Sprintf("%s: %s; fix: %s", e.Reason, e.Message, e.Fix)
-}
-
-// HolderOf names a listener on port that belongs to another user than
-// id (PortHolder; hooks.ForeignHolder by default). id's UID unknown: none.
-func (c *Client) HolderOf(port int, id identity.Identity) (string, bool) {
-	holder := c.PortHolder
-	if holder == nil {
-		holder = hooks.ForeignHolder
-	}
-	if id.UID < 0 {
-		return "", false
-	}
-	return holder(port, uint32(id.UID))
-}
-
-// MarkOf is the errored mark of instance i of p (port_in_use, set by the
-// exit hook), when the instance is down: a mark stops only the next start,
-// so a run that is up is not what it speaks of.
-func (c *Client) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
-	switch st, _ := view.InstanceState(u); st {
-	case view.StateOnline, view.StateLaunching, view.StateStopping:
-		return state.Mark{}, false
-	}
-	return c.InstanceMark(units.InstanceID(p.Name, i))
-}
-
-// InstanceStateOf is ProjectInstanceState with the instance's own errored
-// mark: a marked instance that is down is errored, for the mark's reason.
-func (c *Client) InstanceStateOf(p *config.Project, i int, u view.UnitStatus) (st, reason string) {
-	st, reason = view.ProjectInstanceState(u, p.MaxRestarts)
-	if m, ok := c.MarkOf(p, i, u); ok {
-		return view.StateErrored, m.Reason
-	}
-	return st, reason
 }
