@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/registry"
 )
 
 // MetricsSocket is the scrape endpoint of bm2 metrics, in both scopes
@@ -23,7 +24,7 @@ const (
 	UserMetricsPort = 9616
 )
 
-// CheckConflict is [config.CheckConflict] of p against the registered
+// CheckConflict is registry.CheckConflict of p against the registered
 // projects (entries, but for p's own name) and then against the scrape
 // endpoints' ports, so that no project is registered on them, whether the
 // socket is enabled or not: bm2 serve, bm2 scale and bm2 check refuse a
@@ -37,10 +38,7 @@ const (
 // shipped port: a user's project on 9615 would find it taken once root
 // enables the socket, and the same for a system project on 9616.
 func (c *Client) CheckConflict(ctx context.Context, p *config.Project, entries []entry) error {
-	if err := config.CheckConflict(p, Held(entries, p.Name)); err != nil {
-		return err
-	}
-	return config.CheckConflict(p, c.metricsHolders(ctx))
+	return registry.CheckConflict(p, entries, func() []*config.Project { return c.metricsHolders(ctx) })
 }
 
 // metricsHolders are the scrape endpoints' ports, as projects that hold

@@ -116,11 +116,11 @@ func (c *Client) migrateOne(p *config.Project, file, backup string) error {
 	if err := safefs.Write(backup, orig, 0o600); err != nil {
 		return err
 	}
-	reg, err := c.registration(p)
+	reg, err := c.newRegistration(p)
 	if err != nil {
 		return err
 	}
-	if err := reg.write(); err != nil {
+	if err := reg.Write(); err != nil {
 		return fmt.Errorf("migrate %s: %w", file, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/units"
 )
@@ -26,17 +27,6 @@ type entry = config.Entry
 func (c *Client) Registry() ([]entry, config.Loaded) {
 	l := config.Load(c.SearchPath(), c.ConfigOptions())
 	return l.Entries, l
-}
-
-// Held returns the valid registered projects other than the one named.
-func Held(entries []entry, except string) []*config.Project {
-	var out []*config.Project
-	for _, e := range entries {
-		if e.Project != nil && e.Name != except {
-			out = append(out, e.Project)
-		}
-	}
-	return out
 }
 
 // FindProject returns the registered project of that name; a missing one
@@ -244,53 +234,10 @@ func (c *Client) Summary(p *config.Project) string {
 	return p.Summary() + ", as " + c.runsAs(p)
 }
 
-// sameSource tells whether p comes from where the registered project old
-// came from: the same file (Source), or, for a project registered before
-// bm2 recorded it, a file in its cwd.
-func sameSource(old, p *config.Project) bool {
-	if old.Source != "" {
-		return filepath.Clean(old.Source) == filepath.Clean(p.Source)
-	}
-	return filepath.Dir(filepath.Clean(p.Source)) == filepath.Clean(old.Cwd)
-}
-
-// CheckOwner is "one owner per name": a name registered from another
-// source (another cwd or file) is not taken over without --replace. A
-// project served from its registered file itself keeps the source that
-// file records.
+// CheckOwner is "one owner per name" (registry.CheckOwner): a name
+// registered from another source is not taken over without --replace.
 func (c *Client) CheckOwner(p *config.Project, entries []entry, replace bool) error {
-	if replace || p.Source == "" {
-		return nil
-	}
-	for _, e := range entries {
-		if e.Name != p.Name {
-			continue
-		}
-		if filepath.Clean(p.Source) == filepath.Clean(e.Path) {
-			// The registered file itself, served again (root's, where
-			// only root writes): it keeps the source it records.
-			if e.Project != nil {
-				p.Source = e.Project.Source
-			}
-			return nil
-		}
-		if e.Project != nil && sameSource(e.Project, p) {
-			return nil
-		}
-		from := ""
-		switch {
-		case e.Project == nil:
-			from = fmt.Sprintf("in %s, which bm2 cannot read (%v), so it cannot tell where from", e.Path, e.Err)
-		case e.Project.Source != "":
-			from = fmt.Sprintf("from %s (cwd %s) in %s", e.Project.Source, e.Project.Cwd, e.Path)
-		default:
-			from = fmt.Sprintf("from cwd %s in %s", e.Project.Cwd, e.Path)
-		}
-		return fail(Invalid,
-			fmt.Sprintf("choose another name in %s; or, to move %s here (its account, state and private part go with the name), run bm2 serve --replace", p.Source, p.Name),
-			fmt.Errorf("project %s is registered %s, not from %s: a name has one owner", p.Name, from, p.Source))
-	}
-	return nil
+	return refused(registry.CheckOwner(p, entries, replace))
 }
 
 // suggestName offers a project name for a dir: its base name when that is

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
@@ -93,14 +94,14 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 		return nil
 	}
 
-	reg := &registration{p: &q}
+	reg := &registry.Registration{P: &q}
 	if rewrite {
 		if reg, err = c.scaleRewrite(ctx, p, &q, own); err != nil {
 			return err
 		}
 	}
-	if reg.changed {
-		if err := reg.write(); err != nil {
+	if reg.Changed {
+		if err := reg.Write(); err != nil {
 			return c.rootHint(err)
 		}
 		c.say("updated %s: instances = %s (was %s)", p.File, countText(&q), countText(p))
@@ -118,7 +119,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	if err := c.stopScaledDown(ctx, sd, &q, was.extra); err != nil {
 		return err
 	}
-	if reg.changed || was.behind {
+	if reg.Changed || was.behind {
 		if err := sd.Reload(ctx); err != nil {
 			return err
 		}
@@ -141,7 +142,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 // scaleRewrite is the registration of q, p with its new count, when bm2
 // may rewrite p's file (own: serve registered it) and the count fits
 // beside the other projects' ports.
-func (c *Client) scaleRewrite(ctx context.Context, p, q *config.Project, own bool) (*registration, error) {
+func (c *Client) scaleRewrite(ctx context.Context, p, q *config.Project, own bool) (*registry.Registration, error) {
 	if !own {
 		return nil, fail(Failed,
 			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(q), p.File, p.Name, q.Instances),
@@ -277,17 +278,17 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 // file written by hand is rewritten only when that loses nothing its
 // author wrote: one with comments of its own is refused (its author
 // changes instances = there, and scale applies it).
-func (c *Client) scaleRegistration(p, q *config.Project) (*registration, error) {
-	reg, err := c.registration(q)
+func (c *Client) scaleRegistration(p, q *config.Project) (*registry.Registration, error) {
+	reg, err := c.newRegistration(q)
 	if err != nil {
 		return nil, err
 	}
-	if !reg.existed {
+	if !reg.Existed {
 		return nil, fmt.Errorf("%s is gone: nothing was changed", p.File)
 	}
 	// The private part stays as it is, byte for byte: the new project
 	// file must read back as q beside it.
-	src := config.Source{Path: q.File, Data: reg.public, PrivatePath: config.PrivatePath(q.File), PrivateData: reg.oldPrivate}
+	src := config.Source{Path: q.File, Data: reg.Public, PrivatePath: config.PrivatePath(q.File), PrivateData: reg.OldPrivate}
 	if r, err := config.ParseSource(src, c.ConfigOptions()); err != nil || !config.Equal(q, r) {
 		hint := "`bm2 serve` in " + p.Cwd + " registers it afresh"
 		if r == nil || p.SecretsInFile {
@@ -296,9 +297,9 @@ func (c *Client) scaleRegistration(p, q *config.Project) (*registration, error) 
 		return nil, fail(Failed, hint,
 			fmt.Errorf("%s cannot be rewritten without changing its private part %s: nothing was changed", p.File, config.PrivatePath(p.File)))
 	}
-	reg.private, reg.keepPrivate = reg.oldPrivate, true
-	reg.changed = !bytes.Equal(reg.oldPublic, reg.public)
-	if canon, _ := config.Marshal(p); reg.changed && !bytes.Equal(reg.oldPublic, canon) && config.HasOwnComments(reg.oldPublic) {
+	reg.Private, reg.KeepPrivate = reg.OldPrivate, true
+	reg.Changed = !bytes.Equal(reg.OldPublic, reg.Public)
+	if canon, _ := config.Marshal(p); reg.Changed && !bytes.Equal(reg.OldPublic, canon) && config.HasOwnComments(reg.OldPublic) {
 		return nil, fail(Failed,
 			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay",
 				countText(q), p.File, p.Name, q.Instances),

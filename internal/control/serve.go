@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,8 +14,8 @@ import (
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/relay"
-	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -102,11 +101,11 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.heldErr(ctx, p, f.Force); err != nil {
 		return err
 	}
-	reg, err := c.registration(p)
+	reg, err := c.newRegistration(p)
 	if err != nil {
 		return err
 	}
-	changed := reg.changed
+	changed := reg.Changed
 	if changed {
 		c.noteInstances(p, entries)
 	}
@@ -240,14 +239,14 @@ func observe(before []view.UnitStatus) unitsWere {
 // took the project: a project it skipped has no target, and what serve
 // wrote for it is taken back. A reload that fails leaves the registration
 // in place: it passed every check, and the next daemon-reload loads it.
-func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, reg *registration, stale bool) error {
-	changed := reg.changed
+func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, reg *registry.Registration, stale bool) error {
+	changed := reg.Changed
 	if changed {
-		if err := reg.write(); err != nil {
+		if err := reg.Write(); err != nil {
 			return c.rootHint(err)
 		}
 		verb := "registered"
-		if reg.existed {
+		if reg.Existed {
 			verb = "updated"
 		}
 		if c.IsUser() {
@@ -255,7 +254,7 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 		} else {
 			c.say("%s %s: %s", verb, p.File, c.Summary(p))
 		}
-		if reg.private != nil {
+		if reg.Private != nil {
 			c.say("kept %s in %s, which only %s can read", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
 		}
 	} else {
@@ -356,17 +355,17 @@ func conflictErr(err error) error {
 // reloaded again, so that a failed serve leaves the registry as it found
 // it. The error is the generator's reason when bm2 can tell it (the same
 // port conflict a serve run after the other file was written reports).
-func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *registration) error {
+func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *registry.Registration) error {
 	var cause error
 	_, l := c.Registry()
 	if e, ok := l.Find(p.Name); ok && e.Err != nil && filepath.Clean(e.Path) == filepath.Clean(p.File) {
 		cause = e.Err
 	}
-	if reg.changed {
+	if reg.Changed {
 		// Taken back even when the command was interrupted meanwhile.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultTimeout)
 		defer cancel()
-		err := reg.undo()
+		err := reg.Undo()
 		if err == nil {
 			err = sd.Reload(ctx)
 		}
@@ -377,7 +376,7 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 			}
 			return fmt.Errorf("systemd has no units for %s after daemon-reload (%s), and taking back %s failed: %w", p.Name, why, p.File, err)
 		}
-		if reg.existed {
+		if reg.Existed {
 			c.say("put the previous %s back: systemd did not take the new one", p.File)
 		} else {
 			c.say("removed %s again: systemd did not take it", p.File)
@@ -514,135 +513,6 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 		}
 	}
 	return c.stopStaleTimer(ctx, sd, p)
-}
-
-// registration is what bm2 serve writes for a project: the project file,
-// which every user may read, and its private part ([env] and the webhook),
-// which only root may (config.Marshal).
-type registration struct {
-	p               *config.Project
-	public, private []byte
-	oldPublic       []byte      // what the project file held before, if it existed
-	oldMode         os.FileMode // and its mode
-	oldPrivate      []byte      // what the private part held before, nil if none
-	existed         bool        // the project file was there before
-	changed         bool
-	// keepPrivate: only the project file is written (bm2 scale); the
-	// private part is left as it is, and undo does not touch it.
-	keepPrivate bool
-}
-
-// registration works out what to write for p and whether anything
-// changes. A hand-written file that means the same is left alone, unless
-// it holds secrets every user may read: those move to the private part.
-func (c *Client) registration(p *config.Project) (*registration, error) {
-	r := &registration{p: p}
-	r.public, r.private = config.Marshal(p)
-	src := config.Source{Path: p.File, Data: r.public, PrivatePath: config.PrivatePath(p.File), PrivateData: r.private}
-	if q, err := config.ParseSource(src, c.ConfigOptions()); err != nil || !config.Equal(p, q) {
-		return nil, fmt.Errorf("internal error: the registered files would not read back as the project (%v); please report this", err)
-	}
-	old, err := os.ReadFile(p.File)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, c.rootHint(fmt.Errorf("read %s: %w", p.File, err))
-	}
-	r.existed = err == nil
-	if r.existed {
-		r.oldPublic, r.oldMode = old, 0o644
-		if st, err := os.Stat(p.File); err == nil {
-			r.oldMode = st.Mode().Perm()
-		}
-	}
-	r.oldPrivate, err = os.ReadFile(src.PrivatePath)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, c.rootHint(fmt.Errorf("read %s: %w", src.PrivatePath, err))
-	}
-	r.changed = !bytes.Equal(old, r.public) || !bytes.Equal(r.oldPrivate, r.private)
-	if r.changed && r.existed {
-		oldSrc := config.Source{Path: p.File, Data: old, PrivatePath: src.PrivatePath, PrivateData: r.oldPrivate}
-		if q, err := config.ParseSource(oldSrc, c.ConfigOptions()); err == nil && !q.SecretsInFile {
-			if q.Source == "" {
-				// Registered before bm2 recorded the source, from where
-				// this one comes (checkOwner): not a change to restart for.
-				q.Source = p.Source
-			}
-			if config.Equal(p, q) {
-				r.changed = false
-			}
-		}
-	}
-	return r, nil
-}
-
-// write registers the project: the private part first (so the project
-// file never names secrets that are not in place), then the project file;
-// if that fails, the private part is put back as it was.
-func (r *registration) write() error {
-	priv := config.PrivatePath(r.p.File)
-	if r.private != nil && !r.keepPrivate {
-		if err := os.MkdirAll(filepath.Dir(priv), 0o700); err != nil {
-			return fmt.Errorf("create %s: %w", filepath.Dir(priv), err)
-		}
-		if err := safefs.Write(priv, r.private, 0o600); err != nil {
-			return fmt.Errorf("write %s: %w", priv, err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(r.p.File), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(r.p.File), err)
-	}
-	if err := safefs.Write(r.p.File, r.public, 0o644); err != nil {
-		if r.keepPrivate {
-			return fmt.Errorf("write %s: %w", r.p.File, err)
-		}
-		if r.oldPrivate != nil {
-			_ = safefs.Write(priv, r.oldPrivate, 0o600)
-		} else if r.private != nil {
-			_ = safefs.Remove(priv)
-		}
-		return fmt.Errorf("write %s: %w", r.p.File, err)
-	}
-	if r.private == nil && r.oldPrivate != nil && !r.keepPrivate {
-		if err := safefs.Remove(priv); err != nil {
-			return fmt.Errorf("remove %s: %w", priv, err)
-		}
-	}
-	return nil
-}
-
-// undo takes back what write did: the previous project file and private
-// part are put back, or removed when there were none. The private part
-// goes first when a project file stays and last when it goes, in the
-// order write keeps: no project file is left naming secrets that are not
-// in place.
-func (r *registration) undo() error {
-	priv := config.PrivatePath(r.p.File)
-	restorePrivate := func() error {
-		switch {
-		case r.keepPrivate:
-		case r.oldPrivate != nil:
-			if err := safefs.Write(priv, r.oldPrivate, 0o600); err != nil {
-				return fmt.Errorf("write %s: %w", priv, err)
-			}
-		case r.private != nil:
-			if err := safefs.Remove(priv); err != nil {
-				return fmt.Errorf("remove %s: %w", priv, err)
-			}
-		}
-		return nil
-	}
-	if !r.existed {
-		if err := safefs.Remove(r.p.File); err != nil {
-			return fmt.Errorf("remove %s: %w", r.p.File, err)
-		}
-		return restorePrivate()
-	}
-	if err := restorePrivate(); err != nil {
-		return err
-	}
-	if err := safefs.Write(r.p.File, r.oldPublic, r.oldMode); err != nil {
-		return fmt.Errorf("write %s: %w", r.p.File, err)
-	}
-	return nil
 }
 
 // privateWhat names what a project keeps in its private part.

@@ -4,76 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/units"
 )
-
-// ProjectLock is the flock of one project's reload.
-type ProjectLock struct{ f *os.File }
-
-// Unlock releases the lock; a nil lock is not held.
-func (l *ProjectLock) Unlock() {
-	if l != nil && l.f != nil {
-		l.f.Close() // releases the flock
-	}
-}
-
-// lockPath is the lock file of a project's reloads.
-func (c *Client) lockPath(name string) string {
-	return filepath.Join(c.Layout.StateDir, "reload", name+".lock")
-}
-
-// TryLockProject takes the project's reload lock without waiting. held is
-// false (and the lock nil) when another command has it; holder is then
-// the pid it wrote, when known.
-func (c *Client) TryLockProject(name string) (l *ProjectLock, holder int, err error) {
-	path := c.lockPath(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, 0, c.rootHint(fmt.Errorf("create %s: %w", filepath.Dir(path), err))
-	}
-	f, err := safefs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, 0, c.rootHint(fmt.Errorf("open %s: %w", path, err))
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		data, _ := os.ReadFile(path)
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-			return nil, pid, nil
-		}
-		return nil, 0, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return &ProjectLock{f: f}, 0, nil
-}
-
-// lockProject takes the reload lock or says who has it.
-func (c *Client) lockProject(name string) (*ProjectLock, error) {
-	l, holder, err := c.TryLockProject(name)
-	if err != nil || l != nil {
-		return l, err
-	}
-	who := "another bm2 command"
-	if holder > 0 {
-		who += fmt.Sprintf(" (pid %d)", holder)
-	}
-	return nil, fail(Failed, "wait for it to finish, then try again",
-		fmt.Errorf("%s is reloading or scaling %s", who, name))
-}
 
 // LeftSurge reports a surge that runs while no reload holds the project's
 // lock (so one that a reload left behind); it changes nothing.

@@ -1,4 +1,4 @@
-package control
+package registry
 
 import (
 	"context"
@@ -20,10 +20,12 @@ import (
 // again.
 const lockPoll = 20 * time.Millisecond
 
-// lockRegistry takes the registry lock, waiting for it while another
-// command holds it (saying once on stderr that it waits, and for which
-// PID), until ctx ends or timeout (when positive) passes. The returned
-// function releases it; calling it more than once is harmless.
+// Lock takes the registry lock, the file at path (the scope's
+// layout.Layout.LockFile), waiting for it while another command holds
+// it (calling waiting once when it starts to, with " (pid N)" naming the
+// holder, or ""), until ctx ends or timeout (when positive) passes: then
+// the error is a *WaitError. The returned function releases it; calling
+// it more than once is harmless.
 //
 // The registered projects are the files in the config dir (and their
 // private parts), and whether one more may be added depends on all the
@@ -43,14 +45,10 @@ const lockPoll = 20 * time.Millisecond
 // bm2 killed with SIGKILL never leaves a stale lock behind. The holder
 // writes its PID into the file, so that a command waiting for the lock can
 // tell whom it waits for.
-func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
-	if err := c.ensureUserDirs(); err != nil {
-		return nil, err
-	}
-	path := c.Layout.LockFile
+func Lock(ctx context.Context, path string, timeout time.Duration, waiting func(holder string)) (unlock func(), err error) {
 	fd, err := openLockFile(path)
 	if err != nil {
-		return nil, c.rootHint(fmt.Errorf("lock the registered projects: %w", err))
+		return nil, fmt.Errorf("lock the registered projects: %w", err)
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -58,9 +56,9 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 		defer cancel()
 	}
 	var (
-		waiting bool
-		since   time.Time
-		holder  string // " (pid N)", or "" when unknown
+		waited bool
+		since  time.Time
+		holder string // " (pid N)", or "" when unknown
 	)
 	for {
 		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
@@ -74,19 +72,19 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 			unix.Close(fd)
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		if !waiting {
-			waiting, since = true, time.Now()
+		if !waited {
+			waited, since = true, time.Now()
 			if pid := lockHolder(fd); pid > 0 {
 				holder = fmt.Sprintf(" (pid %d)", pid)
 			}
-			c.aside("waiting for another bm2 command that changes the registered projects%s", holder)
+			waiting(holder)
 		}
 		t := time.NewTimer(lockPoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			unix.Close(fd)
-			return nil, lockWaitErr(ctx.Err(), holder, time.Since(since))
+			return nil, &WaitError{Cause: ctx.Err(), Holder: holder, Waited: time.Since(since)}
 		case <-t.C:
 		}
 	}
@@ -105,16 +103,24 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 	}, nil
 }
 
-// lockWaitErr is the error of a wait for the lock that ctx ended.
-func lockWaitErr(cause error, holder string, waited time.Duration) error {
-	what := "another bm2 command that changes the registered projects" + holder
-	if errors.Is(cause, context.DeadlineExceeded) {
-		return fail(Failed, "nothing was changed; run the command again once the other one has finished",
-			fmt.Errorf("gave up after %s waiting for %s: %w", waited.Round(time.Millisecond), what, cause))
-	}
-	return withFix(fmt.Errorf("interrupted while waiting for %s: %w", what, cause),
-		"nothing was changed; run the command again to finish")
+// WaitError is a wait for the registry lock that ctx ended (Cause:
+// context.DeadlineExceeded when the timeout passed): nothing was changed.
+type WaitError struct {
+	Cause error
+	// Holder names who holds the lock, " (pid N)", or "" when unknown.
+	Holder string
+	Waited time.Duration
 }
+
+func (e *WaitError) Error() string {
+	what := "another bm2 command that changes the registered projects" + e.Holder
+	if errors.Is(e.Cause, context.DeadlineExceeded) {
+		return fmt.Sprintf("gave up after %s waiting for %s: %v", e.Waited.Round(time.Millisecond), what, e.Cause)
+	}
+	return fmt.Sprintf("interrupted while waiting for %s: %v", what, e.Cause)
+}
+
+func (e *WaitError) Unwrap() error { return e.Cause }
 
 // lockHolder reads the PID the lock's holder wrote into the file; 0 when
 // there is none.
