@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/buildinfo"
 	"github.com/bm2dev/bm2/internal/metrics"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -56,7 +56,7 @@ func (a *App) exposition(ctx context.Context, names []string) ([]byte, []string,
 			warnings = append(warnings, strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 	}
-	version, goVersion := control.BuildVersion()
+	version, goVersion := buildinfo.Version()
 	text, err := metrics.Text(snap, figs, metrics.Build{Version: version, GoVersion: goVersion})
 	return text, warnings, err
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -464,49 +463,6 @@ func instanceOf(unit string) string {
 		return ""
 	}
 	return n
-}
-
-// buildVersion is set at link time by packaging
-// (-ldflags "-X github.com/bm2dev/bm2/internal/control.buildVersion=1.2.3"); otherwise
-// the module version or VCS revision from the build info is used.
-var buildVersion string
-
-// BuildVersion is the version bm2 says it is, and the Go toolchain that
-// built it ("" when the binary has no build info): buildVersion when
-// packaging set it, else the module's version, else "devel-<revision>"
-// (with "-dirty" for a modified tree), else "devel".
-func BuildVersion() (version, goVersion string) {
-	v := buildVersion
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		goVersion = bi.GoVersion
-		if v == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-		if v == "" {
-			rev, dirty := "", false
-			for _, s := range bi.Settings {
-				switch s.Key {
-				case "vcs.revision":
-					rev = s.Value
-				case "vcs.modified":
-					dirty = s.Value == "true"
-				}
-			}
-			if len(rev) > 12 {
-				rev = rev[:12]
-			}
-			if rev != "" {
-				v = "devel-" + rev
-				if dirty {
-					v += "-dirty"
-				}
-			}
-		}
-	}
-	if v == "" {
-		v = "devel"
-	}
-	return v, goVersion
 }
 
 // markIDs is which instance marks a command on instance idx (-1: the
