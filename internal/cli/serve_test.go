@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/reason"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
@@ -555,9 +555,9 @@ func TestServeRefusesTheMetricsPort(t *testing.T) {
 		port   int
 		refuse bool
 	}{
-		{"shipped port", nil, control.MetricsPort, true},
-		{"users' shipped port", nil, control.UserMetricsPort, true},
-		{"moved away", []string{"Stream 127.0.0.1:9100"}, control.MetricsPort, false},
+		{"shipped port", nil, registry.MetricsPort, true},
+		{"users' shipped port", nil, registry.UserMetricsPort, true},
+		{"moved away", []string{"Stream 127.0.0.1:9100"}, registry.MetricsPort, false},
 		{"moved here", []string{"Stream 127.0.0.1:9100"}, 9100, true},
 		{"moved here, IPv6", []string{"Stream [::1]:9200", "Stream /run/x.sock"}, 9200, true},
 		{"another port", nil, 3000, false},
@@ -565,7 +565,7 @@ func TestServeRefusesTheMetricsPort(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			te := newTestEnv(t)
 			if tc.listen != nil {
-				te.sd.set(UnitStatus{Name: control.MetricsSocket, ActiveState: "active", SubState: "listening",
+				te.sd.set(UnitStatus{Name: registry.MetricsSocket, ActiveState: "active", SubState: "listening",
 					UnitFileState: "disabled", FragmentPath: "/usr/lib/systemd/system/bm2-metrics.socket", Listen: tc.listen})
 			}
 			dir := filepath.Dir(te.write("srv/api/bm2.toml", project(tc.port)))
