@@ -227,9 +227,8 @@ func (h explainHost) CrashLines(project, id string, n int) []string {
 	return h.c.Layout.CrashLogs.LastLines(project, id, n)
 }
 
-func (h explainHost) RunWords(ctx context.Context, p *config.Project, i int, u view.UnitStatus) (string, bool) {
-	run, _ := h.c.runLog(ctx, p, units.Instance(p.Name, i), u)
-	return exitWords(u, run), run.FirstError() != ""
+func (h explainHost) RunLog(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) (explain.RunLog, bool) {
+	return h.c.runLog(ctx, p, unit, u)
 }
 
 func (h explainHost) LookupUser(ctx context.Context, name, group string) (identity.Identity, error) {

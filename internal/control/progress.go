@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
@@ -19,7 +20,7 @@ import (
 )
 
 // journalLines is how many log lines a failure report shows.
-const journalLines = 5
+const journalLines = explain.TailLines
 
 // wait drives a wait (package wait) through the scope's host until it is
 // done, fails or runs out of time, and explains a failure with the
@@ -88,7 +89,7 @@ func (h waitHost) Listening(ctx context.Context, u view.UnitStatus, port int) (b
 }
 
 func (h waitHost) FirstError(ctx context.Context, p *config.Project, unit string, u view.UnitStatus, settle bool) string {
-	var run RunLog
+	var run explain.RunLog
 	if settle {
 		run, _ = h.c.runLogSettled(ctx, p, unit, u)
 	} else {

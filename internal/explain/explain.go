@@ -190,9 +190,9 @@ func Instance(ctx context.Context, h Host, p *config.Project, i int, u view.Unit
 		// hook wrote for that run (it names an OOM kill, say); never
 		// one of an older run: a run systemd could not even start
 		// (233/RUNTIME_DIRECTORY) has no hook to write one.
-		words, logged := h.RunWords(ctx, p, i, u)
-		facts.Detail = words
-		if !logged {
+		run, _ := h.RunLog(ctx, p, units.Instance(p.Name, i), u)
+		facts.Detail = ExitWords(u, run)
+		if run.FirstError() == "" {
 			lines := h.CrashLines(p.Name, id, 4)
 			for k := len(lines) - 1; k >= 0; k-- {
 				cl, ok := crashlog.ParseLine(lines[k])

@@ -32,9 +32,9 @@ type Host interface {
 	MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool)
 	// CrashLines are the last n lines of an instance's crash.log.
 	CrashLines(project, id string, n int) []string
-	// RunWords is how instance i's run u ended, in words (its exit and
-	// the first error it logged), and whether it logged an error.
-	RunWords(ctx context.Context, p *config.Project, i int, u view.UnitStatus) (words string, logged bool)
+	// RunLog is what run u of instance unit of p logged; ok is false
+	// when nothing of it is in the journal.
+	RunLog(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) (r RunLog, ok bool)
 
 	// IsUser tells whether the scope is a user's.
 	IsUser() bool

@@ -26,7 +26,7 @@ type fakeHost struct {
 	missing  map[string]bool // paths that are not there
 	holders  map[int]string  // port -> who holds it
 	states   []reuseport.PortState
-	runWords string
+	runError string // the first error its run logged
 }
 
 func (f *fakeHost) Now() time.Time { return f.now }
@@ -54,8 +54,11 @@ func (f *fakeHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Ma
 	return m, ok
 }
 func (f *fakeHost) CrashLines(project, id string, n int) []string { return nil }
-func (f *fakeHost) RunWords(context.Context, *config.Project, int, view.UnitStatus) (string, bool) {
-	return f.runWords, f.runWords != ""
+func (f *fakeHost) RunLog(context.Context, *config.Project, string, view.UnitStatus) (RunLog, bool) {
+	if f.runError == "" {
+		return RunLog{First: -1}, false
+	}
+	return RunLog{Lines: []string{f.runError}, First: 0}, true
 }
 func (f *fakeHost) IsUser() bool { return false }
 func (f *fakeHost) LookupUser(_ context.Context, name, group string) (identity.Identity, error) {
@@ -143,7 +146,7 @@ func TestThroughHost(t *testing.T) {
 	delete(h.missing, p.ScriptPath())
 
 	// Else the run's own words.
-	h.runWords = "exited with status 1: Error: boom"
+	h.runError = "Error: boom"
 	e, ok = Instance(ctx, h, p, 0, down, string(reason.Budget), "`bm2 start api`")
 	if !ok || e.Reason != reason.Budget || !strings.Contains(e.Message, "Error: boom") {
 		t.Errorf("Instance, crash loop = %+v, %v", e, ok)

@@ -1,4 +1,4 @@
-package control
+package explain
 
 import (
 	"fmt"
@@ -100,7 +100,7 @@ its last run's output, from its first error (journalctl _SYSTEMD_INVOCATION_ID=d
 		if got := r.Text(); got != want {
 			t.Errorf("lost %d: text:\n%s\nwant:\n%s", lost, got, want)
 		}
-		if got := exitWords(u, r); got != "exit status 1: Error: Cannot find module './config.json'" {
+		if got := ExitWords(u, r); got != "exit status 1: Error: Cannot find module './config.json'" {
 			t.Errorf("exit words %q", got)
 		}
 	}
@@ -146,7 +146,7 @@ func TestRunLogErrorCues(t *testing.T) {
 	}
 	u.ExecMainCode, u.ExecMainStatus = 1, 233
 	r := RunLogOf(spawn, "bm2@ali-0.service", u, "0", false)
-	if got := exitWords(u, r); got != "exit status 233/RUNTIME_DIRECTORY: bm2@ali-0.service: Failed to set up special execution directory in /run: No such file or directory" {
+	if got := ExitWords(u, r); got != "exit status 233/RUNTIME_DIRECTORY: bm2@ali-0.service: Failed to set up special execution directory in /run: No such file or directory" {
 		t.Errorf("spawn failure: %q", got)
 	}
 
@@ -163,7 +163,7 @@ func TestRunLogErrorCues(t *testing.T) {
 	// The app's words are escaped and cut where they become a reason's.
 	r = RunLogOf(runEntries(t0, []string{"Error: \x1b[2J" + strings.Repeat("x", 400)}, 0), "bm2@cfg-0.service",
 		view.UnitStatus{InvocationID: "de7ffaf2d0614019af984aeb2c98c4ad", ExecMainCode: 1, ExecMainStatus: 1}, "0", false)
-	if w := exitWords(view.UnitStatus{ExecMainCode: 1, ExecMainStatus: 1}, r); strings.Contains(w, "\x1b") || len(w) > 260 {
+	if w := ExitWords(view.UnitStatus{ExecMainCode: 1, ExecMainStatus: 1}, r); strings.Contains(w, "\x1b") || len(w) > 260 {
 		t.Errorf("exit words not escaped and cut: %q", w)
 	}
 	if strings.Contains(r.Text(), "\x1b") {
@@ -173,11 +173,11 @@ func TestRunLogErrorCues(t *testing.T) {
 
 func TestRunQuery(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	q, ok := runQuery(view.UnitStatus{InvocationID: "ab", ExecMainPID: 1107, ExecMainStart: t0})
+	q, ok := RunQuery(view.UnitStatus{InvocationID: "ab", ExecMainPID: 1107, ExecMainStart: t0})
 	if want := "--no-pager -o json --since @1777636799.000000 -n 200 _SYSTEMD_INVOCATION_ID=ab + _PID=1107"; !ok || strings.Join(q.Args(), " ") != want {
 		t.Errorf("query %v:\n got %s\nwant %s", ok, strings.Join(q.Args(), " "), want)
 	}
-	if _, ok := runQuery(view.UnitStatus{}); ok {
+	if _, ok := RunQuery(view.UnitStatus{}); ok {
 		t.Error("a run without invocation or PID has a query")
 	}
 }
