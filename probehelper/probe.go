@@ -112,7 +112,7 @@ func probeInstance(ctx context.Context, e *env, project string, index int) error
 		// Cluster mode, system scope: each confirmed run's listener goes
 		// into the port's kernel-steered turn (bm2-steer@.service).
 		steerUnit := units.Steer(project, index)
-		p.Steer = func(ctx context.Context) error { return bus.Trigger(ctx, steerUnit) }
+		p.Steer = func(ctx context.Context) error { return bus.StartQueued(ctx, steerUnit) }
 	}
 	if diag, err := sockdiag.Open(); err == nil {
 		defer diag.Close()

@@ -292,9 +292,15 @@ func (f *fakeSystemd) job(verb, name string) error {
 func (f *fakeSystemd) Start(ctx context.Context, unit string) error   { return f.job("start", unit) }
 func (f *fakeSystemd) Stop(ctx context.Context, unit string) error    { return f.job("stop", unit) }
 func (f *fakeSystemd) Restart(ctx context.Context, unit string) error { return f.job("restart", unit) }
-func (f *fakeSystemd) Trigger(ctx context.Context, unit string) error { return f.job("start", unit) }
-func (f *fakeSystemd) StopQueued(ctx context.Context, unit string) error {
-	return f.job("stop --no-block", unit) // (the fake's stops are done at once)
+func (f *fakeSystemd) StartQueued(ctx context.Context, unit string) error {
+	return f.job("start", unit)
+}
+func (f *fakeSystemd) StopQueued(ctx context.Context, units ...string) error {
+	var errs []error
+	for _, unit := range units {
+		errs = append(errs, f.job("stop --no-block", unit)) // (the fake's stops are done at once)
+	}
+	return errors.Join(errs...)
 }
 
 func (f *fakeSystemd) ResetFailed(ctx context.Context, unit string) error {

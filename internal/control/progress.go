@@ -77,8 +77,10 @@ func (h waitHost) Verdicts(ctx context.Context, project string, since time.Time)
 	return h.c.ProjectEvents(ctx, []string{project}, view.ReuseportKinds, since)
 }
 
-func (h waitHost) Start(ctx context.Context, unit string) error   { return h.sd.Start(ctx, unit) }
-func (h waitHost) Trigger(ctx context.Context, unit string) error { return h.sd.Trigger(ctx, unit) }
+func (h waitHost) Start(ctx context.Context, unit string) error { return h.sd.Start(ctx, unit) }
+func (h waitHost) StartQueued(ctx context.Context, unit string) error {
+	return h.sd.StartQueued(ctx, unit)
+}
 
 func (h waitHost) Health(project string) (health.State, error) {
 	return health.Read(health.Path(h.c.ScopeLayout().HealthDir(project)))

@@ -14,19 +14,17 @@ type Systemd interface {
 	// files are re-read. It returns when the reload is complete.
 	Reload(ctx context.Context) error
 	// Start, Stop and Restart enqueue a job for the unit in "replace" mode
-	// and wait until it finishes; a job that does not end "done" (or
+	// and wait until it finishes (StartQueued and StopQueued only until
+	// systemd has it); a job that does not end "done" (or
 	// "skipped") is an error naming the unit and the job's result. Stopping
 	// a unit systemd has not loaded is not an error.
 	Start(ctx context.Context, unit string) error
 	Stop(ctx context.Context, unit string) error
 	Restart(ctx context.Context, unit string) error
-	// Trigger enqueues a start job for the unit and returns once systemd
-	// has it, without waiting for it to finish (a oneshot that runs for
-	// a while: the probe).
-	Trigger(ctx context.Context, unit string) error
-	// StopQueued enqueues a stop job for the unit and returns once
-	// systemd has it, without waiting for the stop.
-	StopQueued(ctx context.Context, unit string) error
+	// StartQueued: a oneshot that runs for a while (the probe).
+	StartQueued(ctx context.Context, unit string) error
+	// StopQueued: a stop that serves nobody waiting (a reload's surge).
+	StopQueued(ctx context.Context, units ...string) error
 	// ResetFailed is `systemctl reset-failed UNIT`: it forgets a failed
 	// state and the start-limit counter. A unit systemd does not know is
 	// not an error.

@@ -22,7 +22,7 @@ import (
 // Systemd is the part of systemd the health check talks to (*sysd.Conn).
 type Systemd interface {
 	sysd.Reader
-	sysd.Restarter
+	sysd.RestartQueuer
 }
 
 // CheckFunc makes the GETs of one run for the instances that run as id

@@ -27,7 +27,7 @@ import (
 // Systemd is the part of systemd the memory check talks to (*sysd.Conn).
 type Systemd interface {
 	sysd.Reader
-	sysd.Triggerer
+	sysd.StartQueuer
 }
 
 // Checker is one run of `bm2-probe memory <project>`, the oneshot
@@ -239,7 +239,7 @@ func (c *Checker) restart(ctx context.Context, o over, firstMemory, limit uint64
 		config.FormatBytes(o.memory), config.FormatBytes(limit), config.MemoryConfirm, config.FormatBytes(firstMemory))
 	reported := c.reported()
 	if reported[id] == o.invocation {
-		if err := c.Systemd.Trigger(ctx, reload); err != nil {
+		if err := c.Systemd.StartQueued(ctx, reload); err != nil {
 			return fmt.Errorf("start %s: %w", reload, err)
 		}
 		c.Log.Printf("%s: %s; %s started again", id, what, reload)
@@ -256,7 +256,7 @@ func (c *Checker) restart(ctx context.Context, o over, firstMemory, limit uint64
 	werr := c.Crashes.AppendGroup(c.Project, id, crash, crashlog.LogGroup(o.gid))
 	errs = append(errs, journal.ReportWriteFailure(c.Events, c.Project, id, c.Crashes.Path(c.Project, id), werr,
 		"its crash.log misses the line reason=memory_restart, which the journal has"))
-	if err := c.Systemd.Trigger(ctx, reload); err != nil {
+	if err := c.Systemd.StartQueued(ctx, reload); err != nil {
 		errs = append(errs, fmt.Errorf("start %s: %w", reload, err))
 	} else {
 		c.Log.Printf("%s: %s; %s started", id, what, reload)

@@ -122,7 +122,7 @@ func (w *memoryWorld) Loaded(ctx context.Context, patterns []string) ([]sysd.Sta
 	return out, nil
 }
 
-func (w *memoryWorld) Trigger(ctx context.Context, unit string) error {
+func (w *memoryWorld) StartQueued(ctx context.Context, unit string) error {
 	w.started = append(w.started, unit)
 	return nil
 }

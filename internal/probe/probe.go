@@ -667,7 +667,7 @@ func (p *Probe) react(ctx context.Context, loopback string) (Outcome, error) {
 	// Queued, not waited for: the stop of the slice stops this probe
 	// first (its unit is ordered after the instance), and a probe that
 	// waited for it would wait for itself.
-	errs = append(errs, p.Systemd.QueueStops(ctx, units.Target(p.Project), units.Slice(p.Project)))
+	errs = append(errs, p.Systemd.StopQueued(ctx, units.Target(p.Project), units.Slice(p.Project)))
 	return Missing, errors.Join(errs...)
 }
 

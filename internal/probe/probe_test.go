@@ -103,7 +103,7 @@ func (s *fakeSystemd) Start(ctx context.Context, unit string) error {
 	return nil
 }
 
-func (s *fakeSystemd) QueueStops(ctx context.Context, units ...string) error {
+func (s *fakeSystemd) StopQueued(ctx context.Context, units ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.open = true

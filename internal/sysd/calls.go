@@ -37,22 +37,22 @@ type Starter interface {
 	Start(ctx context.Context, unit string) error
 }
 
-// Triggerer queues a start of a unit and does not wait for it
-// ([Conn.Trigger]).
-type Triggerer interface {
-	Trigger(ctx context.Context, unit string) error
+// StartQueuer queues a start of a unit and does not wait for it
+// ([Conn.StartQueued]).
+type StartQueuer interface {
+	StartQueued(ctx context.Context, unit string) error
 }
 
-// Restarter queues a restart of a unit ("replace") and does not wait for
+// RestartQueuer queues a restart of a unit ("replace") and does not wait for
 // it ([Conn.RestartQueued]).
-type Restarter interface {
+type RestartQueuer interface {
 	RestartQueued(ctx context.Context, unit string) error
 }
 
 // StopQueuer queues a stop job for each unit and waits for none
-// ([Conn.QueueStops]).
+// ([Conn.StopQueued]).
 type StopQueuer interface {
-	QueueStops(ctx context.Context, units ...string) error
+	StopQueued(ctx context.Context, units ...string) error
 }
 
 // Idler lets go of the connection until the next call ([Conn.Idle]).
@@ -61,13 +61,13 @@ type Idler interface {
 }
 
 var (
-	_ Reader     = (*Conn)(nil)
-	_ Resetter   = (*Conn)(nil)
-	_ Starter    = (*Conn)(nil)
-	_ Triggerer  = (*Conn)(nil)
-	_ Restarter  = (*Conn)(nil)
-	_ StopQueuer = (*Conn)(nil)
-	_ Idler      = (*Conn)(nil)
+	_ Reader        = (*Conn)(nil)
+	_ Resetter      = (*Conn)(nil)
+	_ Starter       = (*Conn)(nil)
+	_ StartQueuer   = (*Conn)(nil)
+	_ RestartQueuer = (*Conn)(nil)
+	_ StopQueuer    = (*Conn)(nil)
+	_ Idler         = (*Conn)(nil)
 )
 
 // Clock is the monotonic clock (the one systemd's *Monotonic timestamps

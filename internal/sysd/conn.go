@@ -448,7 +448,7 @@ func (c *Conn) enqueue(ctx context.Context, verb, unit string, fn jobFunc, wait 
 	// the first request got through (a job on the unit, or a new run).
 	// The start of a unit systemd has not loaded is its own error; a
 	// stop of one, nothing to do: neither needs the state before. Nor
-	// does a start not waited for (Trigger): only a wait that lost its
+	// does a start not waited for (StartQueued): only a wait that lost its
 	// signal infers the result from it, and reading a unit systemd has
 	// not loaded (a oneshot collected since its last run) loads it, once
 	// more for every connection to hear of.
@@ -587,9 +587,9 @@ func (c *Conn) Start(ctx context.Context, unit string) error {
 	return c.job(ctx, "start", unit, startFn)
 }
 
-// Trigger enqueues a start job for a unit and returns without waiting
+// StartQueued enqueues a start job for a unit and returns without waiting
 // for it to finish.
-func (c *Conn) Trigger(ctx context.Context, unit string) error {
+func (c *Conn) StartQueued(ctx context.Context, unit string) error {
 	_, err := c.enqueue(ctx, "start", unit, startFn, false)
 	return err
 }
@@ -605,15 +605,6 @@ func (c *Conn) RestartQueued(ctx context.Context, unit string) error {
 	return err
 }
 
-// StopQueued enqueues a stop job for a unit in "replace" mode and returns
-// once systemd has it, without waiting for the stop: a reload retires its
-// surge so, as the stop (a drain, then SIGTERM) serves nobody waiting.
-// Stopping a unit systemd has not loaded is not an error.
-func (c *Conn) StopQueued(ctx context.Context, unit string) error {
-	_, err := c.enqueue(ctx, "stop", unit, stopFn, false)
-	return err
-}
-
 // Stop stops a unit and waits; stopping a unit systemd has not loaded is
 // not an error.
 func (c *Conn) Stop(ctx context.Context, unit string) error {
@@ -625,13 +616,17 @@ func (c *Conn) Restart(ctx context.Context, unit string) error {
 	return c.job(ctx, "restart", unit, restartFn)
 }
 
-// QueueStops queues a stop job for every unit, in order, and waits for
-// none of them: what a caller that the stops themselves wait for asks
-// (the probe, which its instance's stop is ordered after).
-func (c *Conn) QueueStops(ctx context.Context, units ...string) error {
+// StopQueued enqueues a stop job for every unit, in order, in "replace"
+// mode, and returns once systemd has them, waiting for none of the stops:
+// a reload retires its surge so, as the stop (a drain, then SIGTERM)
+// serves nobody waiting, and the probe stops its project's target and
+// slice so, which its instance's own stop is ordered after. Stopping a
+// unit systemd has not loaded is not an error.
+func (c *Conn) StopQueued(ctx context.Context, units ...string) error {
 	var errs []error
 	for _, u := range units {
-		errs = append(errs, c.StopQueued(ctx, u))
+		_, err := c.enqueue(ctx, "stop", u, stopFn, false)
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -545,7 +545,7 @@ func TestIdleClosesUntilTheNextCall(t *testing.T) {
 // A start not waited for reads nothing first: reading a unit systemd has
 // not loaded loads it, for every connection to hear of. A restart still
 // does (it must not be repeated when its answer was lost).
-func TestTriggerReadsNothing(t *testing.T) {
+func TestStartQueuedReadsNothing(t *testing.T) {
 	w := newWorld()
 	c := w.conn(5*time.Second, true)
 	var reads int
@@ -555,11 +555,11 @@ func TestTriggerReadsNothing(t *testing.T) {
 		}
 		return false
 	}
-	if err := c.Trigger(context.Background(), "bm2@a-0.service"); err != nil {
+	if err := c.StartQueued(context.Background(), "bm2@a-0.service"); err != nil {
 		t.Fatal(err)
 	}
 	if reads != 0 || w.nextJob != 1 {
-		t.Fatalf("Trigger: %d reads, %d jobs; want 0 and 1", reads, w.nextJob)
+		t.Fatalf("StartQueued: %d reads, %d jobs; want 0 and 1", reads, w.nextJob)
 	}
 	if err := c.RestartQueued(context.Background(), "bm2@a-0.service"); err != nil {
 		t.Fatal(err)

@@ -125,7 +125,7 @@ func (d Driver) apply(ctx context.Context, l *looker, r stepResult, s snapshot, 
 	for _, k := range r.reprobe {
 		// Queued, not waited for: the probe runs for as long as its
 		// window; its verdict comes through the journal.
-		if err := d.Host.Trigger(ctx, l.probeNames[k]); err != nil && w.mode != UntilBack {
+		if err := d.Host.StartQueued(ctx, l.probeNames[k]); err != nil && w.mode != UntilBack {
 			// (UntilBack: its line is open; the timeout says the rest.)
 			d.Report.Warn(fmt.Sprintf("cannot start %s again: %v", l.probeNames[k], err))
 		}

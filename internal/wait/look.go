@@ -33,9 +33,9 @@ type Host interface {
 	// since then (the journal).
 	Verdicts(ctx context.Context, project string, since time.Time) ([]journal.Event, error)
 	// Start starts a unit and waits for its job (a run of the health
-	// check); Trigger only queues the start (a probe started again).
+	// check); StartQueued only queues the start (a probe started again).
 	Start(ctx context.Context, unit string) error
-	Trigger(ctx context.Context, unit string) error
+	StartQueued(ctx context.Context, unit string) error
 	// Health is a project's health check's state file.
 	Health(project string) (health.State, error)
 	// Listening tells whether the processes of unit u listen on port.
