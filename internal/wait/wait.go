@@ -204,6 +204,69 @@ func (w *Waiter) needsListen(k int, u view.UnitStatus) bool {
 	return view.Up(u) && w.listenOf[k] != invocationKey(u)
 }
 
+// seenListening tells whether instance k's run u has been seen listening on
+// its port in this run (a worker: has stayed up min_uptime_ms); what the
+// driver must look at next for it goes into r.
+func (w *Waiter) seenListening(k int, u view.UnitStatus, s snapshot, r *stepResult) bool {
+	id := units.InstanceID(w.p.Name, w.ids[k])
+	key := invocationKey(u)
+	if w.listenOf[k] != key && w.p.IsWorker() {
+		// No port to listen on: a worker is online once its run
+		// has stayed up min_uptime_ms.
+		if !settled(u, w.p, s.now) {
+			return false
+		}
+		w.listenOf[k] = key
+	}
+	if w.listenOf[k] == key {
+		return true
+	}
+	if !s.asked.listen || k >= len(s.listens) {
+		r.next.listen = true
+		return false
+	}
+	switch {
+	case s.listens[k]:
+		w.listenOf[k] = key
+	case s.listenErrs[k] != nil && settled(u, w.p, s.now):
+		// Its sockets cannot be read: min_uptime_ms it is.
+		w.listenOf[k] = key
+	case settled(u, w.p, s.now) && !w.slowSaid[k]:
+		r.out = append(r.out, fmt.Sprintf("%s running (pid %d), not listening on port %d yet\n", id, u.MainPID, w.p.InstancePort(w.ids[k])))
+		w.slowSaid[k] = true
+	}
+	if w.listenOf[k] != key {
+		r.next.listen = true
+		return false
+	}
+	return true
+}
+
+// confirm reads the probe's verdicts for the online instances unconfirmed
+// (events were asked for), starts again a probe that ended without one,
+// and returns those still unconfirmed.
+func (w *Waiter) confirm(s snapshot, unconfirmed []int, r *stepResult) []int {
+	r.out = append(r.out, w.verdicts(s, unconfirmed)...)
+	if s.eventsErr != nil {
+		r.fail.kind = failJournalOff
+	}
+	var still []int
+	for _, k := range unconfirmed {
+		if w.probe && w.verdictOf[k] != invocationKey(s.units[k]) {
+			still = append(still, k)
+		}
+	}
+	for _, k := range still {
+		if u := s.units[k]; w.lostProbe(s, k, u) {
+			w.reprobed[k] = invocationKey(u)
+			r.reprobe = append(r.reprobe, k)
+			r.out = append(r.out, fmt.Sprintf("%s: its reusePort probe ended without a verdict; starting the probe again\n",
+				units.InstanceID(w.p.Name, w.ids[k])))
+		}
+	}
+	return still
+}
+
 // step advances the wait by one snapshot.
 func (w *Waiter) step(s snapshot) stepResult {
 	if s.errored != "" {
@@ -219,38 +282,10 @@ func (w *Waiter) step(s snapshot) stepResult {
 		st, reason := view.ProjectInstanceState(u, w.p.MaxRestarts)
 		switch st {
 		case view.StateOnline:
-			if !view.Up(u) {
+			if !view.Up(u) || !w.seenListening(k, u, s, &r) {
 				break
 			}
 			key := invocationKey(u)
-			if w.listenOf[k] != key && w.p.IsWorker() {
-				// No port to listen on: a worker is online once its run
-				// has stayed up min_uptime_ms.
-				if !settled(u, w.p, s.now) {
-					break
-				}
-				w.listenOf[k] = key
-			}
-			if w.listenOf[k] != key {
-				if !s.asked.listen || k >= len(s.listens) {
-					r.next.listen = true
-					break
-				}
-				switch {
-				case s.listens[k]:
-					w.listenOf[k] = key
-				case s.listenErrs[k] != nil && settled(u, w.p, s.now):
-					// Its sockets cannot be read: min_uptime_ms it is.
-					w.listenOf[k] = key
-				case settled(u, w.p, s.now) && !w.slowSaid[k]:
-					r.out = append(r.out, fmt.Sprintf("%s running (pid %d), not listening on port %d yet\n", id, u.MainPID, w.p.InstancePort(w.ids[k])))
-					w.slowSaid[k] = true
-				}
-				if w.listenOf[k] != key {
-					r.next.listen = true
-					break
-				}
-			}
 			if !w.online[k] {
 				r.out = append(r.out, w.flushExits(k)...)
 				r.out = append(r.out, fmt.Sprintf("%s online (pid %d)\n", id, u.MainPID))
@@ -276,25 +311,7 @@ func (w *Waiter) step(s snapshot) stepResult {
 		w.online[k] = false
 	}
 	if len(unconfirmed) > 0 && s.asked.events {
-		r.out = append(r.out, w.verdicts(s, unconfirmed)...)
-		if s.eventsErr != nil {
-			r.fail.kind = failJournalOff
-		}
-		var still []int
-		for _, k := range unconfirmed {
-			if w.probe && w.verdictOf[k] != invocationKey(s.units[k]) {
-				still = append(still, k)
-			}
-		}
-		unconfirmed = still
-		for _, k := range unconfirmed {
-			if u := s.units[k]; w.lostProbe(s, k, u) {
-				w.reprobed[k] = invocationKey(u)
-				r.reprobe = append(r.reprobe, k)
-				r.out = append(r.out, fmt.Sprintf("%s: its reusePort probe ended without a verdict; starting the probe again\n",
-					units.InstanceID(w.p.Name, w.ids[k])))
-			}
-		}
+		unconfirmed = w.confirm(s, unconfirmed, &r)
 	}
 	r.out = append(r.out, w.healthy(s, &r)...)
 	if len(unconfirmed) > 0 {
