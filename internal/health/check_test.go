@@ -18,71 +18,23 @@ import (
 
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/sysdtest"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
-// healthWorld is systemd as the health check sees it: units by name, the
-// restarts asked for, and each instance's answer to its check.
+// healthWorld is systemd as the health check sees it (units by name,
+// the restarts asked for), and each instance's answer to its check.
 type healthWorld struct {
+	*sysdtest.Systemd
 	mu       sync.Mutex
-	units    map[string]sysd.Status
-	restarts []string
 	answers  map[int]Result // by index; none: no line
 	asked    [][]Target
 	as       []*identity.Identity
 	checkErr error
-	// restartErr, if set, is what RestartQueued answers (systemd took
-	// no job).
-	restartErr error
-	// onUnit, if set, changes a unit as it is read (a restart of its
-	// own between the check and the reaction).
-	onUnit func(name string, st sysd.Status) sysd.Status
-}
-
-func (w *healthWorld) Unit(ctx context.Context, name string) (sysd.Status, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	st, ok := w.units[name]
-	if !ok {
-		st = sysd.NotFound(name)
-	}
-	if w.onUnit != nil {
-		st = w.onUnit(name, st)
-	}
-	return st, nil
-}
-
-func (w *healthWorld) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
-	out := make([]sysd.Status, len(names))
-	for k, n := range names {
-		out[k], _ = w.Unit(ctx, n)
-	}
-	return out, nil
-}
-
-func (w *healthWorld) Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []sysd.Status
-	for _, p := range patterns {
-		if st, ok := w.units[p]; ok && st.LoadState == "loaded" {
-			out = append(out, st)
-		}
-	}
-	return out, nil
-}
-
-func (w *healthWorld) RestartQueued(ctx context.Context, unit string) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.restartErr != nil {
-		return w.restartErr
-	}
-	w.restarts = append(w.restarts, unit)
-	return nil
 }
 
 func (w *healthWorld) check(ctx context.Context, id *identity.Identity, targets []Target, path string, timeout time.Duration) (map[int]Result, error) {
@@ -104,18 +56,6 @@ func (w *healthWorld) check(ctx context.Context, id *identity.Identity, targets 
 	return out, nil
 }
 
-type events struct {
-	mu  sync.Mutex
-	got []journal.Event
-}
-
-func (e *events) Emit(ev journal.Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, ev)
-	return nil
-}
-
 var hstart = time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
 
 // running is instance i of api, up since hstart, as uid 1500, answering
@@ -127,15 +67,15 @@ func running(i int, invocation string) sysd.Status {
 }
 
 func newHealthWorld(n int) *healthWorld {
-	w := &healthWorld{units: map[string]sysd.Status{}, answers: map[int]Result{}}
+	w := &healthWorld{Systemd: sysdtest.New(), answers: map[int]Result{}}
 	var wants []string
 	for i := 0; i < n; i++ {
 		wants = append(wants, units.Instance("api", i))
-		w.units[units.Instance("api", i)] = running(i, fmt.Sprintf("inv%d", i))
+		w.ByName[units.Instance("api", i)] = running(i, fmt.Sprintf("inv%d", i))
 		w.answers[i] = Result{Status: 200, Latency: time.Millisecond}
 	}
-	w.units[units.Target("api")] = sysd.Status{Name: units.Target("api"), LoadState: "loaded", ActiveState: "active", Wants: append(wants, "bm2-probe@api-0.service")}
-	w.units[units.HealthService("api")] = sysd.Status{Name: units.HealthService("api"), LoadState: "loaded",
+	w.ByName[units.Target("api")] = sysd.Status{Name: units.Target("api"), LoadState: "loaded", ActiveState: "active", Wants: append(wants, "bm2-probe@api-0.service")}
+	w.ByName[units.HealthService("api")] = sysd.Status{Name: units.HealthService("api"), LoadState: "loaded",
 		Environment: []string{"BM2_HEALTH_PATH=/healthz", "BM2_HEALTH_INTERVAL_MS=5000", "BM2_HEALTH_TIMEOUT_MS=2000", "BM2_HEALTH_FAILURES=3"}}
 	return w
 }
@@ -143,7 +83,7 @@ func newHealthWorld(n int) *healthWorld {
 type healthRig struct {
 	w      *healthWorld
 	c      *Checker
-	events *events
+	events *journaltest.Recorder
 	now    time.Time
 	log    *bytes.Buffer
 	dir    string
@@ -151,7 +91,7 @@ type healthRig struct {
 
 func newHealthRig(t *testing.T, n int) *healthRig {
 	dir := t.TempDir()
-	r := &healthRig{w: newHealthWorld(n), events: &events{}, now: hstart.Add(2 * time.Minute), log: &bytes.Buffer{}, dir: dir}
+	r := &healthRig{w: newHealthWorld(n), events: &journaltest.Recorder{}, now: hstart.Add(2 * time.Minute), log: &bytes.Buffer{}, dir: dir}
 	r.c = &Checker{Project: "api", Systemd: r.w, Check: r.w.check, Events: r.events,
 		Crashes: crashlog.Logs{Dir: filepath.Join(dir, "log")}, Dir: filepath.Join(dir, "health", "api"),
 		Now: func() time.Time { return r.now }, Log: func(f string, a ...any) { fmt.Fprintf(r.log, f+"\n", a...) }}
@@ -188,20 +128,20 @@ func TestHealthRestartsOnlyTheUnhealthyInstance(t *testing.T) {
 	r.w.answers[1] = Result{Failure: Timeout, Latency: 2 * time.Second}
 	r.run(t)
 	r.run(t)
-	if len(r.w.restarts) != 0 || len(r.events.got) != 0 {
-		t.Fatalf("restarted before health_failures: %v %v", r.w.restarts, r.events.got)
+	if len(r.w.Restarted) != 0 || len(r.events.Got) != 0 {
+		t.Fatalf("restarted before health_failures: %v %v", r.w.Restarted, r.events.Got)
 	}
 	if e := r.state(t).Instances[1]; e.Status != Unhealthy || e.Failures != 2 || e.Last != "timeout" {
 		t.Fatalf("after two failures: %+v", e)
 	}
 	r.run(t)
-	if len(r.w.restarts) != 1 || r.w.restarts[0] != "bm2@api-1.service" {
-		t.Fatalf("restarts %v, want bm2@api-1.service alone", r.w.restarts)
+	if len(r.w.Restarted) != 1 || r.w.Restarted[0] != "bm2@api-1.service" {
+		t.Fatalf("restarts %v, want bm2@api-1.service alone", r.w.Restarted)
 	}
-	if len(r.events.got) != 1 {
-		t.Fatalf("events %v", r.events.got)
+	if len(r.events.Got) != 1 {
+		t.Fatalf("events %v", r.events.Got)
 	}
-	ev := r.events.got[0]
+	ev := r.events.Got[0]
 	if ev.Kind != journal.InstanceUnhealthy || ev.Project != "api" || ev.Instance != "api-1" || ev.Invocation != "inv1" ||
 		ev.Reason != reason.Unhealthy || ev.Port != 3101 || !strings.Contains(ev.Message, "failed 3 health checks in a row (GET /healthz on port 3101: no answer within 2s)") {
 		t.Errorf("event %+v", ev)
@@ -220,7 +160,7 @@ func TestHealthRestartsOnlyTheUnhealthyInstance(t *testing.T) {
 		}
 	}
 	// The restart brings a new run: it starts at 0, starting.
-	r.w.units[units.Instance("api", 1)] = func() sysd.Status {
+	r.w.ByName[units.Instance("api", 1)] = func() sysd.Status {
 		st := running(1, "inv1b")
 		st.ActiveEnter = r.now
 		return st
@@ -229,8 +169,8 @@ func TestHealthRestartsOnlyTheUnhealthyInstance(t *testing.T) {
 	if e := r.state(t).Instances[1]; e.Invocation != "inv1b" || e.Status != Starting || e.Failures != 0 {
 		t.Errorf("the new run: %+v", e)
 	}
-	if len(r.w.restarts) != 1 {
-		t.Errorf("restarted again: %v", r.w.restarts)
+	if len(r.w.Restarted) != 1 {
+		t.Errorf("restarted again: %v", r.w.Restarted)
 	}
 }
 
@@ -239,13 +179,13 @@ func TestHealthRestartsOnlyTheUnhealthyInstance(t *testing.T) {
 // instance that does not run is not asked; the surge of a reload is.
 func TestHealthChecksWhatSystemdRuns(t *testing.T) {
 	r := newHealthRig(t, 3)
-	r.w.units[units.Instance("api", 2)] = sysd.Status{Name: units.Instance("api", 2), LoadState: "loaded", ActiveState: "activating", SubState: "auto-restart", InvocationID: "x"}
+	r.w.ByName[units.Instance("api", 2)] = sysd.Status{Name: units.Instance("api", 2), LoadState: "loaded", ActiveState: "activating", SubState: "auto-restart", InvocationID: "x"}
 	stale := running(1, "inv1")
 	stale.Environment = []string{"BM2_APP_PORT=3000"} // started before the project had its check
-	r.w.units[units.Instance("api", 1)] = stale
+	r.w.ByName[units.Instance("api", 1)] = stale
 	surge := running(units.Surge, "invs")
 	surge.Environment = []string{"BM2_HEALTH_PORT=3103"}
-	r.w.units[units.Instance("api", units.Surge)] = surge
+	r.w.ByName[units.Instance("api", units.Surge)] = surge
 	r.w.answers[units.Surge] = Result{Status: 204}
 	r.run(t)
 	if len(r.w.asked) != 1 {
@@ -275,7 +215,7 @@ func TestHealthChecksWhatSystemdRuns(t *testing.T) {
 	}
 	r.c.Owner = nil
 	// Without its settings the service says to reload systemd.
-	delete(r.w.units, units.HealthService("api"))
+	delete(r.w.ByName, units.HealthService("api"))
 	if err := r.c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "daemon-reload") {
 		t.Errorf("no settings: %v", err)
 	}
@@ -300,16 +240,16 @@ func TestHealthCheckNotMadeCountsNothing(t *testing.T) {
 		}
 		r.now = r.now.Add(5 * time.Second)
 	}
-	if after := r.state(t).Instances[0]; after != before || len(r.w.restarts) != 0 {
-		t.Errorf("after checks not made: %+v (was %+v), restarts %v", after, before, r.w.restarts)
+	if after := r.state(t).Instances[0]; after != before || len(r.w.Restarted) != 0 {
+		t.Errorf("after checks not made: %+v (was %+v), restarts %v", after, before, r.w.Restarted)
 	}
 	// A child whose output was refused did run: its instances failed.
 	r.w.checkErr = errors.New("the check's output is refused: line 1: too long")
 	if err := r.c.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.w.restarts) != 1 {
-		t.Errorf("restarts %v: refused output is a failed check", r.w.restarts)
+	if len(r.w.Restarted) != 1 {
+		t.Errorf("restarts %v: refused output is a failed check", r.w.Restarted)
 	}
 }
 
@@ -329,8 +269,8 @@ func TestHealthStoppedCountsNothing(t *testing.T) {
 	if err := r.c.Run(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("%v", err)
 	}
-	if e := r.state(t).Instances[0]; e.Failures != 2 || len(r.w.restarts) != 0 {
-		t.Errorf("%+v, restarts %v", e, r.w.restarts)
+	if e := r.state(t).Instances[0]; e.Failures != 2 || len(r.w.Restarted) != 0 {
+		t.Errorf("%+v, restarts %v", e, r.w.Restarted)
 	}
 }
 
@@ -343,7 +283,7 @@ func TestHealthLeavesARunThatEnded(t *testing.T) {
 	r.run(t)
 	r.run(t)
 	reads := 0
-	r.w.onUnit = func(name string, st sysd.Status) sysd.Status {
+	r.w.OnUnit = func(name string, st sysd.Status) sysd.Status {
 		if name == units.Instance("api", 0) {
 			if reads++; reads > 1 { // the check saw inv0; the reaction sees a new run
 				st.InvocationID = "new"
@@ -352,8 +292,8 @@ func TestHealthLeavesARunThatEnded(t *testing.T) {
 		return st
 	}
 	r.run(t)
-	if len(r.w.restarts) != 0 || len(r.events.got) != 0 {
-		t.Errorf("restarts %v, events %v", r.w.restarts, r.events.got)
+	if len(r.w.Restarted) != 0 || len(r.events.Got) != 0 {
+		t.Errorf("restarts %v, events %v", r.w.Restarted, r.events.Got)
 	}
 }
 
@@ -444,7 +384,7 @@ func TestHealthRestartNotTakenIsAskedAgain(t *testing.T) {
 	r := newHealthRig(t, 1)
 	r.run(t)
 	r.w.answers[0] = Result{Failure: Timeout, Latency: 2 * time.Second}
-	r.w.restartErr = errors.New("connection reset by peer")
+	r.w.RestartErr = errors.New("connection reset by peer")
 	for range 2 {
 		r.run(t)
 	}
@@ -455,10 +395,10 @@ func TestHealthRestartNotTakenIsAskedAgain(t *testing.T) {
 	if e := r.state(t).Instances[0]; e.Failures != 3 || !e.Restarted.IsZero() {
 		t.Fatalf("after a restart not taken: %+v", e)
 	}
-	r.w.restartErr = nil
+	r.w.RestartErr = nil
 	r.run(t)
-	if len(r.w.restarts) != 1 || r.w.restarts[0] != "bm2@api-0.service" {
-		t.Fatalf("the next failed check restarted %v", r.w.restarts)
+	if len(r.w.Restarted) != 1 || r.w.Restarted[0] != "bm2@api-0.service" {
+		t.Fatalf("the next failed check restarted %v", r.w.Restarted)
 	}
 	if e := r.state(t).Instances[0]; e.Failures != 0 || e.Restarted.IsZero() {
 		t.Errorf("after the restart: %+v", e)
