@@ -5,49 +5,19 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/crashlog"
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/sysdtest"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
-
-// world is systemd's units by name, as the memory check reads them.
-type world struct {
-	mu    sync.Mutex
-	units map[string]sysd.Status
-	// onUnit, if set, changes a unit as it is read (a restart of its
-	// own between the two readings).
-	onUnit func(name string, st sysd.Status) sysd.Status
-}
-
-func (w *world) Unit(ctx context.Context, name string) (sysd.Status, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	st, ok := w.units[name]
-	if !ok {
-		st = sysd.NotFound(name)
-	}
-	if w.onUnit != nil {
-		st = w.onUnit(name, st)
-	}
-	return st, nil
-}
-
-func (w *world) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
-	out := make([]sysd.Status, len(names))
-	for k, n := range names {
-		out[k], _ = w.Unit(ctx, n)
-	}
-	return out, nil
-}
 
 var hstart = time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
 
@@ -60,42 +30,29 @@ func running(i int, invocation string) sysd.Status {
 
 // newWorld is project api with n instances running, its target wanting
 // them (and a probe).
-func newWorld(n int) *world {
-	w := &world{units: map[string]sysd.Status{}}
+func newWorld(n int) *sysdtest.Systemd {
+	w := sysdtest.New()
 	var wants []string
 	for i := 0; i < n; i++ {
 		wants = append(wants, units.Instance("api", i))
-		w.units[units.Instance("api", i)] = running(i, fmt.Sprintf("inv%d", i))
+		w.ByName[units.Instance("api", i)] = running(i, fmt.Sprintf("inv%d", i))
 	}
-	w.units[units.Target("api")] = sysd.Status{Name: units.Target("api"), LoadState: "loaded", ActiveState: "active", Wants: append(wants, "bm2-probe@api-0.service")}
+	w.ByName[units.Target("api")] = sysd.Status{Name: units.Target("api"), LoadState: "loaded", ActiveState: "active", Wants: append(wants, "bm2-probe@api-0.service")}
 	return w
-}
-
-type events struct {
-	mu  sync.Mutex
-	got []journal.Event
-}
-
-func (e *events) Emit(ev journal.Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, ev)
-	return nil
 }
 
 // memoryWorld is systemd as the memory check sees it: the world's
 // units, each instance's memory at the first and the second reading, and
 // the starts asked for.
 type memoryWorld struct {
-	*world
+	*sysdtest.Systemd
 	first, second map[int]uint64 // by index; none: sysd.Unknown
 	reads         int            // Units calls
-	started       []string
 }
 
 func (w *memoryWorld) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
 	w.reads++
-	out, _ := w.world.Units(ctx, names)
+	out, _ := w.Systemd.Units(ctx, names)
 	for k := range out {
 		_, i, _ := units.ParseInstance(names[k])
 		m, ok := w.first[i]
@@ -110,27 +67,10 @@ func (w *memoryWorld) Units(ctx context.Context, names []string) ([]sysd.Status,
 	return out, nil
 }
 
-func (w *memoryWorld) Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error) {
-	var out []sysd.Status
-	for name, st := range w.units {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, name); ok && st.LoadState == "loaded" {
-				out = append(out, st)
-			}
-		}
-	}
-	return out, nil
-}
-
-func (w *memoryWorld) StartQueued(ctx context.Context, unit string) error {
-	w.started = append(w.started, unit)
-	return nil
-}
-
 type memoryRig struct {
 	w      *memoryWorld
 	c      *Checker
-	events *events
+	events *journaltest.Recorder
 	log    *bytes.Buffer
 	dir    string
 	slept  []time.Duration
@@ -141,10 +81,10 @@ const mib = 1 << 20
 
 func newMemoryRig(t *testing.T, n int) *memoryRig {
 	hw := newWorld(n)
-	hw.units[units.MemoryService("api")] = sysd.Status{Name: units.MemoryService("api"), LoadState: "loaded",
+	hw.ByName[units.MemoryService("api")] = sysd.Status{Name: units.MemoryService("api"), LoadState: "loaded",
 		Environment: []string{fmt.Sprintf("BM2_MEMORY_RESTART=%d", 300*mib)}}
-	r := &memoryRig{w: &memoryWorld{world: hw, first: map[int]uint64{}, second: map[int]uint64{}},
-		events: &events{}, log: &bytes.Buffer{}, dir: t.TempDir(), now: hstart.Add(time.Minute)}
+	r := &memoryRig{w: &memoryWorld{Systemd: hw, first: map[int]uint64{}, second: map[int]uint64{}},
+		events: &journaltest.Recorder{}, log: &bytes.Buffer{}, dir: t.TempDir(), now: hstart.Add(time.Minute)}
 	for i := 0; i < n; i++ {
 		r.w.first[i], r.w.second[i] = 80*mib, 80*mib
 	}
@@ -171,16 +111,16 @@ func TestMemoryRestartsTheInstanceAbove(t *testing.T) {
 	r := newMemoryRig(t, 3)
 	r.w.first[1], r.w.second[1] = 310*mib, 320*mib
 	r.run(t)
-	if len(r.w.started) != 1 || r.w.started[0] != "bm2-api-reload@1.service" {
-		t.Fatalf("started %v, want bm2-api-reload@1.service alone", r.w.started)
+	if len(r.w.Started) != 1 || r.w.Started[0] != "bm2-api-reload@1.service" {
+		t.Fatalf("started %v, want bm2-api-reload@1.service alone", r.w.Started)
 	}
 	if len(r.slept) != 1 || r.slept[0] != time.Second {
 		t.Errorf("waited %v between the readings, want 1s", r.slept)
 	}
-	if len(r.events.got) != 1 {
-		t.Fatalf("events %v", r.events.got)
+	if len(r.events.Got) != 1 {
+		t.Fatalf("events %v", r.events.Got)
 	}
-	ev := r.events.got[0]
+	ev := r.events.Got[0]
 	if ev.Kind != journal.MemoryRestart || ev.Instance != "api-1" || ev.Invocation != "inv1" || ev.Reason != reason.MemoryRestart ||
 		ev.Memory != 320*mib || ev.MemoryLimit != 300*mib ||
 		!strings.Contains(ev.Message, "api-1 uses 320.0 MiB, above memory_restart (300.0 MiB) at two readings 1s apart (310.0 MiB first); reloading it") {
@@ -209,7 +149,7 @@ func TestMemoryLeavesAlone(t *testing.T) {
 		},
 		"new run": func(r *memoryRig) {
 			r.w.first[0], r.w.second[0] = 400*mib, 400*mib
-			r.w.onUnit = func(name string, st sysd.Status) sysd.Status {
+			r.w.OnUnit = func(name string, st sysd.Status) sysd.Status {
 				if name == units.Instance("api", 0) && r.w.reads > 1 {
 					st.InvocationID = "other"
 				}
@@ -218,13 +158,13 @@ func TestMemoryLeavesAlone(t *testing.T) {
 		},
 		"reload under way": func(r *memoryRig) {
 			r.w.first[0], r.w.second[0] = 400*mib, 400*mib
-			r.w.units[units.ReloadInstance("api", 0)] = sysd.Status{Name: units.ReloadInstance("api", 0), LoadState: "loaded", ActiveState: "activating"}
+			r.w.ByName[units.ReloadInstance("api", 0)] = sysd.Status{Name: units.ReloadInstance("api", 0), LoadState: "loaded", ActiveState: "activating"}
 		},
 		"stopped": func(r *memoryRig) {
 			r.w.first[0], r.w.second[0] = 400*mib, 400*mib
-			st := r.w.units[units.Instance("api", 0)]
+			st := r.w.ByName[units.Instance("api", 0)]
 			st.ActiveState, st.SubState = "inactive", "dead"
-			r.w.units[units.Instance("api", 0)] = st
+			r.w.ByName[units.Instance("api", 0)] = st
 		},
 		"below": func(r *memoryRig) {},
 	} {
@@ -232,8 +172,8 @@ func TestMemoryLeavesAlone(t *testing.T) {
 			r := newMemoryRig(t, 2)
 			set(r)
 			r.run(t)
-			if len(r.w.started) != 0 || len(r.events.got) != 0 {
-				t.Errorf("started %v, events %v", r.w.started, r.events.got)
+			if len(r.w.Started) != 0 || len(r.events.Got) != 0 {
+				t.Errorf("started %v, events %v", r.w.Started, r.events.Got)
 			}
 			if name == "below" && len(r.slept) != 0 {
 				t.Errorf("waited %v with every instance below the limit", r.slept)
@@ -247,13 +187,13 @@ func TestMemoryLeavesAlone(t *testing.T) {
 func TestMemoryNeedsItsLimit(t *testing.T) {
 	for _, env := range []string{"", "BM2_MEMORY_RESTART=abc", "BM2_MEMORY_RESTART=1024", "BM2_MEMORY_RESTART=0314572800"} {
 		r := newMemoryRig(t, 1)
-		r.w.units[units.MemoryService("api")] = sysd.Status{Name: units.MemoryService("api"), LoadState: "loaded", Environment: []string{env}}
+		r.w.ByName[units.MemoryService("api")] = sysd.Status{Name: units.MemoryService("api"), LoadState: "loaded", Environment: []string{env}}
 		r.w.first[0] = 400 * mib
 		if err := r.c.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "has no BM2_MEMORY_RESTART") {
 			t.Errorf("%q: %v", env, err)
 		}
-		if r.w.reads != 0 || len(r.w.started) != 0 {
-			t.Errorf("%q: read %d times, started %v", env, r.w.reads, r.w.started)
+		if r.w.reads != 0 || len(r.w.Started) != 0 {
+			t.Errorf("%q: read %d times, started %v", env, r.w.reads, r.w.Started)
 		}
 	}
 }
@@ -262,14 +202,14 @@ func TestMemoryNeedsItsLimit(t *testing.T) {
 func TestMemoryChecksOnlyWhatTheTargetWants(t *testing.T) {
 	r := newMemoryRig(t, 1)
 	surge := running(units.Surge, "invs")
-	r.w.units[units.Instance("api", units.Surge)] = surge
-	tg := r.w.units[units.Target("api")]
+	r.w.ByName[units.Instance("api", units.Surge)] = surge
+	tg := r.w.ByName[units.Target("api")]
 	tg.Wants = append(tg.Wants, units.Instance("api", units.Surge))
-	r.w.units[units.Target("api")] = tg
+	r.w.ByName[units.Target("api")] = tg
 	r.w.first[units.Surge], r.w.second[units.Surge] = 400*mib, 400*mib
 	r.run(t)
-	if len(r.w.started) != 0 {
-		t.Errorf("started %v", r.w.started)
+	if len(r.w.Started) != 0 {
+		t.Errorf("started %v", r.w.Started)
 	}
 }
 
@@ -279,13 +219,13 @@ func TestMemoryGrace(t *testing.T) {
 	r.w.first[0], r.w.second[0] = 400*mib, 400*mib
 	r.now = hstart.Add(9 * time.Second)
 	r.run(t)
-	if len(r.w.started) != 0 || len(r.slept) != 0 {
-		t.Fatalf("a run of 9 s: started %v", r.w.started)
+	if len(r.w.Started) != 0 || len(r.slept) != 0 {
+		t.Fatalf("a run of 9 s: started %v", r.w.Started)
 	}
 	r.now = hstart.Add(10 * time.Second)
 	r.run(t)
-	if len(r.w.started) != 1 {
-		t.Fatalf("a run of 10 s: started %v", r.w.started)
+	if len(r.w.Started) != 1 {
+		t.Fatalf("a run of 10 s: started %v", r.w.Started)
 	}
 }
 
@@ -296,16 +236,16 @@ func TestMemoryOneReloadAtATime(t *testing.T) {
 	r.w.first[0], r.w.second[0] = 310*mib, 310*mib
 	r.w.first[2], r.w.second[2] = 330*mib, 340*mib
 	r.run(t)
-	if len(r.w.started) != 1 || r.w.started[0] != "bm2-api-reload@2.service" || len(r.events.got) != 1 {
-		t.Fatalf("started %v, events %v: want api-2's reload alone, the largest", r.w.started, r.events.got)
+	if len(r.w.Started) != 1 || r.w.Started[0] != "bm2-api-reload@2.service" || len(r.events.Got) != 1 {
+		t.Fatalf("started %v, events %v: want api-2's reload alone, the largest", r.w.Started, r.events.Got)
 	}
 	if !strings.Contains(r.log.String(), "api-0: 310.0 MiB, above memory_restart: reloaded after api-2, at a later check") {
 		t.Errorf("log:\n%s", r.log)
 	}
-	r.w.units[units.ReloadInstance("api", 2)] = sysd.Status{Name: units.ReloadInstance("api", 2), LoadState: "loaded", ActiveState: "activating"}
+	r.w.ByName[units.ReloadInstance("api", 2)] = sysd.Status{Name: units.ReloadInstance("api", 2), LoadState: "loaded", ActiveState: "activating"}
 	r.run(t)
-	if len(r.w.started) != 1 {
-		t.Fatalf("started %v while a reload is under way", r.w.started)
+	if len(r.w.Started) != 1 {
+		t.Fatalf("started %v while a reload is under way", r.w.Started)
 	}
 }
 
@@ -315,14 +255,14 @@ func TestMemoryReportsARunOnce(t *testing.T) {
 	r := newMemoryRig(t, 1)
 	r.w.first[0], r.w.second[0] = 400*mib, 400*mib
 	inv := "0123456789abcdef0123456789abcdef"
-	st := r.w.units[units.Instance("api", 0)]
+	st := r.w.ByName[units.Instance("api", 0)]
 	st.InvocationID = inv
-	r.w.units[units.Instance("api", 0)] = st
+	r.w.ByName[units.Instance("api", 0)] = st
 	r.run(t)
-	r.w.units[units.ReloadInstance("api", 0)] = sysd.Status{Name: units.ReloadInstance("api", 0), LoadState: "loaded", ActiveState: "failed"}
+	r.w.ByName[units.ReloadInstance("api", 0)] = sysd.Status{Name: units.ReloadInstance("api", 0), LoadState: "loaded", ActiveState: "failed"}
 	r.run(t)
-	if len(r.w.started) != 2 || len(r.events.got) != 1 {
-		t.Fatalf("started %v, %d events: want the reload started twice, one event", r.w.started, len(r.events.got))
+	if len(r.w.Started) != 2 || len(r.events.Got) != 1 {
+		t.Fatalf("started %v, %d events: want the reload started twice, one event", r.w.Started, len(r.events.Got))
 	}
 	if data, err := os.ReadFile(filepath.Join(r.dir, "memory", "api", "reported")); err != nil || string(data) != "api-0 "+inv+"\n" {
 		t.Errorf("reported: %q %v", data, err)
@@ -332,10 +272,10 @@ func TestMemoryReportsARunOnce(t *testing.T) {
 		t.Errorf("crash.log: %q", lines)
 	}
 	st.InvocationID = "fedcba9876543210fedcba9876543210"
-	r.w.units[units.Instance("api", 0)] = st
+	r.w.ByName[units.Instance("api", 0)] = st
 	r.run(t)
-	if len(r.events.got) != 2 {
-		t.Errorf("a new run above the limit: %d events", len(r.events.got))
+	if len(r.events.Got) != 2 {
+		t.Errorf("a new run above the limit: %d events", len(r.events.Got))
 	}
 }
 
