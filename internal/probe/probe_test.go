@@ -17,6 +17,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
@@ -111,31 +112,11 @@ func (s *fakeSystemd) StopQueued(ctx context.Context, units ...string) error {
 	return nil
 }
 
-type events struct {
-	mu  sync.Mutex
-	got []journal.Event
-}
-
-func (e *events) Emit(ev journal.Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, ev)
-	return nil
-}
-
-func (e *events) kinds() []journal.Kind {
-	var k []journal.Kind
-	for _, ev := range e.got {
-		k = append(k, ev.Kind)
-	}
-	return k
-}
-
 type rig struct {
 	probe  *Probe
 	sd     *fakeSystemd
 	clock  *fakeClock
-	events *events
+	events *journaltest.Recorder
 	dir    string
 }
 
@@ -145,7 +126,7 @@ func newRig(t *testing.T, port int) *rig {
 	r := &rig{
 		sd:     &fakeSystemd{inst: online("inv1", 10*time.Second)},
 		clock:  &fakeClock{now: 10 * time.Second},
-		events: &events{},
+		events: &journaltest.Recorder{},
 		dir:    dir,
 	}
 	r.probe = &Probe{
@@ -196,10 +177,10 @@ func TestProbeConfirmsSlowStarter(t *testing.T) {
 	if r.clock.now != 15*time.Second {
 		t.Errorf("confirmed at %v, want at the first tick after listening (15s)", r.clock.now)
 	}
-	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
+	if k := r.events.Kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
 		t.Errorf("events %v", k)
 	}
-	if e := r.events.got[0]; e.Project != "api" || e.Instance != "api-1" || e.Port != port || e.Invocation != "inv1" {
+	if e := r.events.Got[0]; e.Project != "api" || e.Instance != "api-1" || e.Port != port || e.Invocation != "inv1" {
 		t.Errorf("event %+v", e)
 	}
 	if len(r.sd.stopped) != 0 {
@@ -339,7 +320,7 @@ func TestProbeExclusiveWithPreload(t *testing.T) {
 	if out, err := r.probe.Run(context.Background()); err != nil || out != Missing {
 		t.Fatalf("Run = %v, %v; want missing", out, err)
 	}
-	ev := r.events.got[0]
+	ev := r.events.Got[0]
 	if !strings.Contains(ev.Detail, `although reuseport = "preload" is set: a listener the preload does not reach`) ||
 		strings.Contains(ev.Detail, `set reuseport = "preload"`) || !strings.Contains(ev.Detail, `exec_mode = "fork"`) {
 		t.Errorf("detail: %s", ev.Detail)
@@ -371,10 +352,10 @@ func TestProbeExclusiveStopsProject(t *testing.T) {
 	if err != nil || out != Missing {
 		t.Fatalf("Run = %v, %v; want missing", out, err)
 	}
-	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportMissing {
+	if k := r.events.Kinds(); len(k) != 1 || k[0] != journal.ReuseportMissing {
 		t.Fatalf("events %v", k)
 	}
-	ev := r.events.got[0]
+	ev := r.events.Got[0]
 	if ev.Reason != "reuseport_missing" || !strings.Contains(ev.Detail, "cluster mode needs reusePort") {
 		t.Errorf("event %+v", ev)
 	}
@@ -406,8 +387,8 @@ func TestProbeExclusiveStopsProject(t *testing.T) {
 	if err != nil || out != AlreadyErrored {
 		t.Fatalf("second Run = %v, %v; want already-errored", out, err)
 	}
-	if len(r2.sd.stopped)+len(r2.events.got) != 0 {
-		t.Errorf("second probe acted: %v %v", r2.sd.stopped, r2.events.got)
+	if len(r2.sd.stopped)+len(r2.events.Got) != 0 {
+		t.Errorf("second probe acted: %v %v", r2.sd.stopped, r2.events.Got)
 	}
 	data, _ := os.ReadFile(r.probe.Crashes.Path("api", "api-0"))
 	if n := strings.Count(string(data), "\n"); n != 1 {
@@ -424,7 +405,7 @@ func TestProbeStopsAfterWindow(t *testing.T) {
 	if r.clock.now != 70*time.Second {
 		t.Errorf("gave up at %v, want 60s after coming online (70s)", r.clock.now)
 	}
-	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportProbeStopped {
+	if k := r.events.Kinds(); len(k) != 1 || k[0] != journal.ReuseportProbeStopped {
 		t.Errorf("events %v", k)
 	}
 	if len(r.sd.stopped) != 0 {
@@ -463,8 +444,8 @@ func TestProbeInstanceGone(t *testing.T) {
 	r := newRig(t, freePort(t))
 	r.sd.inst = sysd.Status{ActiveState: "failed", SubState: "failed"}
 	out, err := r.probe.Run(context.Background())
-	if err != nil || out != Gone || len(r.events.got) != 0 {
-		t.Errorf("Run = %v, %v, events %v", out, err, r.events.got)
+	if err != nil || out != Gone || len(r.events.Got) != 0 {
+		t.Errorf("Run = %v, %v, events %v", out, err, r.events.Got)
 	}
 }
 
@@ -537,8 +518,8 @@ func TestProbeJudgesARestartThatMergedIn(t *testing.T) {
 	if err != nil || out != Confirmed {
 		t.Fatalf("Run = %v, %v", out, err)
 	}
-	if len(r.events.got) != 2 || r.events.got[0].Invocation != "inv1" || r.events.got[1].Invocation != "inv2" {
-		t.Fatalf("verdicts %+v, want one per run", r.events.got)
+	if len(r.events.Got) != 2 || r.events.Got[0].Invocation != "inv1" || r.events.Got[1].Invocation != "inv2" {
+		t.Fatalf("verdicts %+v, want one per run", r.events.Got)
 	}
 }
 
@@ -552,8 +533,8 @@ func TestProbeRefusesToCheckAsSomeoneElse(t *testing.T) {
 	listenOn(t, port, true)
 	r := newRig(t, port)
 	r.sd.inst.UID = uint32(os.Getuid() + 1)
-	if out, err := r.probe.Run(context.Background()); !errors.Is(err, identity.ErrNotPermitted) || out != Gone || len(r.events.got) != 0 {
-		t.Fatalf("Run = %v, %v, events %v", out, err, r.events.got)
+	if out, err := r.probe.Run(context.Background()); !errors.Is(err, identity.ErrNotPermitted) || out != Gone || len(r.events.Got) != 0 {
+		t.Fatalf("Run = %v, %v, events %v", out, err, r.events.Got)
 	}
 }
 
@@ -600,7 +581,7 @@ func TestProbeResetsBudgetAfterHealthyRun(t *testing.T) {
 	if err != nil || out != Confirmed || !r.probe.Reset {
 		t.Fatalf("Run = %v, %v, reset %v; want confirmed and reset", out, err, r.probe.Reset)
 	}
-	if k := r.events.kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
+	if k := r.events.Kinds(); len(k) != 1 || k[0] != journal.ReuseportConfirmed {
 		t.Errorf("events %v", k)
 	}
 	if confirmedAt > 15*time.Second+2*DefaultWatch {
@@ -643,8 +624,8 @@ func TestProbeNoResetForShortRun(t *testing.T) {
 	if len(r.sd.resets) != 1 || r.sd.resets[0] != "bm2@api-1.service inv2" {
 		t.Errorf("resets %v, want only inv2's", r.sd.resets)
 	}
-	if n := len(r.events.got); n != 2 {
-		t.Errorf("%d verdicts, want one per run: %v", n, r.events.kinds())
+	if n := len(r.events.Got); n != 2 {
+		t.Errorf("%d verdicts, want one per run: %v", n, r.events.Kinds())
 	}
 }
 
@@ -696,8 +677,8 @@ func TestProbeForkResetsBudget(t *testing.T) {
 	if err != nil || out != Listening || !r.probe.Reset || r.clock.now != 13*time.Second {
 		t.Fatalf("Run = %v, %v, reset %v at %v; want listening, reset at 13s", out, err, r.probe.Reset, r.clock.now)
 	}
-	if len(r.events.got)+len(r.sd.stopped) != 0 {
-		t.Errorf("fork mode: events %v, stopped %v", r.events.kinds(), r.sd.stopped)
+	if len(r.events.Got)+len(r.sd.stopped) != 0 {
+		t.Errorf("fork mode: events %v, stopped %v", r.events.Kinds(), r.sd.stopped)
 	}
 }
 
@@ -730,8 +711,8 @@ func TestProbeWorkerResetsBudget(t *testing.T) {
 	if err != nil || out != Running || !r.probe.Reset || r.clock.now > 11*time.Second {
 		t.Fatalf("Run = %v, %v, reset %v at %v; want running, reset by 11s (start + min_uptime)", out, err, r.probe.Reset, r.clock.now)
 	}
-	if len(r.events.got)+len(r.sd.stopped) != 0 {
-		t.Errorf("a worker: events %v, stopped %v", r.events.kinds(), r.sd.stopped)
+	if len(r.events.Got)+len(r.sd.stopped) != 0 {
+		t.Errorf("a worker: events %v, stopped %v", r.events.Kinds(), r.sd.stopped)
 	}
 }
 
@@ -760,8 +741,8 @@ func TestProbeExclusiveNotItsOwn(t *testing.T) {
 	if err != nil || out != Stopped {
 		t.Fatalf("Run = %v, %v; want stopped (no verdict on its own listener)", out, err)
 	}
-	if len(r.sd.stopped) != 0 || len(r.events.got) != 1 || r.events.got[0].Kind != journal.ReuseportProbeStopped {
-		t.Errorf("stopped %v, events %v", r.sd.stopped, r.events.kinds())
+	if len(r.sd.stopped) != 0 || len(r.events.Got) != 1 || r.events.Got[0].Kind != journal.ReuseportProbeStopped {
+		t.Errorf("stopped %v, events %v", r.sd.stopped, r.events.Kinds())
 	}
 	if _, errored, _ := r.probe.State.Errored("api"); errored {
 		t.Error("project marked errored for someone else's listener")
@@ -798,7 +779,7 @@ func TestProbeResetRacingACrash(t *testing.T) {
 	if len(r.sd.started) != 1 || r.sd.started[0] != "bm2@api-1.service" {
 		t.Errorf("started %v, want the instance again", r.sd.started)
 	}
-	if k := r.events.kinds(); len(k) != 2 || k[1] != journal.InstanceCrashed {
+	if k := r.events.Kinds(); len(k) != 2 || k[1] != journal.InstanceCrashed {
 		t.Errorf("events %v, want the crash recorded", k)
 	}
 	data, _ := os.ReadFile(r.probe.Crashes.Path("api", "api-1"))
@@ -845,7 +826,7 @@ func TestProbeLoopbackOnly(t *testing.T) {
 	if err != nil || out != Missing {
 		t.Fatalf("Run = %v, %v; want missing", out, err)
 	}
-	ev := r.events.got[0]
+	ev := r.events.Got[0]
 	if ev.Kind != journal.ReuseportMissing || ev.Reason != reason.LoopbackOnly ||
 		!strings.Contains(ev.Message, "api-1 listens on port "+strconv.Itoa(port)+" only on ::1") || !strings.Contains(ev.Detail, "leave out the host") {
 		t.Errorf("event %+v", ev)
@@ -934,10 +915,10 @@ func TestProbeExclusiveOnAFullDisk(t *testing.T) {
 	if len(r.sd.stopped) != 1 || strings.Join(r.sd.stopped[0], " ") != "bm2-api.target bm2-api.slice" {
 		t.Errorf("stopped %v, want the target and the slice once", r.sd.stopped)
 	}
-	if k := r.events.kinds(); len(k) != 4 || k[0] != journal.ReuseportMissing {
+	if k := r.events.Kinds(); len(k) != 4 || k[0] != journal.ReuseportMissing {
 		t.Fatalf("events %v, want reuseport_missing and 3 state_write_failed", k)
 	}
-	failed := writeFailures(r.events.got)
+	failed := writeFailures(r.events.Got)
 	mark := failed[r.probe.State.ErroredPath("api")]
 	if mark.Errno != "ENOTDIR" || mark.Project != "api" || mark.Instance != "" ||
 		!strings.Contains(mark.Message, "project api: "+r.probe.State.ErroredPath("api")+" could not be written (ENOTDIR, not a directory)") ||
@@ -958,8 +939,8 @@ func TestProbeExclusiveOnAFullDisk(t *testing.T) {
 	// The fallback mark holds the first verdict.
 	r2 := newRig(t, port)
 	r2.probe.State, r2.probe.Crashes = r.probe.State, r.probe.Crashes
-	if out, err := r2.probe.Run(context.Background()); err != nil || out != AlreadyErrored || len(r2.sd.stopped)+len(r2.events.got) != 0 {
-		t.Errorf("second probe: %v %v, stopped %v, events %v", out, err, r2.sd.stopped, r2.events.kinds())
+	if out, err := r2.probe.Run(context.Background()); err != nil || out != AlreadyErrored || len(r2.sd.stopped)+len(r2.events.Got) != 0 {
+		t.Errorf("second probe: %v %v, stopped %v, events %v", out, err, r2.sd.stopped, r2.events.Kinds())
 	}
 
 	// No mark anywhere: said for both, and the project is stopped still.
@@ -968,7 +949,7 @@ func TestProbeExclusiveOnAFullDisk(t *testing.T) {
 	if out, err := r3.probe.Run(context.Background()); err != nil || out != Missing || len(r3.sd.stopped) != 1 {
 		t.Fatalf("unmarked: %v %v, stopped %v", out, err, r3.sd.stopped)
 	}
-	failed = writeFailures(r3.events.got)
+	failed = writeFailures(r3.events.Got)
 	for _, p := range []string{r3.probe.State.ErroredPath("api"), r3.probe.State.ErroredRunPath("api")} {
 		if e, ok := failed[p]; !ok || e.Errno != "ENOTDIR" || !strings.Contains(e.Message, "marked errored nowhere") {
 			t.Errorf("%s: state_write_failed %+v (%v)", p, e, ok)
@@ -1001,11 +982,11 @@ func TestProbeResetRacingACrashOnAFullDisk(t *testing.T) {
 	if len(r.sd.started) != 1 {
 		t.Errorf("started %v, want the instance again", r.sd.started)
 	}
-	k := r.events.kinds()
+	k := r.events.Kinds()
 	if len(k) != 3 || k[1] != journal.InstanceCrashed || k[2] != journal.StateWriteFailed {
 		t.Fatalf("events %v", k)
 	}
-	if e := r.events.got[2]; e.Path != r.probe.Crashes.Path("api", "api-1") || e.Errno != "ENOTDIR" || e.Instance != "api-1" {
+	if e := r.events.Got[2]; e.Path != r.probe.Crashes.Path("api", "api-1") || e.Errno != "ENOTDIR" || e.Instance != "api-1" {
 		t.Errorf("state_write_failed %+v", e)
 	}
 }
@@ -1044,8 +1025,8 @@ func TestProbeKeepsEachVerdictInAFile(t *testing.T) {
 		if err != nil || !ok || ev.Kind != c.kind || ev.Invocation != "inv1" || ev.Port != c.port || ev.Project != "api" {
 			t.Errorf("%v: verdict file %v %v %+v; want %s on run inv1", c.want, ok, err, ev, c.kind)
 		}
-		if len(r.events.got) != 1 || r.events.got[0].Kind != c.kind {
-			t.Errorf("%v: logged %v, want %s", c.want, r.events.kinds(), c.kind)
+		if len(r.events.Got) != 1 || r.events.Got[0].Kind != c.kind {
+			t.Errorf("%v: logged %v, want %s", c.want, r.events.Kinds(), c.kind)
 		}
 	}
 	// A directory it cannot use leaves the verdict in the journal.
@@ -1053,8 +1034,8 @@ func TestProbeKeepsEachVerdictInAFile(t *testing.T) {
 	r.probe.Verdicts = relay.Verdicts{Spool: relay.Spool{Dir: filepath.Join(r.dir, "none"), Owner: os.Geteuid()}}
 	var log []string
 	r.probe.Log = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
-	if out, err := r.probe.Run(context.Background()); out != Confirmed || err != nil || len(r.events.got) != 1 {
-		t.Fatalf("no directory: Run = %v, %v, events %v", out, err, r.events.kinds())
+	if out, err := r.probe.Run(context.Background()); out != Confirmed || err != nil || len(r.events.Got) != 1 {
+		t.Fatalf("no directory: Run = %v, %v, events %v", out, err, r.events.Kinds())
 	}
 	if !strings.Contains(strings.Join(log, "\n"), "verdict kept in the journal only") {
 		t.Errorf("log %q", log)

@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
@@ -226,26 +227,6 @@ func (s *steerSystemd) set(project string, index, pid, port, slot int, env ...st
 	}
 }
 
-type events struct {
-	mu  sync.Mutex
-	got []journal.Event
-}
-
-func (e *events) Emit(ev journal.Event) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.got = append(e.got, ev)
-	return nil
-}
-
-func (e *events) kinds() []journal.Kind {
-	var k []journal.Kind
-	for _, ev := range e.got {
-		k = append(k, ev.Kind)
-	}
-	return k
-}
-
 func freePort(t *testing.T) int {
 	l, err := net.Listen("tcp4", "0.0.0.0:0")
 	if err != nil {
@@ -261,13 +242,13 @@ func freePort(t *testing.T) int {
 type steerRig struct {
 	sd     *steerSystemd
 	store  Store
-	events *events
+	events *journaltest.Recorder
 	mu     sync.Mutex
 	log    strings.Builder
 }
 
 func newSteerRig(t *testing.T, pins string) *steerRig {
-	return &steerRig{sd: &steerSystemd{}, events: &events{},
+	return &steerRig{sd: &steerSystemd{}, events: &journaltest.Recorder{},
 		store: Store{Pins: pins, Run: filepath.Join(t.TempDir(), "steer")}}
 }
 
@@ -450,8 +431,8 @@ func TestSteerAddAndDrain(t *testing.T) {
 	if !slices.Equal(g.Live(), []int{0}) {
 		t.Errorf("live %v after the crashed api-1's drain, want [0]", g.Live())
 	}
-	if len(r.events.got) != 0 {
-		t.Errorf("events %v, want none", r.events.kinds())
+	if len(r.events.Got) != 0 {
+		t.Errorf("events %v, want none", r.events.Kinds())
 	}
 }
 
@@ -563,8 +544,8 @@ func TestSteerDrainAddsRunningPeersFirst(t *testing.T) {
 	if g.Port() != q0.port || !slices.Equal(g.Live(), []int{0}) {
 		t.Errorf("group: port %d, live %v; want %d, [0]", g.Port(), g.Live(), q0.port)
 	}
-	if len(r.events.got)+len(r2.events.got)+len(r3.events.got) != 0 {
-		t.Errorf("events %v %v %v, want none", r.events.kinds(), r2.events.kinds(), r3.events.kinds())
+	if len(r.events.Got)+len(r2.events.Got)+len(r3.events.Got) != 0 {
+		t.Errorf("events %v %v %v, want none", r.events.Kinds(), r2.events.Kinds(), r3.events.Kinds())
 	}
 }
 
@@ -684,10 +665,10 @@ func TestSteerUnavailableOnce(t *testing.T) {
 			t.Errorf("add api-%d logged %q, want %q...", i, got, want)
 		}
 	}
-	if len(r.events.got) != 1 {
-		t.Fatalf("events %v, want one steering_unavailable", r.events.kinds())
+	if len(r.events.Got) != 1 {
+		t.Fatalf("events %v, want one steering_unavailable", r.events.Kinds())
 	}
-	ev := r.events.got[0]
+	ev := r.events.Got[0]
 	if ev.Kind != journal.SteeringUnavailable || ev.Reason != reason.NoBPFFS || ev.Project != "api" || ev.Instance != "api-0" ||
 		ev.Port != port || ev.Invocation == "" || !strings.Contains(ev.Message, "kernel's hash") || !strings.Contains(ev.Detail, "mount -t bpf") {
 		t.Errorf("event %+v", ev)
@@ -711,9 +692,9 @@ func TestSteerListenerNotSteerable(t *testing.T) {
 	if err := r.steerer(t, "api", 0).Add(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.events.got) != 1 || r.events.got[0].Reason != reason.ListenerNotSteerable ||
-		!strings.Contains(r.events.got[0].Message, "listening without SO_REUSEPORT") {
-		t.Errorf("events %+v", r.events.got)
+	if len(r.events.Got) != 1 || r.events.Got[0].Reason != reason.ListenerNotSteerable ||
+		!strings.Contains(r.events.Got[0].Message, "listening without SO_REUSEPORT") {
+		t.Errorf("events %+v", r.events.Got)
 	}
 }
 
@@ -750,8 +731,8 @@ func TestSteerNothingToSteer(t *testing.T) {
 	if err := r.steerer(t, "bad", 0).Add(ctx); err == nil || !strings.Contains(err.Error(), "BM2_APP_INSTANCE") {
 		t.Errorf("slot past MaxSlots: %v", err)
 	}
-	if len(r.events.got) != 0 {
-		t.Errorf("events %v", r.events.kinds())
+	if len(r.events.Got) != 0 {
+		t.Errorf("events %v", r.events.Kinds())
 	}
 }
 
