@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -27,6 +26,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/sysdtest"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -143,16 +143,9 @@ func connectApps(t *testing.T, port, n int, apps ...*instanceApp) []int {
 	}
 }
 
-// steerSystemd answers for the instances of one project, by unit name.
-type steerSystemd struct {
-	mu    sync.Mutex
-	units map[string]sysd.Status
-	reads []string // every unit read, in order
-}
-
-func (s *steerSystemd) Units(ctx context.Context, names []string) ([]sysd.Status, error) {
-	return unitsOf(ctx, s.Unit, names)
-}
+// steerSystemd answers for the instances of one project, by unit name,
+// and keeps the units read, in order (Reads).
+type steerSystemd struct{ *sysdtest.Systemd }
 
 // unitsOf is Units for a fake that reads one unit with read.
 func unitsOf(ctx context.Context, read func(context.Context, string) (sysd.Status, error), names []string) ([]sysd.Status, error) {
@@ -167,64 +160,22 @@ func unitsOf(ctx context.Context, read func(context.Context, string) (sysd.Statu
 	return out, nil
 }
 
-// read returns and forgets the units read so far.
-func (s *steerSystemd) read() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.reads
-	s.reads = nil
-	return r
-}
-
-func (s *steerSystemd) Unit(ctx context.Context, name string) (sysd.Status, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reads = append(s.reads, name)
-	st, ok := s.units[name]
-	if !ok {
-		return sysd.NotFound(name), nil
-	}
-	return st, nil
-}
-
-func (s *steerSystemd) Loaded(ctx context.Context, patterns []string) ([]sysd.Status, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []sysd.Status
-	for name, st := range s.units {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, name); ok {
-				out = append(out, sysd.Status{Name: name, LoadState: st.LoadState, ActiveState: st.ActiveState, SubState: st.SubState})
-				break
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b sysd.Status) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
 // stopping marks an instance as systemd has it while its ExecStop= (the
 // drain) runs and after: deactivating.
 func (s *steerSystemd) stopping(project string, index int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.units[units.Instance(project, index)]
-	st.ActiveState, st.SubState = "deactivating", "stop"
-	s.units[units.Instance(project, index)] = st
+	s.Change(units.Instance(project, index), func(st sysd.Status) sysd.Status {
+		st.ActiveState, st.SubState = "deactivating", "stop"
+		return st
+	})
 }
 
 func (s *steerSystemd) set(project string, index, pid, port, slot int, env ...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.units == nil {
-		s.units = map[string]sysd.Status{}
-	}
-	s.units[units.Instance(project, index)] = sysd.Status{
+	s.Set(sysd.Status{
 		Name: units.Instance(project, index), LoadState: "loaded", ActiveState: "active", SubState: "running",
 		InvocationID: fmt.Sprintf("inv-%d-%d", index, pid), MainPID: uint32(pid), TimeoutStop: 1600 * time.Millisecond,
 		Environment: append([]string{"BM2_EXEC_MODE=cluster", "BM2_APP_PORT=" + strconv.Itoa(port),
 			"BM2_APP_INSTANCE=" + strconv.Itoa(slot)}, env...),
-	}
+	})
 }
 
 func freePort(t *testing.T) int {
@@ -248,7 +199,7 @@ type steerRig struct {
 }
 
 func newSteerRig(t *testing.T, pins string) *steerRig {
-	return &steerRig{sd: &steerSystemd{}, events: &journaltest.Recorder{},
+	return &steerRig{sd: &steerSystemd{sysdtest.New()}, events: &journaltest.Recorder{},
 		store: Store{Pins: pins, Run: filepath.Join(t.TempDir(), "steer")}}
 }
 
@@ -454,11 +405,11 @@ func TestSteerCatchUpReadsOnlyPeersOutsideTheTurn(t *testing.T) {
 		}
 	}
 	r.lines()
-	r.sd.read()
+	r.sd.Reads()
 	if err := r.steerer(t, "api", 0).Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	reads := r.sd.read()
+	reads := r.sd.Reads()
 	if slices.Contains(reads, units.Instance("api", 1)) || !slices.Contains(reads, units.Instance("api", 2)) {
 		t.Errorf("the drain of api-0 read %q: want api-2 (outside the turn) and not api-1 (in it)", reads)
 	}
@@ -709,10 +660,10 @@ func TestSteerNothingToSteer(t *testing.T) {
 		t.Errorf("no listener: %v", err)
 	}
 	r.sd.set("web", 0, os.Getpid(), port, 0)
-	r.sd.units[units.Instance("web", 0)] = func(st sysd.Status) sysd.Status {
+	r.sd.ByName[units.Instance("web", 0)] = func(st sysd.Status) sysd.Status {
 		st.Environment = []string{"BM2_EXEC_MODE=fork", "BM2_APP_PORT=3000", "BM2_APP_INSTANCE=0"}
 		return st
-	}(r.sd.units[units.Instance("web", 0)])
+	}(r.sd.ByName[units.Instance("web", 0)])
 	if err := r.steerer(t, "web", 0).Add(ctx); err != nil || !strings.Contains(r.lines(), "not in cluster mode") {
 		t.Errorf("fork mode: %v", err)
 	}
