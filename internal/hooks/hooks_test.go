@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/crashlog"
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sockdiag"
@@ -20,10 +21,6 @@ import (
 	"github.com/bm2dev/bm2/journal"
 	"golang.org/x/sys/unix"
 )
-
-type sink struct{ got []journal.Event }
-
-func (s *sink) Emit(e journal.Event) error { s.got = append(s.got, e); return nil }
 
 func runEnv(t *testing.T, dir, version string) (RunEnv, *strings.Builder, *[]string, *[]string) {
 	var stderr strings.Builder
@@ -174,7 +171,7 @@ func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
 		{sysd.Status{Result: "timeout", ExecMainCode: cldKilled, ExecMainStatus: 9}, false},
 	} {
 		sd := fakeSD{"bm2@api-0.service": tc.st}
-		if err := Exited(context.Background(), "api-0", sd, time.Now(), c, &sink{}, nil); err != nil {
+		if err := Exited(context.Background(), "api-0", sd, time.Now(), c, &journaltest.Recorder{}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, reset := sd["reset bm2@api-0.service"]; reset != tc.reset {
@@ -185,7 +182,7 @@ func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
 
 func TestExitedRecordsCrashes(t *testing.T) {
 	c := crashlog.Logs{Dir: t.TempDir()}
-	ev := &sink{}
+	ev := &journaltest.Recorder{}
 	at := time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
 	noRefusal := func(context.Context, sysd.Status) (reason.Reason, string) {
 		t.Fatal("asked to verify a refusal")
@@ -219,8 +216,8 @@ func TestExitedRecordsCrashes(t *testing.T) {
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("crash.log:\n%s\nwant:\n%s", data, strings.Join(want, "\n"))
 	}
-	if len(ev.got) != len(want) || ev.got[0].Kind != journal.InstanceCrashed || ev.got[0].Reason != reason.Exited || ev.got[1].Signal != "SIGKILL" {
-		t.Errorf("events %+v", ev.got)
+	if len(ev.Got) != len(want) || ev.Got[0].Kind != journal.InstanceCrashed || ev.Got[0].Reason != reason.Exited || ev.Got[1].Signal != "SIGKILL" {
+		t.Errorf("events %+v", ev.Got)
 	}
 }
 
@@ -228,7 +225,7 @@ func TestExitedRecordsCrashes(t *testing.T) {
 // event say which port, the one bm2 gives it, and port_env as the fix.
 func TestExitedNamesTheDeniedBind(t *testing.T) {
 	c := crashlog.Logs{Dir: t.TempDir()}
-	ev := &sink{}
+	ev := &journaltest.Recorder{}
 	old := DeniedBind
 	t.Cleanup(func() { DeniedBind = old })
 	var asked string
@@ -246,8 +243,8 @@ func TestExitedNamesTheDeniedBind(t *testing.T) {
 			t.Errorf("crash.log lacks %q:\n%s", want, data)
 		}
 	}
-	if len(ev.got) != 1 || !strings.Contains(ev.got[0].Message, "port 3000 was denied") || !strings.Contains(ev.got[0].Detail, "port_env") {
-		t.Errorf("events %+v", ev.got)
+	if len(ev.Got) != 1 || !strings.Contains(ev.Got[0].Message, "port 3000 was denied") || !strings.Contains(ev.Got[0].Detail, "port_env") {
+		t.Errorf("events %+v", ev.Got)
 	}
 	if d := DeniedText(4000, ""); !strings.Contains(d, "a worker") || !strings.Contains(d, "set port = 4000") {
 		t.Errorf("a worker's: %s", d)
@@ -258,7 +255,7 @@ func TestExitedNamesTheDeniedBind(t *testing.T) {
 // refuse; then it says runtime_rejected with the reason it found itself.
 func TestExitedRefusal(t *testing.T) {
 	c := crashlog.Logs{Dir: t.TempDir()}
-	ev := &sink{}
+	ev := &journaltest.Recorder{}
 	sd := fakeSD{"bm2@api-1.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78}}
 	verdict := reason.RuntimeBelowFloor
 	verify := func(context.Context, sysd.Status) (reason.Reason, string) {
@@ -267,16 +264,16 @@ func TestExitedRefusal(t *testing.T) {
 	if err := Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify); err != nil {
 		t.Fatal(err)
 	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.RuntimeRejected || ev.got[0].Reason != reason.RuntimeBelowFloor {
-		t.Fatalf("%+v", ev.got)
+	if len(ev.Got) != 1 || ev.Got[0].Kind != journal.RuntimeRejected || ev.Got[0].Reason != reason.RuntimeBelowFloor {
+		t.Fatalf("%+v", ev.Got)
 	}
 	if last, _ := c.Last("api", "api-1"); last.Reason != reason.RuntimeBelowFloor {
 		t.Fatalf("crash.log %+v", last)
 	}
 	verdict = reason.Exited // the app exited 78 itself
 	Exited(context.Background(), "api-1", sd, time.Now(), c, ev, verify)
-	if ev.got[1].Kind != journal.InstanceCrashed || ev.got[1].Reason != reason.Exited {
-		t.Fatalf("%+v", ev.got[1])
+	if ev.Got[1].Kind != journal.InstanceCrashed || ev.Got[1].Reason != reason.Exited {
+		t.Fatalf("%+v", ev.Got[1])
 	}
 }
 
@@ -352,7 +349,7 @@ func TestConfinedVersionNeedsUnitFiles(t *testing.T) {
 
 func TestFailed(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &journaltest.Recorder{}
 	sd := fakeSD{
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
 		"bm2@api-2.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
@@ -363,15 +360,15 @@ func TestFailed(t *testing.T) {
 		"bm2@api-4.service": {ActiveState: "failed", Result: "timeout", JobPending: true},
 	}
 	for _, id := range []string{"api-4", "api-5"} {
-		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev, nil); err != nil || len(ev.got) != 0 {
-			t.Fatalf("%s recorded as given up: %v %+v", id, err, ev.got)
+		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev, nil); err != nil || len(ev.Got) != 0 {
+			t.Fatalf("%s recorded as given up: %v %+v", id, err, ev.Got)
 		}
 	}
 	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev, nil); err != nil {
 		t.Fatal(err)
 	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != reason.Budget || ev.got[0].Restarts != "3" {
-		t.Errorf("events %+v", ev.got)
+	if len(ev.Got) != 1 || ev.Got[0].Kind != journal.InstanceErrored || ev.Got[0].Reason != reason.Budget || ev.Got[0].Restarts != "3" {
+		t.Errorf("events %+v", ev.Got)
 	}
 	data, _ := os.ReadFile(c.Path("api", "api-1"))
 	if !strings.Contains(string(data), "reason=restart_budget_exhausted") {
@@ -379,17 +376,17 @@ func TestFailed(t *testing.T) {
 	}
 	// A refusal (exit status 78) is judged here, off the stop path: the
 	// exit hook left it (Later).
-	if err := Exited(context.Background(), "api-2", sd, time.Now(), c, ev, Later); err != nil || len(ev.got) != 1 {
-		t.Fatalf("the exit hook recorded a refusal it leaves to the failure hook: %v %+v", err, ev.got[1:])
+	if err := Exited(context.Background(), "api-2", sd, time.Now(), c, ev, Later); err != nil || len(ev.Got) != 1 {
+		t.Fatalf("the exit hook recorded a refusal it leaves to the failure hook: %v %+v", err, ev.Got[1:])
 	}
 	missing := func(context.Context, sysd.Status) (reason.Reason, string) {
 		return reason.RuntimeMissing, "runtime /opt/node/bin/node does not exist"
 	}
 	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev, missing)
-	if len(ev.got) != 3 || ev.got[1].Kind != journal.RuntimeRejected || ev.got[1].Reason != reason.RuntimeMissing ||
-		!strings.Contains(ev.got[1].Message, "/opt/node/bin/node does not exist") ||
-		ev.got[2].Kind != journal.InstanceErrored || ev.got[2].Reason != reason.RuntimeMissing {
-		t.Errorf("refusal recorded as %+v", ev.got[1:])
+	if len(ev.Got) != 3 || ev.Got[1].Kind != journal.RuntimeRejected || ev.Got[1].Reason != reason.RuntimeMissing ||
+		!strings.Contains(ev.Got[1].Message, "/opt/node/bin/node does not exist") ||
+		ev.Got[2].Kind != journal.InstanceErrored || ev.Got[2].Reason != reason.RuntimeMissing {
+		t.Errorf("refusal recorded as %+v", ev.Got[1:])
 	}
 	if last, ok := c.Last("api", "api-2"); !ok || last.Reason != reason.RuntimeMissing {
 		t.Errorf("crash.log ends with %+v", last)
@@ -398,17 +395,17 @@ func TestFailed(t *testing.T) {
 	itself := func(context.Context, sysd.Status) (reason.Reason, string) {
 		return reason.Exited, "bm2 found nothing to refuse"
 	}
-	ev.got = ev.got[:1]
+	ev.Got = ev.Got[:1]
 	Failed(context.Background(), "api-2", sd, time.Now(), st, c, ev, itself)
-	if len(ev.got) != 3 || ev.got[1].Kind != journal.InstanceCrashed || ev.got[1].ExitStatus != "78" ||
-		ev.got[2].Reason != reason.Exited || !strings.Contains(ev.got[2].Message, "never restarts") {
-		t.Errorf("an app's own 78 recorded as %+v", ev.got[1:])
+	if len(ev.Got) != 3 || ev.Got[1].Kind != journal.InstanceCrashed || ev.Got[1].ExitStatus != "78" ||
+		ev.Got[2].Reason != reason.Exited || !strings.Contains(ev.Got[2].Message, "never restarts") {
+		t.Errorf("an app's own 78 recorded as %+v", ev.Got[1:])
 	}
 	// A project stopped on purpose already says why: nothing more.
 	st.SetErrored("api", "reuseport_missing")
 	Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev, nil)
-	if len(ev.got) != 3 {
-		t.Errorf("errored project got more events: %+v", ev.got[3:])
+	if len(ev.Got) != 3 {
+		t.Errorf("errored project got more events: %+v", ev.Got[3:])
 	}
 }
 
@@ -416,27 +413,27 @@ func TestFailed(t *testing.T) {
 // the exit hook and from the failure hook alike.
 func TestSpawnFailures(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &journaltest.Recorder{}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 200, WorkingDirectory: "/srv/gone"},
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 217, User: "deploy"},
 	}
 	noVerify := func(context.Context, sysd.Status) (reason.Reason, string) { t.Fatal("verified"); return "", "" }
 	for id, want := range map[string]string{"api-0": "working directory /srv/gone does not exist", "api-1": "user deploy does not exist"} {
-		ev.got = nil
+		ev.Got = nil
 		if err := Exited(context.Background(), id, sd, time.Now(), c, ev, noVerify); err != nil {
 			t.Fatal(err)
 		}
-		if len(ev.got) != 1 || !strings.Contains(ev.got[0].Message, want) || ev.got[0].Detail == "" {
-			t.Errorf("%s exit: %+v", id, ev.got)
+		if len(ev.Got) != 1 || !strings.Contains(ev.Got[0].Message, want) || ev.Got[0].Detail == "" {
+			t.Errorf("%s exit: %+v", id, ev.Got)
 		}
-		ev.got = nil
+		ev.Got = nil
 		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev, nil); err != nil {
 			t.Fatal(err)
 		}
 		reason := map[string]reason.Reason{"api-0": reason.CwdMissing, "api-1": reason.UserMissing}[id]
-		if len(ev.got) != 1 || ev.got[0].Reason != reason || !strings.Contains(ev.got[0].Message, want) || !strings.Contains(ev.got[0].Message, "`bm2 start api`") {
-			t.Errorf("%s failure: %+v", id, ev.got)
+		if len(ev.Got) != 1 || ev.Got[0].Reason != reason || !strings.Contains(ev.Got[0].Message, want) || !strings.Contains(ev.Got[0].Message, "`bm2 start api`") {
+			t.Errorf("%s failure: %+v", id, ev.Got)
 		}
 		if last, ok := c.Last("api", id); !ok || last.Reason != reason {
 			t.Errorf("%s crash.log last %+v", id, last)
@@ -451,7 +448,7 @@ func TestSpawnFailures(t *testing.T) {
 // listeners (a sibling), a clean stop and a refusal are none of that.
 func TestPortBlocked(t *testing.T) {
 	dir := t.TempDir()
-	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, crashlog.Logs{Dir: dir}, &sink{}
+	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, crashlog.Logs{Dir: dir}, &journaltest.Recorder{}
 	env := []string{"BM2_APP_PORT=3100"}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
@@ -465,8 +462,8 @@ func TestPortBlocked(t *testing.T) {
 		return "python3\x1b[2J (pid 812), uid 65534 (nobody)", port == 3100 && uid != 65534
 	}
 	for _, id := range []string{"api-1", "api-2"} {
-		if err := PortBlocked(context.Background(), id, sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 0 {
-			t.Fatalf("%s: %v %+v", id, err, ev.got)
+		if err := PortBlocked(context.Background(), id, sd, time.Now(), st, c, ev, holder); err != nil || len(ev.Got) != 0 {
+			t.Fatalf("%s: %v %+v", id, err, ev.Got)
 		}
 	}
 	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil {
@@ -475,10 +472,10 @@ func TestPortBlocked(t *testing.T) {
 	if len(asked) != 1 || asked[0] != 61000 {
 		t.Errorf("holder asked for %v", asked)
 	}
-	if len(ev.got) != 1 || ev.got[0].Kind != journal.InstanceErrored || ev.got[0].Reason != reason.PortInUse || ev.got[0].Port != 3100 ||
-		ev.got[0].Instance != "api-0" || !strings.Contains(ev.got[0].Message, "port 3100 is held by python3\\x1b[2J (pid 812), uid 65534 (nobody), not by api") ||
-		!strings.Contains(ev.got[0].Message, "bm2 keeps api-0 from starting again") {
-		t.Errorf("events %+v", ev.got)
+	if len(ev.Got) != 1 || ev.Got[0].Kind != journal.InstanceErrored || ev.Got[0].Reason != reason.PortInUse || ev.Got[0].Port != 3100 ||
+		ev.Got[0].Instance != "api-0" || !strings.Contains(ev.Got[0].Message, "port 3100 is held by python3\\x1b[2J (pid 812), uid 65534 (nobody), not by api") ||
+		!strings.Contains(ev.Got[0].Message, "bm2 keeps api-0 from starting again") {
+		t.Errorf("events %+v", ev.Got)
 	}
 	if reason, ok, _ := st.Errored("api"); ok {
 		t.Errorf("the project is errored (%s): a squatter on one port stops every instance", reason)
@@ -496,17 +493,17 @@ func TestPortBlocked(t *testing.T) {
 		}
 	}
 	// Once: the same instance's next failure finds it errored.
-	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 1 {
-		t.Errorf("second time: %v %d events", err, len(ev.got))
+	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.Got) != 1 {
+		t.Errorf("second time: %v %d events", err, len(ev.Got))
 	}
 	// A neighbour that fails on the same squatted port gets its own mark.
-	if err := PortBlocked(context.Background(), "api-3", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.got) != 2 || ev.got[1].Instance != "api-3" {
-		t.Errorf("api-3: %v %+v", err, ev.got)
+	if err := PortBlocked(context.Background(), "api-3", sd, time.Now(), st, c, ev, holder); err != nil || len(ev.Got) != 2 || ev.Got[1].Instance != "api-3" {
+		t.Errorf("api-3: %v %+v", err, ev.Got)
 	}
 	// The failure hook of a marked instance adds nothing: the mark says why.
-	ev.got = nil
-	if err := Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev, nil); err != nil || len(ev.got) != 0 {
-		t.Errorf("Failed of a marked instance: %v %+v", err, ev.got)
+	ev.Got = nil
+	if err := Failed(context.Background(), "api-3", sd, time.Now(), st, c, ev, nil); err != nil || len(ev.Got) != 0 {
+		t.Errorf("Failed of a marked instance: %v %+v", err, ev.Got)
 	}
 }
 
@@ -644,7 +641,7 @@ func underFile(t *testing.T, name string) string {
 // systemd restarts the instance), and the failure hook still says the
 // instance gave up.
 func TestCrashLogUnwritable(t *testing.T) {
-	c, ev := crashlog.Logs{Dir: underFile(t, "log")}, &sink{}
+	c, ev := crashlog.Logs{Dir: underFile(t, "log")}, &journaltest.Recorder{}
 	st := state.Dir{Path: t.TempDir(), Run: t.TempDir()}
 	sd := fakeSD{
 		"bm2@api-0.service": {ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1},
@@ -653,10 +650,10 @@ func TestCrashLogUnwritable(t *testing.T) {
 	noVerify := func(context.Context, sysd.Status) (reason.Reason, string) { t.Fatal("verified"); return "", "" }
 	check := func(hook string, kind journal.Kind, id string, why reason.Reason) {
 		t.Helper()
-		if len(ev.got) != 2 || ev.got[0].Kind != kind || ev.got[0].Instance != id {
-			t.Fatalf("%s: events %+v, want %s, then state_write_failed", hook, ev.got, kind)
+		if len(ev.Got) != 2 || ev.Got[0].Kind != kind || ev.Got[0].Instance != id {
+			t.Fatalf("%s: events %+v, want %s, then state_write_failed", hook, ev.Got, kind)
 		}
-		w := ev.got[1]
+		w := ev.Got[1]
 		path := c.Path("api", id)
 		if w.Kind != journal.StateWriteFailed || w.Project != "api" || w.Instance != id || w.Path != path || w.Errno != "ENOTDIR" ||
 			!strings.Contains(w.Message, id+": "+path+" could not be written (ENOTDIR, not a directory)") ||
@@ -671,7 +668,7 @@ func TestCrashLogUnwritable(t *testing.T) {
 	if _, reset := sd["reset bm2@api-0.service"]; reset {
 		t.Error("the crash reset the restart budget")
 	}
-	ev.got = nil
+	ev.Got = nil
 	if err := Failed(context.Background(), "api-1", sd, time.Now(), st, c, ev, nil); err != nil {
 		t.Fatalf("failure hook failed on a crash.log it could not write: %v", err)
 	}
@@ -692,17 +689,17 @@ func (failingSink) Emit(journal.Event) error { return errors.New("journald is go
 // exit hook does not claim the instance is kept down: it goes on through
 // its restart budget.
 func TestPortBlockedMarkUnwritable(t *testing.T) {
-	st, c, ev := state.Dir{Path: t.TempDir(), Run: underFile(t, "run")}, crashlog.Logs{Dir: t.TempDir()}, &sink{}
+	st, c, ev := state.Dir{Path: t.TempDir(), Run: underFile(t, "run")}, crashlog.Logs{Dir: t.TempDir()}, &journaltest.Recorder{}
 	sd := fakeSD{"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1,
 		UID: 61000, Environment: []string{"BM2_APP_PORT=3100"}}}
 	holder := func(port int, uid uint32) (string, bool) { return "python3 (pid 812), uid 65534 (nobody)", true }
 	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil {
 		t.Fatalf("PortBlocked: %v", err)
 	}
-	if len(ev.got) != 1 {
-		t.Fatalf("events %+v, want one state_write_failed", ev.got)
+	if len(ev.Got) != 1 {
+		t.Fatalf("events %+v, want one state_write_failed", ev.Got)
 	}
-	w := ev.got[0]
+	w := ev.Got[0]
 	if w.Kind != journal.StateWriteFailed || w.Instance != "api-0" || w.Path != st.InstanceErroredPath("api-0") || w.Errno != "ENOTDIR" ||
 		!strings.Contains(w.Message, "port 3100 is held by python3 (pid 812), uid 65534 (nobody), but nothing keeps api-0 from starting again") {
 		t.Errorf("state_write_failed %+v", w)
@@ -730,7 +727,7 @@ func TestExitHookReadsTheUnitOnce(t *testing.T) {
 	sd := countingSD{fakeSD: fakeSD{unit: {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 1000, GID: 1000,
 		Environment: []string{"BM2_APP_PORT=3000"}}}, reads: map[string]int{}}
 	one := ReadOnce(sd)
-	events := &sink{}
+	events := &journaltest.Recorder{}
 	crashes := crashlog.Logs{Dir: t.TempDir()}
 	if err := Exited(context.Background(), "api-0", one, time.Now(), crashes, events, nil); err != nil {
 		t.Fatal(err)
@@ -742,7 +739,7 @@ func TestExitHookReadsTheUnitOnce(t *testing.T) {
 	if sd.reads[unit] != 1 {
 		t.Fatalf("%d reads of %s, want 1", sd.reads[unit], unit)
 	}
-	if len(events.got) != 1 || events.got[0].Kind != journal.InstanceCrashed {
-		t.Fatalf("events %+v, want one instance_crashed", events.got)
+	if len(events.Got) != 1 || events.Got[0].Kind != journal.InstanceCrashed {
+		t.Fatalf("events %+v, want one instance_crashed", events.Got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"net"
 	"net/http"
@@ -161,12 +162,12 @@ func TestDeliverRefusesLoopback(t *testing.T) {
 	n.AllowLocal = false
 	s.Put(n, time.Now(), nil)
 	s.Put(note(srv.URL+"/allowed", "instance_errored"), time.Now(), nil)
-	events := &lockedRecorder{}
+	events := &journaltest.Recorder{}
 	res, err := Deliverer{Spool: s, Policy: fast, Events: events}.Run(context.Background())
 	if err != nil || res.Delivered != 1 || res.Dropped != 1 || hits.Load() != 1 {
 		t.Fatalf("Run = %+v, %v, %d requests; want the allowed one delivered, the other dropped", res, err, hits.Load())
 	}
-	if got := events.all(); len(got) != 1 || !strings.Contains(got[0].Message, "at attempt 1") || !strings.Contains(got[0].Message, "loopback") {
+	if got := events.All(); len(got) != 1 || !strings.Contains(got[0].Message, "at attempt 1") || !strings.Contains(got[0].Message, "loopback") {
 		t.Errorf("events %+v, want one notification_dropped at the first attempt", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
@@ -160,7 +161,7 @@ func TestDeliverBackoffHoldsNoSlot(t *testing.T) {
 		return c
 	}
 	p := Policy{Timeout: time.Hour, Backoff: []time.Duration{time.Hour}, Concurrency: 1, Poll: 10 * time.Millisecond}
-	events := &lockedRecorder{}
+	events := &journaltest.Recorder{}
 	done := make(chan Result, 1)
 	go func() {
 		res, _ := Deliverer{Spool: s, Policy: p, Client: &http.Client{Transport: f}, Events: events, After: after}.Run(context.Background())

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/journaltest"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 )
@@ -124,10 +125,6 @@ func TestSpoolBounded(t *testing.T) {
 	}
 }
 
-type recorder struct{ got []journal.Event }
-
-func (r *recorder) Emit(e journal.Event) error { r.got = append(r.got, e); return nil }
-
 // Every kind is spooled exactly when it reaches the project's level, and
 // every event reaches the journal whatever the level.
 func TestSinkLevels(t *testing.T) {
@@ -145,7 +142,7 @@ func TestSinkLevels(t *testing.T) {
 	for _, min := range []config.Level{config.LevelInfo, config.LevelWarning, config.LevelError} {
 		for _, k := range journal.Kinds() {
 			s := testSpool(t)
-			next := &recorder{}
+			next := &journaltest.Recorder{}
 			sink := Sink{Next: next, Spool: s, Host: func() (string, error) { return "web1", nil },
 				Settings: func(project string) config.Notify {
 					if project != "api" {
@@ -158,8 +155,8 @@ func TestSinkLevels(t *testing.T) {
 			if err := sink.Emit(ev); err != nil {
 				t.Fatal(err)
 			}
-			if len(next.got) != 1 {
-				t.Errorf("%s at level %s: %d events journaled, want 1", k, min, len(next.got))
+			if len(next.Got) != 1 {
+				t.Errorf("%s at level %s: %d events journaled, want 1", k, min, len(next.Got))
 			}
 			names, _ := s.List()
 			want := levels[k] != "never" && rank[levels[k]] >= rank[string(min)]
@@ -186,7 +183,7 @@ func TestSinkLevels(t *testing.T) {
 // spool and the errno the kernel gave.
 func TestSinkNothingOrBroken(t *testing.T) {
 	s := testSpool(t)
-	next := &recorder{}
+	next := &journaltest.Recorder{}
 	var log bytes.Buffer
 	sink := Sink{Next: next, Spool: s, Log: &log, Settings: func(string) config.Notify { return config.Notify{Level: config.LevelInfo} }}
 	sink.Emit(journal.Event{Kind: journal.InstanceErrored, Project: "api"})
@@ -202,13 +199,13 @@ func TestSinkNothingOrBroken(t *testing.T) {
 	if err := sink.Emit(journal.Event{Kind: journal.InstanceErrored, Project: "api"}); err != nil {
 		t.Errorf("a spool that cannot be written failed the emit: %v", err)
 	}
-	if len(next.got) != 4 {
-		t.Fatalf("%d events journaled, want 3 and a state_write_failed", len(next.got))
+	if len(next.Got) != 4 {
+		t.Fatalf("%d events journaled, want 3 and a state_write_failed", len(next.Got))
 	}
-	if e := next.got[2]; e.Kind != journal.InstanceErrored {
+	if e := next.Got[2]; e.Kind != journal.InstanceErrored {
 		t.Errorf("the event itself is %+v", e)
 	}
-	if e := next.got[3]; e.Kind != journal.StateWriteFailed || e.Project != "api" || e.Path != sink.Spool.Dir || e.Errno != "ENOTDIR" ||
+	if e := next.Got[3]; e.Kind != journal.StateWriteFailed || e.Project != "api" || e.Path != sink.Spool.Dir || e.Errno != "ENOTDIR" ||
 		!strings.Contains(e.Message, sink.Spool.Dir+" could not be written (ENOTDIR, not a directory)") ||
 		!strings.Contains(e.Message, "the notification of instance_errored is not sent") || strings.Contains(e.Message+e.Detail, "secret") {
 		t.Errorf("state_write_failed %+v", e)
@@ -216,24 +213,6 @@ func TestSinkNothingOrBroken(t *testing.T) {
 	if l := log.String(); !strings.Contains(l, "instance_errored of api not notified to https://h/x?REDACTED") || strings.Contains(l, "secret") {
 		t.Errorf("log %q", l)
 	}
-}
-
-type lockedRecorder struct {
-	mu  sync.Mutex
-	got []journal.Event
-}
-
-func (r *lockedRecorder) Emit(e journal.Event) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.got = append(r.got, e)
-	return nil
-}
-
-func (r *lockedRecorder) all() []journal.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]journal.Event(nil), r.got...)
 }
 
 // fast is the delivery policy of the tests: short backoffs, and an
@@ -282,14 +261,14 @@ func TestDeliverRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log testutil.SyncBuffer
-			events := &lockedRecorder{}
+			events := &journaltest.Recorder{}
 			res, err := Deliverer{Spool: s, Policy: fast, Log: &log, Events: events}.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Given up: a notification_dropped event of the project and
 			// instance, with the line as its message.
-			if got := events.all(); c.delivered == 1 && len(got) != 0 {
+			if got := events.All(); c.delivered == 1 && len(got) != 0 {
 				t.Errorf("events %+v for a delivered notification", got)
 			} else if c.delivered == 0 && (len(got) != 1 || got[0].Kind != journal.NotificationDropped || got[0].Project != "api" ||
 				got[0].Instance != "api-0" || !strings.Contains(got[0].Message, "gave up notifying") || strings.Contains(got[0].Message, "secret")) {
@@ -308,7 +287,7 @@ func TestDeliverRetries(t *testing.T) {
 			}
 			want := strings.ReplaceAll(c.line, "URL", srv.URL+"/hook?REDACTED")
 			l := log.String()
-			if got := events.all(); len(got) == 1 {
+			if got := events.All(); len(got) == 1 {
 				l += got[0].Message // given up: said by the event
 			}
 			if !strings.Contains(l, want) || strings.Contains(l, "secret") {
