@@ -112,7 +112,7 @@ func TestQueuedConnectionsMigrate(t *testing.T) {
 		defer c.Close()
 		conns = append(conns, c)
 	}
-	counts(t, 4, []*server{b})
+	counts(t, 4, &b.accepts)
 	if err := g.Remove(0); err != nil {
 		t.Fatal(err)
 	}

@@ -108,28 +108,44 @@ func fd(t testing.TB, l *net.TCPListener, f func(fd int) error) {
 // refused or failed connection fails the test.
 func connect(t testing.TB, port, n int, srv []*server) []int {
 	t.Helper()
+	return connectAll(t, port, n, acceptsOf(srv)...)
+}
+
+// acceptsOf is each server's count of accepts.
+func acceptsOf(srv []*server) []*atomic.Int64 {
+	var accepts []*atomic.Int64
 	for _, s := range srv {
-		s.accepts.Store(0)
+		accepts = append(accepts, &s.accepts)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
+	return accepts
+}
+
+// connectAll zeroes the counts of accepts, opens n connections to port one
+// after the other, each closed at once, and returns the counts once they
+// add up to n. A refused or failed connection fails the test.
+func connectAll(t testing.TB, port, n int, accepts ...*atomic.Int64) []int {
+	t.Helper()
+	for _, a := range accepts {
+		a.Store(0)
+	}
 	for i := 0; i < n; i++ {
-		c, err := net.DialTimeout("tcp4", addr, 2*time.Second)
+		c, err := dial(port)
 		if err != nil {
 			t.Fatalf("connection %d of %d: %v", i+1, n, err)
 		}
 		c.Close()
 	}
-	return counts(t, n, srv)
+	return counts(t, n, accepts...)
 }
 
-// counts waits until the servers' accepts add up to n.
-func counts(t testing.TB, n int, srv []*server) []int {
+// counts waits until the accepts add up to n.
+func counts(t testing.TB, n int, accepts ...*atomic.Int64) []int {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		got, sum := make([]int, len(srv)), 0
-		for i, s := range srv {
-			got[i] = int(s.accepts.Load())
+		got, sum := make([]int, len(accepts)), 0
+		for i, a := range accepts {
+			got[i] = int(a.Load())
 			sum += got[i]
 		}
 		if sum >= n || time.Now().After(deadline) {

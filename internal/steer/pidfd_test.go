@@ -32,6 +32,14 @@ func startApp(t *testing.T, exe string, port int, cred *syscall.Credential) *app
 	cmd := exec.Command(exe)
 	cmd.Env = childEnv("BM2_STEER_CHILD", "listen", "BM2_STEER_PORT", strconv.Itoa(port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	return runApp(t, cmd)
+}
+
+// runApp starts cmd, the test binary as an app (listen or hold), reads
+// the "PID FD PORT" it prints first, and counts the "a" it prints per
+// connection it accepts.
+func runApp(t *testing.T, cmd *exec.Cmd) *app {
+	t.Helper()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +68,13 @@ func startApp(t *testing.T, exe string, port int, cred *syscall.Credential) *app
 		}
 	}()
 	return a
+}
+
+// kill ends the app, and with it its listener.
+func (a *app) kill(t *testing.T) {
+	t.Helper()
+	a.cmd.Process.Kill()
+	a.cmd.Wait()
 }
 
 // getfd is what bm2 does to take an instance's listener: pidfd_open and

@@ -1,11 +1,9 @@
 package steer
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -31,116 +29,25 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// childHold is the app of the add and drain tests (BM2_STEER_CHILD=hold):
-// a SO_REUSEPORT TCP listener on 127.0.0.1 and BM2_STEER_PORT (0: any); it
-// prints "PID PORT", then "a" per connection it accepts, and keeps each
-// one open unread.
-func childHold(port int) {
-	s, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP)
-	if err == nil {
-		err = unix.SetsockoptInt(s, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-	}
-	if err == nil {
-		err = unix.Bind(s, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
-	}
-	if err == nil {
-		err = unix.Listen(s, 64)
-	}
-	if err != nil {
-		fmt.Println("error", err)
-		return
-	}
-	sa, _ := unix.Getsockname(s)
-	w := bufio.NewWriter(os.Stdout)
-	fmt.Fprintln(w, os.Getpid(), sa.(*unix.SockaddrInet4).Port)
-	w.Flush()
-	var held []int
-	for {
-		c, _, err := unix.Accept(s)
-		if err != nil {
-			return
-		}
-		held = append(held, c) // open, unread: a request being worked on
-		fmt.Fprintln(w, "a")
-		w.Flush()
-	}
-}
-
-// An instanceApp is one child instance.
-type instanceApp struct {
-	pid, port int
-	accepts   atomic.Int64
-	cmd       *exec.Cmd
-}
-
-// kill ends the app, and with it its listener.
-func (a *instanceApp) kill(t *testing.T) {
-	t.Helper()
-	a.cmd.Process.Kill()
-	a.cmd.Wait()
-}
-
-func startInstance(t *testing.T, port int) *instanceApp {
+// startInstance starts an instance (BM2_STEER_CHILD=hold) listening on
+// port (0: a new one).
+func startInstance(t *testing.T, port int) *app {
 	t.Helper()
 	cmd := exec.Command("/proc/self/exe", "-test.run=^$")
 	cmd.Env = append(os.Environ(), "BM2_STEER_CHILD=hold", "BM2_STEER_PORT="+strconv.Itoa(port))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	a := &instanceApp{cmd: cmd}
-	r := bufio.NewReader(out)
-	line, err := r.ReadString('\n')
-	if _, serr := fmt.Sscan(line, &a.pid, &a.port); err != nil || serr != nil {
-		t.Fatalf("app said %q: %v %v", line, err, serr)
-	}
-	go func() {
-		for {
-			l, err := r.ReadString('\n')
-			if err != nil {
-				io.Copy(io.Discard, r)
-				return
-			}
-			if strings.TrimSpace(l) == "a" {
-				a.accepts.Add(1)
-			}
-		}
-	}()
-	return a
+	return runApp(t, cmd)
 }
 
 // connectApps opens n connections to port, each closed at once, and returns
 // each app's accepts once they add up to n.
-func connectApps(t *testing.T, port, n int, apps ...*instanceApp) []int {
+func connectApps(t *testing.T, port, n int, apps ...*app) []int {
 	t.Helper()
+	var accepts []*atomic.Int64
 	for _, a := range apps {
-		a.accepts.Store(0)
+		accepts = append(accepts, &a.accepts)
 	}
-	for i := 0; i < n; i++ {
-		c, err := net.DialTimeout("tcp4", "127.0.0.1:"+strconv.Itoa(port), 2*time.Second)
-		if err != nil {
-			t.Fatalf("connection %d of %d: %v", i+1, n, err)
-		}
-		c.Close()
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got, sum := make([]int, len(apps)), 0
-		for i, a := range apps {
-			got[i] = int(a.accepts.Load())
-			sum += got[i]
-		}
-		if sum == n || time.Now().After(deadline) {
-			return got
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	return connectAll(t, port, n, accepts...)
 }
 
 // steerSystemd answers for the instances of one project, by unit name,
@@ -231,9 +138,9 @@ func (r *steerRig) lines() string {
 // instances starts one app per index on one port, the instances of
 // project with those indexes (units.Surge too), each in slot k of the
 // list, and tells systemd about them; it returns the apps and the port.
-func (r *steerRig) instances(t *testing.T, project string, indexes []int, env ...string) ([]*instanceApp, int) {
+func (r *steerRig) instances(t *testing.T, project string, indexes []int, env ...string) ([]*app, int) {
 	t.Helper()
-	var apps []*instanceApp
+	var apps []*app
 	port := 0
 	for k, i := range indexes {
 		a := startInstance(t, port)
