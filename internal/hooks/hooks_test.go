@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/bm2dev/bm2/internal/sockdiag"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/sysdtest"
 	"github.com/bm2dev/bm2/internal/testutil"
 	"github.com/bm2dev/bm2/journal"
 	"golang.org/x/sys/unix"
@@ -142,20 +144,10 @@ func TestRunVersionFailureIsRetried(t *testing.T) {
 	}
 }
 
-type fakeSD map[string]sysd.Status
-
-func (f fakeSD) Unit(ctx context.Context, name string) (sysd.Status, error) {
-	s, ok := f[name]
-	if !ok {
-		return sysd.NotFound(name), nil
-	}
-	return s, nil
-}
-
-// ResetFailed records the reset in the map itself.
-func (f fakeSD) ResetFailed(ctx context.Context, unit string) error {
-	f["reset "+unit] = sysd.Status{}
-	return nil
+// fakeSD is systemd with these units; it records the resets (Reset) and
+// the units read (Reads).
+func fakeSD(units map[string]sysd.Status) *sysdtest.Systemd {
+	return &sysdtest.Systemd{ByName: units}
 }
 
 // A clean stop gives the next start a fresh budget; a crash never resets
@@ -170,11 +162,11 @@ func TestExitedResetsBudgetOnCleanStop(t *testing.T) {
 		{sysd.Status{Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1}, false},
 		{sysd.Status{Result: "timeout", ExecMainCode: cldKilled, ExecMainStatus: 9}, false},
 	} {
-		sd := fakeSD{"bm2@api-0.service": tc.st}
+		sd := fakeSD(map[string]sysd.Status{"bm2@api-0.service": tc.st})
 		if err := Exited(context.Background(), "api-0", sd, time.Now(), c, &journaltest.Recorder{}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, reset := sd["reset bm2@api-0.service"]; reset != tc.reset {
+		if reset := slices.Contains(sd.Reset, "bm2@api-0.service"); reset != tc.reset {
 			t.Errorf("%+v: reset %v, want %v", tc.st, reset, tc.reset)
 		}
 	}
@@ -200,7 +192,7 @@ func TestExitedRecordsCrashes(t *testing.T) {
 		{sysd.Status{Result: "oom-kill", ExecMainCode: cldKilled, ExecMainStatus: 9}, "reason=oom_killed signal=SIGKILL"},
 	}
 	for _, tc := range cases {
-		sd := fakeSD{"bm2@api-0.service": tc.st}
+		sd := fakeSD(map[string]sysd.Status{"bm2@api-0.service": tc.st})
 		if err := Exited(context.Background(), "api-0", sd, at, c, ev, noRefusal); err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +223,7 @@ func TestExitedNamesTheDeniedBind(t *testing.T) {
 	var asked string
 	DeniedBind = func(unit string) int { asked = unit; return 3000 }
 	st := sysd.Status{Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, Environment: []string{"BM2_APP_PORT=8085"}}
-	if err := Exited(context.Background(), "api-0", fakeSD{"bm2@api-0.service": st}, time.Now(), c, ev, nil); err != nil {
+	if err := Exited(context.Background(), "api-0", fakeSD(map[string]sysd.Status{"bm2@api-0.service": st}), time.Now(), c, ev, nil); err != nil {
 		t.Fatal(err)
 	}
 	if asked != "bm2@api-0.service" {
@@ -256,7 +248,7 @@ func TestExitedNamesTheDeniedBind(t *testing.T) {
 func TestExitedRefusal(t *testing.T) {
 	c := crashlog.Logs{Dir: t.TempDir()}
 	ev := &journaltest.Recorder{}
-	sd := fakeSD{"bm2@api-1.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78}}
+	sd := fakeSD(map[string]sysd.Status{"bm2@api-1.service": {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78}})
 	verdict := reason.RuntimeBelowFloor
 	verify := func(context.Context, sysd.Status) (reason.Reason, string) {
 		return verdict, "runtime x is Bun 1.3.14, below the floor 1.4.0"
@@ -350,7 +342,7 @@ func TestConfinedVersionNeedsUnitFiles(t *testing.T) {
 func TestFailed(t *testing.T) {
 	dir := t.TempDir()
 	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &journaltest.Recorder{}
-	sd := fakeSD{
+	sd := fakeSD(map[string]sysd.Status{
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
 		"bm2@api-2.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78},
 		"bm2@api-3.service": {ActiveState: "failed", Result: "timeout", NRestarts: 5},
@@ -358,7 +350,7 @@ func TestFailed(t *testing.T) {
 		"bm2@api-5.service": {ActiveState: "failed", Result: "timeout"},
 		// Its stop timed out inside a restart job, which starts it again.
 		"bm2@api-4.service": {ActiveState: "failed", Result: "timeout", JobPending: true},
-	}
+	})
 	for _, id := range []string{"api-4", "api-5"} {
 		if err := Failed(context.Background(), id, sd, time.Now(), st, c, ev, nil); err != nil || len(ev.Got) != 0 {
 			t.Fatalf("%s recorded as given up: %v %+v", id, err, ev.Got)
@@ -414,10 +406,10 @@ func TestFailed(t *testing.T) {
 func TestSpawnFailures(t *testing.T) {
 	dir := t.TempDir()
 	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib")}, crashlog.Logs{Dir: dir}, &journaltest.Recorder{}
-	sd := fakeSD{
+	sd := fakeSD(map[string]sysd.Status{
 		"bm2@api-0.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 200, WorkingDirectory: "/srv/gone"},
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 217, User: "deploy"},
-	}
+	})
 	noVerify := func(context.Context, sysd.Status) (reason.Reason, string) { t.Fatal("verified"); return "", "" }
 	for id, want := range map[string]string{"api-0": "working directory /srv/gone does not exist", "api-1": "user deploy does not exist"} {
 		ev.Got = nil
@@ -450,12 +442,12 @@ func TestPortBlocked(t *testing.T) {
 	dir := t.TempDir()
 	st, c, ev := state.Dir{Path: filepath.Join(dir, "lib"), Run: filepath.Join(dir, "run")}, crashlog.Logs{Dir: dir}, &journaltest.Recorder{}
 	env := []string{"BM2_APP_PORT=3100"}
-	sd := fakeSD{
+	sd := fakeSD(map[string]sysd.Status{
 		"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
 		"bm2@api-1.service": {ActiveState: "deactivating", Result: "success", UID: 61000, Environment: env},
 		"bm2@api-2.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 78, UID: 61000, Environment: env},
 		"bm2@api-3.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 16, ExecMainCode: cldExited, ExecMainStatus: 1, UID: 61000, Environment: env},
-	}
+	})
 	var asked []uint32
 	holder := func(port int, uid uint32) (string, bool) {
 		asked = append(asked, uid)
@@ -643,10 +635,10 @@ func underFile(t *testing.T, name string) string {
 func TestCrashLogUnwritable(t *testing.T) {
 	c, ev := crashlog.Logs{Dir: underFile(t, "log")}, &journaltest.Recorder{}
 	st := state.Dir{Path: t.TempDir(), Run: t.TempDir()}
-	sd := fakeSD{
+	sd := fakeSD(map[string]sysd.Status{
 		"bm2@api-0.service": {ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1},
 		"bm2@api-1.service": {ActiveState: "failed", Result: "exit-code", NRestarts: 3, ExecMainCode: cldExited, ExecMainStatus: 1},
-	}
+	})
 	noVerify := func(context.Context, sysd.Status) (reason.Reason, string) { t.Fatal("verified"); return "", "" }
 	check := func(hook string, kind journal.Kind, id string, why reason.Reason) {
 		t.Helper()
@@ -665,7 +657,7 @@ func TestCrashLogUnwritable(t *testing.T) {
 		t.Fatalf("exit hook failed on a crash.log it could not write: %v", err)
 	}
 	check("exit hook", journal.InstanceCrashed, "api-0", reason.Exited)
-	if _, reset := sd["reset bm2@api-0.service"]; reset {
+	if reset := slices.Contains(sd.Reset, "bm2@api-0.service"); reset {
 		t.Error("the crash reset the restart budget")
 	}
 	ev.Got = nil
@@ -690,8 +682,8 @@ func (failingSink) Emit(journal.Event) error { return errors.New("journald is go
 // its restart budget.
 func TestPortBlockedMarkUnwritable(t *testing.T) {
 	st, c, ev := state.Dir{Path: t.TempDir(), Run: underFile(t, "run")}, crashlog.Logs{Dir: t.TempDir()}, &journaltest.Recorder{}
-	sd := fakeSD{"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1,
-		UID: 61000, Environment: []string{"BM2_APP_PORT=3100"}}}
+	sd := fakeSD(map[string]sysd.Status{"bm2@api-0.service": {ActiveState: "deactivating", Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1,
+		UID: 61000, Environment: []string{"BM2_APP_PORT=3100"}}})
 	holder := func(port int, uid uint32) (string, bool) { return "python3 (pid 812), uid 65534 (nobody)", true }
 	if err := PortBlocked(context.Background(), "api-0", sd, time.Now(), st, c, ev, holder); err != nil {
 		t.Fatalf("PortBlocked: %v", err)
@@ -709,23 +701,12 @@ func TestPortBlockedMarkUnwritable(t *testing.T) {
 	}
 }
 
-// countingSD counts the reads of each unit.
-type countingSD struct {
-	fakeSD
-	reads map[string]int
-}
-
-func (c countingSD) Unit(ctx context.Context, name string) (sysd.Status, error) {
-	c.reads[name]++
-	return c.fakeSD.Unit(ctx, name)
-}
-
 // The exit hook's two halves read the crashed instance once, and judge
 // the same state.
 func TestExitHookReadsTheUnitOnce(t *testing.T) {
 	unit := "bm2@api-0.service"
-	sd := countingSD{fakeSD: fakeSD{unit: {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 1000, GID: 1000,
-		Environment: []string{"BM2_APP_PORT=3000"}}}, reads: map[string]int{}}
+	sd := fakeSD(map[string]sysd.Status{unit: {Result: "exit-code", ExecMainCode: cldExited, ExecMainStatus: 1, UID: 1000, GID: 1000,
+		Environment: []string{"BM2_APP_PORT=3000"}}})
 	one := ReadOnce(sd)
 	events := &journaltest.Recorder{}
 	crashes := crashlog.Logs{Dir: t.TempDir()}
@@ -736,8 +717,14 @@ func TestExitHookReadsTheUnitOnce(t *testing.T) {
 	if err := PortBlocked(context.Background(), "api-0", one, time.Now(), state.Dir{Path: t.TempDir()}, crashes, events, held); err != nil {
 		t.Fatal(err)
 	}
-	if sd.reads[unit] != 1 {
-		t.Fatalf("%d reads of %s, want 1", sd.reads[unit], unit)
+	reads := 0
+	for _, r := range sd.Reads() {
+		if r == unit {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Fatalf("%d reads of %s, want 1", reads, unit)
 	}
 	if len(events.Got) != 1 || events.Got[0].Kind != journal.InstanceCrashed {
 		t.Fatalf("events %+v, want one instance_crashed", events.Got)
