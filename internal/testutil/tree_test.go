@@ -122,3 +122,19 @@ func TestNoTestReadsAnotherPackagesTestdata(t *testing.T) {
 		}
 	}
 }
+
+// The fakes the tests share (internal/sysdtest, internal/journaltest) are
+// imported by tests only: nothing bm2 builds carries them.
+func TestFakesOnlyInTests(t *testing.T) {
+	_, files := goFiles(t)
+	for f, text := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		for _, fake := range []string{"internal/sysdtest", "internal/journaltest"} {
+			if strings.Contains(text, `"github.com/bm2dev/bm2/`+fake+`"`) {
+				t.Errorf("%s imports %s, which only tests may", f, fake)
+			}
+		}
+	}
+}
