@@ -24,6 +24,7 @@ import (
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/trust"
@@ -52,7 +53,7 @@ type Env struct {
 	// Connect reaches systemd; ConnectSystemd by default.
 	Connect func(ctx context.Context) (Systemd, error)
 	// Accounting says why a user's instances have no MEM or CPU figures;
-	// AccountingGap by default.
+	// scope.AccountingGap by default.
 	Accounting func(uid int) string
 	// Journal returns the last n lines a unit logged: by default what its
 	// processes wrote (journalctl _SYSTEMD_UNIT=UNIT), or when that is
@@ -201,7 +202,7 @@ func (e Env) WithDefaults() Env {
 		e.Connect = ConnectSystemd
 	}
 	if e.Accounting == nil {
-		e.Accounting = AccountingGap
+		e.Accounting = scope.AccountingGap
 	}
 	if e.LookupUser == nil {
 		e.LookupUser = identity.Lookup

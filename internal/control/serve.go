@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/relay"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -250,7 +251,7 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			verb = "updated"
 		}
 		if c.IsUser() {
-			c.say("%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), c.UserScopeNote(), c.Summary(p))
+			c.say("%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), scope.UserNote(c.ScopeLayout()), c.Summary(p))
 		} else {
 			c.say("%s %s: %s", verb, p.File, c.Summary(p))
 		}
@@ -333,7 +334,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 		return err
 	}
 	if c.IsUser() {
-		c.say("%s", c.lingerNote())
+		c.say("%s", scope.LingerNote(c.ScopeLayout()))
 	}
 	return nil
 }
