@@ -16,10 +16,12 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/internal/analyze"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/listen"
 	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
@@ -97,11 +99,11 @@ type Env struct {
 	Sockets view.Sockets
 	// Calendar is what systemd-analyze calendar says of a calendar
 	// expression (restart_schedule): its next elapse ("Sun 2026-12-06
-	// 04:00:00 UTC", or NeverNext), ErrNoAnalyze without systemd-analyze,
-	// a *CalendarRefused when it refuses it (analyzeCalendar by default).
+	// 04:00:00 UTC", or analyze.Never), analyze.ErrNotInstalled without systemd-analyze,
+	// an *analyze.CalendarRefused when it refuses it (analyze.Calendar by default).
 	Calendar func(ctx context.Context, expr string) (string, error)
 	// Listening tells whether a unit's processes hold a listening TCP
-	// socket on port (listensOn, from /proc, by default).
+	// socket on port (listen.On, from /proc, by default).
 	Listening func(ctx context.Context, u view.UnitStatus, port int) (bool, error)
 	// Access tells whether id can open path (dir: enter it), for the
 	// checks before start (explain.AccessAs by default: as id when root,
@@ -208,7 +210,7 @@ func (e Env) WithDefaults() Env {
 		e.LookupUser = identity.Lookup
 	}
 	if e.Security == nil {
-		e.Security = securityScore
+		e.Security = func(ctx context.Context, unit string) (string, error) { return analyze.Security(ctx, unit) }
 	}
 	if e.Journal == nil {
 		e.Journal = journalTail
@@ -241,13 +243,13 @@ func (e Env) WithDefaults() Env {
 		e.DiskUsage = func(ctx context.Context) (int64, error) { return journal.DiskUsage(ctx, user) }
 	}
 	if e.Listening == nil {
-		e.Listening = listensOn
+		e.Listening = listen.On
 	}
 	if e.Sockets == nil {
 		e.Sockets = view.HostSockets{}
 	}
 	if e.Calendar == nil {
-		e.Calendar = analyzeCalendar
+		e.Calendar = analyze.Calendar
 	}
 	if e.PathOwner == nil {
 		e.PathOwner = statOwner

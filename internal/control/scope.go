@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 
+	"github.com/bm2dev/bm2/internal/analyze"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/layout"
@@ -86,7 +84,7 @@ func (e *Env) userDefaults() {
 	}
 	if e.Security == nil {
 		e.Security = func(ctx context.Context, unit string) (string, error) {
-			return securityScoreArgs(ctx, unit, "--user")
+			return analyze.Security(ctx, unit, "--user")
 		}
 	}
 	if e.Journal == nil {
@@ -113,23 +111,6 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 // systemSearchPath is where system projects are (Env.SystemSearchPath in
 // tests).
 func (c *Client) systemSearchPath() []string { return scope.SearchPath(c.SystemSearchPath) }
-
-// securityScoreArgs is securityScore with extra systemd-analyze flags.
-func securityScoreArgs(ctx context.Context, unit string, extra ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	args := append(append([]string{"security", "--no-pager"}, extra...), unit)
-	cmd := exec.CommandContext(ctx, "systemd-analyze", args...)
-	cmd.Env = append(os.Environ(), "SYSTEMD_COLORS=0", "SYSTEMD_PAGER=")
-	out, err := cmd.Output()
-	if m := exposureRE.FindSubmatch(out); m != nil {
-		return string(m[1]), nil
-	}
-	if err == nil {
-		err = fmt.Errorf("no exposure level in its output")
-	}
-	return "", fmt.Errorf("systemd-analyze %s: %w", strings.Join(args, " "), err)
-}
 
 // checkSystemConflict refuses, in user scope, a project whose port range
 // overlaps a system project's (the ones in /etc/bm2 a user can read): the
