@@ -191,6 +191,15 @@ func (e Env) WithDefaults() Env {
 	if e.Layout.IsUser() {
 		e.userDefaults()
 	}
+	e.systemDefaults()
+	e.journalDefaults()
+	e.fileDefaults()
+	return e
+}
+
+// systemDefaults are the defaults of how bm2 reaches systemd, the
+// accounts and the runtimes.
+func (e *Env) systemDefaults() {
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
 	}
@@ -232,6 +241,11 @@ func (e Env) WithDefaults() Env {
 	if e.ConfinedVersion == nil {
 		e.ConfinedVersion = confinedVersion
 	}
+}
+
+// journalDefaults are the defaults of how bm2 reads the journal (the
+// user's own entries in user scope) and an instance's sockets.
+func (e *Env) journalDefaults() {
 	if e.ReadJournal == nil {
 		e.ReadJournal = journal.Read
 	}
@@ -248,6 +262,11 @@ func (e Env) WithDefaults() Env {
 	if e.Sockets == nil {
 		e.Sockets = view.HostSockets{}
 	}
+}
+
+// fileDefaults are the defaults of how bm2 reads files, verdicts and
+// what the host supports.
+func (e *Env) fileDefaults() {
 	if e.Calendar == nil {
 		e.Calendar = analyze.Calendar
 	}
@@ -286,7 +305,6 @@ func (e Env) WithDefaults() Env {
 	if e.SteerPins == "" {
 		e.SteerPins = steer.PinRoot
 	}
-	return e
 }
 
 func (c *Client) state() state.Dir {
