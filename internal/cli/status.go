@@ -56,7 +56,7 @@ func (a *App) status(ctx context.Context, name string) error {
 		return err
 	}
 	a.statusTroubles(ctx, sd, p)
-	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.Systemctl(), units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.ScopeLayout().Systemctl, units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
@@ -388,7 +388,7 @@ func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 	var out []string
 	if len(reload) > 0 {
 		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
-			strings.Join(reload, ", "), a.c.Systemctl(), p.Name))
+			strings.Join(reload, ", "), a.c.ScopeLayout().Systemctl, p.Name))
 	}
 	if len(restart) > 0 {
 		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",

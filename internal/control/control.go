@@ -268,7 +268,7 @@ func (c *Client) deletable(name, regFile string, found config.Found) (entry, err
 	}
 	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
 		return entry{}, fail(Failed,
-			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.Systemctl()),
+			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.ScopeLayout().Systemctl),
 			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
 	}
 	return e, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/health"
+	"github.com/bm2dev/bm2/internal/history"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
@@ -74,7 +75,7 @@ func (h waitHost) WatchVerdicts() (<-chan struct{}, func()) {
 }
 
 func (h waitHost) Verdicts(ctx context.Context, project string, since time.Time) ([]journal.Event, error) {
-	return h.c.ProjectEvents(ctx, []string{project}, view.ReuseportKinds, since)
+	return history.ProjectEvents(ctx, h.c.ReadJournal, journalUser(h.c), []string{project}, view.ReuseportKinds, since)
 }
 
 func (h waitHost) Start(ctx context.Context, unit string) error { return h.sd.Start(ctx, unit) }

@@ -260,7 +260,7 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 		}
 		return fail(Invalid, hint, fmt.Errorf("%w; nothing was changed", err))
 	}
-	if err := c.checkSystemConflict(q); err != nil {
+	if err := c.CheckSystemConflict(q); err != nil {
 		return err
 	}
 	// Anything else config checks of a count (the limits above are the

@@ -57,9 +57,6 @@ func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
 	return journal.DecodeFrom(e, c.uidString())
 }
 
-// Systemctl is the scope's systemctl, for hints.
-func (c *Client) Systemctl() string { return c.ScopeLayout().Systemctl }
-
 // JournalctlUnit is the scope's journalctl for one unit, for hints.
 func (c *Client) JournalctlUnit(unit string) string { return c.ScopeLayout().JournalUnit + " " + unit }
 
@@ -112,12 +109,12 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 // tests).
 func (c *Client) systemSearchPath() []string { return scope.SearchPath(c.SystemSearchPath) }
 
-// checkSystemConflict refuses, in user scope, a project whose port range
+// CheckSystemConflict refuses, in user scope, a project whose port range
 // overlaps a system project's (the ones in /etc/bm2 a user can read): the
 // ports are the host's, whichever manager runs the app. The fix names the
 // file the project comes from (its bm2.toml), not the registered file,
 // which a project not registered yet does not have.
-func (c *Client) checkSystemConflict(p *config.Project) error {
+func (c *Client) CheckSystemConflict(p *config.Project) error {
 	if !c.IsUser() {
 		return nil
 	}
@@ -128,9 +125,6 @@ func (c *Client) checkSystemConflict(p *config.Project) error {
 	return fail(Invalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", scope.SourceText(c.ScopeLayout(), p), h.Name),
 		fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
 }
-
-// CheckSystemConflict is checkSystemConflict, for bm2 check.
-func (c *Client) CheckSystemConflict(p *config.Project) error { return c.checkSystemConflict(p) }
 
 // ensureUserDirs makes ~/.bm2 and its directories, the user's alone.
 func (c *Client) ensureUserDirs() error {
@@ -144,4 +138,13 @@ func (c *Client) ensureUserDirs() error {
 		}
 	}
 	return nil
+}
+
+// journalUser is whose entries a journal query of the scope reads: the
+// UID of user scope, "" in system scope (journal.Query.User).
+func journalUser(c *Client) string {
+	if !c.IsUser() {
+		return ""
+	}
+	return c.uidString()
 }

@@ -94,7 +94,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.CheckConflict(ctx, p, entries); err != nil {
 		return conflictErr(err)
 	}
-	if err := c.checkSystemConflict(p); err != nil {
+	if err := c.CheckSystemConflict(p); err != nil {
 		return err
 	}
 	// A port another program holds (after the conflicts: a registered

@@ -1,5 +1,6 @@
-// Package history is what the journal says of a project for bm2 status:
-// the files bm2 could not write for it, and how far back its lines go.
+// Package history is what the journal says of a project: bm2's own
+// events of it, the files bm2 could not write for it, and how far back its
+// lines go.
 package history
 
 import (
@@ -14,6 +15,18 @@ import (
 
 // Reader reads the journal's entries of a query (journal.Read).
 type Reader = func(context.Context, journal.Query, func(journal.Entry) error) error
+
+// ProjectEvents returns bm2's own events of the given kinds for the
+// projects, logged at or after since, from read (Env.ReadJournal) as
+// user (the UID of user scope, "" in system scope) (journal.ReadEvents: only entries bm2
+// wrote itself, never what an app logs under bm2's name).
+func ProjectEvents(ctx context.Context, read Reader, user string, projects []string, kinds []journal.Kind, since time.Time) ([]journal.Event, error) {
+	q := journal.EventQuery(projects, kinds...)
+	if user != "" {
+		q.User = user
+	}
+	return journal.ReadEvents(ctx, read, q, since)
+}
 
 // WriteFailureWindow is how far back bm2 status looks for the files of a
 // project that could not be written (state_write_failed): long enough to
