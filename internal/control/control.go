@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
@@ -339,7 +340,7 @@ func (c *Client) forget(name, regFile string) error {
 	// mark that it was unavailable. A project registered later under
 	// this name starts from nothing, on whatever port it has.
 	if !c.IsUser() {
-		if err := c.steerStore().Remove(name); err != nil {
+		if err := steer.ScopeStore(c.SteerPins, c.ScopeLayout()).Remove(name); err != nil {
 			return c.rootHint(fmt.Errorf("remove the steering of %s: %w", name, err))
 		}
 	}

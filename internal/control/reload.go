@@ -93,7 +93,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 
 	c.say("reloading %s: %s, %s", p.Name, view.ShapeText(p), reloadHow(p, len(ids)))
 	if p.Mode == config.Fork {
-		c.note("in fork mode each instance owns its port, which has no listener while it restarts; " +
+		c.reporter().Note("in fork mode each instance owns its port, which has no listener while it restarts; " +
 			"put a gateway in front that retries another instance (`bm2 gateway`)")
 	}
 	start := c.Now()

@@ -48,13 +48,10 @@ func (c *Client) projectDirOptions(dir string) config.Options {
 	return o
 }
 
-// uidString is the scope's UID in decimal, for journal matches.
-func (c *Client) uidString() string { return strconv.Itoa(c.ScopeLayout().UID) }
-
 // Decode reads one of bm2's events back from an entry, believing only
 // the scope's own writers (journal.TrustedFrom).
 func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
-	return journal.DecodeFrom(e, c.uidString())
+	return journal.DecodeFrom(e, strconv.Itoa(c.ScopeLayout().UID))
 }
 
 // JournalctlUnit is the scope's journalctl for one unit, for hints.
@@ -146,5 +143,5 @@ func journalUser(c *Client) string {
 	if !c.IsUser() {
 		return ""
 	}
-	return c.uidString()
+	return strconv.Itoa(c.Layout.UID)
 }
