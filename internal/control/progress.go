@@ -101,7 +101,7 @@ func (h waitHost) FirstError(ctx context.Context, p *config.Project, unit string
 	return run.FirstError()
 }
 
-func (h waitHost) JournalctlUnit(unit string) string { return h.c.JournalctlUnit(unit) }
+func (h waitHost) JournalctlUnit(unit string) string { return h.c.ScopeLayout().JournalctlUnit(unit) }
 
 // explain turns a failed step into the error the user reads.
 func (c *Client) explain(ctx context.Context, sd Systemd, w *wait.Waiter, end *wait.Ending, verb string) error {
@@ -331,7 +331,7 @@ func (c *Client) timedOut(ctx context.Context, w *wait.Waiter, last []view.UnitS
 			verb = "are"
 		}
 		pending = append(pending, fmt.Sprintf("%s %s online but not confirmed (no reuseport_confirmed event yet; `%s` shows the probe)",
-			strings.Join(unconfirmed, ", "), verb, c.JournalctlUnit("'bm2-probe@"+p.Name+"-*'")))
+			strings.Join(unconfirmed, ", "), verb, c.ScopeLayout().JournalctlUnit("'bm2-probe@"+p.Name+"-*'")))
 		if first < 0 {
 			first = firstUnconfirmed
 		}
@@ -376,7 +376,7 @@ func (c *Client) logTail(ctx context.Context, unit string) string {
 		return fmt.Sprintf("\n(%s has logged nothing)", unit)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", c.JournalctlUnit(unit), journalLines)
+	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", c.ScopeLayout().JournalctlUnit(unit), journalLines)
 	for _, l := range lines {
 		b.WriteString("\n  ")
 		b.WriteString(termtext.Escape(l)) // the app's

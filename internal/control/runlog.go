@@ -80,7 +80,7 @@ func trustedUID(l layout.Layout) string {
 // runWhole is the command that shows every line of run u, in scope l.
 func runWhole(l layout.Layout, unit string, u view.UnitStatus) string {
 	if u.InvocationID == "" || l.IsUser() {
-		return l.JournalUnit + " " + unit
+		return l.JournalctlUnit(unit)
 	}
 	return "journalctl _SYSTEMD_INVOCATION_ID=" + u.InvocationID
 }

@@ -54,9 +54,6 @@ func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
 	return journal.DecodeFrom(e, strconv.Itoa(c.ScopeLayout().UID))
 }
 
-// JournalctlUnit is the scope's journalctl for one unit, for hints.
-func (c *Client) JournalctlUnit(unit string) string { return c.ScopeLayout().JournalUnit + " " + unit }
-
 // userDefaults are the Env defaults of user scope.
 func (e *Env) userDefaults() {
 	l := *e.Layout
