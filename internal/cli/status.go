@@ -72,7 +72,7 @@ func (a *App) statusHead(ctx context.Context, p *config.Project) {
 	fmt.Fprintf(w, "  %s, runtime %s (%s), user %s\n",
 		view.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
-	if reason, errored, _ := a.c.ErroredMark(p.Name); errored {
+	if reason, errored, _ := a.c.ScopeLayout().State().ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
 		if e, _, ok := a.c.ExplainErrored(ctx, p, reason, "start"); ok {
 			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))

@@ -105,7 +105,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 // waits for it.
 func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout time.Duration) error {
 	p := sel.p
-	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
 			fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
 	}

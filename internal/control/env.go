@@ -2,9 +2,7 @@ package control
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -350,18 +348,6 @@ func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 		c.say("cleared errored state of %s (was: %s)", n, m.Reason)
 	}
 	return nil
-}
-
-// ErroredMark reads a project's errored mark. A mark that exists but
-// cannot be read (it is root's, and the reader is not) still means errored.
-func (c *Client) ErroredMark(project string) (reason string, errored bool, err error) {
-	reason, errored, err = c.state().Errored(project)
-	if errors.Is(err, fs.ErrPermission) {
-		if _, serr := os.Lstat(c.state().ErroredPath(project)); serr == nil {
-			return "unknown (run as root to read it)", true, nil
-		}
-	}
-	return reason, errored, err
 }
 
 // SearchPath is where the scope's project files are: $BM2_CONFIG_PATH when

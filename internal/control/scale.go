@@ -71,7 +71,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	if err != nil {
 		return err
 	}
-	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): nothing was changed", p.Name, reason))
 	}

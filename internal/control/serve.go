@@ -541,7 +541,7 @@ func (c *Client) rootHint(err error) error {
 // clearErrored removes a project's errored mark, saying so, and reports
 // whether there was one.
 func (c *Client) clearErrored(name string) (bool, error) {
-	reason, errored, err := c.ErroredMark(name)
+	reason, errored, err := c.state().ErroredMark(name)
 	if err != nil {
 		return false, fmt.Errorf("read errored state of %s: %w", name, err)
 	}
@@ -563,7 +563,7 @@ func (c *Client) startErr(project string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, errored, _ := c.ErroredMark(project); errored {
+	if _, errored, _ := c.state().ErroredMark(project); errored {
 		return nil
 	}
 	return err

@@ -46,3 +46,8 @@ func (h snapshotHost) AccountingGap() string {
 func (h snapshotHost) ProjectEvents(ctx context.Context, projects []string, kinds []journal.Kind, since time.Time) ([]journal.Event, error) {
 	return history.ProjectEvents(ctx, h.ReadJournal, journalUser(h.Client), projects, kinds, since)
 }
+
+// ErroredMark reads a project's errored mark (state.Dir.ErroredMark).
+func (h snapshotHost) ErroredMark(project string) (string, bool, error) {
+	return h.state().ErroredMark(project)
+}
