@@ -8,6 +8,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
 )
@@ -122,9 +123,9 @@ func (a *App) report(err error) {
 		// Whatever the command's own hint says, a user whose manager is
 		// not running is told how to have one.
 		if own := control.FixOf(err); own == "" {
-			h = a.c.UserManagerHint()
+			h = scope.UserManagerHint(a.c.ScopeLayout())
 		} else {
-			h = own + "\nbm2: " + a.c.UserManagerHint()
+			h = own + "\nbm2: " + scope.UserManagerHint(a.c.ScopeLayout())
 		}
 	}
 	if h != "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/internal/analyze"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/explain"
@@ -132,16 +133,16 @@ func (a *App) scheduleCheck(ctx context.Context, p *config.Project) (line, probl
 	expr := p.RestartSchedule
 	by := fmt.Sprintf(" (`bm2 reload %s`, started by %s)", p.Name, units.RestartTimer(p.Name))
 	next, err := a.c.Calendar(ctx, expr)
-	var refused *control.CalendarRefused
+	var refused *analyze.CalendarRefused
 	switch {
 	case errors.As(err, &refused):
 		return fmt.Sprintf("restart schedule: %s: systemd-analyze calendar refuses it (%s)", expr, refused.Msg),
 			fmt.Sprintf("restart_schedule %q: %v, though bm2 took it: please report it; meanwhile write the schedule in another form (bm2.toml(5) lists them)", expr, err)
-	case errors.Is(err, control.ErrNoAnalyze):
+	case errors.Is(err, analyze.ErrNotInstalled):
 		return "restart schedule: " + expr + ", next run not computed (no systemd-analyze)" + by, ""
 	case err != nil:
 		return "restart schedule: " + expr + ", next run not computed (" + wording.OneLine(err) + ")" + by, ""
-	case next == control.NeverNext:
+	case next == analyze.Never:
 		return "restart schedule: " + expr + ", next run never" + by,
 			fmt.Sprintf("restart_schedule %q never comes (again): systemd-analyze calendar finds no next run, so the project would never be reloaded; fix the date or remove the key", expr)
 	}

@@ -427,7 +427,7 @@ func TestImportRuntimeReplaceable(t *testing.T) {
 	te.replaceable = map[string]string{pwn: "alice (uid 1000)"}
 	a := te.app()
 	a.c.Env = a.c.Env.WithDefaults()
-	if problem := a.c.ImportRuntime(context.Background(), config.Node, pwn, 1000); problem != "" {
+	if problem := a.importRuntime(context.Background(), config.Node, pwn, 1000); problem != "" {
 		t.Errorf("importRuntime = %q", problem)
 	}
 	if _, err := os.Stat(marker); err == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/journal"
@@ -74,6 +75,10 @@ func ownUsage(cmd string, err error) error {
 func hint(err error) string {
 	if h := control.FixOf(err); h != "" {
 		return h
+	}
+	var refused *outfile.Refusal
+	if errors.As(err, &refused) {
+		return refused.Fix
 	}
 	if sysd.IsDenied(err) {
 		return "managing system services needs root: run the command again with sudo (or drop --system to manage your own projects, in user scope)"

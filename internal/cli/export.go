@@ -12,6 +12,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/kube"
+	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/wording"
 )
@@ -96,7 +97,7 @@ func (a *App) writeExport(dir string, res *kube.Result) error {
 		if f.Secret {
 			what = "the Secret of " + f.Project
 		}
-		changed, err := control.WriteIfChanged(path, f.Data, f.Perm(), what, control.WriteOptions{Secret: f.Secret, Create: true})
+		changed, err := outfile.WriteIfChanged(path, f.Data, f.Perm(), what, outfile.WriteOptions{Secret: f.Secret, Create: true})
 		if err != nil {
 			return err
 		}
@@ -182,7 +183,7 @@ func (a *App) httpRouteCmd(args []string, opts kube.Options, out string) error {
 		}
 		return nil
 	}
-	changed, err := control.WriteIfChanged(out, data, 0o644, "the HTTPRoutes", control.WriteOptions{})
+	changed, err := outfile.WriteIfChanged(out, data, 0o644, "the HTTPRoutes", outfile.WriteOptions{})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/internal/analyze"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/crashlog"
@@ -718,7 +719,7 @@ func (te *testEnv) app() *App {
 				if te.calendar != nil {
 					return te.calendar(expr)
 				}
-				return "", control.ErrNoAnalyze
+				return "", analyze.ErrNotInstalled
 			},
 			SteerPins:      filepath.Join(te.root, "bpf", "bm2"),
 			FenceSupport:   func() error { return te.fenceErr },

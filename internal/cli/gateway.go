@@ -10,6 +10,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
+	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/wording"
 )
 
@@ -53,7 +54,7 @@ func (a *App) gatewayCmd(ctx context.Context, args []string, opts gateway.Option
 		names[i] = p.Name
 	}
 	sort.Strings(names)
-	changed, err := control.WriteIfChanged(out, data, 0o644, fmt.Sprintf("the %s configuration", kind), control.WriteOptions{})
+	changed, err := outfile.WriteIfChanged(out, data, 0o644, fmt.Sprintf("the %s configuration", kind), outfile.WriteOptions{})
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
 	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
+	"github.com/bm2dev/bm2/internal/pm2/importer"
 	"github.com/bm2dev/bm2/internal/trust"
 )
 
@@ -44,7 +46,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	if err != nil {
 		return err
 	}
-	src, ev, err := a.c.LoadEcosystem(ctx, file)
+	src, ev, err := importer.Load(ctx, file, importer.NodeDirs(a.c.Getenv("PATH"), a.c.RuntimeDirs), a.c.ReadFile)
 	if err != nil {
 		return fail(control.Invalid, loadHint(err), err)
 	}
@@ -60,7 +62,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 		fmt.Fprintf(a.Out, "read %s\n", file)
 	}
 	// Who could have written the file decides as whom its apps may run
-	// (package trust): control.LoadEcosystem read it once through
+	// (package trust): importer.Load read it once through
 	// trust.Read, which counted the owners of the file, of its directories
 	// and of the links on the way, and the group and other write bits; a
 	// file more than one user could have written speaks for no one. Its
@@ -84,8 +86,8 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 	}
 	opts := convert.Options{
 		Env: f.env, Only: only, Port: f.port, Fork: f.mode == "fork", Out: out, NumCPU: a.c.NumCPU,
-		Owner:   a.c.DirOwner,
-		Runtime: func(kind config.Runtime, rp string) string { return a.c.ImportRuntime(ctx, kind, rp, speaker) },
+		Owner:   a.dirOwner,
+		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, speaker) },
 	}
 	if n := picked(src, only); f.port != 0 && n > 1 {
 		return usageErr("import", "import: --port sets the port of one app, and %s has %d: add --only NAME", file, n)
@@ -184,14 +186,14 @@ func (a *App) importOne(ctx context.Context, p convert.Project, origin trust.Ori
 	if f.out != "" {
 		owner = -1 // a directory the caller named
 	}
-	wr, old, err := control.WriteImported(p.File, p.Data, mode, f.force, f.out != "", owner)
+	wr, old, err := outfile.WriteImported(p.File, p.Data, mode, f.force, f.out != "", owner)
 	switch {
 	case err != nil:
 		fmt.Fprintf(a.Err, "bm2: %s: %v\n", p.Name, err)
 		return p.Name + ": " + err.Error()
-	case wr == control.Unchanged:
+	case wr == outfile.Unchanged:
 		fmt.Fprintf(a.Out, "  %s is up to date\n", p.File)
-	case wr == control.Differs:
+	case wr == outfile.Differs:
 		fmt.Fprintf(a.Out, "  %s differs from the import; not overwritten without --force:\n%s", p.File,
 			indent(lineDiff(p.File, p.File+" (imported)", old, p.Data)))
 		return fmt.Sprintf("%s: %s differs from the import and was not overwritten (--force replaces it)", p.Name, p.File)
@@ -294,4 +296,15 @@ func (a *App) serveImported(ctx context.Context, ip convert.Project, origin trus
 		return err
 	}
 	return a.c.ServeProject(ctx, p, ip.File, f.ServeFlags)
+}
+
+// dirOwner names a directory's owner when it is not root
+// (importer.DirOwner), for convert.Options.Owner.
+func (a *App) dirOwner(dir string) string { return importer.DirOwner(dir, a.c.Accounts) }
+
+// importRuntime checks the runtime an imported project would run
+// (importer.Runtime), asking its --version as owner.
+func (a *App) importRuntime(ctx context.Context, kind config.Runtime, runtimePath string, owner int) string {
+	h := importer.Host{Dirs: a.c.RuntimeDirs, Replaceable: a.c.Replaceable, Version: a.c.RuntimeVersion}
+	return importer.Runtime(ctx, h, kind, runtimePath, owner)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/units"
@@ -100,11 +101,11 @@ func (a *App) initCmd(ctx context.Context, args []string, f initFlags) error {
 		return fail(control.Invalid, "nothing was written; write bm2.toml by hand (see bm2.toml(5)), or fix what is named and run bm2 init again",
 			fmt.Errorf("init: the bm2.toml guessed for %s would not be valid:\n%w", dir, err))
 	}
-	res, _, err := control.WriteImported(file, data, 0o644, f.force, false, -1)
+	res, _, err := outfile.WriteImported(file, data, 0o644, f.force, false, -1)
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	if res == control.Differs {
+	if res == outfile.Differs {
 		return exists // written since it was looked for
 	}
 	w := a.Out

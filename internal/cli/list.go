@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -89,7 +90,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n", where)
 	}
 	if a.c.IsUser() && len(names) == 0 {
-		if n := a.c.SystemProjects(); n > 0 {
+		if n := scope.SystemProjects(a.c.SystemSearchPath); n > 0 {
 			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.c.ScopeLayout().Describe(), n)
 		}
 	}

@@ -97,9 +97,9 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 		return fail(control.BadArg, "the pattern is PCRE2, as journalctl --grep takes it (journalctl(1)), "+
 			"and needs a journalctl built with PCRE2 and libpcre2-8 installed", fmt.Errorf("logs --grep: %w", err))
 	}
-	raw := a.c.JournalctlUnit(units.Instance(p.Name, ids[0]))
+	raw := a.c.ScopeLayout().JournalctlUnit(units.Instance(p.Name, ids[0]))
 	if len(ids) > 1 {
-		raw = a.c.JournalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
+		raw = a.c.ScopeLayout().JournalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
 	}
 	what := "log lines of " + label
 	if o.grep != "" {

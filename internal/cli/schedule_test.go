@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/analyze"
 	"github.com/bm2dev/bm2/internal/config"
-	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/view"
 )
 
@@ -153,11 +153,11 @@ func TestCheckRestartSchedule(t *testing.T) {
 			return "Sun 2026-12-06 04:00:00 UTC", nil
 		}, ExitOK, "restart schedule: Sun 04:00, next run Sun 2026-12-06 04:00:00 UTC (`bm2 reload api`, started by bm2-api-restart.timer)", ""},
 		{"no analyze", nil, ExitOK, "restart schedule: Sun 04:00, next run not computed (no systemd-analyze) (`bm2 reload api`, started by bm2-api-restart.timer)", ""},
-		{"never", func(string) (string, error) { return control.NeverNext, nil }, ExitInvalid,
+		{"never", func(string) (string, error) { return analyze.Never, nil }, ExitInvalid,
 			"restart schedule: Sun 04:00, next run never (`bm2 reload api`, started by bm2-api-restart.timer)",
 			`restart_schedule "Sun 04:00" never comes (again): systemd-analyze calendar finds no next run, so the project would never be reloaded; fix the date or remove the key`},
 		{"refused", func(expr string) (string, error) {
-			return "", &control.CalendarRefused{Expr: expr, Msg: "Failed to parse calendar specification 'Sun 04:00': Invalid argument"}
+			return "", &analyze.CalendarRefused{Expr: expr, Msg: "Failed to parse calendar specification 'Sun 04:00': Invalid argument"}
 		}, ExitInvalid,
 			"restart schedule: Sun 04:00: systemd-analyze calendar refuses it (Failed to parse calendar specification 'Sun 04:00': Invalid argument)",
 			`restart_schedule "Sun 04:00": systemd-analyze calendar refuses "Sun 04:00": Failed to parse calendar specification 'Sun 04:00': Invalid argument, though bm2 took it`},

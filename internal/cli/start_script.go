@@ -219,8 +219,8 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	if uid == 0 {
 		speaker = 0
 	}
-	opts := convert.Options{Port: port, NumCPU: a.c.NumCPU, Owner: a.c.DirOwner,
-		Runtime: func(kind config.Runtime, rp string) string { return a.c.ImportRuntime(ctx, kind, rp, speaker) }}
+	opts := convert.Options{Port: port, NumCPU: a.c.NumCPU, Owner: a.dirOwner,
+		Runtime: func(kind config.Runtime, rp string) string { return a.importRuntime(ctx, kind, rp, speaker) }}
 	res := convert.Map(src, opts)
 	for _, n := range res.Notes {
 		fmt.Fprintf(a.Out, "note: %s\n", n)

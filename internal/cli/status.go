@@ -15,7 +15,9 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/explain"
+	"github.com/bm2dev/bm2/internal/history"
 	"github.com/bm2dev/bm2/internal/preload"
+	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -54,7 +56,7 @@ func (a *App) status(ctx context.Context, name string) error {
 		return err
 	}
 	a.statusTroubles(ctx, sd, p)
-	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.Systemctl(), units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.ScopeLayout().Systemctl, units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
@@ -70,7 +72,7 @@ func (a *App) statusHead(ctx context.Context, p *config.Project) {
 	fmt.Fprintf(w, "  %s, runtime %s (%s), user %s\n",
 		view.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
-	if reason, errored, _ := a.c.ErroredMark(p.Name); errored {
+	if reason, errored, _ := a.c.ScopeLayout().State().ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
 		if e, _, ok := a.c.ExplainErrored(ctx, p, reason, "start"); ok {
 			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
@@ -101,8 +103,10 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 	if p.Preload() {
 		fmt.Fprintf(w, "  %s\n", reusePortSupplied)
 	}
-	if line := a.c.PortSteering(p); line != "" {
-		fmt.Fprintf(w, "  %s\n", esc(line))
+	if !a.c.IsUser() {
+		if line := steer.PortLine(steer.ScopeStore(a.c.SteerPins, a.c.ScopeLayout()), p); line != "" {
+			fmt.Fprintf(w, "  %s\n", esc(line))
+		}
 	}
 	if needs := p.Needs(); len(needs) > 0 {
 		fmt.Fprintf(w, "  needs: %s\n", esc(needsText(ctx, sd, needs)))
@@ -116,7 +120,7 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, a.c.JournalUse(ctx, p), a.c.IsUser()))
+	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, history.UseOf(ctx, a.c.ReadJournal, a.c.DiskUsage, p), a.c.IsUser()))
 }
 
 // statusTable is status's table of the instances, after a blank line.
@@ -159,7 +163,7 @@ func (a *App) statusTroubles(ctx context.Context, sd Systemd, p *config.Project)
 	}
 	// Files of the project that bm2 could not write (a full disk): what
 	// its crash.logs and marks miss.
-	if evs, err := a.c.WriteFailures(ctx, p.Name); err == nil {
+	if evs, err := history.WriteFailures(ctx, a.c.ReadJournal, a.scopeUID(), p.Name, a.c.Now()); err == nil {
 		for _, line := range writeFailureLines(evs, a.c.Now()) {
 			fmt.Fprintln(w, line)
 		}
@@ -274,7 +278,7 @@ func writeFailureLines(evs []journal.Event, now time.Time) []string {
 //	journal: api's entries since 2026-11-30 04:00:00; all journal files take 1.1 GiB (journalctl --disk-usage; journald keeps no size per project)
 //
 // A journal this user cannot read is a note, not an error.
-func journalLine(name string, u control.JournalUse, user bool) string {
+func journalLine(name string, u history.Use, user bool) string {
 	switch {
 	case errors.Is(u.Err, journal.ErrRestricted):
 		return "journal: not readable as this user (" + journal.RestrictedHint + ")"
@@ -384,7 +388,7 @@ func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 	var out []string
 	if len(reload) > 0 {
 		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
-			strings.Join(reload, ", "), a.c.Systemctl(), p.Name))
+			strings.Join(reload, ", "), a.c.ScopeLayout().Systemctl, p.Name))
 	}
 	if len(restart) > 0 {
 		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",
@@ -419,4 +423,13 @@ func newestInput(p *config.Project, u UnitStatus) (string, time.Time) {
 		}
 	}
 	return filepath.Clean(which), newest
+}
+
+// scopeUID is the UID of user scope, "" in system scope: whose journal
+// entries a query of user scope reads.
+func (a *App) scopeUID() string {
+	if !a.c.IsUser() {
+		return ""
+	}
+	return strconv.Itoa(a.c.ScopeLayout().UID)
 }

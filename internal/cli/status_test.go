@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/history"
 	"github.com/bm2dev/bm2/journal"
 )
 
@@ -91,23 +91,23 @@ func TestJournalLine(t *testing.T) {
 	oldest := time.Date(2026, 11, 30, 4, 0, 0, 0, time.Local)
 	gib := int64(1181116006) // journalctl: 1.1G
 	for _, c := range []struct {
-		u    control.JournalUse
+		u    history.Use
 		user bool
 		want string
 	}{
-		{control.JournalUse{Oldest: oldest, Total: gib}, false,
+		{history.Use{Oldest: oldest, Total: gib}, false,
 			"journal: api's entries since 2026-11-30 04:00:00; all journal files take 1.1 GiB (journalctl --disk-usage; journald keeps no size per project)"},
-		{control.JournalUse{Oldest: oldest, Total: 24 << 20}, true,
+		{history.Use{Oldest: oldest, Total: 24 << 20}, true,
 			"journal: api's entries since 2026-11-30 04:00:00; your journal files take 24.0 MiB (journalctl --user --disk-usage; journald keeps no size per project)"},
-		{control.JournalUse{Total: 512}, false,
+		{history.Use{Total: 512}, false,
 			"journal: no entries of api; all journal files take 512 B (journalctl --disk-usage; journald keeps no size per project)"},
-		{control.JournalUse{Oldest: oldest, Total: -1}, false,
+		{history.Use{Oldest: oldest, Total: -1}, false,
 			"journal: api's entries since 2026-11-30 04:00:00"},
-		{control.JournalUse{Total: -1, Err: journal.ErrRestricted}, false,
+		{history.Use{Total: -1, Err: journal.ErrRestricted}, false,
 			"journal: not readable as this user (run it as root, or add yourself to the adm or systemd-journal group)"},
-		{control.JournalUse{Total: 8 << 20, Err: journal.ErrUserVolatile}, true,
+		{history.Use{Total: 8 << 20, Err: journal.ErrUserVolatile}, true,
 			"journal: not readable as you: this host keeps its journal in memory only, and your services' entries are in the system journal (`bm2 logs api` says what to do)"},
-		{control.JournalUse{Total: -1, Err: fmt.Errorf("%w: exec: \"journalctl\": \x1b[2Jnot found", journal.ErrNoJournalctl)}, false,
+		{history.Use{Total: -1, Err: fmt.Errorf("%w: exec: \"journalctl\": \x1b[2Jnot found", journal.ErrNoJournalctl)}, false,
 			`journal: not read (journalctl could not be run: exec: "journalctl": \x1b[2Jnot found)`},
 	} {
 		if got := journalLine("api", c.u, c.user); got != c.want {

@@ -35,7 +35,10 @@ func (a *App) top(ctx context.Context, names []string) error {
 		return usageErr("top", "top: standard output is not a terminal: bm2 top is a live view; "+
 			"`bm2 list` prints the same table once (--json for scripts)")
 	}
-	figures := a.c.Figures
+	sockets := a.c.Sockets // the figures of each frame's instances (view.ReadFigures)
+	figures := func(ctx context.Context, snap view.Snapshot) view.Figures {
+		return view.ReadFigures(ctx, sockets, snap)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

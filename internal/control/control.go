@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
@@ -104,7 +105,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 // waits for it.
 func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout time.Duration) error {
 	p := sel.p
-	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
 			fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
 	}
@@ -268,7 +269,7 @@ func (c *Client) deletable(name, regFile string, found config.Found) (entry, err
 	}
 	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
 		return entry{}, fail(Failed,
-			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.Systemctl()),
+			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.ScopeLayout().Systemctl),
 			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
 	}
 	return e, nil
@@ -339,7 +340,7 @@ func (c *Client) forget(name, regFile string) error {
 	// mark that it was unavailable. A project registered later under
 	// this name starts from nothing, on whatever port it has.
 	if !c.IsUser() {
-		if err := c.steerStore().Remove(name); err != nil {
+		if err := steer.ScopeStore(c.SteerPins, c.ScopeLayout()).Remove(name); err != nil {
 			return c.rootHint(fmt.Errorf("remove the steering of %s: %w", name, err))
 		}
 	}

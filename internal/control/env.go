@@ -2,9 +2,7 @@ package control
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,14 +14,17 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/bm2dev/bm2/generator"
+	"github.com/bm2dev/bm2/internal/analyze"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/listen"
 	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/trust"
@@ -52,7 +53,7 @@ type Env struct {
 	// Connect reaches systemd; ConnectSystemd by default.
 	Connect func(ctx context.Context) (Systemd, error)
 	// Accounting says why a user's instances have no MEM or CPU figures;
-	// AccountingGap by default.
+	// scope.AccountingGap by default.
 	Accounting func(uid int) string
 	// Journal returns the last n lines a unit logged: by default what its
 	// processes wrote (journalctl _SYSTEMD_UNIT=UNIT), or when that is
@@ -96,11 +97,11 @@ type Env struct {
 	Sockets view.Sockets
 	// Calendar is what systemd-analyze calendar says of a calendar
 	// expression (restart_schedule): its next elapse ("Sun 2026-12-06
-	// 04:00:00 UTC", or NeverNext), ErrNoAnalyze without systemd-analyze,
-	// a *CalendarRefused when it refuses it (analyzeCalendar by default).
+	// 04:00:00 UTC", or analyze.Never), analyze.ErrNotInstalled without systemd-analyze,
+	// an *analyze.CalendarRefused when it refuses it (analyze.Calendar by default).
 	Calendar func(ctx context.Context, expr string) (string, error)
 	// Listening tells whether a unit's processes hold a listening TCP
-	// socket on port (listensOn, from /proc, by default).
+	// socket on port (listen.On, from /proc, by default).
 	Listening func(ctx context.Context, u view.UnitStatus, port int) (bool, error)
 	// Access tells whether id can open path (dir: enter it), for the
 	// checks before start (explain.AccessAs by default: as id when root,
@@ -188,6 +189,15 @@ func (e Env) WithDefaults() Env {
 	if e.Layout.IsUser() {
 		e.userDefaults()
 	}
+	e.systemDefaults()
+	e.journalDefaults()
+	e.fileDefaults()
+	return e
+}
+
+// systemDefaults are the defaults of how bm2 reaches systemd, the
+// accounts and the runtimes.
+func (e *Env) systemDefaults() {
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
 	}
@@ -201,13 +211,13 @@ func (e Env) WithDefaults() Env {
 		e.Connect = ConnectSystemd
 	}
 	if e.Accounting == nil {
-		e.Accounting = AccountingGap
+		e.Accounting = scope.AccountingGap
 	}
 	if e.LookupUser == nil {
 		e.LookupUser = identity.Lookup
 	}
 	if e.Security == nil {
-		e.Security = securityScore
+		e.Security = func(ctx context.Context, unit string) (string, error) { return analyze.Security(ctx, unit) }
 	}
 	if e.Journal == nil {
 		e.Journal = journalTail
@@ -229,6 +239,11 @@ func (e Env) WithDefaults() Env {
 	if e.ConfinedVersion == nil {
 		e.ConfinedVersion = confinedVersion
 	}
+}
+
+// journalDefaults are the defaults of how bm2 reads the journal (the
+// user's own entries in user scope) and an instance's sockets.
+func (e *Env) journalDefaults() {
 	if e.ReadJournal == nil {
 		e.ReadJournal = journal.Read
 	}
@@ -240,13 +255,18 @@ func (e Env) WithDefaults() Env {
 		e.DiskUsage = func(ctx context.Context) (int64, error) { return journal.DiskUsage(ctx, user) }
 	}
 	if e.Listening == nil {
-		e.Listening = listensOn
+		e.Listening = listen.On
 	}
 	if e.Sockets == nil {
 		e.Sockets = view.HostSockets{}
 	}
+}
+
+// fileDefaults are the defaults of how bm2 reads files, verdicts and
+// what the host supports.
+func (e *Env) fileDefaults() {
 	if e.Calendar == nil {
-		e.Calendar = analyzeCalendar
+		e.Calendar = analyze.Calendar
 	}
 	if e.PathOwner == nil {
 		e.PathOwner = statOwner
@@ -283,7 +303,6 @@ func (e Env) WithDefaults() Env {
 	if e.SteerPins == "" {
 		e.SteerPins = steer.PinRoot
 	}
-	return e
 }
 
 func (c *Client) state() state.Dir {
@@ -329,18 +348,6 @@ func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 		c.say("cleared errored state of %s (was: %s)", n, m.Reason)
 	}
 	return nil
-}
-
-// ErroredMark reads a project's errored mark. A mark that exists but
-// cannot be read (it is root's, and the reader is not) still means errored.
-func (c *Client) ErroredMark(project string) (reason string, errored bool, err error) {
-	reason, errored, err = c.state().Errored(project)
-	if errors.Is(err, fs.ErrPermission) {
-		if _, serr := os.Lstat(c.state().ErroredPath(project)); serr == nil {
-			return "unknown (run as root to read it)", true, nil
-		}
-	}
-	return reason, errored, err
 }
 
 // SearchPath is where the scope's project files are: $BM2_CONFIG_PATH when

@@ -1,20 +1,10 @@
 package control
 
 import (
-	"context"
-	"regexp"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/portfence"
 )
-
-// securityScore asks systemd-analyze security for a unit's exposure, e.g.
-// "1.2 OK".
-func securityScore(ctx context.Context, unit string) (string, error) {
-	return securityScoreArgs(ctx, unit)
-}
-
-var exposureRE = regexp.MustCompile(`Overall exposure level for \S+: ([0-9.]+ \S+)`)
 
 // fenceAttached is Env.FenceAttached's default: whether a bm2 port fence
 // is attached to the unit's cgroup v2 cgroup (root only).

@@ -10,6 +10,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/health"
+	"github.com/bm2dev/bm2/internal/history"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
@@ -55,7 +56,7 @@ func (h waitHost) Units(ctx context.Context, names []string) ([]view.UnitStatus,
 }
 
 func (h waitHost) Errored(project string) (string, bool) {
-	reason, errored, _ := h.c.ErroredMark(project)
+	reason, errored, _ := h.c.state().ErroredMark(project)
 	return reason, errored
 }
 
@@ -74,7 +75,7 @@ func (h waitHost) WatchVerdicts() (<-chan struct{}, func()) {
 }
 
 func (h waitHost) Verdicts(ctx context.Context, project string, since time.Time) ([]journal.Event, error) {
-	return h.c.ProjectEvents(ctx, []string{project}, view.ReuseportKinds, since)
+	return history.ProjectEvents(ctx, h.c.ReadJournal, journalUser(h.c), []string{project}, view.ReuseportKinds, since)
 }
 
 func (h waitHost) Start(ctx context.Context, unit string) error { return h.sd.Start(ctx, unit) }
@@ -100,7 +101,7 @@ func (h waitHost) FirstError(ctx context.Context, p *config.Project, unit string
 	return run.FirstError()
 }
 
-func (h waitHost) JournalctlUnit(unit string) string { return h.c.JournalctlUnit(unit) }
+func (h waitHost) JournalctlUnit(unit string) string { return h.c.ScopeLayout().JournalctlUnit(unit) }
 
 // explain turns a failed step into the error the user reads.
 func (c *Client) explain(ctx context.Context, sd Systemd, w *wait.Waiter, end *wait.Ending, verb string) error {
@@ -213,7 +214,7 @@ func (e *notBackError) Unwrap() error { return e.err }
 // online: which one, why (systemd's Result and the exit status, the first
 // error its last run logged), and that run's lines from its first error.
 func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u view.UnitStatus, reason, verb string) error {
-	if mark, errored, _ := c.ErroredMark(p.Name); errored {
+	if mark, errored, _ := c.state().ErroredMark(p.Name); errored {
 		return c.projectErrored(ctx, sd, p, i, mark, verb)
 	}
 	id := units.InstanceID(p.Name, i)
@@ -330,7 +331,7 @@ func (c *Client) timedOut(ctx context.Context, w *wait.Waiter, last []view.UnitS
 			verb = "are"
 		}
 		pending = append(pending, fmt.Sprintf("%s %s online but not confirmed (no reuseport_confirmed event yet; `%s` shows the probe)",
-			strings.Join(unconfirmed, ", "), verb, c.JournalctlUnit("'bm2-probe@"+p.Name+"-*'")))
+			strings.Join(unconfirmed, ", "), verb, c.ScopeLayout().JournalctlUnit("'bm2-probe@"+p.Name+"-*'")))
 		if first < 0 {
 			first = firstUnconfirmed
 		}
@@ -375,7 +376,7 @@ func (c *Client) logTail(ctx context.Context, unit string) string {
 		return fmt.Sprintf("\n(%s has logged nothing)", unit)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", c.JournalctlUnit(unit), journalLines)
+	fmt.Fprintf(&b, "\nlast lines of its log (%s -n %d):", c.ScopeLayout().JournalctlUnit(unit), journalLines)
 	for _, l := range lines {
 		b.WriteString("\n  ")
 		b.WriteString(termtext.Escape(l)) // the app's

@@ -47,7 +47,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	}
 	defer sd.Close()
 
-	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
 	}
@@ -93,7 +93,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 
 	c.say("reloading %s: %s, %s", p.Name, view.ShapeText(p), reloadHow(p, len(ids)))
 	if p.Mode == config.Fork {
-		c.note("in fork mode each instance owns its port, which has no listener while it restarts; " +
+		c.reporter().Note("in fork mode each instance owns its port, which has no listener while it restarts; " +
 			"put a gateway in front that retries another instance (`bm2 gateway`)")
 	}
 	start := c.Now()

@@ -53,10 +53,6 @@ func (c *Client) warn(format string, args ...any) {
 	c.reporter().Warn(fmt.Sprintf(format, args...))
 }
 
-func (c *Client) note(format string, args ...any) {
-	c.reporter().Note(fmt.Sprintf(format, args...))
-}
-
 func (c *Client) aside(format string, args ...any) {
 	c.reporter().Aside(fmt.Sprintf(format, args...))
 }

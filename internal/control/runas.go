@@ -20,7 +20,7 @@ import (
 // Nobody is the identity of a project's own account before systemd has
 // allocated it: a fresh dynamic user owns no socket and no file, and sees
 // what any unprivileged user sees.
-var Nobody = identity.Identity{Name: "nobody", UID: 65534, GID: 65534}
+var Nobody = identity.Nobody
 
 // ProjectIdentity is who a project's instances run as, for what bm2 checks
 // on their behalf (ports, the runtime): user =, looked up in the user

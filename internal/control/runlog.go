@@ -6,8 +6,10 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/explain"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
+	"strconv"
 )
 
 // This file reads what one run of an instance logged (explain.RunLog),
@@ -35,11 +37,11 @@ func (c *Client) runLog(ctx context.Context, p *config.Project, unit string, u v
 	}); err != nil {
 		return explain.RunLog{}, false
 	}
-	r := explain.RunLogOf(entries, unit, u, c.trustedUID(), p.Log.LevelPrefix)
+	r := explain.RunLogOf(entries, unit, u, trustedUID(c.ScopeLayout()), p.Log.LevelPrefix)
 	if len(r.Lines) == 0 {
 		return r, false
 	}
-	r.Whole = c.runWhole(unit, u)
+	r.Whole = runWhole(c.ScopeLayout(), unit, u)
 	return r, true
 }
 
@@ -67,18 +69,18 @@ func (c *Client) runLogSettled(ctx context.Context, p *config.Project, unit stri
 	}
 }
 
-// trustedUID is whose journal entries are bm2's in this scope.
-func (c *Client) trustedUID() string {
-	if c.IsUser() {
-		return c.uidString()
+// trustedUID is whose journal entries are bm2's in scope l.
+func trustedUID(l layout.Layout) string {
+	if l.IsUser() {
+		return strconv.Itoa(l.UID)
 	}
 	return "0"
 }
 
-// runWhole is the command that shows every line of run u.
-func (c *Client) runWhole(unit string, u view.UnitStatus) string {
-	if u.InvocationID == "" || c.IsUser() {
-		return c.JournalctlUnit(unit)
+// runWhole is the command that shows every line of run u, in scope l.
+func runWhole(l layout.Layout, unit string, u view.UnitStatus) string {
+	if u.InvocationID == "" || l.IsUser() {
+		return l.JournalctlUnit(unit)
 	}
 	return "journalctl _SYSTEMD_INVOCATION_ID=" + u.InvocationID
 }

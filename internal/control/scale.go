@@ -71,7 +71,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	if err != nil {
 		return err
 	}
-	if reason, errored, _ := c.ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): nothing was changed", p.Name, reason))
 	}
@@ -260,7 +260,7 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 		}
 		return fail(Invalid, hint, fmt.Errorf("%w; nothing was changed", err))
 	}
-	if err := c.checkSystemConflict(q); err != nil {
+	if err := c.CheckSystemConflict(q); err != nil {
 		return err
 	}
 	// Anything else config checks of a count (the limits above are the

@@ -16,6 +16,7 @@ import (
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/relay"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -93,7 +94,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.CheckConflict(ctx, p, entries); err != nil {
 		return conflictErr(err)
 	}
-	if err := c.checkSystemConflict(p); err != nil {
+	if err := c.CheckSystemConflict(p); err != nil {
 		return err
 	}
 	// A port another program holds (after the conflicts: a registered
@@ -250,7 +251,7 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			verb = "updated"
 		}
 		if c.IsUser() {
-			c.say("%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), c.UserScopeNote(), c.Summary(p))
+			c.say("%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), scope.UserNote(c.ScopeLayout()), c.Summary(p))
 		} else {
 			c.say("%s %s: %s", verb, p.File, c.Summary(p))
 		}
@@ -333,7 +334,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 		return err
 	}
 	if c.IsUser() {
-		c.say("%s", c.lingerNote())
+		c.say("%s", scope.LingerNote(c.ScopeLayout()))
 	}
 	return nil
 }
@@ -540,7 +541,7 @@ func (c *Client) rootHint(err error) error {
 // clearErrored removes a project's errored mark, saying so, and reports
 // whether there was one.
 func (c *Client) clearErrored(name string) (bool, error) {
-	reason, errored, err := c.ErroredMark(name)
+	reason, errored, err := c.state().ErroredMark(name)
 	if err != nil {
 		return false, fmt.Errorf("read errored state of %s: %w", name, err)
 	}
@@ -562,7 +563,7 @@ func (c *Client) startErr(project string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, errored, _ := c.ErroredMark(project); errored {
+	if _, errored, _ := c.state().ErroredMark(project); errored {
 		return nil
 	}
 	return err

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/history"
 	"github.com/bm2dev/bm2/internal/view"
+	"github.com/bm2dev/bm2/journal"
 )
 
 // Snapshot reads the state of entries' projects (view.Read); sd is nil
@@ -20,12 +22,6 @@ func (c *Client) Snapshot(ctx context.Context, entries []config.Entry, sd System
 // what a scrape reads, in less time than one after the other.
 func (c *Client) SnapshotFigures(ctx context.Context, entries []config.Entry, sd Systemd) (view.Snapshot, view.Figures) {
 	return view.Read(ctx, snapshotHost{c}, sd, c.Sockets, entries)
-}
-
-// Figures reads the figures of snap's instances (view.ReadFigures), from
-// the scope's sockets ([Env.Sockets]).
-func (c *Client) Figures(ctx context.Context, snap view.Snapshot) view.Figures {
-	return view.ReadFigures(ctx, c.Sockets, snap)
 }
 
 // snapshotHost is the scope as what a Snapshot reads of it
@@ -43,4 +39,15 @@ func (h snapshotHost) AccountingGap() string {
 		return ""
 	}
 	return h.Accounting(h.ScopeLayout().UID)
+}
+
+// ProjectEvents are the journal's events of kinds of projects since then
+// (history.ProjectEvents).
+func (h snapshotHost) ProjectEvents(ctx context.Context, projects []string, kinds []journal.Kind, since time.Time) ([]journal.Event, error) {
+	return history.ProjectEvents(ctx, h.ReadJournal, journalUser(h.Client), projects, kinds, since)
+}
+
+// ErroredMark reads a project's errored mark (state.Dir.ErroredMark).
+func (h snapshotHost) ErroredMark(project string) (string, bool, error) {
+	return h.state().ErroredMark(project)
 }

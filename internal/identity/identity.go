@@ -16,6 +16,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Nobody is the unprivileged account: who runs what no single user
+// speaks for.
+var Nobody = Identity{Name: "nobody", UID: 65534, GID: 65534}
+
 // Identity is a user by number.
 type Identity struct {
 	Name     string // for messages; may be ""

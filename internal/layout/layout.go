@@ -83,6 +83,9 @@ type Layout struct {
 // holds the check's counts and last answers (see [Layout.HealthDir]).
 const HealthSubdir = "health"
 
+// JournalctlUnit is the scope's journalctl for one unit, for hints.
+func (l Layout) JournalctlUnit(unit string) string { return l.JournalUnit + " " + unit }
+
 // HealthDir is where project name's health service keeps its state:
 // /run/bm2/health/<name>, or $XDG_RUNTIME_DIR/bm2/health/<name>; root's
 // in system scope (0755, its files 0644, so that bm2 list run by anyone

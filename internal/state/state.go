@@ -144,6 +144,19 @@ func readMark(p string) (string, bool, error) {
 	return strings.TrimSpace(string(data)), true, nil
 }
 
+// ErroredMark is Errored for what a command shows: a mark that exists
+// but cannot be read (it is root's, and the reader is not) still means
+// errored.
+func (d Dir) ErroredMark(project string) (reason string, errored bool, err error) {
+	reason, errored, err = d.Errored(project)
+	if errors.Is(err, fs.ErrPermission) {
+		if _, serr := os.Lstat(d.ErroredPath(project)); serr == nil {
+			return "unknown (run as root to read it)", true, nil
+		}
+	}
+	return reason, errored, err
+}
+
 // ClearErrored removes the mark, and the one under Run that may stand in
 // for it; clearing a project that is not errored is not an error.
 func (d Dir) ClearErrored(project string) error {

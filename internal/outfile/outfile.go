@@ -1,4 +1,8 @@
-package control
+// Package outfile writes the files bm2 makes for the user (bm2 import's
+// and bm2 init's bm2.toml, bm2 export's manifests, bm2 gateway's
+// configuration) into directories that may be a user's, without following
+// a symbolic link a user could have made, and as the directory's owner.
+package outfile
 
 import (
 	"bytes"
@@ -27,6 +31,15 @@ func openDir(dir string, create bool) (*safefs.Dir, error) {
 	}
 	return d, err
 }
+
+// Refusal is a write bm2 does not make, and what the user can do instead.
+type Refusal struct {
+	Fix string
+	Err error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
 
 // WriteResult is what WriteImported did.
 type WriteResult int
@@ -126,4 +139,66 @@ func readNoFollowMode(dfd int, name string) ([]byte, os.FileMode, error) {
 		err = nil
 	}
 	return b, st.Mode().Perm(), err
+}
+
+// WriteOptions say how [WriteIfChanged] writes: Secret for a file of
+// secrets, Create to make its directory.
+type WriteOptions struct{ Secret, Create bool }
+
+// WriteIfChanged writes data, which is what (for errors: "the nginx
+// configuration"), to path atomically unless it is a file that holds the
+// same bytes with its mode already, and tells whether it wrote. The mode
+// is perm, or a file's own where that is tighter: a mode an operator
+// narrowed stays, and a Secret's manifest left readable by everyone is
+// written again with its 0600. With o.Create, the directory is made when
+// missing.
+//
+// Root writes these into directories that may be a user's, named on the
+// command line (--out). So the path is walked as bm2 import's is
+// ([WriteImported]): one component at a time, a symbolic link followed
+// only where root owns it and its directory, the file itself never
+// followed, and in a user's directory the file is written as that user.
+// A Secret (o.Secret) is never written into another user's directory:
+// what it holds is root's to give.
+func WriteIfChanged(path string, data []byte, perm os.FileMode, what string, o WriteOptions) (bool, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	dir, name := filepath.Dir(path), filepath.Base(path)
+	d, err := openDir(dir, o.Create)
+	if err != nil {
+		return false, fmt.Errorf("write %s to %s: %w", what, path, err)
+	}
+	defer d.Close()
+	dst, err := d.Stat()
+	if err != nil {
+		return false, fmt.Errorf("write %s to %s: %w", what, path, err)
+	}
+	foreign := os.Geteuid() == 0 && dst.Uid != 0
+	if o.Secret && foreign {
+		return false, &Refusal{Fix: "give --out a directory root owns, or export as the directory's owner",
+			Err: fmt.Errorf("write %s: %s belongs to uid %d: root does not write a Secret into another user's directory", what, dir, dst.Uid)}
+	}
+	mode := perm.Perm()
+	old, oldMode, err := readNoFollowMode(d.Fd(), name)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("read %s: %w", path, err)
+	case old != nil:
+		mode &= oldMode
+		if mode == oldMode && bytes.Equal(old, data) {
+			return false, nil
+		}
+	}
+	work := func() error { return d.Write(name, data, mode) }
+	if foreign {
+		id := identity.Identity{UID: int(dst.Uid), GID: int(dst.Gid)}
+		err = identity.Do(id, work)
+	} else {
+		err = work()
+	}
+	if err != nil {
+		return false, fmt.Errorf("write %s to %s: %w", what, path, err)
+	}
+	return true, nil
 }

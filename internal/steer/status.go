@@ -1,4 +1,4 @@
-package control
+package steer
 
 import (
 	"errors"
@@ -6,24 +6,24 @@ import (
 	"io/fs"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/reason"
-	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/wording"
 )
 
-// steerStore is where the scope keeps its projects' steering (package
-// steer): the pins under Env.SteerPins, the locks and marks in the
-// layout's SteerDir; none without a run directory.
-func (c *Client) steerStore() steer.Store {
-	s := steer.Store{Pins: c.SteerPins}
-	if l := c.ScopeLayout(); l.RunStateDir != "" {
+// ScopeStore is where scope l keeps its projects' steering: the pins
+// under pins (Env.SteerPins), the locks and marks in the layout's
+// SteerDir; none without a run directory.
+func ScopeStore(pins string, l layout.Layout) Store {
+	s := Store{Pins: pins}
+	if l.RunStateDir != "" {
 		s.Run = l.SteerDir()
 	}
 	return s
 }
 
-// steerView is what bm2 status knows of a project's steering.
-type steerView struct {
+// portView is what bm2 status knows of a project's steering.
+type portView struct {
 	dir        string // where its group is pinned
 	pinned     bool   // a group is pinned there
 	live       int    // its live slots that hold a listener
@@ -33,19 +33,18 @@ type steerView struct {
 	markErr    error  // the mark could not be read
 }
 
-// PortSteering is bm2 status's line about how a cluster-mode port of
-// system scope spreads its connections; "" in fork mode and user scope,
-// where there is nothing to say:
+// PortLine is bm2 status's line about how a cluster-mode port of system
+// scope (s, ScopeStore) spreads its connections; "" in fork mode, where
+// there is nothing to say (nor in user scope, where it is not asked):
 //
 //	port 3000: round-robin over 2 instances (kernel-steered, /sys/fs/bpf/bm2/api)
 //	port 3000: kernel hash (steering unavailable: no_bpffs: /sys/fs/bpf is on no bpf filesystem ...)
-func (c *Client) PortSteering(p *config.Project) string {
-	if c.IsUser() || p.Mode != config.Cluster {
+func PortLine(s Store, p *config.Project) string {
+	if p.Mode != config.Cluster {
 		return ""
 	}
-	s := c.steerStore()
-	v := steerView{dir: s.Dir(p.Name)}
-	if g, err := steer.Open(v.dir); err == nil {
+	v := portView{dir: s.Dir(p.Name)}
+	if g, err := Open(v.dir); err == nil {
 		v.pinned = true
 		for _, slot := range g.Live() {
 			if g.Filled(slot) {
@@ -60,10 +59,10 @@ func (c *Client) PortSteering(p *config.Project) string {
 	return steeringLine(p.Port, v)
 }
 
-// steeringLine words a steerView.
-func steeringLine(port int, v steerView) string {
+// steeringLine words a portView.
+func steeringLine(port int, v portView) string {
 	head := fmt.Sprintf("port %d: ", port)
-	var ue *steer.UnavailableError
+	var ue *UnavailableError
 	switch {
 	case v.pinned && v.live > 0:
 		return head + fmt.Sprintf("round-robin over %s (kernel-steered, %s)", wording.Plural(v.live, "instance", "instances"), v.dir)

@@ -1,4 +1,4 @@
-package control
+package analyze
 
 import (
 	"context"
@@ -23,14 +23,14 @@ func TestAnalyzeCalendar(t *testing.T) {
 		testutil.Skip(t, testutil.Need{What: "no systemd-analyze", Fix: "sudo apt-get install systemd"}, err)
 	}
 	ctx := context.Background()
-	if next, err := analyzeCalendar(ctx, "Sun 04:00"); err != nil || !strings.HasPrefix(next, "Sun ") || !strings.Contains(next, " 04:00:00 ") {
+	if next, err := Calendar(ctx, "Sun 04:00"); err != nil || !strings.HasPrefix(next, "Sun ") || !strings.Contains(next, " 04:00:00 ") {
 		t.Fatalf("%q %v", next, err)
 	}
-	if next, err := analyzeCalendar(ctx, "2020-01-01"); err != nil || next != NeverNext {
+	if next, err := Calendar(ctx, "2020-01-01"); err != nil || next != Never {
 		t.Fatalf("a past date: %q %v", next, err)
 	}
 	var refused *CalendarRefused
-	if _, err := analyzeCalendar(ctx, "Sun 4am"); !errors.As(err, &refused) || !strings.Contains(refused.Msg, "Sun 4am") {
+	if _, err := Calendar(ctx, "Sun 4am"); !errors.As(err, &refused) || !strings.Contains(refused.Msg, "Sun 4am") {
 		t.Fatalf("%v", err)
 	}
 }

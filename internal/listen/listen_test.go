@@ -1,4 +1,4 @@
-package control
+package listen
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func TestListensOn(t *testing.T) {
 	pid := uint32(os.Getpid())
 	ctx := context.Background()
 	self := view.UnitStatus{MainPID: pid, UID: uint32(os.Getuid())}
-	if ok, err := listensOn(ctx, self, port); !ok || err != nil {
+	if ok, err := On(ctx, self, port); !ok || err != nil {
 		t.Fatalf("listening socket not found: %v %v", ok, err)
 	}
 	// Without sock_diag, from /proc/<pid>/net/tcp.
@@ -33,13 +33,13 @@ func TestListensOn(t *testing.T) {
 	}
 	defer c.Close()
 	l.Close()
-	if ok, err := listensOn(ctx, self, port); ok || err != nil {
+	if ok, err := On(ctx, self, port); ok || err != nil {
 		t.Fatalf("closed listener found: %v %v", ok, err)
 	}
 	if ok, err := pidListensOn(pid, port); ok || err != nil {
 		t.Fatalf("pidListensOn, closed listener: %v %v", ok, err)
 	}
-	if ok, err := listensOn(ctx, view.UnitStatus{}, port); ok || err != nil {
+	if ok, err := On(ctx, view.UnitStatus{}, port); ok || err != nil {
 		t.Fatalf("pid 0: %v %v", ok, err)
 	}
 	inodes, err := listeningInodes(filepath.Join(t.TempDir(), "nope"), port)

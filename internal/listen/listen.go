@@ -1,4 +1,7 @@
-package control
+// Package listen tells whether a unit's own processes listen on a TCP
+// port: how serve, start and reload know that an instance accepts
+// connections.
+package listen
 
 import (
 	"bufio"
@@ -14,7 +17,7 @@ import (
 	"github.com/bm2dev/bm2/internal/view"
 )
 
-// listensOn tells whether a unit's own processes hold a listening TCP
+// On tells whether a unit's own processes hold a listening TCP
 // socket on port (IPv4 or IPv6, any address): one of their file
 // descriptors is a socket that sock_diag (or, without it,
 // /proc/<pid>/net/tcp{,6}) shows in state LISTEN on that port. This is how
@@ -23,7 +26,7 @@ import (
 // instance listens). The processes are those of the unit's control group,
 // or its main process when the group cannot be read. Reading another
 // user's /proc/<pid>/fd needs root.
-func listensOn(_ context.Context, u view.UnitStatus, port int) (bool, error) {
+func On(_ context.Context, u view.UnitStatus, port int) (bool, error) {
 	pids := u.PIDs()
 	if len(pids) == 0 {
 		return false, nil
