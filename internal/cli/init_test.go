@@ -316,49 +316,6 @@ func TestInitUntrustedPackage(t *testing.T) {
 	}
 }
 
-func TestParseStart(t *testing.T) {
-	for _, c := range []struct {
-		in, runner, script string
-		env                string
-	}{
-		{"node server.js", "node", "server.js", ""},
-		{"NODE_ENV=production PORT=4000 node ./dist/main.js", "node", "dist/main.js", "NODE_ENV=production PORT=4000"},
-		{"cross-env NODE_ENV=production node -r dotenv/config --enable-source-maps server.js", "node", "server.js", "NODE_ENV=production"},
-		{"npm run build && node dist/index.js", "node", "dist/index.js", ""},
-		{"bun run src/index.ts", "bun", "src/index.ts", ""},
-		{"bun --preload ./setup.ts index.ts", "bun", "index.ts", ""},
-		{"./node_modules/.bin/tsx watch src/app.ts", "tsx", "src/app.ts", ""},
-		{"node -e \"require('./x')\"", "", "", ""},
-		{"next start", "", "", ""},
-		{"node ../outside.js", "", "", ""},
-		{"", "", "", ""},
-	} {
-		got, ok := parseStart(c.in)
-		var env []string
-		for _, kv := range got.env {
-			env = append(env, kv[0]+"="+kv[1])
-		}
-		if ok != (c.runner != "") || got.runner != c.runner || got.script != c.script || strings.Join(env, " ") != c.env {
-			t.Errorf("parseStart(%q) = %+v, %v; want %s %s [%s]", c.in, got, ok, c.runner, c.script, c.env)
-		}
-	}
-}
-
-func TestInitName(t *testing.T) {
-	for in, want := range map[string]string{
-		"shop":                  "shop",
-		"@acme/Shop API":        "shop-api",
-		"My_App.v2":             "my_app-v2",
-		"--x--":                 "x",
-		"日本":                    "",
-		strings.Repeat("a", 70): strings.Repeat("a", 64),
-	} {
-		if got := initName(in); got != want {
-			t.Errorf("initName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // An app in a home directory closed to other accounts runs as the
 // directory's owner, and the file is theirs.
 func TestInitClosedHome(t *testing.T) {

@@ -7,13 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/guess"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
 	"github.com/bm2dev/bm2/internal/trust"
 )
@@ -32,9 +32,6 @@ type startFlags struct {
 	timeout   time.Duration
 	control.ServeFlags
 }
-
-// scriptExts are the files `bm2 start FILE` runs as a script.
-var scriptExts = []string{".js", ".cjs", ".mjs", ".ts", ".mts", ".cts", ".jsx", ".tsx"}
 
 // startCmd is `bm2 start`: PM2's first command. A project's name (or an
 // instance's) starts it, as always; a script (app.js) is written into a
@@ -79,24 +76,14 @@ func (a *App) startCmd(ctx context.Context, args []string, f startFlags) error {
 		fmt.Fprintf(a.Out, "bm2 start %s: bm2 import --serve, which writes a bm2.toml beside each app and serves it\n", target)
 		return a.importCmd(ctx, []string{target}, importFlags{env: envName, only: f.only, serve: true, ServeFlags: f.ServeFlags})
 	}
-	if !isScript(target) {
-		return fail(control.BadArg, "bm2 start runs a script ("+strings.Join(scriptExts, " ")+"), an ecosystem file (ecosystem.config.js, .json, .yaml, dump.pm2) or a project by name",
+	if !guess.IsScript(target) {
+		return fail(control.BadArg, "bm2 start runs a script ("+strings.Join(guess.ScriptExts, " ")+"), an ecosystem file (ecosystem.config.js, .json, .yaml, dump.pm2) or a project by name",
 			fmt.Errorf("start: %s is neither a script nor an ecosystem file", target))
 	}
 	if len(f.only) > 0 {
 		return usageErr("start", "start: --only chooses apps of an ecosystem file; %s is a script", target)
 	}
 	return a.startScript(ctx, target, f)
-}
-
-func isScript(file string) bool {
-	ext := strings.ToLower(filepath.Ext(file))
-	for _, e := range scriptExts {
-		if ext == e {
-			return true
-		}
-	}
-	return false
 }
 
 func isEcosystemFile(file string) bool {
@@ -106,47 +93,9 @@ func isEcosystemFile(file string) bool {
 		strings.HasSuffix(base, ".yaml"), strings.HasSuffix(base, ".yml"):
 		return true
 	case strings.Contains(base, ".config."):
-		return isScript(base) // ecosystem.config.js, pm2.config.cjs
+		return guess.IsScript(base) // ecosystem.config.js, pm2.config.cjs
 	}
 	return false
-}
-
-// nameRE is what is not allowed in a project's name.
-var nameRE = regexp.MustCompile(`[^a-z0-9_-]+`)
-
-// scriptName is a project's name from a script's file name, as PM2 names
-// an app after its script: lower case, other characters as "-".
-func scriptName(file string) string {
-	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-	n := strings.Trim(nameRE.ReplaceAllString(strings.ToLower(base), "-"), "-_")
-	if n == "" {
-		n = "app"
-	}
-	return n
-}
-
-// portInCode finds the port an app falls back to when PORT is not set:
-// `process.env.PORT || 3000` (or ??), the commonest shape.
-var portInCode = regexp.MustCompile(`process\.env\.PORT\s*(?:\|\||\?\?)\s*['"]?([0-9]{2,5})\b`)
-
-// guessPort reads at most 1 MiB of the script for portInCode.
-func guessPort(script string) (int, string) {
-	f, err := os.Open(script)
-	if err != nil {
-		return 0, ""
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	n, _ := f.Read(buf)
-	m := portInCode.FindSubmatch(buf[:n])
-	if m == nil {
-		return 0, ""
-	}
-	p, err := strconv.Atoi(string(m[1]))
-	if err != nil || p < 1 || p > 65535 {
-		return 0, ""
-	}
-	return p, string(m[0])
 }
 
 // startScript is `bm2 start app.js [-i N|max] [--name] [--port] [--env
@@ -163,7 +112,7 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	dir := filepath.Dir(abs)
 	name := f.name
 	if name == "" {
-		name = scriptName(abs)
+		name = guess.ScriptName(abs)
 	}
 	if !config.ValidName(name) {
 		return usageErr("start", "start: --name %q is not a project name: [a-z0-9][a-z0-9_-]*, at most 64 characters", name)
@@ -208,7 +157,7 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	}
 	port := f.port
 	if _, inEnv := env.Values["PORT"]; port == 0 && !inEnv {
-		if p, how := guessPort(abs); p != 0 {
+		if p, how := guess.ScriptPort(abs); p != 0 {
 			port = p
 			fmt.Fprintf(a.Out, "port %d: %s reads `%s`; bm2 gives it that port in PORT (--port N chooses another)\n", p, filepath.Base(abs), how)
 		}

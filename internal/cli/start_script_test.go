@@ -106,11 +106,3 @@ func TestStartRefusals(t *testing.T) {
 		}
 	}
 }
-
-func TestScriptName(t *testing.T) {
-	for in, want := range map[string]string{"/a/server.js": "server", "/a/My App.ts": "my-app", "/a/_x.mjs": "x", "/a/.js": "app", "/a/api.v2.cjs": "api-v2"} {
-		if got := scriptName(in); got != want {
-			t.Errorf("scriptName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
