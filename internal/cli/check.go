@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/preflight"
 	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/reuseport"
@@ -165,28 +163,21 @@ func reusePortLine(p *config.Project) string {
 // reusePortSupplied is how status says that bm2 supplies reusePort.
 const reusePortSupplied = "reusePort supplied by bm2 (preload)"
 
-// checkPorts probes p's ports as its user would see them, prints a line
-// per port and returns the problems: an exclusive listener that is not
-// one of p's instances (what bm2 serve refuses).
+// checkPorts prints a line per port of p, as its user would see them
+// (package preflight), and returns the problems: an exclusive listener
+// that is not one of p's instances (what bm2 serve refuses).
 func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
-	if p.IsWorker() {
+	s := preflight.SeePorts(ctx, a.c, p)
+	if s.Worker {
 		fmt.Fprintln(w, "ports: none (a worker: no port of its own, no probe, no gateway)")
 		return nil
 	}
-	s := explain.SeePorts(ctx, a.c.Explainer(), p)
 	if len(s.Ports) == 0 {
 		return nil
 	}
 	r := p.Ports()
 	if s.AsSelf {
-		// Only "free" is the same for every user; whether a held port can
-		// be joined depends on who asks.
-		for i, st := range s.States {
-			if st != reuseport.Free {
-				s.States[i] = unknownToOthers
-			}
-		}
 		fmt.Fprintf(w, "(ports checked as you, not as %s: run as root to tell whether %s can join a held port)\n", s.ID, s.ID)
 	}
 	if s.Err != nil {
@@ -196,7 +187,7 @@ func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []
 	for _, line := range portLines(s.Ports, s.States) {
 		fmt.Fprintln(w, line)
 	}
-	for _, h := range explain.Held(ctx, a.c.Explainer(), p, s) {
+	for _, h := range s.Held {
 		if line := h.Line(p); line != "" {
 			fmt.Fprintln(w, line)
 		}
@@ -205,16 +196,12 @@ func (a *App) checkPorts(ctx context.Context, w io.Writer, p *config.Project) []
 	return problems
 }
 
-// checkRuntimeOf finds p's runtime and asks its version, unless the
-// file was refused (ok false): a refused file's account, group and
-// sandbox are not root's to give, so its runtime is not run as it wrote
-// them (nor as anything else: what it would run as is refused).
+// checkRuntimeOf prints what preflight.Runtime found of p's runtime
+// (nothing asked when the file was refused: ok false) and returns the
+// problems.
 func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project, ok bool) []string {
 	var problems []string
-	var rc jsruntime.Result
-	if ok {
-		rc = a.c.CheckRuntime(ctx, p)
-	}
+	rc, _ := preflight.Runtime(ctx, a.c, p, ok)
 	switch {
 	case !ok:
 		fmt.Fprintln(w, "runtime: version not asked: the file was refused")
@@ -233,17 +220,17 @@ func (a *App) checkRuntimeOf(ctx context.Context, w io.Writer, p *config.Project
 	return problems
 }
 
-// checkRegistered says whether p could be registered beside the
-// projects already registered: its name's owner, and its port range
-// (beside the system's projects too, in user scope).
+// checkRegistered prints what stands in the way of registering p beside
+// the projects already registered (preflight.Register) and returns the
+// problems.
 func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Project) []string {
 	var problems []string
-	entries, _ := a.c.Registry()
-	if err := a.c.CheckOwner(p, entries, false); err != nil {
+	r := preflight.Register(ctx, a.c, p)
+	if err := r.Owner; err != nil {
 		fmt.Fprintln(w, err.Error())
 		problems = append(problems, err.Error()+" ("+control.FixOf(err)+")")
 	}
-	if err := a.c.CheckConflict(ctx, p, entries); err != nil {
+	if err := r.Conflict; err != nil {
 		fmt.Fprintln(w, err.Error())
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
@@ -253,9 +240,7 @@ func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Projec
 			problems = append(problems, err.Error())
 		}
 	}
-	// In user scope, the system's projects hold their ports too: serve
-	// refuses an overlap, and so does check.
-	if err := a.c.CheckSystemConflict(p); err != nil {
+	if err := r.System; err != nil {
 		fmt.Fprintln(w, err.Error())
 		problems = append(problems, err.Error()+"; fix: "+control.FixOf(err))
 	}
@@ -266,95 +251,10 @@ func (a *App) checkRegistered(ctx context.Context, w io.Writer, p *config.Projec
 // file name to show and who speaks for the file.
 func (a *App) checkTarget(args []string) (*config.Project, string, trust.Origin, error) {
 	if len(args) == 0 {
-		return a.projectOrigin(control.ProjectFileName, false, true)
+		return preflight.Resolve(a.c, control.ProjectFileName, false, true)
 	}
-	return a.projectOrigin(args[0], true, true)
+	return preflight.Resolve(a.c, args[0], true, true)
 }
-
-// projectOrigin resolves a project dir (its bm2.toml, read as bm2 serve
-// reads it), a project file or the name of a registered project, and
-// returns the project, the file it came from and who speaks for that
-// file: a registered project's file is root's (serve wrote it; only root
-// may write there). named says arg was given (not the default
-// ./bm2.toml); with refused, a registered project whose port range is
-// refused is returned (bm2 check reports the conflict), without it that
-// is an error, as for any project systemd has no units for.
-func (a *App) projectOrigin(arg string, named, refused bool) (*config.Project, string, trust.Origin, error) {
-	st, err := os.Stat(arg)
-	switch {
-	case err == nil && st.IsDir():
-		return a.checkDirFile(filepath.Join(arg, control.ProjectFileName))
-	case err == nil && filepath.Base(arg) == control.ProjectFileName && !a.onSearchPath(arg):
-		return a.checkDirFile(arg)
-	case err == nil:
-		f, rerr := a.c.ReadFile(arg)
-		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != a.c.ScopeLayout().UID
-		if rerr != nil {
-			return nil, "", trust.Origin{}, fmt.Errorf("read project file: %w", rerr)
-		}
-		opts := a.c.ConfigOptions()
-		opts.Foreign = foreign
-		p, perr := config.Parse(arg, f.Data, opts)
-		if p != nil && f.Speaker() != 0 {
-			// What a file says of its own source is not its owner's to
-			// say: the one-owner check looks at where it really is.
-			p.Source = f.Path
-		}
-		return p, arg, trust.OriginOf(arg, f), perr
-	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != control.ProjectFileName:
-		e, ferr := a.c.FindProject(arg)
-		if ferr != nil {
-			return nil, "", trust.Origin{}, fail(control.NoProject, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
-				fmt.Errorf("no file, dir or registered project named %s", arg))
-		}
-		root := trust.Origin{File: e.Path}
-		if !refused {
-			p, uerr := control.Usable(e)
-			return p, e.Path, root, uerr
-		}
-		if e.Project == nil {
-			// Nothing parsed: the error is all there is. (A refused range
-			// keeps its project, and the conflict check reports it.)
-			return nil, e.Path, root, usableErr(e)
-		}
-		return e.Project, e.Path, root, nil
-	case errors.Is(err, fs.ErrNotExist) && !named:
-		return a.checkDirFile(arg)
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, "", trust.Origin{}, fail(control.Invalid, "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
-			fmt.Errorf("%s does not exist", arg))
-	default:
-		return nil, "", trust.Origin{}, fmt.Errorf("read %s: %w", arg, err)
-	}
-}
-
-func (a *App) checkDirFile(file string) (*config.Project, string, trust.Origin, error) {
-	abs, err := filepath.Abs(filepath.Dir(file))
-	if err != nil {
-		return nil, file, trust.Origin{}, fmt.Errorf("resolve %s: %w", file, err)
-	}
-	p, o, err := a.c.DirProject(file, abs)
-	return p, file, o, err
-}
-
-// onSearchPath tells whether a file lives in one of the search path's
-// directories (a registered project file rather than a project dir's).
-func (a *App) onSearchPath(file string) bool {
-	dir, err := filepath.Abs(filepath.Dir(file))
-	if err != nil {
-		return false
-	}
-	for _, d := range a.c.SearchPath() {
-		if ad, err := filepath.Abs(d); err == nil && ad == dir {
-			return true
-		}
-	}
-	return false
-}
-
-// unknownToOthers is the state of a held port checked by someone who could
-// not take the project's identity.
-const unknownToOthers = reuseport.PortState(-1)
 
 // describe is the wording bm2 check uses for a port's state.
 func describe(s reuseport.PortState) string {
@@ -365,7 +265,7 @@ func describe(s reuseport.PortState) string {
 		return "held by a shared listener (joinable)"
 	case reuseport.Exclusive:
 		return "held by an exclusive listener (cannot join)"
-	case unknownToOthers:
+	case preflight.UnknownToOthers:
 		return "held by a listener (whether the project's user can join it is not known)"
 	}
 	return s.String()
@@ -388,14 +288,6 @@ func portLines(ports []int, states []reuseport.PortState) []string {
 		lines[i] = fmt.Sprintf("port %d: %s", p, describe(states[i]))
 	}
 	return lines
-}
-
-// usableErr is usable's error for an entry without a project; never nil.
-func usableErr(e entry) error {
-	if _, err := control.Usable(e); err != nil {
-		return err
-	}
-	return fmt.Errorf("project %s: %s has no project", e.Name, e.Path)
 }
 
 // logsLine is check's line about the log keys, "" when none is set

@@ -11,6 +11,7 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/gateway"
 	"github.com/bm2dev/bm2/internal/outfile"
+	"github.com/bm2dev/bm2/internal/preflight"
 	"github.com/bm2dev/bm2/internal/wording"
 )
 
@@ -128,7 +129,7 @@ func (a *App) argProjects(cmd, example string, args []string) ([]argProject, err
 	var out []argProject
 	seen := map[string]string{}
 	for _, arg := range args {
-		p, from, origin, err := a.projectOrigin(arg, true, false)
+		p, from, origin, err := preflight.Resolve(a.c, arg, true, false)
 		if err != nil {
 			return nil, err
 		}
