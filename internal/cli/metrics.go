@@ -1,23 +1,20 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/buildinfo"
 	"github.com/bm2dev/bm2/internal/metrics"
+	"github.com/bm2dev/bm2/internal/scrape"
 	"github.com/bm2dev/bm2/internal/termtext"
-	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/journal"
+	"github.com/coreos/go-systemd/v22/activation"
 )
 
 // metricsCmd is `bm2 metrics [--http] [name...]`.
@@ -61,15 +58,6 @@ func (a *App) exposition(ctx context.Context, names []string) ([]byte, []string,
 	return text, warnings, err
 }
 
-// The bounds of `bm2 metrics --http` on what a client sends and how long
-// it takes to send it and to read the answer: anyone who can connect to
-// the socket is a client.
-const (
-	httpHeaderLimit  = 8 << 10
-	httpReadTimeout  = 2 * time.Second
-	httpWriteTimeout = 10 * time.Second
-)
-
 // metricsHTTP is `bm2 metrics --http`: one HTTP exchange on standard
 // input, the connection a socket unit with Accept=yes hands over (or, when
 // standard input is not a socket, the request from standard input and
@@ -82,7 +70,7 @@ func (a *App) metricsHTTP(ctx context.Context, names []string) {
 	if f, ok := a.In.(*os.File); ok {
 		if c, err := net.FileConn(f); err == nil {
 			defer c.Close()
-			c.SetReadDeadline(time.Now().Add(httpReadTimeout))
+			c.SetReadDeadline(time.Now().Add(scrape.ReadTimeout))
 			in, out = c, c
 		}
 	}
@@ -90,7 +78,7 @@ func (a *App) metricsHTTP(ctx context.Context, names []string) {
 	if sameFile(a.In, raw(a.Err)) {
 		warn = func(w string) { journalWarning(ctx, "bm2 metrics: "+w) }
 	}
-	_, err := answerHTTP(in, out, func() ([]byte, error) {
+	_, err := scrape.Answer(in, out, func() ([]byte, error) {
 		text, warnings, err := a.exposition(ctx, names)
 		for _, w := range warnings {
 			warn(w)
@@ -132,75 +120,25 @@ func sameFile(r io.Reader, w io.Writer) bool {
 	return err == nil && err2 == nil && os.SameFile(ri, wi)
 }
 
-// answerHTTP reads one HTTP/1.x request from r and writes its answer to w:
-// for GET or HEAD /metrics (any query), the exposition expose returns;
-// 404 for any other path, 405 for any other method, 400 for what is not a
-// request, 431 for a request line and headers longer than
-// httpHeaderLimit. expose is called for a request for the exposition
-// only. Every answer says Connection: close: there is one exchange per
-// connection. It returns the status sent, and why the request was
-// refused, the exposition failed or the answer could not be written.
-func answerHTTP(r io.Reader, w io.Writer, expose func() ([]byte, error)) (int, error) {
-	status, body, head, why := route(r, expose)
-	if err := reply(w, status, body, head); err != nil {
-		return status, errors.Join(why, fmt.Errorf("HTTP answer: %w", err))
-	}
-	return status, why
-}
-
-// route reads the request and decides the answer: its status and body,
-// whether it is to a HEAD request (no body sent), and why it is not the
-// exposition.
-func route(r io.Reader, expose func() ([]byte, error)) (status int, body []byte, head bool, why error) {
-	lr := &io.LimitedReader{R: r, N: httpHeaderLimit}
-	req, err := http.ReadRequest(bufio.NewReader(lr))
+// metricsServe is `bm2 metrics --serve`: the scrape endpoint on the
+// listening socket systemd passes (bm2-metrics.socket, Accept=no), until
+// it has been idle for a while (package scrape). Warnings go to standard error, the
+// service's journal.
+func (a *App) metricsServe(ctx context.Context, names []string) error {
+	ls, err := activation.Listeners()
 	if err != nil {
-		if lr.N <= 0 {
-			return http.StatusRequestHeaderFieldsTooLarge, nil, false,
-				fmt.Errorf("HTTP request: request line and headers longer than %d bytes", httpHeaderLimit)
+		return fmt.Errorf("the sockets systemd passes: %w", err)
+	}
+	if len(ls) != 1 || ls[0] == nil {
+		return fmt.Errorf("--serve needs exactly one listening stream socket from systemd (LISTEN_FDS), as bm2-metrics.socket passes it; got %d", len(ls))
+	}
+	warn := func(w string) { fmt.Fprintf(a.Err, "bm2: warning: %s\n", w) }
+	s := scrape.New(func() ([]byte, error) {
+		text, warnings, err := a.exposition(ctx, names)
+		for _, w := range warnings {
+			warn(w)
 		}
-		return http.StatusBadRequest, nil, false, fmt.Errorf("HTTP request: %w", err)
-	}
-	head = req.Method == http.MethodHead
-	switch {
-	case req.ProtoMajor != 1:
-		return http.StatusHTTPVersionNotSupported, nil, head, fmt.Errorf("HTTP request: %s is not HTTP/1.x", req.Proto)
-	case req.URL.Path != "/metrics":
-		return http.StatusNotFound, nil, head, nil
-	case req.Method != http.MethodGet && !head:
-		return http.StatusMethodNotAllowed, nil, false, nil
-	}
-	text, err := expose()
-	if err != nil {
-		return http.StatusInternalServerError, []byte(wording.OneLine(err) + "\n"), head, err
-	}
-	return http.StatusOK, text, head, nil
-}
-
-// reply writes an answer. A body of nil is the status's text; the
-// exposition (200) is in the text format, anything else plain text.
-func reply(w io.Writer, status int, body []byte, head bool) error {
-	ctype := "text/plain; charset=utf-8"
-	switch {
-	case status == http.StatusOK:
-		ctype = string(metrics.Format)
-	case body == nil:
-		body = []byte(fmt.Sprintf("%d %s\n", status, http.StatusText(status)))
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", status, http.StatusText(status))
-	fmt.Fprintf(&b, "Content-Type: %s\r\n", ctype)
-	fmt.Fprintf(&b, "Content-Length: %d\r\n", len(body))
-	if status == http.StatusMethodNotAllowed {
-		b.WriteString("Allow: GET, HEAD\r\n")
-	}
-	b.WriteString("X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n")
-	if !head {
-		b.Write(body)
-	}
-	if d, ok := w.(interface{ SetWriteDeadline(time.Time) error }); ok {
-		d.SetWriteDeadline(time.Now().Add(httpWriteTimeout))
-	}
-	_, err := w.Write(b.Bytes())
-	return err
+		return text, err
+	}, warn)
+	return s.Serve(ctx, ls[0])
 }

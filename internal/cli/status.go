@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/history"
-	"github.com/bm2dev/bm2/internal/preload"
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
@@ -362,67 +359,20 @@ func (a *App) userText(p *config.Project) string {
 }
 
 // staleLines says which running instances run with settings older than
-// their unit: systemd has a newer file than it read (daemon-reload
-// pending), or one of the files an instance's settings are made of changed
-// after its process started (a restart applies them). The files are
-// root's: the project file and its private part, the unit template, the
-// generator and the helper; their change times (ctime, which no one can
-// set) are compared with the main process's start.
+// their unit (view.StaleOf).
 func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
-	var reload, restart []string
-	why := ""
-	for i, u := range statuses {
-		id := units.InstanceID(p.Name, i)
-		if u.MainPID == 0 || u.ExecMainStart.IsZero() {
-			continue
-		}
-		if u.NeedDaemonReload {
-			reload = append(reload, id)
-			continue
-		}
-		if file, at := newestInput(p, u); at.After(u.ExecMainStart) {
-			restart = append(restart, id)
-			why = fmt.Sprintf("%s changed %s", file, at.Local().Format(timeLayout))
-		}
-	}
+	st := view.StaleOf(p, statuses)
 	var out []string
-	if len(reload) > 0 {
+	if len(st.Reload) > 0 {
 		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
-			strings.Join(reload, ", "), a.c.ScopeLayout().Systemctl, p.Name))
+			strings.Join(st.Reload, ", "), a.c.ScopeLayout().Systemctl, p.Name))
 	}
-	if len(restart) > 0 {
+	if len(st.Restart) > 0 {
+		why := fmt.Sprintf("%s changed %s", st.File, st.At.Local().Format(timeLayout))
 		out = append(out, fmt.Sprintf("  %s: running with settings older than the unit (%s): needs a restart, `bm2 reload %s` applies them",
-			strings.Join(restart, ", "), why, p.Name))
+			strings.Join(st.Restart, ", "), why, p.Name))
 	}
 	return out
-}
-
-// newestInput is the most recently changed of the files an instance's
-// settings come from.
-func newestInput(p *config.Project, u UnitStatus) (string, time.Time) {
-	files := []string{p.File, config.PrivatePath(p.File), u.FragmentPath}
-	if len(u.ExecStart) > 0 && filepath.IsAbs(u.ExecStart[0]) {
-		helper := u.ExecStart[0]
-		files = append(files, helper, filepath.Join(filepath.Dir(helper), "..", "systemd", "system-generators", "bm2-generator"))
-		if p.Preload() {
-			files = append(files, preload.Path(helper))
-		}
-	}
-	var newest time.Time
-	which := ""
-	for _, f := range files {
-		if f == "" {
-			continue
-		}
-		var st syscall.Stat_t
-		if syscall.Stat(f, &st) != nil {
-			continue
-		}
-		if t := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); t.After(newest) {
-			newest, which = t, f
-		}
-	}
-	return filepath.Clean(which), newest
 }
 
 // scopeUID is the UID of user scope, "" in system scope: whose journal

@@ -1,4 +1,4 @@
-package cli
+package scrape
 
 import (
 	"container/list"
@@ -8,8 +8,6 @@ import (
 	"net"
 	"sync"
 	"time"
-
-	"github.com/coreos/go-systemd/v22/activation"
 )
 
 // The bounds of `bm2 metrics --serve`, the scrape endpoint behind
@@ -24,20 +22,20 @@ const (
 	scrapeIdle  = 10 * time.Second
 )
 
-// scrapeServer answers scrapes on one listener: one HTTP/1.x exchange per
-// connection (answerHTTP), the exposition shared by every request within
+// Server answers scrapes on one listener: one HTTP/1.x exchange per
+// connection (Answer), the exposition shared by every request within
 // cacheFor of its computation.
 //
 // Any local user can connect (it is loopback TCP). What one can do to it:
 // open connections, each of which costs a goroutine until it sends a
-// request (at most httpReadTimeout) or is answered; at most maxConns are
+// request (at most ReadTimeout) or is answered; at most maxConns are
 // open, and when they are all taken a new one takes the place of the
 // oldest that has not sent its request yet (a scraper sends its request
 // at once, a holder never does), so held connections delay no scrape.
 // When every open connection is being answered, new ones wait in the
 // kernel's queue. No connection makes systemd start anything, and the
 // exposition is computed at most once per cacheFor.
-type scrapeServer struct {
+type Server struct {
 	expose   func() ([]byte, error)
 	cacheFor time.Duration
 	maxConns int
@@ -69,7 +67,7 @@ type scrapeConn struct {
 
 // exposition is s.expose's answer of at most cacheFor ago. Callers that
 // come while it is computed wait for that computation and share it.
-func (s *scrapeServer) exposition() ([]byte, error) {
+func (s *Server) exposition() ([]byte, error) {
 	s.cache.Lock()
 	defer s.cache.Unlock()
 	if s.cache.ok && s.now().Sub(s.cache.at) < s.cacheFor {
@@ -80,10 +78,10 @@ func (s *scrapeServer) exposition() ([]byte, error) {
 	return s.cache.text, s.cache.err
 }
 
-// serve accepts on l until ctx ends, l fails, or no connection has been
+// Serve accepts on l until ctx ends, l fails, or no connection has been
 // open for s.idle (then it returns nil; systemd starts it again at the
 // next connection, which waits in the socket's queue meanwhile).
-func (s *scrapeServer) serve(ctx context.Context, l net.Listener) error {
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.cond = sync.NewCond(&s.mu)
 	s.lastClose = s.now()
 	stop := make(chan struct{})
@@ -138,7 +136,7 @@ func (s *scrapeServer) serve(ctx context.Context, l net.Listener) error {
 // admit registers c, making room first: the oldest connection that has
 // not sent its request is closed, or, when every one is being answered,
 // admit waits for one to end.
-func (s *scrapeServer) admit(c net.Conn) *scrapeConn {
+func (s *Server) admit(c net.Conn) *scrapeConn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.conns.Len() >= s.maxConns {
@@ -162,7 +160,7 @@ func (s *scrapeServer) admit(c net.Conn) *scrapeConn {
 	return sc
 }
 
-func (s *scrapeServer) release(sc *scrapeConn) {
+func (s *Server) release(sc *scrapeConn) {
 	sc.Conn.Close()
 	s.mu.Lock()
 	if sc.el != nil {
@@ -174,16 +172,16 @@ func (s *scrapeServer) release(sc *scrapeConn) {
 	s.mu.Unlock()
 }
 
-// answer is one exchange on sc: the request within httpReadTimeout, then
-// the answer (within httpWriteTimeout, reply).
-func (s *scrapeServer) answer(sc *scrapeConn) {
-	sc.SetReadDeadline(time.Now().Add(httpReadTimeout))
+// answer is one exchange on sc: the request within ReadTimeout, then
+// the answer (within WriteTimeout, reply).
+func (s *Server) answer(sc *scrapeConn) {
+	sc.SetReadDeadline(time.Now().Add(ReadTimeout))
 	in := readNotify{r: sc.Conn, first: func() {
 		s.mu.Lock()
 		sc.answering = sc.el != nil
 		s.mu.Unlock()
 	}}
-	_, err := answerHTTP(&in, sc.Conn, s.exposition)
+	_, err := Answer(&in, sc.Conn, s.exposition)
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		s.warn(fmt.Sprintf("%s: %v", sc.RemoteAddr(), err))
 	}
@@ -206,28 +204,9 @@ func (r *readNotify) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// metricsServe is `bm2 metrics --serve`: the scrape endpoint on the
-// listening socket systemd passes (bm2-metrics.socket, Accept=no), until
-// it has been idle for scrapeIdle. Warnings go to standard error, the
-// service's journal.
-func (a *App) metricsServe(ctx context.Context, names []string) error {
-	ls, err := activation.Listeners()
-	if err != nil {
-		return fmt.Errorf("the sockets systemd passes: %w", err)
-	}
-	if len(ls) != 1 || ls[0] == nil {
-		return fmt.Errorf("--serve needs exactly one listening stream socket from systemd (LISTEN_FDS), as bm2-metrics.socket passes it; got %d", len(ls))
-	}
-	warn := func(w string) { fmt.Fprintf(a.Err, "bm2: warning: %s\n", w) }
-	s := &scrapeServer{
-		cacheFor: scrapeCache, maxConns: scrapeConns, idle: scrapeIdle, now: time.Now, warn: warn,
-		expose: func() ([]byte, error) {
-			text, warnings, err := a.exposition(ctx, names)
-			for _, w := range warnings {
-				warn(w)
-			}
-			return text, err
-		},
-	}
-	return s.serve(ctx, ls[0])
+// New is the server of `bm2 metrics --serve`, within the bounds above:
+// expose makes the exposition, warn is told what went wrong with a
+// connection.
+func New(expose func() ([]byte, error), warn func(string)) *Server {
+	return &Server{cacheFor: scrapeCache, maxConns: scrapeConns, idle: scrapeIdle, now: time.Now, warn: warn, expose: expose}
 }

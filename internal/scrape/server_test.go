@@ -1,4 +1,4 @@
-package cli
+package scrape
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 // startScrapeServer serves s on a fresh loopback listener until the test
 // ends; it returns the address and a channel closed when serve returns,
 // with its result in *result.
-func startScrapeServer(t *testing.T, s *scrapeServer) (addr string, done <-chan struct{}, result *error) {
+func startScrapeServer(t *testing.T, s *Server) (addr string, done <-chan struct{}, result *error) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -25,7 +25,7 @@ func startScrapeServer(t *testing.T, s *scrapeServer) (addr string, done <-chan 
 	ctx, cancel := context.WithCancel(context.Background())
 	ended := make(chan struct{})
 	result = new(error)
-	go func() { *result = s.serve(ctx, l); close(ended) }()
+	go func() { *result = s.Serve(ctx, l); close(ended) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -55,7 +55,7 @@ func TestScrapeServerComputesOncePerInterval(t *testing.T) {
 	var calls atomic.Int32
 	var mu sync.Mutex
 	now := time.Unix(1000, 0)
-	s := &scrapeServer{
+	s := &Server{
 		cacheFor: time.Second, maxConns: 64, idle: time.Hour, warn: func(string) {},
 		now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now },
 		expose: func() ([]byte, error) {
@@ -98,7 +98,7 @@ func TestScrapeServerComputesOncePerInterval(t *testing.T) {
 // Connections held open without a request take no scrape's place: at
 // the bound, the oldest of them is closed for the newcomer.
 func TestScrapeServerHeldConnections(t *testing.T) {
-	s := &scrapeServer{
+	s := &Server{
 		cacheFor: time.Second, maxConns: 8, idle: time.Hour, now: time.Now, warn: func(string) {},
 		expose: func() ([]byte, error) { return []byte("bm2_build_info 1\n"), nil },
 	}
@@ -142,7 +142,7 @@ func TestScrapeServerHeldConnections(t *testing.T) {
 // newcomer waits for a place.
 func TestScrapeServerWaitsForAnswers(t *testing.T) {
 	release := make(chan struct{})
-	s := &scrapeServer{
+	s := &Server{
 		cacheFor: time.Second, maxConns: 1, idle: time.Hour, now: time.Now, warn: func(string) {},
 		expose: func() ([]byte, error) { <-release; return []byte("x 1\n"), nil },
 	}
@@ -182,7 +182,7 @@ func TestScrapeServerWaitsForAnswers(t *testing.T) {
 // With no connection for idle, serve returns (systemd starts it again at
 // the next one); while a connection is open it does not.
 func TestScrapeServerExitsWhenIdle(t *testing.T) {
-	s := &scrapeServer{
+	s := &Server{
 		cacheFor: time.Second, maxConns: 8, idle: 200 * time.Millisecond, now: time.Now, warn: func(string) {},
 		expose: func() ([]byte, error) { return []byte("x 1\n"), nil },
 	}
