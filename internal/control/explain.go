@@ -18,7 +18,6 @@ import (
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -188,36 +187,24 @@ func (c *Client) ownPorts(ctx context.Context, name string) map[int]bool {
 }
 
 // Explainer is the scope as package explain reads it.
-func (c *Client) Explainer() explain.Host { return explainHost{c} }
+func (c *Client) Explainer() explain.Host { return explainHost{c, c.journal()} }
 
-// explainHost is the scope as package explain reads it (explain.Host).
-type explainHost struct{ c *Client }
+// journal is the scope's journal as an explanation reads it.
+func (c *Client) journal() explain.Journal {
+	return explain.Journal{Read: c.ReadJournal, Scope: c.ScopeLayout(), Clock: c.Clock}
+}
+
+// explainHost is the scope as package explain reads it (explain.Host);
+// its journal's events and runs are explain.Journal's.
+type explainHost struct {
+	c *Client
+	explain.Journal
+}
 
 func (h explainHost) Now() time.Time           { return h.c.Now() }
 func (h explainHost) Clock() explain.Clock     { return h.c.Clock }
 func (h explainHost) IsUser() bool             { return h.c.IsUser() }
 func (h explainHost) Accounts() trust.Accounts { return h.c.Accounts }
-
-func (h explainHost) LastEvent(ctx context.Context, project string, kind journal.Kind) (journal.Event, bool) {
-	return h.c.lastEvent(ctx, project, kind)
-}
-
-func (h explainHost) InstanceEvent(ctx context.Context, project, id string, kinds ...journal.Kind) (journal.Event, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var last journal.Event
-	found := false
-	q := journal.EventQuery([]string{project}, kinds...)
-	q.Matches = append(q.Matches, journal.FieldInstance+"="+id)
-	q.Lines = 1
-	_ = h.c.ReadJournal(ctx, q, func(e journal.Entry) error {
-		if ev, ok := h.c.Decode(e); ok && ev.Instance == id {
-			last, found = ev, true
-		}
-		return nil
-	})
-	return last, found
-}
 
 func (h explainHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
 	return h.c.MarkOf(p, i, u)
@@ -225,10 +212,6 @@ func (h explainHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.
 
 func (h explainHost) CrashLines(project, id string, n int) []string {
 	return h.c.Layout.CrashLogs.LastLines(project, id, n)
-}
-
-func (h explainHost) RunLog(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) (explain.RunLog, bool) {
-	return h.c.runLog(ctx, p, unit, u)
 }
 
 func (h explainHost) LookupUser(ctx context.Context, name, group string) (identity.Identity, error) {

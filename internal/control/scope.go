@@ -51,7 +51,7 @@ func (c *Client) projectDirOptions(dir string) config.Options {
 // Decode reads one of bm2's events back from an entry, believing only
 // the scope's own writers (journal.TrustedFrom).
 func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
-	return journal.DecodeFrom(e, strconv.Itoa(c.ScopeLayout().UID))
+	return c.journal().Decode(e)
 }
 
 // userDefaults are the Env defaults of user scope.
