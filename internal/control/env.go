@@ -25,7 +25,6 @@ import (
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/scope"
-	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
@@ -305,29 +304,12 @@ func (e *Env) fileDefaults() {
 	}
 }
 
-func (c *Client) state() state.Dir {
-	return c.Layout.State()
-}
-
-// InstanceMark reads the errored mark of one instance ("api-1"). A mark
-// that exists but cannot be read still means errored.
-func (c *Client) InstanceMark(instance string) (state.Mark, bool) {
-	m, ok, err := c.state().InstanceErrored(instance)
-	if err != nil {
-		if _, serr := os.Lstat(c.state().InstanceErroredPath(instance)); serr == nil {
-			return state.Mark{Reason: "unknown (run as root to read it)"}, true
-		}
-		return state.Mark{}, false
-	}
-	return m, ok
-}
-
 // clearInstanceMarks removes the errored marks of p's instances ids (all
 // of them, the surge's too, when ids is nil), saying so for each.
 func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 	var names []string
 	if ids == nil {
-		marked, err := c.state().ErroredInstances(p.Name)
+		marked, err := c.Layout.State().ErroredInstances(p.Name)
 		if err != nil {
 			return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
 		}
@@ -338,11 +320,11 @@ func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 		}
 	}
 	for _, n := range names {
-		m, ok := c.InstanceMark(n)
+		m, ok := c.Layout.State().InstanceMark(n)
 		if !ok {
 			continue
 		}
-		if err := c.state().ClearInstanceErrored(n); err != nil {
+		if err := c.Layout.State().ClearInstanceErrored(n); err != nil {
 			return c.rootHint(err)
 		}
 		c.say("cleared errored state of %s (was: %s)", n, m.Reason)

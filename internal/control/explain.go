@@ -99,7 +99,7 @@ func (c *Client) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark
 	case view.StateOnline, view.StateLaunching, view.StateStopping:
 		return state.Mark{}, false
 	}
-	return c.InstanceMark(units.InstanceID(p.Name, i))
+	return c.Layout.State().InstanceMark(units.InstanceID(p.Name, i))
 }
 
 // InstanceStateOf is ProjectInstanceState with the instance's own errored

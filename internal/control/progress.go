@@ -56,7 +56,7 @@ func (h waitHost) Units(ctx context.Context, names []string) ([]view.UnitStatus,
 }
 
 func (h waitHost) Errored(project string) (string, bool) {
-	reason, errored, _ := h.c.state().ErroredMark(project)
+	reason, errored, _ := h.c.Layout.State().ErroredMark(project)
 	return reason, errored
 }
 
@@ -214,7 +214,7 @@ func (e *notBackError) Unwrap() error { return e.err }
 // online: which one, why (systemd's Result and the exit status, the first
 // error its last run logged), and that run's lines from its first error.
 func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u view.UnitStatus, reason, verb string) error {
-	if mark, errored, _ := c.state().ErroredMark(p.Name); errored {
+	if mark, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
 		return c.projectErrored(ctx, sd, p, i, mark, verb)
 	}
 	id := units.InstanceID(p.Name, i)

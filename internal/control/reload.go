@@ -47,7 +47,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	}
 	defer sd.Close()
 
-	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
 	}

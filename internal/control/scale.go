@@ -71,7 +71,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	if err != nil {
 		return err
 	}
-	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): nothing was changed", p.Name, reason))
 	}
@@ -434,7 +434,7 @@ func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Proje
 			}
 		}
 	}
-	marked, err := c.state().ErroredInstances(p.Name)
+	marked, err := c.Layout.State().ErroredInstances(p.Name)
 	if err != nil {
 		return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
 	}

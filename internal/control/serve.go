@@ -541,14 +541,14 @@ func (c *Client) rootHint(err error) error {
 // clearErrored removes a project's errored mark, saying so, and reports
 // whether there was one.
 func (c *Client) clearErrored(name string) (bool, error) {
-	reason, errored, err := c.state().ErroredMark(name)
+	reason, errored, err := c.Layout.State().ErroredMark(name)
 	if err != nil {
 		return false, fmt.Errorf("read errored state of %s: %w", name, err)
 	}
 	if !errored {
 		return false, nil
 	}
-	if err := c.state().ClearErrored(name); err != nil {
+	if err := c.Layout.State().ClearErrored(name); err != nil {
 		return false, c.rootHint(err)
 	}
 	c.say("cleared errored state of %s (was: %s)", name, reason)
@@ -563,7 +563,7 @@ func (c *Client) startErr(project string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, errored, _ := c.state().ErroredMark(project); errored {
+	if _, errored, _ := c.Layout.State().ErroredMark(project); errored {
 		return nil
 	}
 	return err

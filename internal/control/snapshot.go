@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"github.com/bm2dev/bm2/internal/state"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -49,5 +50,10 @@ func (h snapshotHost) ProjectEvents(ctx context.Context, projects []string, kind
 
 // ErroredMark reads a project's errored mark (state.Dir.ErroredMark).
 func (h snapshotHost) ErroredMark(project string) (string, bool, error) {
-	return h.state().ErroredMark(project)
+	return h.Layout.State().ErroredMark(project)
+}
+
+// InstanceMark reads an instance's errored mark (state.Dir.InstanceMark).
+func (h snapshotHost) InstanceMark(instance string) (state.Mark, bool) {
+	return h.Layout.State().InstanceMark(instance)
 }
