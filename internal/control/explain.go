@@ -94,19 +94,19 @@ func (c *Client) preflightErr(ctx context.Context, p *config.Project, force bool
 // MarkOf is the errored mark of instance i of p (port_in_use, set by the
 // exit hook), when the instance is down: a mark stops only the next start,
 // so a run that is up is not what it speaks of.
-func (c *Client) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
+func (h explainHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
 	switch st, _ := view.InstanceState(u); st {
 	case view.StateOnline, view.StateLaunching, view.StateStopping:
 		return state.Mark{}, false
 	}
-	return c.Layout.State().InstanceMark(units.InstanceID(p.Name, i))
+	return h.c.Layout.State().InstanceMark(units.InstanceID(p.Name, i))
 }
 
 // InstanceStateOf is ProjectInstanceState with the instance's own errored
 // mark: a marked instance that is down is errored, for the mark's reason.
 func (c *Client) InstanceStateOf(p *config.Project, i int, u view.UnitStatus) (st, reason string) {
 	st, reason = view.ProjectInstanceState(u, p.MaxRestarts)
-	if m, ok := c.MarkOf(p, i, u); ok {
+	if m, ok := (explainHost{c: c}).MarkOf(p, i, u); ok {
 		return view.StateErrored, m.Reason
 	}
 	return st, reason
@@ -153,11 +153,12 @@ func (c *Client) heldErr(ctx context.Context, p *config.Project, force bool) err
 	return fail(Invalid, hint+ForceHint, errors.New(strings.Join(msgs, "\n")))
 }
 
-// ownPorts returns the ports that the registered project of that name
+// OwnPorts returns the ports that the registered project of that name
 // holds through instances systemd runs right now. It is best effort: when
 // systemd is not reachable (check works without it), nothing is known to
 // be the project's own.
-func (c *Client) ownPorts(ctx context.Context, name string) map[int]bool {
+func (h explainHost) OwnPorts(ctx context.Context, name string) map[int]bool {
+	c := h.c
 	own := map[int]bool{}
 	e, err := c.FindProject(name)
 	if err != nil || e.Project == nil {
@@ -206,10 +207,6 @@ func (h explainHost) Clock() explain.Clock     { return h.c.Clock }
 func (h explainHost) IsUser() bool             { return h.c.IsUser() }
 func (h explainHost) Accounts() trust.Accounts { return h.c.Accounts }
 
-func (h explainHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
-	return h.c.MarkOf(p, i, u)
-}
-
 func (h explainHost) CrashLines(project, id string, n int) []string {
 	return h.c.Layout.CrashLogs.LastLines(project, id, n)
 }
@@ -219,10 +216,6 @@ func (h explainHost) LookupUser(ctx context.Context, name, group string) (identi
 		return identity.Identity{}, errors.New("no user database")
 	}
 	return h.c.LookupUser(ctx, name, group)
-}
-
-func (h explainHost) ProjectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
-	return h.c.ProjectIdentity(ctx, p, askSystemd)
 }
 
 // Access is Env.Access, explain.AccessAs when unset.
@@ -242,10 +235,6 @@ func (h explainHost) PathOwner(path string) (int, error) {
 
 func (h explainHost) CheckPorts(ctx context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error) {
 	return h.c.CheckPorts(ctx, id, ports)
-}
-
-func (h explainHost) OwnPorts(ctx context.Context, name string) map[int]bool {
-	return h.c.ownPorts(ctx, name)
 }
 
 // PortHolder is Env.PortHolder, hooks.ForeignHolder when unset.

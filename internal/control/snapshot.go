@@ -57,3 +57,8 @@ func (h snapshotHost) ErroredMark(project string) (string, bool, error) {
 func (h snapshotHost) InstanceMark(instance string) (state.Mark, bool) {
 	return h.Layout.State().InstanceMark(instance)
 }
+
+// MarkOf is an instance's errored mark while it is down (explainHost.MarkOf).
+func (h snapshotHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
+	return explainHost{c: h.Client}.MarkOf(p, i, u)
+}
