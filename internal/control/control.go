@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/relay"
@@ -87,7 +88,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 	if err := c.clearInstanceMarks(sel.p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	c.tidyRunDirs(sel.p, sel.ids)
+	account.TidyRunDirs(c.ScopeLayout(), sel.p, sel.ids, c.warn)
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout
 	if err := c.clearInstanceMarks(p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	c.tidyRunDirs(p, sel.ids)
+	account.TidyRunDirs(c.ScopeLayout(), p, sel.ids, c.warn)
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/wait"
@@ -367,7 +368,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		if err := c.clearInstanceMarks(p, up); err != nil {
 			return err
 		}
-		c.tidyRunDirs(p, up)
+		account.TidyRunDirs(c.ScopeLayout(), p, up, c.warn)
 		if err := resetFailed(ctx, sd, names...); err != nil {
 			return err
 		}
