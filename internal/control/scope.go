@@ -79,13 +79,9 @@ func (e *Env) userDefaults() {
 		}
 	}
 	if e.Journal == nil {
-		uid := strconv.Itoa(l.UID)
+		uid := l.UID
 		e.Journal = func(ctx context.Context, unit string, n int) ([]string, error) {
-			lines, err := journalctl(ctx, "_SYSTEMD_USER_UNIT="+unit, "_UID="+uid, "-n", fmt.Sprint(n))
-			if err == nil && len(lines) > 0 {
-				return lines, nil
-			}
-			return journalctl(ctx, "--user-unit", unit, "-n", fmt.Sprint(n))
+			return journal.UserUnitTail(ctx, uid, unit, n)
 		}
 	}
 }
