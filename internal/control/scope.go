@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/bm2dev/bm2/internal/analyze"
@@ -40,13 +38,6 @@ func (c *Client) ScopeLayout() layout.Layout { return scope.Of(c.Layout) }
 
 // ConfigOptions are the parse options of the scope.
 func (c *Client) ConfigOptions() config.Options { return scope.Options(c.Layout, c.NumCPU, c.MinPort) }
-
-// projectDirOptions are the parse options of a project dir's bm2.toml.
-func (c *Client) projectDirOptions(dir string) config.Options {
-	o := c.ConfigOptions()
-	o.Cwd, o.AnyName = dir, true
-	return o
-}
 
 // Decode reads one of bm2's events back from an entry, believing only
 // the scope's own writers (journal.TrustedFrom).
@@ -95,10 +86,6 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 	}
 }
 
-// systemSearchPath is where system projects are (Env.SystemSearchPath in
-// tests).
-func (c *Client) systemSearchPath() []string { return scope.SearchPath(c.SystemSearchPath) }
-
 // CheckSystemConflict refuses, in user scope, a project whose port range
 // overlaps a system project's (the ones in /etc/bm2 a user can read): the
 // ports are the host's, whichever manager runs the app. The fix names the
@@ -114,20 +101,6 @@ func (c *Client) CheckSystemConflict(p *config.Project) error {
 	}
 	return fail(Invalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", scope.SourceText(c.ScopeLayout(), p), h.Name),
 		fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
-}
-
-// ensureUserDirs makes ~/.bm2 and its directories, the user's alone.
-func (c *Client) ensureUserDirs() error {
-	if !c.IsUser() {
-		return nil
-	}
-	l := c.ScopeLayout()
-	for _, d := range []string{filepath.Join(l.Home, layout.DotDir), c.Layout.ConfigDir, c.Layout.StateDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return c.rootHint(fmt.Errorf("create %s: %w", d, err))
-		}
-	}
-	return nil
 }
 
 // journalUser is whose entries a journal query of the scope reads: the
