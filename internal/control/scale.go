@@ -147,7 +147,7 @@ func (c *Client) scaleRewrite(ctx context.Context, p, q *config.Project, own boo
 	if !own {
 		return nil, fail(Failed,
 			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(q), p.File, p.Name, q.Instances),
-			fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.registeredFile(p.Name)))
+			fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.Layout.RegisteredFile(p.Name)))
 	}
 	entries, _ := c.Registry()
 	if err := c.scaleFits(ctx, q, entries); err != nil {
@@ -234,12 +234,7 @@ func (c *Client) scalable(name string) (*config.Project, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return p, filepath.Clean(e.Path) == filepath.Clean(c.registeredFile(name)), nil
-}
-
-// registeredFile is where bm2 serve registers a project of that name.
-func (c *Client) registeredFile(name string) string {
-	return filepath.Join(c.Layout.ConfigDir, name+".toml")
+	return p, filepath.Clean(e.Path) == filepath.Clean(c.Layout.RegisteredFile(name)), nil
 }
 
 // scaleFits refuses a count the project file could not have: a fork-mode
