@@ -23,6 +23,7 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/crashlog"
 	"github.com/bm2dev/bm2/internal/identity"
+	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/state"
@@ -736,7 +737,7 @@ func (te *testEnv) app() *App {
 				te.versionMu.Lock()
 				te.versionLog = append(te.versionLog, fmt.Sprintf("%d %s", id.UID, path))
 				te.versionMu.Unlock()
-				return control.AskVersionAs(ctx, id, path)
+				return jsruntime.AskVersionAs(ctx, id, path)
 			},
 			ConfinedVersion: func(ctx context.Context, p *config.Project, path string) (string, error) {
 				te.confinedLog = append(te.confinedLog, p.Name+" "+path)

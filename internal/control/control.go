@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/relay"
@@ -87,7 +88,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 	if err := c.clearInstanceMarks(sel.p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	c.tidyRunDirs(sel.p, sel.ids)
+	account.TidyRunDirs(c.ScopeLayout(), sel.p, sel.ids, c.warn)
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 // waits for it.
 func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout time.Duration) error {
 	p := sel.p
-	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in its dir) clears the errored state and starts it", p.Name),
 			fmt.Errorf("project %s is errored (%s) and stays down until it is started again", p.Name, reason))
 	}
@@ -114,7 +115,7 @@ func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout
 	if err := c.clearInstanceMarks(p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	c.tidyRunDirs(p, sel.ids)
+	account.TidyRunDirs(c.ScopeLayout(), p, sel.ids, c.warn)
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
@@ -314,7 +315,7 @@ func (c *Client) forget(name, regFile string) error {
 	if err := safefs.Remove(config.PrivatePath(regFile)); err != nil {
 		return c.rootHint(fmt.Errorf("remove %s: %w", config.PrivatePath(regFile), err))
 	}
-	if err := c.state().ClearErrored(name); err != nil {
+	if err := c.Layout.State().ClearErrored(name); err != nil {
 		return c.rootHint(err)
 	}
 	// The health checks' counts (the service's RuntimeDirectory=, kept
@@ -344,9 +345,9 @@ func (c *Client) forget(name, regFile string) error {
 			return c.rootHint(fmt.Errorf("remove the steering of %s: %w", name, err))
 		}
 	}
-	marked, _ := c.state().ErroredInstances(name)
+	marked, _ := c.Layout.State().ErroredInstances(name)
 	for _, n := range marked {
-		if err := c.state().ClearInstanceErrored(n); err != nil {
+		if err := c.Layout.State().ClearInstanceErrored(n); err != nil {
 			return c.rootHint(err)
 		}
 	}

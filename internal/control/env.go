@@ -4,14 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/analyze"
@@ -23,9 +18,7 @@ import (
 	"github.com/bm2dev/bm2/internal/portfence"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/reuseport"
-	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/scope"
-	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/steer"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
@@ -220,7 +213,7 @@ func (e *Env) systemDefaults() {
 		e.Security = func(ctx context.Context, unit string) (string, error) { return analyze.Security(ctx, unit) }
 	}
 	if e.Journal == nil {
-		e.Journal = journalTail
+		e.Journal = journal.UnitTail
 	}
 	if e.CheckPorts == nil {
 		e.CheckPorts = func(_ context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error) {
@@ -231,7 +224,7 @@ func (e *Env) systemDefaults() {
 		e.RuntimeDirs = jsruntime.SearchPath()
 	}
 	if e.RuntimeVersion == nil {
-		e.RuntimeVersion = AskVersionAs
+		e.RuntimeVersion = jsruntime.AskVersionAs
 	}
 	if e.Replaceable == nil {
 		e.Replaceable = jsruntime.Replaceable
@@ -283,7 +276,7 @@ func (e *Env) fileDefaults() {
 	}
 	if e.WatchVerdicts == nil {
 		dir := e.Layout.VerdictDir()
-		e.WatchVerdicts = func() (<-chan struct{}, func()) { return watchDir(dir) }
+		e.WatchVerdicts = func() (<-chan struct{}, func()) { return wait.WatchDir(dir) }
 	}
 	if e.PollInterval == 0 {
 		e.PollInterval = 50 * time.Millisecond
@@ -305,29 +298,12 @@ func (e *Env) fileDefaults() {
 	}
 }
 
-func (c *Client) state() state.Dir {
-	return c.Layout.State()
-}
-
-// InstanceMark reads the errored mark of one instance ("api-1"). A mark
-// that exists but cannot be read still means errored.
-func (c *Client) InstanceMark(instance string) (state.Mark, bool) {
-	m, ok, err := c.state().InstanceErrored(instance)
-	if err != nil {
-		if _, serr := os.Lstat(c.state().InstanceErroredPath(instance)); serr == nil {
-			return state.Mark{Reason: "unknown (run as root to read it)"}, true
-		}
-		return state.Mark{}, false
-	}
-	return m, ok
-}
-
 // clearInstanceMarks removes the errored marks of p's instances ids (all
 // of them, the surge's too, when ids is nil), saying so for each.
 func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 	var names []string
 	if ids == nil {
-		marked, err := c.state().ErroredInstances(p.Name)
+		marked, err := c.Layout.State().ErroredInstances(p.Name)
 		if err != nil {
 			return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
 		}
@@ -338,11 +314,11 @@ func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 		}
 	}
 	for _, n := range names {
-		m, ok := c.InstanceMark(n)
+		m, ok := c.Layout.State().InstanceMark(n)
 		if !ok {
 			continue
 		}
-		if err := c.state().ClearInstanceErrored(n); err != nil {
+		if err := c.Layout.State().ClearInstanceErrored(n); err != nil {
 			return c.rootHint(err)
 		}
 		c.say("cleared errored state of %s (was: %s)", n, m.Reason)
@@ -357,89 +333,4 @@ func (c *Client) SearchPath() []string {
 		return config.SearchPath(c.Getenv)
 	}
 	return append([]string(nil), c.ScopeLayout().SearchPath...)
-}
-
-// journalTail returns the last n lines a unit's processes logged (the
-// app's own output, which says why it failed), or, when they logged
-// nothing, the last n lines about the unit, systemd's included
-// (journalctl -u UNIT -n N -o cat --no-pager).
-func journalTail(ctx context.Context, unit string, n int) ([]string, error) {
-	lines, err := journalctl(ctx, "_SYSTEMD_UNIT="+unit, "-n", fmt.Sprint(n))
-	if err == nil && len(lines) > 0 {
-		return lines, nil
-	}
-	return journalctl(ctx, "-u", unit, "-n", fmt.Sprint(n))
-}
-
-func journalctl(ctx context.Context, args ...string) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	args = append(args, "-o", "cat", "--no-pager")
-	out, err := exec.CommandContext(ctx, "journalctl", args...).Output()
-	if err != nil {
-		return nil, fmt.Errorf("journalctl %s: %w", strings.Join(args, " "), err)
-	}
-	text := strings.TrimRight(string(out), "\n")
-	if text == "" || text == "-- No entries --" {
-		return nil, nil
-	}
-	return strings.Split(text, "\n"), nil
-}
-
-// AskVersionAs runs a runtime's --version as id: directly when that is who
-// runs bm2, as id's child process when bm2 runs as root (a runtime id can
-// replace must never run as root), and not at all otherwise.
-func AskVersionAs(ctx context.Context, id identity.Identity, path string) (string, error) {
-	self := identity.Self()
-	switch {
-	case id.UID == self.UID:
-		return jsruntime.AskVersion(ctx, path)
-	case self.UID == 0:
-		return jsruntime.AsUser(id.UID, id.GID)(ctx, path)
-	}
-	// Not root and not the project's user: our own run of it tells the
-	// version as well, and harms nobody but ourselves.
-	return jsruntime.AskVersion(ctx, path)
-}
-
-// watchDir is WatchVerdicts: a channel that receives (at most one value
-// waiting) whenever a file is written or moved into dir.
-func watchDir(dir string) (<-chan struct{}, func()) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, func() {}
-	}
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return nil, func() {}
-	}
-	ch := make(chan struct{}, 1)
-	go func() {
-		for {
-			select {
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				// A verdict is written under a temporary name and renamed
-				// into place: the rename's Create of its own name is the
-				// write, never the temporary file's events (a look then
-				// would find nothing new).
-				if strings.HasPrefix(filepath.Base(ev.Name), safefs.TempPrefix) {
-					continue
-				}
-				if ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Rename) {
-					select {
-					case ch <- struct{}{}:
-					default:
-					}
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			}
-		}
-	}()
-	return ch, func() { w.Close() }
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/bm2dev/bm2/internal/state"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
-	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
 
@@ -95,19 +94,19 @@ func (c *Client) preflightErr(ctx context.Context, p *config.Project, force bool
 // MarkOf is the errored mark of instance i of p (port_in_use, set by the
 // exit hook), when the instance is down: a mark stops only the next start,
 // so a run that is up is not what it speaks of.
-func (c *Client) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
+func (h explainHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
 	switch st, _ := view.InstanceState(u); st {
 	case view.StateOnline, view.StateLaunching, view.StateStopping:
 		return state.Mark{}, false
 	}
-	return c.InstanceMark(units.InstanceID(p.Name, i))
+	return h.c.Layout.State().InstanceMark(units.InstanceID(p.Name, i))
 }
 
 // InstanceStateOf is ProjectInstanceState with the instance's own errored
 // mark: a marked instance that is down is errored, for the mark's reason.
 func (c *Client) InstanceStateOf(p *config.Project, i int, u view.UnitStatus) (st, reason string) {
 	st, reason = view.ProjectInstanceState(u, p.MaxRestarts)
-	if m, ok := c.MarkOf(p, i, u); ok {
+	if m, ok := (explainHost{c: c}).MarkOf(p, i, u); ok {
 		return view.StateErrored, m.Reason
 	}
 	return st, reason
@@ -154,11 +153,12 @@ func (c *Client) heldErr(ctx context.Context, p *config.Project, force bool) err
 	return fail(Invalid, hint+ForceHint, errors.New(strings.Join(msgs, "\n")))
 }
 
-// ownPorts returns the ports that the registered project of that name
+// OwnPorts returns the ports that the registered project of that name
 // holds through instances systemd runs right now. It is best effort: when
 // systemd is not reachable (check works without it), nothing is known to
 // be the project's own.
-func (c *Client) ownPorts(ctx context.Context, name string) map[int]bool {
+func (h explainHost) OwnPorts(ctx context.Context, name string) map[int]bool {
+	c := h.c
 	own := map[int]bool{}
 	e, err := c.FindProject(name)
 	if err != nil || e.Project == nil {
@@ -188,47 +188,27 @@ func (c *Client) ownPorts(ctx context.Context, name string) map[int]bool {
 }
 
 // Explainer is the scope as package explain reads it.
-func (c *Client) Explainer() explain.Host { return explainHost{c} }
+func (c *Client) Explainer() explain.Host { return explainHost{c, c.journal()} }
 
-// explainHost is the scope as package explain reads it (explain.Host).
-type explainHost struct{ c *Client }
+// journal is the scope's journal as an explanation reads it.
+func (c *Client) journal() explain.Journal {
+	return explain.Journal{Read: c.ReadJournal, Scope: c.ScopeLayout(), Clock: c.Clock}
+}
+
+// explainHost is the scope as package explain reads it (explain.Host);
+// its journal's events and runs are explain.Journal's.
+type explainHost struct {
+	c *Client
+	explain.Journal
+}
 
 func (h explainHost) Now() time.Time           { return h.c.Now() }
 func (h explainHost) Clock() explain.Clock     { return h.c.Clock }
 func (h explainHost) IsUser() bool             { return h.c.IsUser() }
 func (h explainHost) Accounts() trust.Accounts { return h.c.Accounts }
 
-func (h explainHost) LastEvent(ctx context.Context, project string, kind journal.Kind) (journal.Event, bool) {
-	return h.c.lastEvent(ctx, project, kind)
-}
-
-func (h explainHost) InstanceEvent(ctx context.Context, project, id string, kinds ...journal.Kind) (journal.Event, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	var last journal.Event
-	found := false
-	q := journal.EventQuery([]string{project}, kinds...)
-	q.Matches = append(q.Matches, journal.FieldInstance+"="+id)
-	q.Lines = 1
-	_ = h.c.ReadJournal(ctx, q, func(e journal.Entry) error {
-		if ev, ok := h.c.Decode(e); ok && ev.Instance == id {
-			last, found = ev, true
-		}
-		return nil
-	})
-	return last, found
-}
-
-func (h explainHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
-	return h.c.MarkOf(p, i, u)
-}
-
 func (h explainHost) CrashLines(project, id string, n int) []string {
 	return h.c.Layout.CrashLogs.LastLines(project, id, n)
-}
-
-func (h explainHost) RunLog(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) (explain.RunLog, bool) {
-	return h.c.runLog(ctx, p, unit, u)
 }
 
 func (h explainHost) LookupUser(ctx context.Context, name, group string) (identity.Identity, error) {
@@ -236,10 +216,6 @@ func (h explainHost) LookupUser(ctx context.Context, name, group string) (identi
 		return identity.Identity{}, errors.New("no user database")
 	}
 	return h.c.LookupUser(ctx, name, group)
-}
-
-func (h explainHost) ProjectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
-	return h.c.ProjectIdentity(ctx, p, askSystemd)
 }
 
 // Access is Env.Access, explain.AccessAs when unset.
@@ -259,10 +235,6 @@ func (h explainHost) PathOwner(path string) (int, error) {
 
 func (h explainHost) CheckPorts(ctx context.Context, id identity.Identity, ports []int) ([]reuseport.PortState, error) {
 	return h.c.CheckPorts(ctx, id, ports)
-}
-
-func (h explainHost) OwnPorts(ctx context.Context, name string) map[int]bool {
-	return h.c.ownPorts(ctx, name)
 }
 
 // PortHolder is Env.PortHolder, hooks.ForeignHolder when unset.

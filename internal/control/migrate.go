@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/safefs"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/wording"
 )
 
@@ -72,7 +73,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			// already posts there keeps doing so, when root wrote it. One
 			// registered from a user's file (its source) does not get the
 			// key on that user's word.
-			if who := c.sourceNotRoots(p.Source); who != "" {
+			if who := sourceNotRoots(c.ReadFile, p.Source); who != "" {
 				c.aside("%s: not given [notify] allow_local: it was registered from %s, %s; "+
 					"its webhook on %s stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)",
 					p.File, p.Source, who, where)
@@ -193,11 +194,11 @@ func localURL(s string) string {
 // sourceNotRoots says why a project's source file is not root's word
 // ("which alice could have written"), or "" when it is root's or when
 // the project has no source (root wrote it into the config dir).
-func (c *Client) sourceNotRoots(source string) string {
+func sourceNotRoots(read func(path string) (trust.File, error), source string) string {
 	if source == "" {
 		return ""
 	}
-	f, err := c.ReadFile(source)
+	f, err := read(source)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("which cannot be read (%v)", err)

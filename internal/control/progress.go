@@ -56,7 +56,7 @@ func (h waitHost) Units(ctx context.Context, names []string) ([]view.UnitStatus,
 }
 
 func (h waitHost) Errored(project string) (string, bool) {
-	reason, errored, _ := h.c.state().ErroredMark(project)
+	reason, errored, _ := h.c.Layout.State().ErroredMark(project)
 	return reason, errored
 }
 
@@ -94,9 +94,9 @@ func (h waitHost) Listening(ctx context.Context, u view.UnitStatus, port int) (b
 func (h waitHost) FirstError(ctx context.Context, p *config.Project, unit string, u view.UnitStatus, settle bool) string {
 	var run explain.RunLog
 	if settle {
-		run, _ = h.c.runLogSettled(ctx, p, unit, u)
+		run, _ = h.c.journal().RunLogSettled(ctx, p, unit, u)
 	} else {
-		run, _ = h.c.runLog(ctx, p, unit, u)
+		run, _ = h.c.journal().RunLog(ctx, p, unit, u)
 	}
 	return run.FirstError()
 }
@@ -214,7 +214,7 @@ func (e *notBackError) Unwrap() error { return e.err }
 // online: which one, why (systemd's Result and the exit status, the first
 // error its last run logged), and that run's lines from its first error.
 func (c *Client) instanceFailed(ctx context.Context, sd Systemd, p *config.Project, i int, u view.UnitStatus, reason, verb string) error {
-	if mark, errored, _ := c.state().ErroredMark(p.Name); errored {
+	if mark, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
 		return c.projectErrored(ctx, sd, p, i, mark, verb)
 	}
 	id := units.InstanceID(p.Name, i)
@@ -382,4 +382,14 @@ func (c *Client) logTail(ctx context.Context, unit string) string {
 		b.WriteString(termtext.Escape(l)) // the app's
 	}
 	return b.String()
+}
+
+// runTail is the failure message's quote of run u of instance unit: from
+// its first error (explain.RunLog.Text), or, when nothing of the run is in the
+// journal, the unit's last lines (logTail).
+func (c *Client) runTail(ctx context.Context, p *config.Project, unit string, u view.UnitStatus) string {
+	if r, ok := c.journal().RunLogSettled(ctx, p, unit, u); ok {
+		return r.Text()
+	}
+	return c.logTail(ctx, unit)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/registry"
+	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/units"
 )
@@ -42,7 +43,7 @@ func (c *Client) FindProject(name string) (entry, error) {
 	where := strings.Join(c.SearchPath(), ":")
 	if c.IsUser() {
 		where = c.ScopeLayout().Short(where) + ", your projects (user scope)"
-		if _, ok := config.DiscoverOne(c.systemSearchPath(), name); ok {
+		if _, ok := config.DiscoverOne(scope.SearchPath(c.SystemSearchPath), name); ok {
 			hint = fmt.Sprintf("%s is a system project: add --system (`bm2 --system status %s`; changing it needs sudo)", name, name)
 		}
 	}
@@ -117,7 +118,8 @@ func (c *Client) DirProject(file, absDir string) (*config.Project, trust.Origin,
 // ParseDirProject parses a project dir's file from memory (see
 // DirProject).
 func (c *Client) ParseDirProject(file string, data []byte, absDir string, foreign bool) (*config.Project, error) {
-	opts := c.projectDirOptions(absDir)
+	opts := c.ConfigOptions()
+	opts.Cwd, opts.AnyName = absDir, true
 	opts.Foreign = foreign
 	p, err := config.Parse(file, data, opts)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/registry"
+	"github.com/bm2dev/bm2/internal/scope"
 )
 
 // lockRegistry takes the registry lock (registry.Lock), waiting for it
@@ -16,8 +17,8 @@ import (
 // The returned function releases it; calling it more than once is
 // harmless.
 func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
-	if err := c.ensureUserDirs(); err != nil {
-		return nil, err
+	if err := scope.EnsureUserDirs(c.ScopeLayout()); err != nil {
+		return nil, c.rootHint(err)
 	}
 	unlock, err = registry.Lock(ctx, c.Layout.LockFile, timeout, func(holder string) {
 		c.aside("waiting for another bm2 command that changes the registered projects%s", holder)

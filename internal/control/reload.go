@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wait"
@@ -47,7 +48,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	}
 	defer sd.Close()
 
-	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
 	}
@@ -74,15 +75,15 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		}
 		c.say("reloaded systemd: %s changed since it was read", e.Path)
 	}
-	c.tidyRunDirs(p, ids)
-	if who := c.otherAccount(p, statuses[1:]); who != "" && p.Mode == config.Cluster {
+	account.TidyRunDirs(c.ScopeLayout(), p, ids, c.warn)
+	if who := account.Other(c.ScopeLayout(), c.Accounts, p, statuses[1:]); who != "" && p.Mode == config.Cluster {
 		// No instance of the new account could listen beside the
 		// running ones: all restart at once, as bm2 restart does.
 		if idx >= 0 {
 			return fail(Failed, fmt.Sprintf("`bm2 restart %s` restarts every instance at once", p.Name),
-				fmt.Errorf("%s: %s alone cannot be reloaded", accountMoveText(p, who), arg))
+				fmt.Errorf("%s: %s alone cannot be reloaded", account.MoveText(p, who), arg))
 		}
-		c.say("%s", accountMoveText(p, who))
+		c.say("%s", account.MoveText(p, who))
 		lock.Unlock()
 		sel, err := c.selectUnits(p.Name)
 		if err != nil {

@@ -27,16 +27,16 @@ var Nobody = identity.Nobody
 // database; or the project's own account: the UID systemd reports for its
 // running instances (when askSystemd), else the static account of that
 // name when one exists, else a user that owns nothing (nobody).
-func (c *Client) ProjectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
+func (h explainHost) ProjectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
 	if !p.OwnAccount() {
-		return c.LookupUser(ctx, p.User, p.Group)
+		return h.c.LookupUser(ctx, p.User, p.Group)
 	}
 	if askSystemd {
-		if id, ok := c.runningIdentity(ctx, p); ok {
+		if id, ok := runningIdentity(ctx, h.c.Connect, p); ok {
 			return id, nil
 		}
 	}
-	if id, err := c.LookupUser(ctx, p.Account(), p.Group); err == nil {
+	if id, err := h.c.LookupUser(ctx, p.Account(), p.Group); err == nil {
 		return id, nil
 	}
 	id := Nobody
@@ -45,10 +45,10 @@ func (c *Client) ProjectIdentity(ctx context.Context, p *config.Project, askSyst
 }
 
 // runningIdentity asks systemd for the UID and GID of a running instance.
-func (c *Client) runningIdentity(ctx context.Context, p *config.Project) (identity.Identity, bool) {
+func runningIdentity(ctx context.Context, connect func(context.Context) (Systemd, error), p *config.Project) (identity.Identity, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	sd, err := c.Connect(ctx)
+	sd, err := connect(ctx)
 	if err != nil {
 		return identity.Identity{}, false
 	}
@@ -79,7 +79,7 @@ func (c *Client) runningIdentity(ctx context.Context, p *config.Project) (identi
 // the project runs as root: it is refused then, as the run wrapper
 // refuses it at start.
 func (c *Client) CheckRuntime(ctx context.Context, p *config.Project) jsruntime.Result {
-	id, err := c.ProjectIdentity(ctx, p, false)
+	id, err := c.Explainer().ProjectIdentity(ctx, p, false)
 	if err != nil {
 		id = Nobody
 	}

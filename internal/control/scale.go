@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/wait"
@@ -71,7 +72,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	if err != nil {
 		return err
 	}
-	if reason, errored, _ := c.state().ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): nothing was changed", p.Name, reason))
 	}
@@ -146,7 +147,7 @@ func (c *Client) scaleRewrite(ctx context.Context, p, q *config.Project, own boo
 	if !own {
 		return nil, fail(Failed,
 			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(q), p.File, p.Name, q.Instances),
-			fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.registeredFile(p.Name)))
+			fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.Layout.RegisteredFile(p.Name)))
 	}
 	entries, _ := c.Registry()
 	if err := c.scaleFits(ctx, q, entries); err != nil {
@@ -233,12 +234,7 @@ func (c *Client) scalable(name string) (*config.Project, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return p, filepath.Clean(e.Path) == filepath.Clean(c.registeredFile(name)), nil
-}
-
-// registeredFile is where bm2 serve registers a project of that name.
-func (c *Client) registeredFile(name string) string {
-	return filepath.Join(c.Layout.ConfigDir, name+".toml")
+	return p, filepath.Clean(e.Path) == filepath.Clean(c.Layout.RegisteredFile(name)), nil
 }
 
 // scaleFits refuses a count the project file could not have: a fork-mode
@@ -367,7 +363,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		if err := c.clearInstanceMarks(p, up); err != nil {
 			return err
 		}
-		c.tidyRunDirs(p, up)
+		account.TidyRunDirs(c.ScopeLayout(), p, up, c.warn)
 		if err := resetFailed(ctx, sd, names...); err != nil {
 			return err
 		}
@@ -434,7 +430,7 @@ func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Proje
 			}
 		}
 	}
-	marked, err := c.state().ErroredInstances(p.Name)
+	marked, err := c.Layout.State().ErroredInstances(p.Name)
 	if err != nil {
 		return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/bm2dev/bm2/internal/analyze"
@@ -41,17 +39,10 @@ func (c *Client) ScopeLayout() layout.Layout { return scope.Of(c.Layout) }
 // ConfigOptions are the parse options of the scope.
 func (c *Client) ConfigOptions() config.Options { return scope.Options(c.Layout, c.NumCPU, c.MinPort) }
 
-// projectDirOptions are the parse options of a project dir's bm2.toml.
-func (c *Client) projectDirOptions(dir string) config.Options {
-	o := c.ConfigOptions()
-	o.Cwd, o.AnyName = dir, true
-	return o
-}
-
 // Decode reads one of bm2's events back from an entry, believing only
 // the scope's own writers (journal.TrustedFrom).
 func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
-	return journal.DecodeFrom(e, strconv.Itoa(c.ScopeLayout().UID))
+	return c.journal().Decode(e)
 }
 
 // userDefaults are the Env defaults of user scope.
@@ -79,13 +70,9 @@ func (e *Env) userDefaults() {
 		}
 	}
 	if e.Journal == nil {
-		uid := strconv.Itoa(l.UID)
+		uid := l.UID
 		e.Journal = func(ctx context.Context, unit string, n int) ([]string, error) {
-			lines, err := journalctl(ctx, "_SYSTEMD_USER_UNIT="+unit, "_UID="+uid, "-n", fmt.Sprint(n))
-			if err == nil && len(lines) > 0 {
-				return lines, nil
-			}
-			return journalctl(ctx, "--user-unit", unit, "-n", fmt.Sprint(n))
+			return journal.UserUnitTail(ctx, uid, unit, n)
 		}
 	}
 }
@@ -98,10 +85,6 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 		return read(ctx, q, each)
 	}
 }
-
-// systemSearchPath is where system projects are (Env.SystemSearchPath in
-// tests).
-func (c *Client) systemSearchPath() []string { return scope.SearchPath(c.SystemSearchPath) }
 
 // CheckSystemConflict refuses, in user scope, a project whose port range
 // overlaps a system project's (the ones in /etc/bm2 a user can read): the
@@ -118,20 +101,6 @@ func (c *Client) CheckSystemConflict(p *config.Project) error {
 	}
 	return fail(Invalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", scope.SourceText(c.ScopeLayout(), p), h.Name),
 		fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
-}
-
-// ensureUserDirs makes ~/.bm2 and its directories, the user's alone.
-func (c *Client) ensureUserDirs() error {
-	if !c.IsUser() {
-		return nil
-	}
-	l := c.ScopeLayout()
-	for _, d := range []string{filepath.Join(l.Home, layout.DotDir), c.Layout.ConfigDir, c.Layout.StateDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return c.rootHint(fmt.Errorf("create %s: %w", d, err))
-		}
-	}
-	return nil
 }
 
 // journalUser is whose entries a journal query of the scope reads: the

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/jsruntime"
 	"github.com/bm2dev/bm2/internal/notify"
@@ -125,7 +126,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		return err
 	}
 	was := observe(before)
-	was.account = c.otherAccount(p, before[1:])
+	was.account = account.Other(c.ScopeLayout(), c.Accounts, p, before[1:])
 
 	// 3. Register, and 4. let systemd see it.
 	if err := c.register(ctx, sd, p, reg, was.stale); err != nil {
@@ -150,7 +151,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.clearInstanceMarks(p, nil); err != nil {
 		return err
 	}
-	c.tidyRunDirs(p, view.AllInstances(p))
+	account.TidyRunDirs(c.ScopeLayout(), p, view.AllInstances(p), c.warn)
 	unlock()
 
 	// 5. Start it.
@@ -212,7 +213,7 @@ type unitsWere struct {
 	allOnline bool            // the target and every instance were online
 	online    map[string]bool // instance unit -> was online
 	// account is the account running instances run as when p names
-	// another (otherAccount); "" when the same.
+	// another (account.Other); "" when the same.
 	account string
 }
 
@@ -288,7 +289,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	switch {
 	case (changed || stale) && was.running && was.account != "" && p.Mode == config.Cluster:
 		// A new instance cannot listen beside one of another account.
-		c.say("%s\nrestarting %s", accountMoveText(p, was.account), target)
+		c.say("%s\nrestarting %s", account.MoveText(p, was.account), target)
 		err = sd.Restart(ctx, target)
 	case (changed || stale) && was.running && !wasErrored:
 		// A running project takes its new settings as `bm2 reload` does:
@@ -541,14 +542,14 @@ func (c *Client) rootHint(err error) error {
 // clearErrored removes a project's errored mark, saying so, and reports
 // whether there was one.
 func (c *Client) clearErrored(name string) (bool, error) {
-	reason, errored, err := c.state().ErroredMark(name)
+	reason, errored, err := c.Layout.State().ErroredMark(name)
 	if err != nil {
 		return false, fmt.Errorf("read errored state of %s: %w", name, err)
 	}
 	if !errored {
 		return false, nil
 	}
-	if err := c.state().ClearErrored(name); err != nil {
+	if err := c.Layout.State().ClearErrored(name); err != nil {
 		return false, c.rootHint(err)
 	}
 	c.say("cleared errored state of %s (was: %s)", name, reason)
@@ -563,7 +564,7 @@ func (c *Client) startErr(project string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, errored, _ := c.state().ErroredMark(project); errored {
+	if _, errored, _ := c.Layout.State().ErroredMark(project); errored {
 		return nil
 	}
 	return err

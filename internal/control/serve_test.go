@@ -17,7 +17,7 @@ func TestStartErrCanceledByProbe(t *testing.T) {
 	if err := a.startErr("api", canceled); err == nil {
 		t.Fatal("a canceled start of a project that is not errored was ignored")
 	}
-	if _, err := a.state().SetErrored("api", "reuseport_missing"); err != nil {
+	if _, err := a.Layout.State().SetErrored("api", "reuseport_missing"); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.startErr("api", canceled); err != nil {

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"github.com/bm2dev/bm2/internal/state"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -49,5 +50,15 @@ func (h snapshotHost) ProjectEvents(ctx context.Context, projects []string, kind
 
 // ErroredMark reads a project's errored mark (state.Dir.ErroredMark).
 func (h snapshotHost) ErroredMark(project string) (string, bool, error) {
-	return h.state().ErroredMark(project)
+	return h.Layout.State().ErroredMark(project)
+}
+
+// InstanceMark reads an instance's errored mark (state.Dir.InstanceMark).
+func (h snapshotHost) InstanceMark(instance string) (state.Mark, bool) {
+	return h.Layout.State().InstanceMark(instance)
+}
+
+// MarkOf is an instance's errored mark while it is down (explainHost.MarkOf).
+func (h snapshotHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
+	return explainHost{c: h.Client}.MarkOf(p, i, u)
 }

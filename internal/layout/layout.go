@@ -86,6 +86,11 @@ const HealthSubdir = "health"
 // JournalctlUnit is the scope's journalctl for one unit, for hints.
 func (l Layout) JournalctlUnit(unit string) string { return l.JournalUnit + " " + unit }
 
+// RegisteredFile is where bm2 serve registers a project of that name.
+func (l Layout) RegisteredFile(name string) string {
+	return filepath.Join(l.ConfigDir, name+".toml")
+}
+
 // HealthDir is where project name's health service keeps its state:
 // /run/bm2/health/<name>, or $XDG_RUNTIME_DIR/bm2/health/<name>; root's
 // in system scope (0755, its files 0644, so that bm2 list run by anyone

@@ -9,6 +9,7 @@ package scope
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/layout"
@@ -140,4 +141,18 @@ func LingerNote(l layout.Layout) string {
 		return "lingering is on for " + l.Name + ": your projects keep running after you log out, and start at boot"
 	}
 	return "lingering is off for " + l.Name + ": your projects stop when you log out and do not start at boot; `bm2 startup` turns it on"
+}
+
+// EnsureUserDirs makes, in user scope l, ~/.bm2 and its directories, the
+// user's alone; in system scope it does nothing.
+func EnsureUserDirs(l layout.Layout) error {
+	if !l.IsUser() {
+		return nil
+	}
+	for _, d := range []string{filepath.Join(l.Home, layout.DotDir), l.ConfigDir, l.StateDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	return nil
 }

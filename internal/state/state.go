@@ -157,6 +157,20 @@ func (d Dir) ErroredMark(project string) (reason string, errored bool, err error
 	return reason, errored, err
 }
 
+// InstanceMark is the errored mark of one instance ("api-1") as a
+// command shows it: a mark that exists but cannot be read still means
+// errored.
+func (d Dir) InstanceMark(instance string) (Mark, bool) {
+	m, ok, err := d.InstanceErrored(instance)
+	if err != nil {
+		if _, serr := os.Lstat(d.InstanceErroredPath(instance)); serr == nil {
+			return Mark{Reason: "unknown (run as root to read it)"}, true
+		}
+		return Mark{}, false
+	}
+	return m, ok
+}
+
 // ClearErrored removes the mark, and the one under Run that may stand in
 // for it; clearing a project that is not errored is not an error.
 func (d Dir) ClearErrored(project string) error {

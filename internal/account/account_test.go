@@ -1,7 +1,8 @@
-package control
+package account
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,10 +41,9 @@ func TestTidyRunDirs(t *testing.T) {
 	link("web-0", "../private/bm2/web-0")          // another project's
 	l := layout.System()
 	l.RunStateDir = run
-	var said recorder
-	c := &Client{Env: Env{Layout: &l}, Report: &said}
+	var said []string
 	p := &config.Project{Name: "api", Instances: 5}
-	c.tidyRunDirs(p, view.AllInstances(p))
+	TidyRunDirs(l, p, view.AllInstances(p), func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) })
 	for name, want := range map[string]bool{"api-0": false, "api-1": true, "api-2": true, "api-3": false, "api-4": true, "api-surge": false, "web-0": true} {
 		_, err := os.Lstat(filepath.Join(run, name))
 		if got := err == nil; got != want {
@@ -81,7 +81,7 @@ func (fakeAccounts) GroupIDs(trust.Account) ([]int, error) { return nil, nil }
 // uid: named in the user database, or (a dynamic account systemd no
 // longer lists) not the uid of the account it names now.
 func TestOtherAccount(t *testing.T) {
-	c := &Client{Env: Env{Accounts: fakeAccounts{"alice": 1001, "bm2-api": 61595}}}
+	accts := trust.Accounts(fakeAccounts{"alice": 1001, "bm2-api": 61595})
 	runs := func(uid uint32) []view.UnitStatus {
 		return []view.UnitStatus{{Name: units.Instance("api", 0), MainPID: 12, UID: uid}, {Name: units.Instance("api", 1), UID: sysd.NoID}}
 	}
@@ -100,23 +100,14 @@ func TestOtherAccount(t *testing.T) {
 		{own, runs(61700), "uid 61700"},   // not the uid bm2-api has
 		{alice, runs(sysd.NoID), ""},      // nothing runs
 	} {
-		if got := c.otherAccount(c2.p, c2.st); got != c2.want {
+		if got := Other(layout.System(), accts, c2.p, c2.st); got != c2.want {
 			t.Errorf("%s running as %d: %q, want %q", c2.p.Account(), c2.st[0].UID, got, c2.want)
 		}
 	}
 	// bm2-api not allocated and the running uid not listed: bm2 cannot
 	// tell, and says nothing.
-	c.Accounts = fakeAccounts{"alice": 1001}
-	if got := c.otherAccount(own, runs(61700)); got != "" {
+	accts = fakeAccounts{"alice": 1001}
+	if got := Other(layout.System(), accts, own, runs(61700)); got != "" {
 		t.Errorf("unknown: %q", got)
 	}
 }
-
-// recorder is a Reporter that keeps what it is told, one entry a call.
-type recorder []string
-
-func (r *recorder) Did(line string)      { *r = append(*r, line) }
-func (r *recorder) Progress(text string) { *r = append(*r, text) }
-func (r *recorder) Warn(msg string)      { *r = append(*r, "warning: "+msg) }
-func (r *recorder) Note(msg string)      { *r = append(*r, "note: "+msg) }
-func (r *recorder) Aside(msg string)     { *r = append(*r, msg) }

@@ -1,4 +1,4 @@
-package control
+package wait
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // would find nothing new).
 func TestWatchDirIgnoresTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
-	written, unwatch := watchDir(dir)
+	written, unwatch := WatchDir(dir)
 	if written == nil {
 		t.Fatal("no watch on a directory that exists")
 	}

@@ -1,4 +1,11 @@
-package control
+// Package account is what a project that changes accounts (its own,
+// systemd's DynamicUser=, and a user = account, either way) needs for its
+// next start: what systemd left behind of the other account's runs
+// (TidyRunDirs), which account its running instances run as (Other), and
+// why a cluster-mode project restarts in place of a rolling restart
+// (MoveText). Plain functions over a layout and a user database; package
+// control calls them.
+package account
 
 import (
 	"errors"
@@ -9,17 +16,14 @@ import (
 	"slices"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/sysd"
+	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/units"
 )
 
-// This file is what a project that changes accounts (its own, systemd's
-// DynamicUser=, and a user = account, either way) needs for its next
-// start: what systemd left behind of the other account's runs, and a
-// restart in place of a rolling one in cluster mode.
-
-// tidyRunDirs removes, before instances ids of p start, a link systemd
+// TidyRunDirs removes, before instances ids of p start, a link systemd
 // 252 leaves in /run/bm2 that keeps the next run from starting. A run on
 // the project's own account (DynamicUser=) keeps its RuntimeDirectory=
 // in /run/private/bm2/<instance>, linked from /run/bm2/<instance>; when
@@ -28,19 +32,19 @@ import (
 // with exit status 233/RUNTIME_DIRECTORY, systemd finding the link where
 // its directory goes and nothing behind it. Only such a dangling link is
 // removed (a run on the project's own account makes a new one), and only
-// in system scope: a user's manager has no DynamicUser=. The surge's
-// link goes too.
-func (c *Client) tidyRunDirs(p *config.Project, ids []int) {
-	if c.IsUser() {
+// in system scope (l): a user's manager has no DynamicUser=. The surge's
+// link goes too. What cannot be removed is a warning (warn).
+func TidyRunDirs(l layout.Layout, p *config.Project, ids []int, warn func(format string, args ...any)) {
+	if l.IsUser() {
 		return
 	}
-	run := c.ScopeLayout().RunStateDir
+	run := l.RunStateDir
 	private := filepath.Join(filepath.Dir(run), "private", filepath.Base(run))
 	for _, i := range append(slices.Clone(ids), units.Surge) {
 		id := units.InstanceID(p.Name, i)
 		link := filepath.Join(run, id)
 		if err := removeDangling(link, filepath.Join(private, id)); err != nil {
-			c.warn("%v; if %s fails to start with exit status 233/RUNTIME_DIRECTORY, remove %s", err, id, link)
+			warn("%v; if %s fails to start with exit status 233/RUNTIME_DIRECTORY, remove %s", err, id, link)
 		}
 	}
 }
@@ -67,12 +71,13 @@ func removeDangling(link, target string) error {
 	return nil
 }
 
-// otherAccount is the account p's running instances (statuses) run as
+// Other is the account p's running instances (statuses) run as
 // when it is not the one p names (p.Account()): the project changed
 // accounts since they started. "" when they run as p's, none runs, or
-// bm2 cannot tell (user scope, where everything runs as the user).
-func (c *Client) otherAccount(p *config.Project, statuses []view.UnitStatus) string {
-	if c.IsUser() || c.Accounts == nil {
+// bm2 cannot tell (user scope l, where everything runs as the user, or
+// no user database: accts nil).
+func Other(l layout.Layout, accts trust.Accounts, p *config.Project, statuses []view.UnitStatus) string {
+	if l.IsUser() || accts == nil {
 		return ""
 	}
 	want := p.Account()
@@ -80,7 +85,7 @@ func (c *Client) otherAccount(p *config.Project, statuses []view.UnitStatus) str
 		if u.MainPID == 0 || u.UID == sysd.NoID {
 			continue
 		}
-		if a, err := c.Accounts.UserID(int(u.UID)); err == nil && a.Name != "" {
+		if a, err := accts.UserID(int(u.UID)); err == nil && a.Name != "" {
 			if a.Name != want {
 				return a.Name
 			}
@@ -88,16 +93,16 @@ func (c *Client) otherAccount(p *config.Project, statuses []view.UnitStatus) str
 		}
 		// Not in the user database (a dynamic account systemd no longer
 		// lists): another account when p's resolves to another uid.
-		if a, err := c.Accounts.User(want); err == nil && a.UID != int(u.UID) {
+		if a, err := accts.User(want); err == nil && a.UID != int(u.UID) {
 			return fmt.Sprintf("uid %d", u.UID)
 		}
 	}
 	return ""
 }
 
-// accountMoveText says why a cluster-mode project that changes accounts
+// MoveText says why a cluster-mode project that changes accounts
 // restarts all at once.
-func accountMoveText(p *config.Project, from string) string {
+func MoveText(p *config.Project, from string) string {
 	return fmt.Sprintf("%s runs as %s and is to run as %s: the instances of two accounts cannot share port %d "+
 		"(SO_REUSEPORT joins only one user's sockets), so its instances restart all at once, not one at a time",
 		p.Name, from, p.Account(), p.Port)
