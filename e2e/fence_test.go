@@ -126,10 +126,12 @@ done; echo "no cgroup v2 directory for %s"; exit 1`, cg, cg))
 		// After an automatic restart the fence is there again (that a
 		// start on a cgroup with a fence replaces it is
 		// portfence.TestFenceBinds).
-		before := b.show("bm2@fb-1.service", "NRestarts")
+		// (InvocationID, not NRestarts: bm2-probe resets that once the
+		// new run has lasted min_uptime_ms.)
+		before := b.show("bm2@fb-1.service", "InvocationID")
 		b.try(`curl -s --max-time 2 ` + fb1 + `/crash`)
 		b.eventually(30*time.Second, "fb-1 restarted", fmt.Sprintf(
-			`test "$(systemctl show -P NRestarts bm2@fb-1.service)" != %q && test "$(systemctl show -P SubState bm2@fb-1.service)" = running && curl -sf --max-time 2 %s`, before, fb1))
+			`test "$(systemctl show -P InvocationID bm2@fb-1.service)" != %q && test "$(systemctl show -P SubState bm2@fb-1.service)" = running && curl -sf --max-time 2 %s`, before, fb1))
 		if got := b.bindFrom(fb1, 3500, ""); !epermRE.MatchString(got) {
 			t.Errorf("fb-1 after its restart binding 3500: %q, want EPERM", got)
 		}

@@ -76,9 +76,10 @@ func TestNewerSystemd(t *testing.T) {
 		if j := b.journalSince(c, "-u bm2@nw-0.service -u bm2-failed@nw-0.service"); strings.Contains(j, "OnFailure=") || strings.Contains(j, "bm2-failed@") {
 			t.Errorf("the crash went through the failed state:\n%s", j)
 		}
-		if n := b.show("bm2@nw-0.service", "NRestarts"); n != "1" {
-			t.Errorf("bm2@nw-0 NRestarts=%s, want 1", n)
-		}
+		// systemd's own restart, not a start job from elsewhere. (Not
+		// NRestarts: bm2-probe resets it once the new run has lasted
+		// min_uptime_ms, which on a loaded host is before this look.)
+		b.loggedSince(30*time.Second, c, "-u bm2@nw-0.service", "Scheduled restart job, restart counter is at 1")
 	})
 
 	// What the generator's line prevents, on this systemd: without it,
