@@ -40,7 +40,7 @@ func (c *Client) Control(ctx context.Context, verb, arg string, timeout time.Dur
 		if _, err := stopUnits(ctx, sd, sel.p.Name, sel.idx, sel.unit, sel.names, false); err != nil {
 			return err
 		}
-		c.say("%s stopped (%s)", sel.label, wording.Plural(len(sel.ids), "instance", "instances"))
+		say(c.Report, "%s stopped (%s)", sel.label, wording.Plural(len(sel.ids), "instance", "instances"))
 		return nil
 	}
 	return fmt.Errorf("internal error: unknown verb %q", verb)
@@ -88,14 +88,14 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 	if err := c.clearInstanceMarks(sel.p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	account.TidyRunDirs(c.ScopeLayout(), sel.p, sel.ids, c.warn)
+	account.TidyRunDirs(c.ScopeLayout(), sel.p, sel.ids, warner(c.Report))
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
 	if err := c.stopIdleProbes(ctx, sd, sel.p, sel.ids); err != nil {
 		return err
 	}
-	c.say("starting %s", sel.unit)
+	say(c.Report, "starting %s", sel.unit)
 	if err := c.startErr(sel.p.Name, sd.Start(ctx, sel.unit)); err != nil {
 		return err
 	}
@@ -115,11 +115,11 @@ func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout
 	if err := c.clearInstanceMarks(p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	account.TidyRunDirs(c.ScopeLayout(), p, sel.ids, c.warn)
+	account.TidyRunDirs(c.ScopeLayout(), p, sel.ids, warner(c.Report))
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
-	c.say("restarting %s", sel.unit)
+	say(c.Report, "restarting %s", sel.unit)
 	if err := sd.Restart(ctx, sel.unit); err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (c *Client) settle(ctx context.Context, sd Systemd, sel selection, timeout 
 	if err := c.waitOnline(ctx, sd, sel.p, sel.ids, timeout, verb); err != nil {
 		return err
 	}
-	c.say("%s %s", sel.label, readyWord(sel.p))
+	say(c.Report, "%s %s", sel.label, readyWord(sel.p))
 	return c.retireSurge(ctx, sd, sel.p)
 }
 
@@ -244,10 +244,10 @@ func (c *Client) Delete(ctx context.Context, name string) error {
 			n++
 		}
 	}
-	c.say("deleted %s: stopped %s, removed %s", name, wording.Plural(n, "instance", "instances"), regFile)
+	say(c.Report, "deleted %s: stopped %s, removed %s", name, wording.Plural(n, "instance", "instances"), regFile)
 	for _, s := range found.Shadow {
 		if config.Stem(s) == name {
-			c.say("note: %s now defines project %s (it was hidden by %s)", s, name, regFile)
+			say(c.Report, "note: %s now defines project %s (it was hidden by %s)", s, name, regFile)
 			break
 		}
 	}
@@ -333,7 +333,7 @@ func (c *Client) forget(name, regFile string) error {
 		// Not removable (a directory bm2 does not trust): said, and the
 		// deletion goes on; they are matched by run, never by name alone.
 		if err := relay.NewVerdicts(l).Forget(name); err != nil {
-			c.warn("the probe's verdicts on %s stay: %v", name, err)
+			warn(c.Report, "the probe's verdicts on %s stay: %v", name, err)
 		}
 	}
 	// The port's steering (system scope): the pinned group, which steers

@@ -321,7 +321,7 @@ func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
 		if err := c.Layout.State().ClearInstanceErrored(n); err != nil {
 			return c.rootHint(err)
 		}
-		c.say("cleared errored state of %s (was: %s)", n, m.Reason)
+		say(c.Report, "cleared errored state of %s (was: %s)", n, m.Reason)
 	}
 	return nil
 }

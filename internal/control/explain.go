@@ -69,11 +69,11 @@ func (c *Client) preflightErr(ctx context.Context, p *config.Project, force bool
 	for k, f := range found {
 		switch {
 		case f.Denied && force:
-			c.warn("%s: %s (--force: serving anyway)", f.Reason, f.Message)
+			warn(c.Report, "%s: %s (--force: serving anyway)", f.Reason, f.Message)
 			continue
 		case !f.Certain():
-			c.warn("%s: %s; %s", f.Reason, f.Message, f.Unsure)
-			c.aside("%s", hintOf(f.Explained))
+			warn(c.Report, "%s: %s; %s", f.Reason, f.Message, f.Unsure)
+			aside(c.Report, "%s", hintOf(f.Explained))
 			continue
 		}
 		msgs = append(msgs, string(f.Reason)+": "+f.Message)
@@ -123,7 +123,7 @@ const ForceHint = "; `bm2 serve --force` serves it anyway"
 func (c *Client) heldErr(ctx context.Context, p *config.Project, force bool) error {
 	s := explain.SeePorts(ctx, c.Explainer(), p)
 	if s.Err != nil {
-		c.warn("ports %s could not be probed: %v", p.Ports(), s.Err)
+		warn(c.Report, "ports %s could not be probed: %v", p.Ports(), s.Err)
 		return nil
 	}
 	held := explain.Held(ctx, c.Explainer(), p, s)
@@ -142,7 +142,7 @@ func (c *Client) heldErr(ctx context.Context, p *config.Project, force bool) err
 			hint = hintOf(e)
 		}
 		if force {
-			c.warn("%s (--force: serving anyway)", msg)
+			warn(c.Report, "%s (--force: serving anyway)", msg)
 			continue
 		}
 		msgs = append(msgs, msg)

@@ -54,7 +54,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			continue // not bm2's to rewrite (shipped by a package, or in /run)
 		}
 		if e.Project == nil {
-			c.warn("%s is invalid, so it was not migrated: %s", e.Path, wording.OneLine(e.Err))
+			warn(c.Report, "%s is invalid, so it was not migrated: %s", e.Path, wording.OneLine(e.Err))
 			continue
 		}
 		p := *e.Project
@@ -74,7 +74,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			// registered from a user's file (its source) does not get the
 			// key on that user's word.
 			if who := sourceNotRoots(c.ReadFile, p.Source); who != "" {
-				c.aside("%s: not given [notify] allow_local: it was registered from %s, %s; "+
+				aside(c.Report, "%s: not given [notify] allow_local: it was registered from %s, %s; "+
 					"its webhook on %s stays refused (review that file, add the key, then `sudo bm2 serve --trust-file` in its directory)",
 					p.File, p.Source, who, where)
 			} else {
@@ -91,17 +91,17 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 		changed++
 		backup := filepath.Join(c.Layout.StateDir, "migrated-0.1", filepath.Base(p.File))
 		if dryRun {
-			c.say("would migrate %s: %s", p.File, wording.JoinWords(did))
+			say(c.Report, "would migrate %s: %s", p.File, wording.JoinWords(did))
 			continue
 		}
 		if err := c.migrateOne(&p, e.Path, backup); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		c.say("migrated %s: %s; the original is in %s", p.File, wording.JoinWords(did), backup)
+		say(c.Report, "migrated %s: %s; the original is in %s", p.File, wording.JoinWords(did), backup)
 	}
 	if changed == 0 {
-		c.say("nothing to migrate in %s", c.Layout.ConfigDir)
+		say(c.Report, "nothing to migrate in %s", c.Layout.ConfigDir)
 	}
 	return c.rootHint(errors.Join(errs...))
 }

@@ -30,7 +30,7 @@ func (c *Client) wait(ctx context.Context, sd Systemd, w *wait.Waiter, timeout t
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	d := wait.Driver{Host: waitHost{c, sd}, Clock: c.Clock, Poll: c.PollInterval, Report: c.reporter()}
+	d := wait.Driver{Host: waitHost{c, sd}, Clock: c.Clock, Poll: c.PollInterval, Report: reporterOf(c.Report)}
 	end, err := d.Run(ctx, w, timeout)
 	switch {
 	case err != nil || end == nil:
@@ -134,11 +134,11 @@ func (c *Client) explain(ctx context.Context, sd Systemd, w *wait.Waiter, end *w
 
 func (c *Client) explainTimeout(ctx context.Context, w *wait.Waiter, last []view.UnitStatus, timeout time.Duration, verb string) error {
 	for _, o := range w.FlushAllExits() {
-		c.progress(o)
+		progress(c.Report, o)
 	}
 	if w.Mode() == wait.UntilBack {
 		for _, o := range w.CloseLine() {
-			c.progress(o)
+			progress(c.Report, o)
 		}
 		p, i := w.Project(), w.IDs()[0]
 		id := units.InstanceID(p.Name, i)
@@ -185,10 +185,10 @@ func (c *Client) reloadInstance(ctx context.Context, sd Systemd, p *config.Proje
 // starts "<id> <doing>… ".
 func (c *Client) restartAndWait(ctx context.Context, sd Systemd, w *wait.Waiter, doing string, timeout time.Duration) error {
 	unit := units.Instance(w.Project().Name, w.IDs()[0])
-	c.progress(w.OpenLine(doing))
+	progress(c.Report, w.OpenLine(doing))
 	defer func() {
 		for _, o := range w.CloseLine() {
-			c.progress(o)
+			progress(c.Report, o)
 		}
 	}()
 	if err := sd.ResetFailed(ctx, unit); err != nil {

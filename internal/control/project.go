@@ -196,7 +196,7 @@ func (c *Client) Vouch(ctx context.Context, p *config.Project, o trust.Origin, t
 		return nil
 	}
 	if len(p.Wants)+len(p.Requires) > 0 {
-		c.say("%s: wants and requires order %s after %s only: a file root did not write starts no unit",
+		say(c.Report, "%s: wants and requires order %s after %s only: a file root did not write starts no unit",
 			o.File, p.Name, strings.Join(v.After, ", "))
 	}
 	trust.Apply(p, v)

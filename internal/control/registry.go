@@ -21,7 +21,7 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 		return nil, c.rootHint(err)
 	}
 	unlock, err = registry.Lock(ctx, c.Layout.LockFile, timeout, func(holder string) {
-		c.aside("waiting for another bm2 command that changes the registered projects%s", holder)
+		aside(c.Report, "waiting for another bm2 command that changes the registered projects%s", holder)
 	})
 	var werr *registry.WaitError
 	switch {

@@ -73,9 +73,9 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		if err := sd.Reload(ctx); err != nil {
 			return err
 		}
-		c.say("reloaded systemd: %s changed since it was read", e.Path)
+		say(c.Report, "reloaded systemd: %s changed since it was read", e.Path)
 	}
-	account.TidyRunDirs(c.ScopeLayout(), p, ids, c.warn)
+	account.TidyRunDirs(c.ScopeLayout(), p, ids, warner(c.Report))
 	if who := account.Other(c.ScopeLayout(), c.Accounts, p, statuses[1:]); who != "" && p.Mode == config.Cluster {
 		// No instance of the new account could listen beside the
 		// running ones: all restart at once, as bm2 restart does.
@@ -83,7 +83,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 			return fail(Failed, fmt.Sprintf("`bm2 restart %s` restarts every instance at once", p.Name),
 				fmt.Errorf("%s: %s alone cannot be reloaded", account.MoveText(p, who), arg))
 		}
-		c.say("%s", account.MoveText(p, who))
+		say(c.Report, "%s", account.MoveText(p, who))
 		lock.Unlock()
 		sel, err := c.selectUnits(p.Name)
 		if err != nil {
@@ -92,9 +92,9 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		return c.restart(ctx, sd, sel, timeout)
 	}
 
-	c.say("reloading %s: %s, %s", p.Name, view.ShapeText(p), reloadHow(p, len(ids)))
+	say(c.Report, "reloading %s: %s, %s", p.Name, view.ShapeText(p), reloadHow(p, len(ids)))
 	if p.Mode == config.Fork {
-		c.reporter().Note("in fork mode each instance owns its port, which has no listener while it restarts; " +
+		reporterOf(c.Report).Note("in fork mode each instance owns its port, which has no listener while it restarts; " +
 			"put a gateway in front that retries another instance (`bm2 gateway`)")
 	}
 	start := c.Now()
@@ -114,7 +114,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 	if idx >= 0 {
 		label = units.InstanceID(p.Name, idx)
 	}
-	c.say("%s reloaded: %s in %s, %s", label, wording.Plural(len(ids), "instance", "instances"),
+	say(c.Report, "%s reloaded: %s in %s, %s", label, wording.Plural(len(ids), "instance", "instances"),
 		wait.Seconds(c.Now().Sub(start)), readyWord(p))
 	return nil
 }

@@ -36,23 +36,35 @@ func (discard) Warn(string)     {}
 func (discard) Note(string)     {}
 func (discard) Aside(string)    {}
 
-func (c *Client) reporter() Reporter {
-	if c.Report == nil {
+// reporterOf is r, or a Reporter that drops everything when there is
+// none.
+func reporterOf(r Reporter) Reporter {
+	if r == nil {
 		return discard{}
 	}
-	return c.Report
+	return r
 }
 
-func (c *Client) say(format string, args ...any) {
-	c.reporter().Did(fmt.Sprintf(format, args...))
+// say is one line of what the command did (Reporter.Did).
+func say(r Reporter, format string, args ...any) {
+	reporterOf(r).Did(fmt.Sprintf(format, args...))
 }
 
-func (c *Client) progress(text string) { c.reporter().Progress(text) }
+// progress is the wait's words (Reporter.Progress).
+func progress(r Reporter, text string) { reporterOf(r).Progress(text) }
 
-func (c *Client) warn(format string, args ...any) {
-	c.reporter().Warn(fmt.Sprintf(format, args...))
+// warn is a problem the command goes on despite (Reporter.Warn).
+func warn(r Reporter, format string, args ...any) {
+	reporterOf(r).Warn(fmt.Sprintf(format, args...))
 }
 
-func (c *Client) aside(format string, args ...any) {
-	c.reporter().Aside(fmt.Sprintf(format, args...))
+// aside is a word beside the output (Reporter.Aside).
+func aside(r Reporter, format string, args ...any) {
+	reporterOf(r).Aside(fmt.Sprintf(format, args...))
+}
+
+// warner is warn bound to r, for a callee that takes a printf-like
+// warning function.
+func warner(r Reporter) func(format string, args ...any) {
+	return func(format string, args ...any) { warn(r, format, args...) }
 }

@@ -91,7 +91,7 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	}
 	rewrite := n != p.Instances || q.MaxInstance != p.MaxInstance
 	if !rewrite && !was.behind && len(was.extra) == 0 {
-		c.say("%s already has %s", p.Name, wording.Plural(n, "instance", "instances"))
+		say(c.Report, "%s already has %s", p.Name, wording.Plural(n, "instance", "instances"))
 		return nil
 	}
 
@@ -105,11 +105,11 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 		if err := reg.Write(); err != nil {
 			return c.rootHint(err)
 		}
-		c.say("updated %s: instances = %s (was %s)", p.File, countText(&q), countText(p))
+		say(c.Report, "updated %s: instances = %s (was %s)", p.File, countText(&q), countText(p))
 	} else if !rewrite && was.wanted != n && was.running {
-		c.say("%s says %s, systemd runs %d: applying it", p.File, wording.Plural(n, "instance", "instances"), was.wanted)
+		say(c.Report, "%s says %s, systemd runs %d: applying it", p.File, wording.Plural(n, "instance", "instances"), was.wanted)
 	} else if !rewrite && was.behind {
-		c.say("reloading systemd: %s changed since it was read", p.File)
+		say(c.Report, "reloading systemd: %s changed since it was read", p.File)
 	}
 	// The surplus goes before systemd reloads: the generator drops an
 	// instance's drop-in with the count, and an instance stopped after
@@ -363,7 +363,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		if err := c.clearInstanceMarks(p, up); err != nil {
 			return err
 		}
-		account.TidyRunDirs(c.ScopeLayout(), p, up, c.warn)
+		account.TidyRunDirs(c.ScopeLayout(), p, up, warner(c.Report))
 		if err := resetFailed(ctx, sd, names...); err != nil {
 			return err
 		}
@@ -372,7 +372,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		if err := c.stopIdleProbes(ctx, sd, p, up); err != nil {
 			return err
 		}
-		c.say("starting %s", strings.Join(names, ", "))
+		say(c.Report, "starting %s", strings.Join(names, ", "))
 		for _, n := range names {
 			if err := c.startErr(p.Name, sd.Start(ctx, n)); err != nil {
 				return err
@@ -388,17 +388,17 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 	}
 	switch {
 	case len(up) > 0:
-		c.say("scaled %s %s: %s %s", p.Name, what, wait.JoinIDs(p, up), readyWord(p))
+		say(c.Report, "scaled %s %s: %s %s", p.Name, what, wait.JoinIDs(p, up), readyWord(p))
 	case len(was.extra) > 0:
 		stopped := slices.Clone(was.extra)
 		slices.Sort(stopped)
-		c.say("scaled %s %s: stopped %s", p.Name, what, wait.JoinIDs(p, stopped))
+		say(c.Report, "scaled %s %s: stopped %s", p.Name, what, wait.JoinIDs(p, stopped))
 	case !was.running && from != p.Instances:
-		c.say("scaled %s %s; it is stopped: `bm2 start %s` starts them", p.Name, what, p.Name)
+		say(c.Report, "scaled %s %s; it is stopped: `bm2 start %s` starts them", p.Name, what, p.Name)
 	case from == p.Instances:
-		c.say("%s keeps %s", p.Name, what)
+		say(c.Report, "%s keeps %s", p.Name, what)
 	default:
-		c.say("scaled %s %s", p.Name, what)
+		say(c.Report, "scaled %s %s", p.Name, what)
 	}
 	return nil
 }
@@ -417,7 +417,7 @@ func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Proje
 		if err := sd.ResetFailed(ctx, unit); err != nil {
 			return err
 		}
-		c.say("stopped %s", units.InstanceID(p.Name, i))
+		say(c.Report, "stopped %s", units.InstanceID(p.Name, i))
 	}
 	probes, err := loadedProbes(ctx, sd, p.Name, -1)
 	if err != nil {

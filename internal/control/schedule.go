@@ -44,7 +44,7 @@ func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Proje
 			if err := sd.Stop(ctx, timer); err != nil {
 				return err
 			}
-			c.say("stopped %s: %s has no %s any more", timer, p.Name, why[timer])
+			say(c.Report, "stopped %s: %s has no %s any more", timer, p.Name, why[timer])
 		}
 	}
 	return nil

@@ -138,10 +138,10 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		// the notification spool's path unit, and the events' relay
 		// timer (which sends what no probe has sent).
 		if err := sd.Start(ctx, notify.PathUnit); err != nil {
-			c.warn("%v; notifications wait until your manager starts it (at your next login)", err)
+			warn(c.Report, "%v; notifications wait until your manager starts it (at your next login)", err)
 		}
 		if err := sd.Start(ctx, relay.TimerUnit); err != nil {
-			c.warn("%v; the events the probes have not sent wait until your manager starts it (at your next login)", err)
+			warn(c.Report, "%v; the events the probes have not sent wait until your manager starts it (at your next login)", err)
 		}
 	}
 	wasErrored, err := c.clearErrored(p.Name)
@@ -151,7 +151,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.clearInstanceMarks(p, nil); err != nil {
 		return err
 	}
-	account.TidyRunDirs(c.ScopeLayout(), p, view.AllInstances(p), c.warn)
+	account.TidyRunDirs(c.ScopeLayout(), p, view.AllInstances(p), warner(c.Report))
 	unlock()
 
 	// 5. Start it.
@@ -177,7 +177,7 @@ func (c *Client) noteInstances(p *config.Project, entries []entry) {
 		if p.Source != "" {
 			from = p.Source
 		}
-		c.say("note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s",
+		say(c.Report, "note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s",
 			e.Path, wording.Plural(e.Project.Instances, "instance", "instances"), from, p.Instances, p.Instances,
 			e.Project.Instances, e.Project.Instances, from)
 	}
@@ -252,15 +252,15 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			verb = "updated"
 		}
 		if c.IsUser() {
-			c.say("%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), scope.UserNote(c.ScopeLayout()), c.Summary(p))
+			say(c.Report, "%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), scope.UserNote(c.ScopeLayout()), c.Summary(p))
 		} else {
-			c.say("%s %s: %s", verb, p.File, c.Summary(p))
+			say(c.Report, "%s %s: %s", verb, p.File, c.Summary(p))
 		}
 		if reg.Private != nil {
-			c.say("kept %s in %s, which only %s can read", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
+			say(c.Report, "kept %s in %s, which only %s can read", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
 		}
 	} else {
-		c.say("%s is up to date: %s", c.ScopeLayout().Short(p.File), c.Summary(p))
+		say(c.Report, "%s is up to date: %s", c.ScopeLayout().Short(p.File), c.Summary(p))
 	}
 
 	if changed || stale {
@@ -289,13 +289,13 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	switch {
 	case (changed || stale) && was.running && was.account != "" && p.Mode == config.Cluster:
 		// A new instance cannot listen beside one of another account.
-		c.say("%s\nrestarting %s", account.MoveText(p, was.account), target)
+		say(c.Report, "%s\nrestarting %s", account.MoveText(p, was.account), target)
 		err = sd.Restart(ctx, target)
 	case (changed || stale) && was.running && !wasErrored:
 		// A running project takes its new settings as `bm2 reload` does:
 		// one instance at a time, each back before the next, so the port
 		// never goes dark. Instances the new file adds start afterwards.
-		c.say("rolling restart of %s, one instance at a time", p.Name)
+		say(c.Report, "rolling restart of %s, one instance at a time", p.Name)
 		lock, lerr := c.lockProject(p.Name)
 		if lerr != nil {
 			return lerr
@@ -313,7 +313,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 		}
 		err = sd.Start(ctx, target)
 	case (changed || stale) && was.running:
-		c.say("restarting %s", target)
+		say(c.Report, "restarting %s", target)
 		err = sd.Restart(ctx, target)
 	case was.allOnline && !wasErrored:
 		// Already running as registered: nothing to do.
@@ -321,7 +321,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 		if err := c.stopIdleProbes(ctx, sd, p, view.AllInstances(p)); err != nil {
 			return err
 		}
-		c.say("starting %s", target)
+		say(c.Report, "starting %s", target)
 		err = sd.Start(ctx, target)
 	}
 	if err := c.startErr(p.Name, err); err != nil {
@@ -330,12 +330,12 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	if err := c.waitOnline(ctx, sd, p, view.AllInstances(p), timeout, "serve"); err != nil {
 		return err
 	}
-	c.say("%s %s: %s", p.Name, readyWord(p), summaryTail(p))
+	say(c.Report, "%s %s: %s", p.Name, readyWord(p), summaryTail(p))
 	if err := c.retireSurge(ctx, sd, p); err != nil {
 		return err
 	}
 	if c.IsUser() {
-		c.say("%s", scope.LingerNote(c.ScopeLayout()))
+		say(c.Report, "%s", scope.LingerNote(c.ScopeLayout()))
 	}
 	return nil
 }
@@ -379,9 +379,9 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 			return fmt.Errorf("systemd has no units for %s after daemon-reload (%s), and taking back %s failed: %w", p.Name, why, p.File, err)
 		}
 		if reg.Existed {
-			c.say("put the previous %s back: systemd did not take the new one", p.File)
+			say(c.Report, "put the previous %s back: systemd did not take the new one", p.File)
 		} else {
-			c.say("removed %s again: systemd did not take it", p.File)
+			say(c.Report, "removed %s again: systemd did not take it", p.File)
 		}
 	}
 	if errors.Is(cause, config.ErrConflict) {
@@ -497,7 +497,7 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 			if err := sd.Stop(ctx, u.Name); err != nil {
 				return err
 			}
-			c.say("stopped %s: no longer part of %s", units.InstanceID(name, i), p.Name)
+			say(c.Report, "stopped %s: no longer part of %s", units.InstanceID(name, i), p.Name)
 		}
 		if err := sd.ResetFailed(ctx, u.Name); err != nil {
 			return err
@@ -552,7 +552,7 @@ func (c *Client) clearErrored(name string) (bool, error) {
 	if err := c.Layout.State().ClearErrored(name); err != nil {
 		return false, c.rootHint(err)
 	}
-	c.say("cleared errored state of %s (was: %s)", name, reason)
+	say(c.Report, "cleared errored state of %s (was: %s)", name, reason)
 	return true, nil
 }
 

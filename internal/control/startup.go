@@ -22,11 +22,11 @@ var PolkitDaemon = "/usr/lib/polkit-1/polkitd"
 func (c *Client) Startup(ctx context.Context) error {
 	l := c.ScopeLayout()
 	if !l.IsUser() {
-		c.say("%s", "system scope: every registered project starts at boot already (its target is wanted by multi-user.target); nothing to do")
+		say(c.Report, "%s", "system scope: every registered project starts at boot already (its target is wanted by multi-user.target); nothing to do")
 		return nil
 	}
 	if l.Lingering() {
-		c.say("lingering is on for %s already: your projects start at boot and keep running after you log out", l.Name)
+		say(c.Report, "lingering is on for %s already: your projects start at boot and keep running after you log out", l.Name)
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -37,7 +37,7 @@ func (c *Client) Startup(ctx context.Context) error {
 	cmd.Stdin = nil
 	out, err := cmd.CombinedOutput()
 	if err == nil && l.Lingering() {
-		c.say("lingering is on for %s: your projects now start at boot and keep running after you log out (loginctl disable-linger undoes it)", l.Name)
+		say(c.Report, "lingering is on for %s: your projects now start at boot and keep running after you log out (loginctl disable-linger undoes it)", l.Name)
 		return nil
 	}
 	why := strings.TrimSpace(string(out))

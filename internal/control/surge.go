@@ -63,7 +63,7 @@ func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project)
 	if err := sd.ResetFailed(ctx, surge); err != nil {
 		return err
 	}
-	c.say("retired %s, left running by an interrupted bm2 reload", units.InstanceID(p.Name, units.Surge))
+	say(c.Report, "retired %s, left running by an interrupted bm2 reload", units.InstanceID(p.Name, units.Surge))
 	return nil
 }
 
@@ -93,14 +93,14 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 	} else if ok {
 		if err := c.startSurge(ctx, sd, p, timeout); err != nil {
 			if ctx.Err() != nil {
-				c.aside("interrupted while %s started; no instance was touched, and the next bm2 start, restart, reload or serve of %s retires it",
+				aside(c.Report, "interrupted while %s started; no instance was touched, and the next bm2 start, restart, reload or serve of %s retires it",
 					units.InstanceID(p.Name, units.Surge), p.Name)
 			}
 			return err
 		}
 		surgeUp = true
 	} else if why != "" {
-		c.warn("no surge instance for this reload: %s; each instance's port has one listener fewer while it restarts", why)
+		warn(c.Report, "no surge instance for this reload: %s; each instance's port has one listener fewer while it restarts", why)
 	}
 	target := units.Target(p.Name)
 	for k, i := range ids {
@@ -123,7 +123,7 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 				if surgeUp {
 					msg += fmt.Sprintf(": %s keeps serving; the next bm2 command on %s retires it", units.InstanceID(p.Name, units.Surge), p.Name)
 				}
-				c.aside("%s", msg)
+				aside(c.Report, "%s", msg)
 				return err
 			case !errors.As(err, &nb):
 				return err // systemd refused, or the probe stopped the project
@@ -153,7 +153,7 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 		if err := sd.StopQueued(ctx, units.Instance(p.Name, units.Surge)); err != nil {
 			return err
 		}
-		c.say("%s retired", units.InstanceID(p.Name, units.Surge))
+		say(c.Report, "%s retired", units.InstanceID(p.Name, units.Surge))
 	}
 	return nil
 }
