@@ -152,7 +152,7 @@ func (a *App) statusTroubles(ctx context.Context, sd Systemd, p *config.Project)
 				if st != view.StateErrored {
 					continue
 				}
-				if e, ok := a.c.ExplainInstance(ctx, p, i, u, reason, control.AgainText(p, "start")); ok {
+				if e, ok := a.c.ExplainInstance(ctx, p, i, u, reason, explain.Again(p, "start")); ok {
 					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 				}
 			}

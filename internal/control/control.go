@@ -130,7 +130,7 @@ func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout
 // their ready line, and the retirement of a surge an interrupted reload
 // left.
 func (c *Client) settle(ctx context.Context, sd Systemd, sel selection, timeout time.Duration, verb string) error {
-	if err := c.waitOnline(ctx, sd, sel.p, sel.ids, timeout, verb); err != nil {
+	if err := waitingOn(c, sd).online(ctx, sel.p, sel.ids, timeout, verb); err != nil {
 		return err
 	}
 	say(c.Report, "%s %s", sel.label, readyWord(sel.p))

@@ -22,7 +22,7 @@
 // loop over a pure step function (a Waiter's step takes a snapshot of the
 // instances and the journal and says what to print, whether it is done,
 // and what failed), driven on [Env.Clock]; control gives it the host to
-// look at (waitHost) and explains how a failed wait ended.
+// look at (wait.Scope) and package explain words how a failed wait ended.
 //
 // # Talking to systemd
 //

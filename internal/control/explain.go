@@ -27,18 +27,12 @@ import (
 // ExplainErrored words the errored mark of p (explain.Errored), verb
 // being the command that tries again.
 func (c *Client) ExplainErrored(ctx context.Context, p *config.Project, mark, verb string) (e reason.Explained, inst int, ok bool) {
-	return explain.Errored(ctx, c.Explainer(), p, mark, AgainText(p, verb))
+	return explain.Errored(ctx, c.Explainer(), p, mark, explain.Again(p, verb))
 }
 
 // ExplainInstance words how instance i of p failed (explain.Instance).
 func (c *Client) ExplainInstance(ctx context.Context, p *config.Project, i int, u view.UnitStatus, why, again string) (reason.Explained, bool) {
 	return explain.Instance(ctx, c.Explainer(), p, i, u, why, again)
-}
-
-// AgainText is the command that tries again after a fix, as the failure
-// table's {again}.
-func AgainText(p *config.Project, verb string) string {
-	return "`" + againCommand(p, verb) + "`"
 }
 
 // hintOf is an explanation's fix as the hint after an error.
@@ -105,11 +99,7 @@ func (h explainHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.
 // InstanceStateOf is ProjectInstanceState with the instance's own errored
 // mark: a marked instance that is down is errored, for the mark's reason.
 func (c *Client) InstanceStateOf(p *config.Project, i int, u view.UnitStatus) (st, reason string) {
-	st, reason = view.ProjectInstanceState(u, p.MaxRestarts)
-	if m, ok := (explainHost{c: c}).MarkOf(p, i, u); ok {
-		return view.StateErrored, m.Reason
-	}
-	return st, reason
+	return explain.InstanceState(explainHost{c: c}, p, i, u)
 }
 
 // ForceHint is the end of the hint of what serve refuses on what it

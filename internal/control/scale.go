@@ -378,7 +378,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 				return err
 			}
 		}
-		if err := c.waitOnline(ctx, sd, p, up, timeout, "scale"); err != nil {
+		if err := waitingOn(c, sd).online(ctx, p, up, timeout, "scale"); err != nil {
 			return err
 		}
 	}

@@ -327,7 +327,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	if err := c.startErr(p.Name, err); err != nil {
 		return err
 	}
-	if err := c.waitOnline(ctx, sd, p, view.AllInstances(p), timeout, "serve"); err != nil {
+	if err := waitingOn(c, sd).online(ctx, p, view.AllInstances(p), timeout, "serve"); err != nil {
 		return err
 	}
 	say(c.Report, "%s %s: %s", p.Name, readyWord(p), summaryTail(p))

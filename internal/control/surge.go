@@ -112,7 +112,7 @@ func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []
 			return fmt.Errorf("reload stopped: %s was stopped meanwhile (%s)", p.Name, ts[0].ActiveState)
 		}
 		if err == nil {
-			err = c.reloadInstance(ctx, sd, p, i, ts[1], timeout)
+			err = waitingOn(c, sd).reloadInstance(ctx, p, i, ts[1], timeout)
 		}
 		if err != nil {
 			left := ids[k+1:]
@@ -226,7 +226,7 @@ func (c *Client) startSurge(ctx context.Context, sd Systemd, p *config.Project, 
 	w.Back(before[0], true)
 	// Restart, not start: a surge left by an interrupted reload runs the
 	// version before, and must run the new one.
-	err = c.restartAndWait(ctx, sd, w, "starting", timeout)
+	err = waitingOn(c, sd).restartAndWait(ctx, w, "starting", timeout)
 	if err == nil {
 		return nil
 	}

@@ -126,3 +126,16 @@ func runWhole(l layout.Layout, unit string, u view.UnitStatus) string {
 	}
 	return "journalctl _SYSTEMD_INVOCATION_ID=" + u.InvocationID
 }
+
+// FirstError is the first error the ended run u of instance unit of p
+// logged; with settle, after a moment for journald to have its last
+// lines (RunLogSettled).
+func (j Journal) FirstError(ctx context.Context, p *config.Project, unit string, u view.UnitStatus, settle bool) string {
+	var run RunLog
+	if settle {
+		run, _ = j.RunLogSettled(ctx, p, unit, u)
+	} else {
+		run, _ = j.RunLog(ctx, p, unit, u)
+	}
+	return run.FirstError()
+}

@@ -1,11 +1,8 @@
 package wait
 
 import (
-	"fmt"
-
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/view"
-	"github.com/bm2dev/bm2/units"
 )
 
 // What a caller reads of a Waiter and tells it: the explanation of a
@@ -28,19 +25,6 @@ func (w *Waiter) Back(before view.UnitStatus, checkListen bool) {
 	w.checkListen = checkListen
 	w.listening = !checkListen
 }
-
-// OpenLine begins an UntilBack wait's one progress line, "<id> <doing>…
-// ", which the steps go on and CloseLine ends.
-func (w *Waiter) OpenLine(doing string) string {
-	w.lineOpen = true
-	return fmt.Sprintf("%s %s… ", units.InstanceID(w.p.Name, w.ids[0]), doing)
-}
-
-// CloseLine ends the progress line when it is open.
-func (w *Waiter) CloseLine() []string { return w.closeLine() }
-
-// FlushAllExits are the lines of the exits not said yet, for a timeout.
-func (w *Waiter) FlushAllExits() []string { return w.flushAllExits() }
 
 // WaitingFor says, for a timeout, what an UntilBack wait was still
 // waiting for.

@@ -100,12 +100,40 @@ func (d Driver) Run(ctx context.Context, w *Waiter, timeout time.Duration) (*End
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			d.timedOut(w)
 			return &Ending{TimedOut: true, Last: l.last}, nil
 		case <-tick:
 		case <-l.written:
 			quick = true
 		}
 	}
+}
+
+// timedOut says what the step has not said yet when the wait's time
+// ran out: the runs that ended, and an UntilBack wait's open line.
+func (d Driver) timedOut(w *Waiter) {
+	for _, o := range w.flushAllExits() {
+		d.Report.Progress(o)
+	}
+	for _, o := range w.closeLine() {
+		d.Report.Progress(o)
+	}
+}
+
+// RunBack restarts the one instance of an UntilBack wait (restart) and
+// drives w until it is back, on one progress line that starts "<id>
+// <doing>… " and that ends however the wait does.
+func (d Driver) RunBack(ctx context.Context, w *Waiter, doing string, restart func(context.Context) error, timeout time.Duration) (*Ending, error) {
+	d.Report.Progress(w.openLine(doing))
+	defer func() {
+		for _, o := range w.closeLine() {
+			d.Report.Progress(o)
+		}
+	}()
+	if err := restart(ctx); err != nil {
+		return nil, err
+	}
+	return d.Run(ctx, w, timeout)
 }
 
 // apply carries out what a step said: its words, the lines of the runs

@@ -547,6 +547,13 @@ func (w *Waiter) failed(f failure) stepResult {
 	return stepResult{fail: f, out: append(w.closeLine(), w.flushAllExits()...)}
 }
 
+// openLine begins an UntilBack wait's one progress line, "<id> <doing>…
+// ", which the steps go on and closeLine ends.
+func (w *Waiter) openLine(doing string) string {
+	w.lineOpen = true
+	return fmt.Sprintf("%s %s… ", units.InstanceID(w.p.Name, w.ids[0]), doing)
+}
+
 // closeLine finishes an open UntilBack line with "failed".
 func (w *Waiter) closeLine() []string {
 	if w.mode != UntilBack || !w.lineOpen {
