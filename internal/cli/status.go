@@ -71,7 +71,7 @@ func (a *App) statusHead(ctx context.Context, p *config.Project) {
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
 	if reason, errored, _ := a.c.ScopeLayout().State().ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
-		if e, _, ok := a.c.ExplainErrored(ctx, p, reason, "start"); ok {
+		if e, _, ok := explain.Errored(ctx, a.c.Explainer(), p, reason, explain.Again(p, "start")); ok {
 			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
 		}
 	}
@@ -148,11 +148,11 @@ func (a *App) statusTroubles(ctx context.Context, sd Systemd, p *config.Project)
 			}
 			// Why an instance gave up, and what to do.
 			for i, u := range statuses {
-				st, reason := a.c.InstanceStateOf(p, i, u)
+				st, reason := explain.InstanceState(a.c.Explainer(), p, i, u)
 				if st != view.StateErrored {
 					continue
 				}
-				if e, ok := a.c.ExplainInstance(ctx, p, i, u, reason, explain.Again(p, "start")); ok {
+				if e, ok := explain.Instance(ctx, a.c.Explainer(), p, i, u, reason, explain.Again(p, "start")); ok {
 					fmt.Fprintf(w, "  %s: %s: %s\n  %s\n", units.InstanceID(p.Name, i), esc(string(e.Reason)), esc(e.Message), esc(e.FixLine()))
 				}
 			}

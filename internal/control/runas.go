@@ -17,33 +17,6 @@ import (
 	"github.com/bm2dev/bm2/units"
 )
 
-// Nobody is the identity of a project's own account before systemd has
-// allocated it: a fresh dynamic user owns no socket and no file, and sees
-// what any unprivileged user sees.
-var Nobody = identity.Nobody
-
-// ProjectIdentity is who a project's instances run as, for what bm2 checks
-// on their behalf (ports, the runtime): user =, looked up in the user
-// database; or the project's own account: the UID systemd reports for its
-// running instances (when askSystemd), else the static account of that
-// name when one exists, else a user that owns nothing (nobody).
-func (h explainHost) ProjectIdentity(ctx context.Context, p *config.Project, askSystemd bool) (identity.Identity, error) {
-	if !p.OwnAccount() {
-		return h.c.LookupUser(ctx, p.User, p.Group)
-	}
-	if askSystemd {
-		if id, ok := runningIdentity(ctx, h.c.Connect, p); ok {
-			return id, nil
-		}
-	}
-	if id, err := h.c.LookupUser(ctx, p.Account(), p.Group); err == nil {
-		return id, nil
-	}
-	id := Nobody
-	id.Name = p.Account() + " (not allocated yet: checked as nobody)"
-	return id, nil
-}
-
 // runningIdentity asks systemd for the UID and GID of a running instance.
 func runningIdentity(ctx context.Context, connect func(context.Context) (Systemd, error), p *config.Project) (identity.Identity, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -81,7 +54,7 @@ func runningIdentity(ctx context.Context, connect func(context.Context) (Systemd
 func (c *Client) CheckRuntime(ctx context.Context, p *config.Project) jsruntime.Result {
 	id, err := c.Explainer().ProjectIdentity(ctx, p, false)
 	if err != nil {
-		id = Nobody
+		id = identity.Nobody
 	}
 	ask := func(ctx context.Context, path string) (string, error) {
 		if identity.Self().UID != 0 || c.IsUser() {

@@ -42,7 +42,7 @@ func (c *Client) ConfigOptions() config.Options { return scope.Options(c.Layout,
 // Decode reads one of bm2's events back from an entry, believing only
 // the scope's own writers (journal.TrustedFrom).
 func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
-	return c.journal().Decode(e)
+	return scopeJournal(&c.Env).Decode(e)
 }
 
 // userDefaults are the Env defaults of user scope.

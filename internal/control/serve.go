@@ -100,7 +100,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	}
 	// A port another program holds (after the conflicts: a registered
 	// project's instances are named as the project).
-	if err := c.heldErr(ctx, p, f.Force); err != nil {
+	if err := heldErr(ctx, c.Explainer(), c.Report, p, f.Force); err != nil {
 		return err
 	}
 	reg, err := c.newRegistration(p)
@@ -189,7 +189,7 @@ func (c *Client) noteInstances(p *config.Project, entries []entry) {
 // directory, script or env_file the project's account certainly cannot
 // use. A runtime found on the search path is pinned into p.
 func (c *Client) servable(ctx context.Context, p *config.Project, force bool) error {
-	if err := c.preflightErr(ctx, p, force); err != nil {
+	if err := preflightErr(ctx, c.Explainer(), c.Report, p, force); err != nil {
 		return err
 	}
 	rc := c.CheckRuntime(ctx, p)

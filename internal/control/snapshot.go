@@ -60,5 +60,5 @@ func (h snapshotHost) InstanceMark(instance string) (state.Mark, bool) {
 
 // MarkOf is an instance's errored mark while it is down (explainHost.MarkOf).
 func (h snapshotHost) MarkOf(p *config.Project, i int, u view.UnitStatus) (state.Mark, bool) {
-	return explainHost{c: h.Client}.MarkOf(p, i, u)
+	return h.Explainer().MarkOf(p, i, u)
 }

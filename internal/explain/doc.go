@@ -12,7 +12,12 @@
 // it), the rest a warning. A port an exclusive listener holds ([Held]) is
 // found the same way.
 //
+// A wait of serve, start, restart, reload or scale that did not succeed
+// is worded by [Waits]: which instance, why, what to do, and the lines it
+// logged.
+//
 // It reads the host only through a [Host]: the journal's events, the
 // errored marks, crash.log, the user database and the project's ports.
-// Package control gives it the scope's.
+// [Scope] is the one on the real host's readers, which package control
+// fills in from its environment.
 package explain
