@@ -119,13 +119,13 @@ func (a *App) report(err error) {
 		fmt.Fprintf(a.Err, "bm2: %s\n", line)
 	}
 	h := hint(err)
-	if a.c.IsUser() && ExitCode(err) == ExitNoSystemd {
+	if a.c.Scope().IsUser() && ExitCode(err) == ExitNoSystemd {
 		// Whatever the command's own hint says, a user whose manager is
 		// not running is told how to have one.
 		if own := control.FixOf(err); own == "" {
-			h = scope.UserManagerHint(a.c.ScopeLayout())
+			h = scope.UserManagerHint(a.c.Scope().Layout())
 		} else {
-			h = own + "\nbm2: " + scope.UserManagerHint(a.c.ScopeLayout())
+			h = own + "\nbm2: " + scope.UserManagerHint(a.c.Scope().Layout())
 		}
 	}
 	if h != "" {

@@ -40,7 +40,7 @@ func (a *App) check(ctx context.Context, args []string, trustFile bool) error {
 		fmt.Fprintf(w, "refused: %s\n", r)
 		problems = append(problems, r.Error())
 	}
-	orderOnly := !trustFile && !a.c.IsUser() && origin.UID != 0
+	orderOnly := !trustFile && !a.c.Scope().IsUser() && origin.UID != 0
 	switch {
 	case p.Notify.Webhook != "":
 		fmt.Fprintf(w, "notify: webhook %s (level %s)%s\n", notify.RedactURL(p.Notify.Webhook), p.Notify.Level, control.WebhookNote(p.Notify))

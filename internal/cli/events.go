@@ -105,7 +105,7 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	enc.SetEscapeHTML(false)
 	count := 0
 	err = a.c.ReadJournal(ctx, q, func(e journal.Entry) error {
-		ev, ok := a.c.Decode(e)
+		ev, ok := journal.DecodeFrom(e, strconv.Itoa(a.c.Scope().Layout().UID))
 		if !ok {
 			return nil
 		}

@@ -42,7 +42,7 @@ func extraPortsText(p *config.Project) string {
 // ports, and if not, why. statuses are the instances' units (status,
 // which checks the running ones' cgroups when it may), nil for check.
 func (a *App) fenceLine(p *config.Project, statuses []UnitStatus) string {
-	if a.c.IsUser() {
+	if a.c.Scope().IsUser() {
 		return "ports: not fenced (" + portfence.UserScopeReason + "): an instance can bind any free port of 1024 or more"
 	}
 	if err := a.c.FenceSupport(); err != nil {

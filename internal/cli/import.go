@@ -129,7 +129,7 @@ func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error
 			fmt.Errorf("%d of %d apps of %s not imported or not served", countApps(problems), total, file))
 	}
 	if !f.dryRun && !f.serve && len(res.Projects) > 0 {
-		serve := a.c.ScopeLayout().Sudo + "bm2 serve"
+		serve := a.c.Scope().Layout().Sudo + "bm2 serve"
 		fmt.Fprintf(a.Out, "\nnext: `bm2 check %s`, then `%s %s` (or bm2 import --serve)\n", res.Projects[0].File, serve, res.Projects[0].File)
 	}
 	return nil
@@ -287,7 +287,7 @@ func findEcosystem(args []string) (string, error) {
 // on disk is its owner's, who could change it after the write, so it is
 // never read again.
 func (a *App) serveImported(ctx context.Context, ip convert.Project, origin trust.Origin, f importFlags) error {
-	p, err := a.c.ParseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.c.ScopeLayout().UID)
+	p, err := a.c.ParseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.c.Scope().Layout().UID)
 	if err != nil {
 		return err
 	}

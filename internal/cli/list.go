@@ -58,7 +58,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 	}
 	rows, warnings := listRows(a.readSnapshot(ctx, entries, func(w string) { fmt.Fprintf(a.Err, "bm2: warning: %s\n", w) }))
 	for i := range rows {
-		rows[i].Scope = string(a.c.ScopeLayout().Kind)
+		rows[i].Scope = string(a.c.Scope().Layout().Kind)
 	}
 
 	if asJSON {
@@ -84,14 +84,14 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 	}
 	if len(entries) == 0 && len(names) == 0 {
 		where := strings.Join(a.c.SearchPath(), ":")
-		if a.c.IsUser() {
-			where = a.c.ScopeLayout().Short(where) + " (" + a.c.ScopeLayout().Describe() + ")"
+		if a.c.Scope().IsUser() {
+			where = a.c.Scope().Layout().Short(where) + " (" + a.c.Scope().Layout().Describe() + ")"
 		}
 		fmt.Fprintf(a.Err, "bm2: no projects registered in %s; `bm2 serve` in a project dir registers one\n", where)
 	}
-	if a.c.IsUser() && len(names) == 0 {
+	if a.c.Scope().IsUser() && len(names) == 0 {
 		if n := scope.SystemProjects(a.c.SystemSearchPath); n > 0 {
-			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.c.ScopeLayout().Describe(), n)
+			fmt.Fprintf(a.Err, "bm2: %s: these are your own projects; the system has %d more: `bm2 --system list`\n", a.c.Scope().Layout().Describe(), n)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 		}
 		q.Since = journal.SinceTime(a.c.Now())
 	}
-	uid := strconv.Itoa(a.c.ScopeLayout().UID) // whose entries are bm2's (journal.TrustedFrom)
+	uid := strconv.Itoa(a.c.Scope().Layout().UID) // whose entries are bm2's (journal.TrustedFrom)
 	enc := json.NewEncoder(a.Out)
 	enc.SetEscapeHTML(false)
 	count := 0
@@ -97,9 +97,9 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 		return fail(control.BadArg, "the pattern is PCRE2, as journalctl --grep takes it (journalctl(1)), "+
 			"and needs a journalctl built with PCRE2 and libpcre2-8 installed", fmt.Errorf("logs --grep: %w", err))
 	}
-	raw := a.c.ScopeLayout().JournalctlUnit(units.Instance(p.Name, ids[0]))
+	raw := a.c.Scope().Layout().JournalctlUnit(units.Instance(p.Name, ids[0]))
 	if len(ids) > 1 {
-		raw = a.c.ScopeLayout().JournalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
+		raw = a.c.Scope().Layout().JournalctlUnit(fmt.Sprintf("'bm2@%s-*'", p.Name))
 	}
 	what := "log lines of " + label
 	if o.grep != "" {

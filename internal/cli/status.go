@@ -53,7 +53,7 @@ func (a *App) status(ctx context.Context, name string) error {
 		return err
 	}
 	a.statusTroubles(ctx, sd, p)
-	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.ScopeLayout().Systemctl, units.Target(p.Name), p.Name)
+	fmt.Fprintf(w, "\nmore: %s status %s 'bm2@%s-*'\n", a.c.Scope().Layout().Systemctl, units.Target(p.Name), p.Name)
 	fmt.Fprintf(w, "      bm2 logs %s -f\n", p.Name)
 	fmt.Fprintf(w, "      bm2 events %s\n", p.Name)
 	for _, warn := range warnings {
@@ -69,7 +69,7 @@ func (a *App) statusHead(ctx context.Context, p *config.Project) {
 	fmt.Fprintf(w, "  %s, runtime %s (%s), user %s\n",
 		view.ShapeText(p), p.Runtime, esc(p.RuntimeCommand()), esc(a.userText(p)))
 	fmt.Fprintf(w, "  script %s in %s\n", esc(p.Script), esc(p.Cwd))
-	if reason, errored, _ := a.c.ScopeLayout().State().ErroredMark(p.Name); errored {
+	if reason, errored, _ := a.c.Scope().Layout().State().ErroredMark(p.Name); errored {
 		fmt.Fprintf(w, "  errored: %s (`bm2 start %s` or `bm2 serve` in %s clears it)\n", esc(reason), p.Name, esc(p.Cwd))
 		if e, _, ok := explain.Errored(ctx, a.c.Explainer(), p, reason, explain.Again(p, "start")); ok {
 			fmt.Fprintf(w, "  why: %s\n  %s\n", esc(e.Message), esc(e.FixLine()))
@@ -90,7 +90,7 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 		}
 	}
 	if score, err := a.c.Security(ctx, units.Instance(p.Name, 0)); err == nil {
-		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, a.c.ScopeLayout().Analyze, units.Instance(p.Name, 0))
+		fmt.Fprintf(w, "  sandbox: %s, exposure %s (%s security %s)\n", p.Sandbox.Mode, score, a.c.Scope().Layout().Analyze, units.Instance(p.Name, 0))
 	}
 	var fenced []UnitStatus
 	if sd != nil {
@@ -100,8 +100,8 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 	if p.Preload() {
 		fmt.Fprintf(w, "  %s\n", reusePortSupplied)
 	}
-	if !a.c.IsUser() {
-		if line := steer.PortLine(steer.ScopeStore(a.c.SteerPins, a.c.ScopeLayout()), p); line != "" {
+	if !a.c.Scope().IsUser() {
+		if line := steer.PortLine(steer.ScopeStore(a.c.SteerPins, a.c.Scope().Layout()), p); line != "" {
 			fmt.Fprintf(w, "  %s\n", esc(line))
 		}
 	}
@@ -113,11 +113,11 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 		if sd != nil {
 			st, _ = sd.Units(ctx, []string{units.RestartTimer(p.Name), units.RestartService(p.Name)})
 		}
-		for _, line := range scheduleLines(p, st, a.c.ScopeLayout().JournalUnit) {
+		for _, line := range scheduleLines(p, st, a.c.Scope().Layout().JournalUnit) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, history.UseOf(ctx, a.c.ReadJournal, a.c.DiskUsage, p), a.c.IsUser()))
+	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, history.UseOf(ctx, a.c.ReadJournal, a.c.DiskUsage, p), a.c.Scope().IsUser()))
 }
 
 // statusTable is status's table of the instances, after a blank line.
@@ -349,8 +349,8 @@ func needsText(ctx context.Context, sd Systemd, needs []config.Need) string {
 
 // userText names who a project runs as.
 func (a *App) userText(p *config.Project) string {
-	if a.c.IsUser() {
-		return a.c.ScopeLayout().Name + " (user scope: every project runs as you)"
+	if a.c.Scope().IsUser() {
+		return a.c.Scope().Layout().Name + " (user scope: every project runs as you)"
 	}
 	if p.OwnAccount() {
 		return p.Account() + " (its own account)"
@@ -365,7 +365,7 @@ func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 	var out []string
 	if len(st.Reload) > 0 {
 		out = append(out, fmt.Sprintf("  %s: unit files changed since systemd read them: `%s daemon-reload`, then `bm2 reload %s`",
-			strings.Join(st.Reload, ", "), a.c.ScopeLayout().Systemctl, p.Name))
+			strings.Join(st.Reload, ", "), a.c.Scope().Layout().Systemctl, p.Name))
 	}
 	if len(st.Restart) > 0 {
 		why := fmt.Sprintf("%s changed %s", st.File, st.At.Local().Format(timeLayout))
@@ -378,8 +378,8 @@ func (a *App) staleLines(p *config.Project, statuses []UnitStatus) []string {
 // scopeUID is the UID of user scope, "" in system scope: whose journal
 // entries a query of user scope reads.
 func (a *App) scopeUID() string {
-	if !a.c.IsUser() {
+	if !a.c.Scope().IsUser() {
 		return ""
 	}
-	return strconv.Itoa(a.c.ScopeLayout().UID)
+	return strconv.Itoa(a.c.Scope().Layout().UID)
 }

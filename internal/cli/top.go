@@ -45,7 +45,7 @@ func (a *App) top(ctx context.Context, names []string) error {
 	h := &topHost{a: a, names: names, figures: figures}
 	m := top.New(ctx, top.Config{
 		Frames: h.frame, Reload: h.reload, Logs: h.logs,
-		Title:    a.c.ScopeLayout().Describe(),
+		Title:    a.c.Scope().Layout().Describe(),
 		Renderer: lipgloss.NewRenderer(tty),
 	})
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(tty), tea.WithAltScreen())

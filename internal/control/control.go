@@ -88,7 +88,7 @@ func (c *Client) start(ctx context.Context, sd Systemd, sel selection, timeout t
 	if err := c.clearInstanceMarks(sel.p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	account.TidyRunDirs(c.ScopeLayout(), sel.p, sel.ids, warner(c.Report))
+	account.TidyRunDirs(c.Scope().Layout(), sel.p, sel.ids, warner(c.Report))
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (c *Client) restart(ctx context.Context, sd Systemd, sel selection, timeout
 	if err := c.clearInstanceMarks(p, markIDs(sel.idx)); err != nil {
 		return err
 	}
-	account.TidyRunDirs(c.ScopeLayout(), p, sel.ids, warner(c.Report))
+	account.TidyRunDirs(c.Scope().Layout(), p, sel.ids, warner(c.Report))
 	if err := resetFailed(ctx, sd, sel.names...); err != nil {
 		return err
 	}
@@ -270,7 +270,7 @@ func (c *Client) deletable(name, regFile string, found config.Found) (entry, err
 	}
 	if filepath.Clean(e.Path) != filepath.Clean(regFile) {
 		return entry{}, fail(Failed,
-			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.ScopeLayout().Systemctl),
+			fmt.Sprintf("remove %s yourself (or mask it with an empty %s), then run `%s daemon-reload`", e.Path, regFile, c.Scope().Layout().Systemctl),
 			fmt.Errorf("project %s is defined by %s, not %s: bm2 delete only removes what bm2 serve registered", name, e.Path, regFile))
 	}
 	return e, nil
@@ -321,7 +321,7 @@ func (c *Client) forget(name, regFile string) error {
 	// The health checks' counts (the service's RuntimeDirectory=, kept
 	// between its runs): a project of this name registered later starts
 	// without them.
-	if l := c.ScopeLayout(); l.RunStateDir != "" {
+	if l := c.Scope().Layout(); l.RunStateDir != "" {
 		hdir := l.HealthDir(name)
 		if err := safefs.Remove(health.Path(hdir)); err != nil {
 			return c.rootHint(fmt.Errorf("remove %s: %w", health.Path(hdir), err))
@@ -340,8 +340,8 @@ func (c *Client) forget(name, regFile string) error {
 	// on while the port has listeners and goes with the last, and the
 	// mark that it was unavailable. A project registered later under
 	// this name starts from nothing, on whatever port it has.
-	if !c.IsUser() {
-		if err := steer.ScopeStore(c.SteerPins, c.ScopeLayout()).Remove(name); err != nil {
+	if !c.Scope().IsUser() {
+		if err := steer.ScopeStore(c.SteerPins, c.Scope().Layout()).Remove(name); err != nil {
 			return c.rootHint(fmt.Errorf("remove the steering of %s: %w", name, err))
 		}
 	}

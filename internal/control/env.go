@@ -332,5 +332,5 @@ func (c *Client) SearchPath() []string {
 	if c.Getenv(config.SearchPathEnv) != "" {
 		return config.SearchPath(c.Getenv)
 	}
-	return append([]string(nil), c.ScopeLayout().SearchPath...)
+	return append([]string(nil), c.Scope().Layout().SearchPath...)
 }

@@ -34,7 +34,7 @@ const LegacyUser = "bm2"
 // <state dir>/migrated-0.1/. A file with nothing to change is left alone,
 // so running it again changes nothing.
 func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
-	if c.IsUser() {
+	if c.Scope().IsUser() {
 		return fail(BadArg, "run it as root: sudo bm2 migrate",
 			errors.New("migrate moves the secrets of system projects (/etc/bm2); user scope keeps them in ~/.bm2/projects/private from the start"))
 	}

@@ -24,7 +24,7 @@ type waiting struct {
 // waitingOn is the scope's waits through sd.
 func waitingOn(c *Client, sd Systemd) waiting {
 	j := scopeJournal(&c.Env)
-	host := wait.Scope{Systemd: sd, Layout: c.ScopeLayout(), Clock: c.Now, Verdict: c.ReadVerdict, Watch: c.WatchVerdicts,
+	host := wait.Scope{Systemd: sd, Layout: c.Scope().Layout(), Clock: c.Now, Verdict: c.ReadVerdict, Watch: c.WatchVerdicts,
 		ReadJournal: c.ReadJournal, JournalUser: journalUser(c), Listen: c.Listening, RunError: j.FirstError}
 	return waiting{
 		sd:     sd,

@@ -26,7 +26,7 @@ type entry = config.Entry
 // generator sees them (config.Load: the name that sorts first keeps a
 // contested port range).
 func (c *Client) Registry() ([]entry, config.Loaded) {
-	l := config.Load(c.SearchPath(), c.ConfigOptions())
+	l := config.Load(c.SearchPath(), c.Scope().Options())
 	return l.Entries, l
 }
 
@@ -41,8 +41,8 @@ func (c *Client) FindProject(name string) (entry, error) {
 	}
 	hint := "`bm2 list` shows the registered projects; `bm2 serve` in a project dir registers one"
 	where := strings.Join(c.SearchPath(), ":")
-	if c.IsUser() {
-		where = c.ScopeLayout().Short(where) + ", your projects (user scope)"
+	if c.Scope().IsUser() {
+		where = c.Scope().Layout().Short(where) + ", your projects (user scope)"
 		if _, ok := config.DiscoverOne(scope.SearchPath(c.SystemSearchPath), name); ok {
 			hint = fmt.Sprintf("%s is a system project: add --system (`bm2 --system status %s`; changing it needs sudo)", name, name)
 		}
@@ -103,7 +103,7 @@ func (c *Client) DirProject(file, absDir string) (*config.Project, trust.Origin,
 	if err != nil {
 		return nil, trust.Origin{}, fmt.Errorf("read project file: %w", err)
 	}
-	p, err := c.ParseDirProject(file, f.Data, absDir, err == nil && f.Speaker() != 0 && f.Speaker() != c.ScopeLayout().UID)
+	p, err := c.ParseDirProject(file, f.Data, absDir, err == nil && f.Speaker() != 0 && f.Speaker() != c.Scope().Layout().UID)
 	if err != nil {
 		return nil, trust.Origin{}, err
 	}
@@ -118,7 +118,7 @@ func (c *Client) DirProject(file, absDir string) (*config.Project, trust.Origin,
 // ParseDirProject parses a project dir's file from memory (see
 // DirProject).
 func (c *Client) ParseDirProject(file string, data []byte, absDir string, foreign bool) (*config.Project, error) {
-	opts := c.ConfigOptions()
+	opts := c.Scope().Options()
 	opts.Cwd, opts.AnyName = absDir, true
 	opts.Foreign = foreign
 	p, err := config.Parse(file, data, opts)
@@ -175,7 +175,7 @@ func (c *Client) policy(ctx context.Context) (trust.Policy, func()) {
 // scope every project runs as the user, under their own manager: there
 // is nothing to ask root for.
 func (c *Client) Verdict(ctx context.Context, p *config.Project, o trust.Origin, trusted bool) trust.Verdict {
-	if trusted || c.IsUser() || o.UID == 0 {
+	if trusted || c.Scope().IsUser() || o.UID == 0 {
 		return trust.Verdict{}
 	}
 	pol, done := c.policy(ctx)
@@ -192,7 +192,7 @@ func (c *Client) Vouch(ctx context.Context, p *config.Project, o trust.Origin, t
 	if !v.OK() {
 		return refusedErr(v.Refused)
 	}
-	if trusted || c.IsUser() || o.UID == 0 {
+	if trusted || c.Scope().IsUser() || o.UID == 0 {
 		return nil
 	}
 	if len(p.Wants)+len(p.Requires) > 0 {
@@ -217,8 +217,8 @@ func refusedErr(rs trust.Refusals) error {
 
 // runsAs names the account and group the project's instances run as.
 func (c *Client) runsAs(p *config.Project) string {
-	if c.IsUser() {
-		who := c.ScopeLayout().UID
+	if c.Scope().IsUser() {
+		who := c.Scope().Layout().UID
 		if u, err := c.Accounts.UserID(who); err == nil {
 			if g, err := c.Accounts.GroupID(u.GID); err == nil {
 				return u.Name + ":" + g.Name

@@ -17,7 +17,7 @@ import (
 // The returned function releases it; calling it more than once is
 // harmless.
 func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
-	if err := scope.EnsureUserDirs(c.ScopeLayout()); err != nil {
+	if err := scope.EnsureUserDirs(c.Scope().Layout()); err != nil {
 		return nil, c.rootHint(err)
 	}
 	unlock, err = registry.Lock(ctx, c.Layout.LockFile, timeout, func(holder string) {
@@ -39,7 +39,7 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 // (registry.TryLockProject). The lock is nil when another command has
 // it; holder is then the pid it wrote, when known.
 func (c *Client) TryLockProject(name string) (l *registry.ProjectLock, holder int, err error) {
-	l, holder, err = registry.TryLockProject(c.ScopeLayout(), name)
+	l, holder, err = registry.TryLockProject(c.Scope().Layout(), name)
 	return l, holder, c.rootHint(err)
 }
 
@@ -59,7 +59,7 @@ func (c *Client) lockProject(name string) (*registry.ProjectLock, error) {
 
 // newRegistration is registry.New in the scope.
 func (c *Client) newRegistration(p *config.Project) (*registry.Registration, error) {
-	r, err := registry.New(p, c.ConfigOptions())
+	r, err := registry.New(p, c.Scope().Options())
 	return r, c.rootHint(err)
 }
 

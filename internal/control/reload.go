@@ -75,8 +75,8 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		}
 		say(c.Report, "reloaded systemd: %s changed since it was read", e.Path)
 	}
-	account.TidyRunDirs(c.ScopeLayout(), p, ids, warner(c.Report))
-	if who := account.Other(c.ScopeLayout(), c.Accounts, p, statuses[1:]); who != "" && p.Mode == config.Cluster {
+	account.TidyRunDirs(c.Scope().Layout(), p, ids, warner(c.Report))
+	if who := account.Other(c.Scope().Layout(), c.Accounts, p, statuses[1:]); who != "" && p.Mode == config.Cluster {
 		// No instance of the new account could listen beside the
 		// running ones: all restart at once, as bm2 restart does.
 		if idx >= 0 {

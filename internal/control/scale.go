@@ -248,7 +248,7 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 	if msg := config.NameError(q.Name, q.Instances); msg != "" {
 		return fail(Invalid, "choose fewer instances", fmt.Errorf("%s cannot have %d instances: %s", q.Name, q.Instances, msg))
 	}
-	if err := c.CheckConflict(ctx, q, entries); err != nil {
+	if err := CheckConflict(ctx, c.Connect, c.Scope(), q, entries); err != nil {
 		hint := "choose fewer instances"
 		var ce *config.ConflictError
 		if errors.As(err, &ce) {
@@ -256,14 +256,14 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 		}
 		return fail(Invalid, hint, fmt.Errorf("%w; nothing was changed", err))
 	}
-	if err := c.CheckSystemConflict(q); err != nil {
+	if err := CheckSystemConflict(c.Scope(), q); err != nil {
 		return err
 	}
 	// Anything else config checks of a count (the limits above are the
 	// ones known today).
 	pub, priv := config.Marshal(q)
 	src := config.Source{Path: q.File, Data: pub, PrivatePath: config.PrivatePath(q.File), PrivateData: priv}
-	if _, err := config.ParseSource(src, c.ConfigOptions()); err != nil {
+	if _, err := config.ParseSource(src, c.Scope().Options()); err != nil {
 		return fail(Invalid, "choose another count", fmt.Errorf("%s cannot have %d instances: %w", q.Name, q.Instances, err))
 	}
 	return nil
@@ -285,7 +285,7 @@ func (c *Client) scaleRegistration(p, q *config.Project) (*registry.Registration
 	// The private part stays as it is, byte for byte: the new project
 	// file must read back as q beside it.
 	src := config.Source{Path: q.File, Data: reg.Public, PrivatePath: config.PrivatePath(q.File), PrivateData: reg.OldPrivate}
-	if r, err := config.ParseSource(src, c.ConfigOptions()); err != nil || !config.Equal(q, r) {
+	if r, err := config.ParseSource(src, c.Scope().Options()); err != nil || !config.Equal(q, r) {
 		hint := "`bm2 serve` in " + p.Cwd + " registers it afresh"
 		if r == nil || p.SecretsInFile {
 			hint = "`bm2 migrate` moves the secrets out of " + p.File + " first"
@@ -363,7 +363,7 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		if err := c.clearInstanceMarks(p, up); err != nil {
 			return err
 		}
-		account.TidyRunDirs(c.ScopeLayout(), p, up, warner(c.Report))
+		account.TidyRunDirs(c.Scope().Layout(), p, up, warner(c.Report))
 		if err := resetFailed(ctx, sd, names...); err != nil {
 			return err
 		}

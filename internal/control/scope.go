@@ -30,19 +30,9 @@ func ChooseScope(choice layout.Kind) (layout.Layout, error) {
 	return l, err
 }
 
-// IsUser tells whether the command runs in user scope.
-func (c *Client) IsUser() bool { return c.Layout != nil && c.Layout.IsUser() }
-
-// ScopeLayout is the command's scope (system scope when none was chosen).
-func (c *Client) ScopeLayout() layout.Layout { return scope.Of(c.Layout) }
-
-// ConfigOptions are the parse options of the scope.
-func (c *Client) ConfigOptions() config.Options { return scope.Options(c.Layout, c.NumCPU, c.MinPort) }
-
-// Decode reads one of bm2's events back from an entry, believing only
-// the scope's own writers (journal.TrustedFrom).
-func (c *Client) Decode(e journal.Entry) (journal.Event, bool) {
-	return scopeJournal(&c.Env).Decode(e)
+// Scope is the scope the command runs in (scope.Scope).
+func (c *Client) Scope() scope.Scope {
+	return scope.Scope{Chosen: c.Layout, NumCPU: c.NumCPU, MinPort: c.MinPort, SystemPath: c.SystemSearchPath}
 }
 
 // userDefaults are the Env defaults of user scope.
@@ -86,27 +76,24 @@ func scopedJournal(read func(context.Context, journal.Query, func(journal.Entry)
 	}
 }
 
-// CheckSystemConflict refuses, in user scope, a project whose port range
+// CheckSystemConflict refuses, in user scope s, a project whose port range
 // overlaps a system project's (the ones in /etc/bm2 a user can read): the
 // ports are the host's, whichever manager runs the app. The fix names the
 // file the project comes from (its bm2.toml), not the registered file,
 // which a project not registered yet does not have.
-func (c *Client) CheckSystemConflict(p *config.Project) error {
-	if !c.IsUser() {
-		return nil
-	}
-	h, pr, hr, ok := scope.SystemConflict(p, c.SystemSearchPath, c.NumCPU)
+func CheckSystemConflict(s scope.Scope, p *config.Project) error {
+	h, pr, hr, ok := s.SystemConflict(p)
 	if !ok {
 		return nil
 	}
-	return fail(Invalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", scope.SourceText(c.ScopeLayout(), p), h.Name),
+	return fail(Invalid, fmt.Sprintf("choose another port in %s: the system project %s is root's (`bm2 --system list` shows it)", scope.SourceText(s.Layout(), p), h.Name),
 		fmt.Errorf("%w: %s port range %s overlaps system project %s %s (%s)", config.ErrConflict, p.Name, pr, h.Name, hr, h.File))
 }
 
 // journalUser is whose entries a journal query of the scope reads: the
 // UID of user scope, "" in system scope (journal.Query.User).
 func journalUser(c *Client) string {
-	if !c.IsUser() {
+	if !c.Scope().IsUser() {
 		return ""
 	}
 	return strconv.Itoa(c.Layout.UID)

@@ -92,10 +92,10 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.CheckOwner(p, entries, f.Replace); err != nil {
 		return err
 	}
-	if err := c.CheckConflict(ctx, p, entries); err != nil {
+	if err := CheckConflict(ctx, c.Connect, c.Scope(), p, entries); err != nil {
 		return conflictErr(err)
 	}
-	if err := c.CheckSystemConflict(p); err != nil {
+	if err := CheckSystemConflict(c.Scope(), p); err != nil {
 		return err
 	}
 	// A port another program holds (after the conflicts: a registered
@@ -126,13 +126,13 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		return err
 	}
 	was := observe(before)
-	was.account = account.Other(c.ScopeLayout(), c.Accounts, p, before[1:])
+	was.account = account.Other(c.Scope().Layout(), c.Accounts, p, before[1:])
 
 	// 3. Register, and 4. let systemd see it.
 	if err := c.register(ctx, sd, p, reg, was.stale); err != nil {
 		return err
 	}
-	if c.IsUser() {
+	if c.Scope().IsUser() {
 		// The user's manager started before bm2 was installed has not
 		// started the units paths.target and timers.target want now:
 		// the notification spool's path unit, and the events' relay
@@ -151,7 +151,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := c.clearInstanceMarks(p, nil); err != nil {
 		return err
 	}
-	account.TidyRunDirs(c.ScopeLayout(), p, view.AllInstances(p), warner(c.Report))
+	account.TidyRunDirs(c.Scope().Layout(), p, view.AllInstances(p), warner(c.Report))
 	unlock()
 
 	// 5. Start it.
@@ -192,7 +192,7 @@ func (c *Client) servable(ctx context.Context, p *config.Project, force bool) er
 	if err := preflightErr(ctx, c.Explainer(), c.Report, p, force); err != nil {
 		return err
 	}
-	rc := c.CheckRuntime(ctx, p)
+	rc := CheckRuntime(ctx, &c.Env, p)
 	if !rc.OK() {
 		if e, ok := reason.Explain(rc.Reason, reason.Facts{Project: p.Name, Runtime: string(p.Runtime), Detail: rc.Problem, Again: "`bm2 serve`"}); ok {
 			return fail(Invalid, hintOf(e), fmt.Errorf("%s: %s", e.Reason, e.Message))
@@ -251,16 +251,16 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 		if reg.Existed {
 			verb = "updated"
 		}
-		if c.IsUser() {
-			say(c.Report, "%s %s in %s: %s", verb, c.ScopeLayout().Short(p.File), scope.UserNote(c.ScopeLayout()), c.Summary(p))
+		if c.Scope().IsUser() {
+			say(c.Report, "%s %s in %s: %s", verb, c.Scope().Layout().Short(p.File), scope.UserNote(c.Scope().Layout()), c.Summary(p))
 		} else {
 			say(c.Report, "%s %s: %s", verb, p.File, c.Summary(p))
 		}
 		if reg.Private != nil {
-			say(c.Report, "kept %s in %s, which only %s can read", privateWhat(p), config.PrivatePath(p.File), c.ScopeLayout().Owner)
+			say(c.Report, "kept %s in %s, which only %s can read", privateWhat(p), config.PrivatePath(p.File), c.Scope().Layout().Owner)
 		}
 	} else {
-		say(c.Report, "%s is up to date: %s", c.ScopeLayout().Short(p.File), c.Summary(p))
+		say(c.Report, "%s is up to date: %s", c.Scope().Layout().Short(p.File), c.Summary(p))
 	}
 
 	if changed || stale {
@@ -334,8 +334,8 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	if err := c.retireSurge(ctx, sd, p); err != nil {
 		return err
 	}
-	if c.IsUser() {
-		say(c.Report, "%s", scope.LingerNote(c.ScopeLayout()))
+	if c.Scope().IsUser() {
+		say(c.Report, "%s", scope.LingerNote(c.Scope().Layout()))
 	}
 	return nil
 }
@@ -530,7 +530,7 @@ func privateWhat(p *config.Project) string {
 
 // rootHint adds "run it as root" to permission errors.
 func (c *Client) rootHint(err error) error {
-	if errors.Is(err, fs.ErrPermission) && c.IsUser() {
+	if errors.Is(err, fs.ErrPermission) && c.Scope().IsUser() {
 		return withFix(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
 	}
 	if errors.Is(err, fs.ErrPermission) {

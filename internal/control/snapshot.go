@@ -32,14 +32,14 @@ type snapshotHost struct{ *Client }
 func (h snapshotHost) Now() time.Time { return h.Client.Now() }
 
 func (h snapshotHost) HealthDir(project string) string {
-	return h.ScopeLayout().HealthDir(project)
+	return h.Scope().Layout().HealthDir(project)
 }
 
 func (h snapshotHost) AccountingGap() string {
-	if !h.IsUser() {
+	if !h.Scope().IsUser() {
 		return ""
 	}
-	return h.Accounting(h.ScopeLayout().UID)
+	return h.Accounting(h.Scope().Layout().UID)
 }
 
 // ProjectEvents are the journal's events of kinds of projects since then

@@ -20,7 +20,7 @@ var PolkitDaemon = "/usr/lib/polkit-1/polkitd"
 // projects do already (their targets are wanted by multi-user.target); a
 // user's need their manager to run without a session: lingering.
 func (c *Client) Startup(ctx context.Context) error {
-	l := c.ScopeLayout()
+	l := c.Scope().Layout()
 	if !l.IsUser() {
 		say(c.Report, "%s", "system scope: every registered project starts at boot already (its target is wanted by multi-user.target); nothing to do")
 		return nil

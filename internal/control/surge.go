@@ -181,7 +181,7 @@ func (c *Client) surgeFits(ctx context.Context, sd Systemd, p *config.Project, i
 			return false, "", err
 		}
 		if st[0].LoadState != "loaded" || st[0].Env("BM2_APP_SURGE") != "1" {
-			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), c.ScopeLayout().Systemctl), nil
+			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), c.Scope().Layout().Systemctl), nil
 		}
 	}
 	names := make([]string, len(ids))
@@ -220,7 +220,7 @@ func (c *Client) startSurge(ctx context.Context, sd Systemd, p *config.Project, 
 		return err
 	}
 	if before[0].LoadState != "loaded" {
-		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run %s daemon-reload)", surge, c.ScopeLayout().Systemctl)
+		return fmt.Errorf("systemd has no %s (is bm2-generator installed? run %s daemon-reload)", surge, c.Scope().Layout().Systemctl)
 	}
 	w := wait.New(wait.UntilBack, p, []int{units.Surge}, c.Now())
 	w.Back(before[0], true)

@@ -61,7 +61,7 @@ func Runtime(ctx context.Context, c *control.Client, p *config.Project, ok bool)
 	if !ok {
 		return jsruntime.Result{}, false
 	}
-	return c.CheckRuntime(ctx, p), true
+	return control.CheckRuntime(ctx, &c.Env, p), true
 }
 
 // Registration is whether a project could be registered beside the
@@ -84,7 +84,7 @@ func Register(ctx context.Context, c *control.Client, p *config.Project) Registr
 	entries, _ := c.Registry()
 	return Registration{
 		Owner:    c.CheckOwner(p, entries, false),
-		Conflict: c.CheckConflict(ctx, p, entries),
-		System:   c.CheckSystemConflict(p),
+		Conflict: control.CheckConflict(ctx, c.Connect, c.Scope(), p, entries),
+		System:   control.CheckSystemConflict(c.Scope(), p),
 	}
 }

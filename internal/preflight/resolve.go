@@ -30,11 +30,11 @@ func Resolve(c *control.Client, arg string, named, refused bool) (*config.Projec
 		return dirFile(c, arg)
 	case err == nil:
 		f, rerr := c.ReadFile(arg)
-		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != c.ScopeLayout().UID
+		foreign := rerr == nil && f.Speaker() != 0 && f.Speaker() != c.Scope().Layout().UID
 		if rerr != nil {
 			return nil, "", trust.Origin{}, fmt.Errorf("read project file: %w", rerr)
 		}
-		opts := c.ConfigOptions()
+		opts := c.Scope().Options()
 		opts.Foreign = foreign
 		p, perr := config.Parse(arg, f.Data, opts)
 		if p != nil && f.Speaker() != 0 {

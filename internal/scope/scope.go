@@ -156,3 +156,36 @@ func EnsureUserDirs(l layout.Layout) error {
 	}
 	return nil
 }
+
+// Scope is the scope a command runs in, with what its project files are
+// parsed with there and where a user scope finds the system's projects.
+type Scope struct {
+	// Chosen is the scope's layout; nil: none was chosen (system scope).
+	Chosen *layout.Layout
+	// NumCPU resolves instances = "max"; MinPort replaces the host's
+	// first unprivileged port in user scope (tests).
+	NumCPU  int
+	MinPort *int
+	// SystemPath is where user scope looks for system projects
+	// (SearchPath: config.DefaultSearchPath when nil).
+	SystemPath []string
+}
+
+// IsUser tells whether the command runs in user scope.
+func (s Scope) IsUser() bool { return s.Chosen != nil && s.Chosen.IsUser() }
+
+// Layout is the scope's layout (system scope when none was chosen).
+func (s Scope) Layout() layout.Layout { return Of(s.Chosen) }
+
+// Options are the parse options of the scope (Options).
+func (s Scope) Options() config.Options { return Options(s.Chosen, s.NumCPU, s.MinPort) }
+
+// SystemConflict is, in user scope, the system project whose port range
+// overlaps p's, and both ranges (the package's SystemConflict); never in
+// system scope.
+func (s Scope) SystemConflict(p *config.Project) (*config.Project, config.PortRange, config.PortRange, bool) {
+	if !s.IsUser() {
+		return nil, config.PortRange{}, config.PortRange{}, false
+	}
+	return SystemConflict(p, s.SystemPath, s.NumCPU)
+}
