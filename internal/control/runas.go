@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"time"
 
 	"github.com/bm2dev/bm2/generator"
 	"github.com/bm2dev/bm2/internal/config"
@@ -14,39 +13,11 @@ import (
 	"github.com/bm2dev/bm2/internal/hooks"
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/jsruntime"
-	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/units"
 )
 
-// runningIdentity asks systemd for the UID and GID of a running instance.
-func runningIdentity(ctx context.Context, connect func(context.Context) (Systemd, error), p *config.Project) (identity.Identity, bool) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	sd, err := connect(ctx)
-	if err != nil {
-		return identity.Identity{}, false
-	}
-	defer sd.Close()
-	// Only units systemd has loaded: asking about one it has not would
-	// load the bare template (and log that it has no ExecStart=).
-	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
-	if err != nil {
-		return identity.Identity{}, false
-	}
-	for _, l := range loaded {
-		if name, _, ok := units.ParseInstance(l.Name); !ok || name != p.Name || l.ActiveState != "active" {
-			continue
-		}
-		st, err := sd.Units(ctx, []string{l.Name})
-		if err == nil && len(st) == 1 && st[0].UID != sysd.NoID && st[0].GID != sysd.NoID && st[0].MainPID != 0 {
-			return identity.Identity{Name: p.Account(), UID: int(st[0].UID), GID: int(st[0].GID)}, true
-		}
-	}
-	return identity.Identity{}, false
-}
-
-// CheckRuntime finds p's runtime (with e's lookups), asks its version (as the project's
-// user, never as root) and compares it with the floor. Run by root, a
+// CheckRuntime finds p's runtime (with e's lookups), asks its version
+// (as the project's user, never as root) and compares it with the floor. Run by root, a
 // runtime that someone other than root can replace (the app's user, the
 // app itself in compat mode) is asked only inside the project's sandbox,
 // as its account, in a transient unit (package confine); and never when

@@ -9,6 +9,7 @@ import (
 	"github.com/bm2dev/bm2/internal/identity"
 	"github.com/bm2dev/bm2/internal/reuseport"
 	"github.com/bm2dev/bm2/internal/state"
+	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/units"
@@ -37,12 +38,19 @@ type Scope struct {
 	// Holder names the holder of a listener on port owned by another
 	// user than uid (Host.PortHolder).
 	Holder func(port int, uid uint32) (string, bool)
-	// Running are the ports the registered project name holds through
-	// instances that run now (Host.OwnPorts).
-	Running func(ctx context.Context, name string) map[int]bool
-	// RunningAs is the account systemd reports for a running instance
-	// of p, when one runs.
-	RunningAs func(ctx context.Context, p *config.Project) (identity.Identity, bool)
+	// Connect reaches systemd, for what it says of the running
+	// instances: their accounts and the ports they hold; Find is the
+	// registered project of a name.
+	Connect func(ctx context.Context) (Systemd, error)
+	Find    func(name string) (config.Entry, error)
+}
+
+// Systemd is what explaining asks systemd of a project's running
+// instances.
+type Systemd interface {
+	Units(ctx context.Context, names []string) ([]view.UnitStatus, error)
+	Loaded(ctx context.Context, patterns []string) ([]view.UnitStatus, error)
+	Close() error
 }
 
 // Now is the scope's time.
@@ -93,7 +101,7 @@ func (s Scope) ProjectIdentity(ctx context.Context, p *config.Project, askSystem
 		return s.Lookup(ctx, p.User, p.Group)
 	}
 	if askSystemd {
-		if id, ok := s.RunningAs(ctx, p); ok {
+		if id, ok := s.runningIdentity(ctx, p); ok {
 			return id, nil
 		}
 	}
@@ -126,9 +134,65 @@ func (s Scope) CheckPorts(ctx context.Context, id identity.Identity, ports []int
 	return s.Probe(ctx, id, ports)
 }
 
-// OwnPorts are the ports the registered project name holds through
-// running instances.
-func (s Scope) OwnPorts(ctx context.Context, name string) map[int]bool { return s.Running(ctx, name) }
+// OwnPorts returns the ports that the registered project of that name
+// holds through instances systemd runs right now. It is best effort: when
+// systemd is not reachable (check works without it), nothing is known to
+// be the project's own.
+func (s Scope) OwnPorts(ctx context.Context, name string) map[int]bool {
+	own := map[int]bool{}
+	e, err := s.Find(name)
+	if err != nil || e.Project == nil {
+		return own
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	sd, err := s.Connect(ctx)
+	if err != nil {
+		return own
+	}
+	defer sd.Close()
+	names := make([]string, e.Project.Instances)
+	for i := range names {
+		names[i] = units.Instance(name, i)
+	}
+	statuses, err := sd.Units(ctx, names)
+	if err != nil {
+		return own
+	}
+	for i, u := range statuses {
+		if u.MainPID != 0 { // a live main process is what holds the port
+			own[e.Project.InstancePort(i)] = true
+		}
+	}
+	return own
+}
+
+// runningIdentity asks systemd for the UID and GID of a running instance.
+func (s Scope) runningIdentity(ctx context.Context, p *config.Project) (identity.Identity, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	sd, err := s.Connect(ctx)
+	if err != nil {
+		return identity.Identity{}, false
+	}
+	defer sd.Close()
+	// Only units systemd has loaded: asking about one it has not would
+	// load the bare template (and log that it has no ExecStart=).
+	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
+	if err != nil {
+		return identity.Identity{}, false
+	}
+	for _, l := range loaded {
+		if name, _, ok := units.ParseInstance(l.Name); !ok || name != p.Name || l.ActiveState != "active" {
+			continue
+		}
+		st, err := sd.Units(ctx, []string{l.Name})
+		if err == nil && len(st) == 1 && st[0].UID != sysd.NoID && st[0].GID != sysd.NoID && st[0].MainPID != 0 {
+			return identity.Identity{Name: p.Account(), UID: int(st[0].UID), GID: int(st[0].GID)}, true
+		}
+	}
+	return identity.Identity{}, false
+}
 
 // PortHolder names the holder of a listener on port owned by another
 // user than uid.
