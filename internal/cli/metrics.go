@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/internal/metrics"
 	"github.com/bm2dev/bm2/internal/scrape"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/coreos/go-systemd/v22/activation"
 )
@@ -46,7 +47,7 @@ func (a *App) exposition(ctx context.Context, names []string) ([]byte, []string,
 	}
 	var warnings []string
 	snap, figs := a.readSnapshotFigures(ctx, entries, func(w string) { warnings = append(warnings, w) })
-	warnings = append(warnings, snapshotWarnings(snap)...)
+	warnings = append(warnings, view.Warnings(snap)...)
 	warnings = append(warnings, figs.Warnings...)
 	if len(names) == 0 {
 		for _, err := range found.Errors {

@@ -48,7 +48,7 @@ func (a *App) status(ctx context.Context, name string) error {
 		defer sd.Close()
 	}
 	a.statusHost(ctx, sd, p)
-	rows, warnings := listRows(a.c.Snapshot(ctx, []entry{e}, sd))
+	rows, warnings := view.Rows(a.c.Snapshot(ctx, []entry{e}, sd))
 	if err := a.statusTable(rows); err != nil {
 		return err
 	}
@@ -121,12 +121,12 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 }
 
 // statusTable is status's table of the instances, after a blank line.
-func (a *App) statusTable(rows []row) error {
+func (a *App) statusTable(rows []view.Row) error {
 	fmt.Fprintln(a.Out)
 	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
-		c := r.cells()
+		c := cellsOf(r)
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			c.id, termtext.EscapeField(r.Unit), termtext.EscapeField(r.State), termtext.EscapeField(orDash(r.Reason)), c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}

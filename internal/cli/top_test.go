@@ -54,7 +54,7 @@ func TestTopHost(t *testing.T) {
 	h := &topHost{a: te.app(), figures: unknownFigures}
 
 	f := h.frame(ctx)
-	rows, _ := listRows(f.Snapshot)
+	rows, _ := view.Rows(f.Snapshot)
 	if len(f.Snapshot.Projects) != 1 || len(rows) != 4 || f.Time != f.Snapshot.Now {
 		t.Fatalf("frame: %d projects, %d rows", len(f.Snapshot.Projects), len(rows))
 	}
