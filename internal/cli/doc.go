@@ -21,9 +21,9 @@
 //
 // The completion scripts are thin: they call the hidden `bm2 __complete --
 // WORD...`, which completes commands, flags, project and instance names in
-// Go. What each argument takes is read from the command's usage line in
-// help.txt ("<name | name-i>": projects and instances), so --help, bm2(1)
-// and completion cannot disagree.
+// Go (package complete). What each argument takes is read from the
+// command's usage line in help.txt ("<name | name-i>": projects and
+// instances), so --help, bm2(1) and completion cannot disagree.
 //
 // # Shape
 //
@@ -32,7 +32,7 @@
 // help and completions, dispatches, maps errors to exit codes and hints
 // (control fails with a [control.Error] of a class; the numbers are
 // this package's), and renders what control reads (bm2 list's rows are
-// a pure function of a [view.Snapshot]; see listRows) and what it
+// a pure function of a [view.Snapshot]; see view.Rows) and what it
 // reports as a command goes (render, its [control.Reporter]). It reaches
 // the host only through the client, whose [control.Env] tests replace
 // field by field.
