@@ -35,7 +35,8 @@
 // a pure function of a [view.Snapshot]; see view.Rows) and what it
 // reports as a command goes (render, its [control.Reporter]). It reaches
 // the host only through the client, whose [control.Env] tests replace
-// field by field.
+// field by field; bm2 list, top, metrics, logs and events read it
+// through a [view.Reader] made of the client (reader.go).
 //
 // All output goes to the App's writers: reports and progress to Out,
 // warnings and errors to Err. An error returned by Run is printed by Main

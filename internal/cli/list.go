@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/scope"
 	"github.com/bm2dev/bm2/internal/termtext"
 	"github.com/bm2dev/bm2/internal/view"
@@ -22,11 +21,12 @@ const maxReason = 40
 
 // list is `bm2 list [name...]`.
 func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
-	entries, found, err := a.selected(names)
+	rd := a.reader()
+	entries, found, err := rd.Select(names)
 	if err != nil {
 		return err
 	}
-	rows, warnings := view.Rows(a.readSnapshot(ctx, entries, func(w string) { fmt.Fprintf(a.Err, "bm2: warning: %s\n", w) }))
+	rows, warnings := view.Rows(rd.Snapshot(ctx, entries, func(w string) { fmt.Fprintf(a.Err, "bm2: warning: %s\n", w) }))
 	for i := range rows {
 		rows[i].Scope = string(a.c.ScopeLayout().Kind)
 	}
@@ -65,62 +65,6 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		}
 	}
 	return nil
-}
-
-// selected is what bm2 list and bm2 metrics show: the named projects, in
-// name order, or every registered one when none is named; and what the
-// search path holds.
-func (a *App) selected(names []string) ([]entry, config.Loaded, error) {
-	entries, found := a.c.Registry()
-	if len(names) > 0 {
-		var picked []entry
-		seen := map[string]bool{}
-		for _, n := range names {
-			if seen[n] {
-				continue // named twice: shown once
-			}
-			seen[n] = true
-			e, err := a.c.FindProject(n)
-			if err != nil {
-				return nil, found, err
-			}
-			picked = append(picked, e)
-		}
-		entries = picked
-		sortEntries(entries)
-	}
-	return entries, found, nil
-}
-
-// readSnapshot reads the state of entries; systemd out of reach makes
-// every instance's state unknown, which warn says.
-func (a *App) readSnapshot(ctx context.Context, entries []entry, warn func(string)) view.Snapshot {
-	snap, _ := a.readSnapshotWith(ctx, entries, warn, false)
-	return snap
-}
-
-// readSnapshotFigures is readSnapshot with the instances' figures
-// (control.Client.SnapshotFigures).
-func (a *App) readSnapshotFigures(ctx context.Context, entries []entry, warn func(string)) (view.Snapshot, view.Figures) {
-	return a.readSnapshotWith(ctx, entries, warn, true)
-}
-
-func (a *App) readSnapshotWith(ctx context.Context, entries []entry, warn func(string), figures bool) (view.Snapshot, view.Figures) {
-	var sd Systemd
-	if len(entries) > 0 {
-		var err error
-		sd, err = a.c.Connect(ctx)
-		if err != nil {
-			warn(fmt.Sprintf("%v; instance states are unknown", err))
-			sd = nil
-		} else {
-			defer sd.Close()
-		}
-	}
-	if figures {
-		return a.c.SnapshotFigures(ctx, entries, sd)
-	}
-	return a.c.Snapshot(ctx, entries, sd), view.Figures{}
 }
 
 // cells is a row as the table shows it: "-" for what is not known.
