@@ -11,6 +11,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/diff"
 	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
 	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
@@ -190,7 +191,7 @@ func (a *App) importOne(ctx context.Context, p convert.Project, origin trust.Ori
 		fmt.Fprintf(a.Out, "  %s is up to date\n", p.File)
 	case wr == outfile.Differs:
 		fmt.Fprintf(a.Out, "  %s differs from the import; not overwritten without --force:\n%s", p.File,
-			indent(lineDiff(p.File, p.File+" (imported)", old, p.Data)))
+			indent(diff.Lines(p.File, p.File+" (imported)", old, p.Data)))
 		return fmt.Sprintf("%s: %s differs from the import and was not overwritten (--force replaces it)", p.Name, p.File)
 	case old != nil:
 		fmt.Fprintf(a.Out, "  replaced %s (--force)\n", p.File)
