@@ -8,7 +8,7 @@ import (
 )
 
 // reader is what bm2 list, top, metrics, logs and events read the host
-// through (view.Reader): the client's registry, its Snapshots over
+// through, and bm2 status the journal (view.Reader): the client's registry, its Snapshots over
 // systemd, the kernel's sockets and the scope's journal. It is the one
 // place those commands reach the client for what they read.
 func (a *App) reader() view.Reader {
@@ -27,6 +27,7 @@ func (a *App) reader() view.Reader {
 		Sockets:   a.c.Sockets,
 		Journal:   a.c.ReadJournal,
 		Decode:    a.c.Decode,
+		DiskUsage: a.c.DiskUsage,
 	}
 }
 

@@ -24,7 +24,7 @@ import (
 
 // status is `bm2 status <name>`.
 func (a *App) status(ctx context.Context, name string) error {
-	e, err := a.c.FindProject(name)
+	e, err := a.reader().Find(name)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,8 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, history.UseOf(ctx, a.c.ReadJournal, a.c.DiskUsage, p), a.c.IsUser()))
+	rd := a.reader()
+	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, history.UseOf(ctx, rd.Journal, rd.DiskUsage, p), a.c.IsUser()))
 }
 
 // statusTable is status's table of the instances, after a blank line.
@@ -160,7 +161,7 @@ func (a *App) statusTroubles(ctx context.Context, sd Systemd, p *config.Project)
 	}
 	// Files of the project that bm2 could not write (a full disk): what
 	// its crash.logs and marks miss.
-	if evs, err := history.WriteFailures(ctx, a.c.ReadJournal, a.scopeUID(), p.Name, a.c.Now()); err == nil {
+	if evs, err := history.WriteFailures(ctx, a.reader().Journal, a.scopeUID(), p.Name, a.c.Now()); err == nil {
 		for _, line := range writeFailureLines(evs, a.c.Now()) {
 			fmt.Fprintln(w, line)
 		}

@@ -11,8 +11,9 @@ import (
 )
 
 // Reader is what bm2 list, top, metrics, logs and events read of the
-// host: the projects on the search path, their Snapshot over systemd,
-// the kernel's sockets and the scope's journal. Package cli fills it from
+// host, and bm2 status of the journal: the projects on the search path,
+// their Snapshot over systemd, the kernel's sockets and the scope's
+// journal. Package cli fills it from
 // package control's client, and its commands read through it alone.
 type Reader struct {
 	// Registry is the project files on the search path, valid or not,
@@ -36,6 +37,9 @@ type Reader struct {
 	// events, when the scope trusts it as one.
 	Journal func(ctx context.Context, q journal.Query, each func(journal.Entry) error) error
 	Decode  func(e journal.Entry) (journal.Event, bool)
+	// DiskUsage is what the journal's files take, in bytes (in user
+	// scope, the user's own files).
+	DiskUsage func(ctx context.Context) (int64, error)
 }
 
 // Conn reads Snapshots over one connection to systemd (or none:
