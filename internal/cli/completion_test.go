@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bm2dev/bm2/internal/complete"
 	"github.com/bm2dev/bm2/internal/testutil"
 )
 
@@ -77,7 +78,7 @@ var completionCases = []struct {
 	{[]string{"--system", "re"}, []string{"reload", "restart"}},
 	{[]string{"-"}, []string{"--help", "--system", "--user", "--version"}},
 	{[]string{"status", "--system", "w"}, []string{"web"}},
-	{[]string{""}, withPrefix("", commandNames())},
+	{[]string{""}, complete.WithPrefix("", commandNames())},
 	{[]string{"comp"}, []string{"completion"}},
 	{[]string{"logs", "--"}, []string{"--follow", "--grep", "--help", "--json", "--lines", "--since", "--system", "--systemd", "--user"}},
 	{[]string{"logs", "--grep", ""}, nil}, // a pattern: nothing to offer
@@ -124,7 +125,7 @@ func TestCompleteCandidates(t *testing.T) {
 		}
 		var got []string
 		for _, l := range lines(string(out)) {
-			if l != filesDirective { // checked below
+			if l != complete.FilesDirective { // checked below
 				got = append(got, l)
 			}
 		}
@@ -137,8 +138,8 @@ func TestCompleteCandidates(t *testing.T) {
 		cmd := exec.Command(lookPath(t, env), append([]string{completeCommand, "--"}, words...)...)
 		cmd.Env = env
 		out, _ := cmd.Output()
-		if !strings.Contains(string(out), filesDirective+"\n") {
-			t.Errorf("bm2 __complete -- %q = %q: no %s", words, out, filesDirective)
+		if !strings.Contains(string(out), complete.FilesDirective+"\n") {
+			t.Errorf("bm2 __complete -- %q = %q: no %s", words, out, complete.FilesDirective)
 		}
 	}
 }

@@ -294,7 +294,7 @@ func TestInstanceMark(t *testing.T) {
 	}
 
 	te.mustRun(ExitOK, "list", "--json")
-	var rows []row
+	var rows []view.Row
 	if err := json.Unmarshal(te.stdout.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,9 @@
 //
 // The completion scripts are thin: they call the hidden `bm2 __complete --
 // WORD...`, which completes commands, flags, project and instance names in
-// Go. What each argument takes is read from the command's usage line in
-// help.txt ("<name | name-i>": projects and instances), so --help, bm2(1)
-// and completion cannot disagree.
+// Go (package complete). What each argument takes is read from the
+// command's usage line in help.txt ("<name | name-i>": projects and
+// instances), so --help, bm2(1) and completion cannot disagree.
 //
 // # Shape
 //
@@ -32,10 +32,11 @@
 // help and completions, dispatches, maps errors to exit codes and hints
 // (control fails with a [control.Error] of a class; the numbers are
 // this package's), and renders what control reads (bm2 list's rows are
-// a pure function of a [view.Snapshot]; see listRows) and what it
+// a pure function of a [view.Snapshot]; see view.Rows) and what it
 // reports as a command goes (render, its [control.Reporter]). It reaches
 // the host only through the client, whose [control.Env] tests replace
-// field by field.
+// field by field; bm2 list, top, metrics, logs and events read it
+// through a [view.Reader] made of the client (reader.go).
 //
 // All output goes to the App's writers: reports and progress to Out,
 // warnings and errors to Err. An error returned by Run is printed by Main

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/bm2dev/bm2/units"
 )
@@ -69,10 +70,11 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 		return err
 	}
 	// Only what bm2 wrote itself: an app cannot add to this list.
+	rd := a.reader()
 	q := journal.Query{BM2: true, Generator: true, Lines: n, Follow: follow, Since: since}
 	what := "events"
 	if len(args) > 0 {
-		project, instance, err := a.eventsFilter(args[0])
+		project, instance, err := eventsFilter(rd, args[0])
 		if err != nil {
 			return err
 		}
@@ -104,8 +106,8 @@ func (a *App) eventsCmd(ctx context.Context, args []string, follow, asJSON bool,
 	enc := json.NewEncoder(a.Out)
 	enc.SetEscapeHTML(false)
 	count := 0
-	err = a.c.ReadJournal(ctx, q, func(e journal.Entry) error {
-		ev, ok := journal.DecodeFrom(e, strconv.Itoa(a.c.Scope().Layout().UID))
+	err = rd.Journal(ctx, q, func(e journal.Entry) error {
+		ev, ok := rd.Decode(e)
 		if !ok {
 			return nil
 		}
@@ -142,12 +144,12 @@ const jsonTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // eventsFilter turns events' argument into a project and maybe one of its
 // instances. Events outlive projects, so an unregistered name is fine as
 // long as it could be a project's.
-func (a *App) eventsFilter(arg string) (project, instance string, err error) {
-	if e, err := a.c.FindProject(arg); err == nil {
+func eventsFilter(rd view.Reader, arg string) (project, instance string, err error) {
+	if e, err := rd.Find(arg); err == nil {
 		return e.Name, "", nil
 	}
 	if name, i, ok := units.ParseInstance(arg); ok {
-		if _, err := a.c.FindProject(name); err == nil {
+		if _, err := rd.Find(name); err == nil {
 			return name, units.InstanceID(name, i), nil
 		}
 	}

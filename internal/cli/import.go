@@ -11,6 +11,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/control"
+	"github.com/bm2dev/bm2/internal/diff"
 	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
 	"github.com/bm2dev/bm2/internal/pm2/ecosystem"
@@ -30,11 +31,6 @@ type importFlags struct {
 	// take names registered from another source.
 	control.ServeFlags
 }
-
-// ecosystemNames are the files bm2 import looks for without FILE, in
-// order.
-var ecosystemNames = []string{"ecosystem.config.js", "ecosystem.config.cjs", "ecosystem.config.mjs",
-	"ecosystem.config.json", "ecosystem.config.yaml", "ecosystem.config.yml", "ecosystem.json"}
 
 // importCmd is `bm2 import [FILE]`.
 func (a *App) importCmd(ctx context.Context, args []string, f importFlags) error {
@@ -195,7 +191,7 @@ func (a *App) importOne(ctx context.Context, p convert.Project, origin trust.Ori
 		fmt.Fprintf(a.Out, "  %s is up to date\n", p.File)
 	case wr == outfile.Differs:
 		fmt.Fprintf(a.Out, "  %s differs from the import; not overwritten without --force:\n%s", p.File,
-			indent(lineDiff(p.File, p.File+" (imported)", old, p.Data)))
+			indent(diff.Lines(p.File, p.File+" (imported)", old, p.Data)))
 		return fmt.Sprintf("%s: %s differs from the import and was not overwritten (--force replaces it)", p.Name, p.File)
 	case old != nil:
 		fmt.Fprintf(a.Out, "  replaced %s (--force)\n", p.File)
@@ -260,26 +256,20 @@ func indent(s string) string {
 }
 
 // findEcosystem is FILE, or the one ecosystem.config.* in the current
-// directory.
+// directory (importer.Find).
 func findEcosystem(args []string) (string, error) {
 	if len(args) > 0 {
 		return args[0], nil
 	}
-	var found []string
-	for _, n := range ecosystemNames {
-		if st, err := os.Stat(n); err == nil && st.Mode().IsRegular() {
-			found = append(found, n)
-		}
+	file, err := importer.Find()
+	var fe *importer.FindError
+	switch {
+	case errors.As(err, &fe) && len(fe.Found) == 0:
+		return "", fail(control.BadArg, "name the file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote", err)
+	case err != nil:
+		return "", fail(control.BadArg, "name the one to import", err)
 	}
-	switch len(found) {
-	case 0:
-		wd, _ := os.Getwd()
-		return "", fail(control.BadArg, "name the file: bm2 import ecosystem.config.js, or bm2 import ~/.pm2/dump.pm2 for what pm2 save wrote",
-			fmt.Errorf("no ecosystem file in %s (looked for %s)", wd, strings.Join(ecosystemNames, ", ")))
-	case 1:
-		return found[0], nil
-	}
-	return "", fail(control.BadArg, "name the one to import", fmt.Errorf("more than one ecosystem file here: %s", strings.Join(found, ", ")))
+	return file, nil
 }
 
 // serveImported serves an imported project as bm2 serve would serve the

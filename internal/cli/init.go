@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -15,7 +14,6 @@ import (
 	"github.com/bm2dev/bm2/internal/guess"
 	"github.com/bm2dev/bm2/internal/outfile"
 	"github.com/bm2dev/bm2/internal/termtext"
-	"golang.org/x/sys/unix"
 )
 
 // initFlags are `bm2 init`'s.
@@ -73,7 +71,7 @@ func (a *App) initCmd(ctx context.Context, args []string, f initFlags) error {
 	if err != nil {
 		return fail(control.Failed, "write bm2.toml by hand (bm2.toml(5) has an example), or run a script as it is: bm2 start app.js", err)
 	}
-	if owner, closed := a.initUser(abs); owner != "" {
+	if owner, closed := guess.DirUser(abs, a.c.Accounts); owner != "" {
 		g.User, g.UserWhy = owner, closed
 	}
 	data := g.TOML()
@@ -113,32 +111,4 @@ func nextSteps(dir string, named bool) string {
 		return fmt.Sprintf("`bm2 check%s` checks it, `bm2 serve%s` registers the project and starts it", arg, arg)
 	}
 	return fmt.Sprintf("`bm2 check%s` checks it, `sudo bm2 serve%s` registers the project and starts it (`bm2 serve%s`: under your own systemd)", arg, arg, arg)
-}
-
-// initUser is the account to write as user: the directory's owner when
-// the project's own account could not enter the directory (a home
-// directory closed to other accounts), with the directory that is
-// closed; "" when its own account can, or the owner is root.
-func (a *App) initUser(dir string) (owner, closed string) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
-			closed = d
-		}
-		if d == "/" || d == "." {
-			break
-		}
-	}
-	if closed == "" {
-		return "", ""
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil || st.Uid == 0 {
-		return "", ""
-	}
-	if a.c.Accounts != nil {
-		if u, err := a.c.Accounts.UserID(int(st.Uid)); err == nil && u.Name != "" {
-			return u.Name, closed
-		}
-	}
-	return strconv.Itoa(int(st.Uid)), closed
 }

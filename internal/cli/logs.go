@@ -36,7 +36,8 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 	if err != nil {
 		return err
 	}
-	e, idx, err := a.c.ResolveUnit(arg)
+	rd := a.reader()
+	e, idx, err := rd.Resolve(arg)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (a *App) logs(ctx context.Context, arg string, o logsOptions) error {
 	enc := json.NewEncoder(a.Out)
 	enc.SetEscapeHTML(false)
 	count := 0
-	err = a.c.ReadJournal(ctx, q, func(e journal.Entry) error {
+	err = rd.Journal(ctx, q, func(e journal.Entry) error {
 		count++
 		if o.json {
 			return enc.Encode(logRecord(e, uid))

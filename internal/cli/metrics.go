@@ -13,6 +13,7 @@ import (
 	"github.com/bm2dev/bm2/internal/metrics"
 	"github.com/bm2dev/bm2/internal/scrape"
 	"github.com/bm2dev/bm2/internal/termtext"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	"github.com/coreos/go-systemd/v22/activation"
 )
@@ -40,13 +41,14 @@ func (a *App) metricsCmd(ctx context.Context, names []string, overHTTP bool) err
 // registered one when none is named), as bm2 list reads them, and renders
 // them; warnings say what could not be read.
 func (a *App) exposition(ctx context.Context, names []string) ([]byte, []string, error) {
-	entries, found, err := a.selected(names)
+	rd := a.reader()
+	entries, found, err := rd.Select(names)
 	if err != nil {
 		return nil, nil, err
 	}
 	var warnings []string
-	snap, figs := a.readSnapshotFigures(ctx, entries, func(w string) { warnings = append(warnings, w) })
-	warnings = append(warnings, snapshotWarnings(snap)...)
+	snap, figs := rd.SnapshotFigures(ctx, entries, func(w string) { warnings = append(warnings, w) })
+	warnings = append(warnings, view.Warnings(snap)...)
 	warnings = append(warnings, figs.Warnings...)
 	if len(names) == 0 {
 		for _, err := range found.Errors {

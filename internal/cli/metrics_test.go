@@ -20,6 +20,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/scrape"
 	"github.com/bm2dev/bm2/internal/sockdiag"
+	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -121,7 +122,7 @@ func instanceSeries(fams map[string]*dto.MetricFamily, name, instance, extra str
 func TestMetricsSaysWhatListSays(t *testing.T) {
 	te := metricsEnv(t)
 	te.mustRun(ExitOK, "list", "--json")
-	var rows []row
+	var rows []view.Row
 	if err := json.Unmarshal(te.stdout.Bytes(), &rows); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/guess"
 	"github.com/bm2dev/bm2/internal/pm2/convert"
+	"github.com/bm2dev/bm2/internal/pm2/importer"
 	"github.com/bm2dev/bm2/internal/trust"
 )
 
@@ -63,7 +64,7 @@ func (a *App) startCmd(ctx context.Context, args []string, f startFlags) error {
 	if st.IsDir() {
 		return fail(control.BadArg, "bm2 serve "+target+" serves the bm2.toml in a directory", fmt.Errorf("start: %s is a directory", target))
 	}
-	if isEcosystemFile(target) {
+	if importer.IsEcosystemFile(target) {
 		if scriptFlags {
 			return usageErr("start", "start: %s is an ecosystem file: its apps say their instances, names, ports and arguments (only --only and --env NAME apply)", target)
 		}
@@ -86,18 +87,6 @@ func (a *App) startCmd(ctx context.Context, args []string, f startFlags) error {
 	return a.startScript(ctx, target, f)
 }
 
-func isEcosystemFile(file string) bool {
-	base := strings.ToLower(filepath.Base(file))
-	switch {
-	case strings.HasSuffix(base, ".pm2"), strings.HasSuffix(base, ".json"), strings.HasSuffix(base, ".json5"),
-		strings.HasSuffix(base, ".yaml"), strings.HasSuffix(base, ".yml"):
-		return true
-	case strings.Contains(base, ".config."):
-		return guess.IsScript(base) // ecosystem.config.js, pm2.config.cjs
-	}
-	return false
-}
-
 // startScript is `bm2 start app.js [-i N|max] [--name] [--port] [--env
 // K=V] [-- args]`: the app PM2 would have started, as an ecosystem app
 // of one, through bm2 import's mapping (package convert): -i is cluster
@@ -117,46 +106,22 @@ func (a *App) startScript(ctx context.Context, script string, f startFlags) erro
 	if !config.ValidName(name) {
 		return usageErr("start", "start: --name %q is not a project name: [a-z0-9][a-z0-9_-]*, at most 64 characters", name)
 	}
-	app := &convert.Object{Values: map[string]any{}}
-	set := func(k string, v any) {
-		app.Keys = append(app.Keys, k)
-		app.Values[k] = v
-	}
-	set("name", name)
-	set("script", filepath.Base(abs))
-	set("cwd", dir)
-	if f.instances != "" {
-		if f.instances != "max" {
-			if n, err := strconv.Atoi(f.instances); err != nil || n < 1 {
-				return usageErr("start", "start: -i %q: give a number of instances (-i 4) or max (one per CPU)", f.instances)
-			}
+	if f.instances != "" && f.instances != "max" {
+		if n, err := strconv.Atoi(f.instances); err != nil || n < 1 {
+			return usageErr("start", "start: -i %q: give a number of instances (-i 4) or max (one per CPU)", f.instances)
 		}
-		set("instances", f.instances)
-		set("exec_mode", "cluster")
 	}
-	env := &convert.Object{Values: map[string]any{}}
+	inEnv := false // PORT in --env
 	for _, kv := range f.env {
-		k, v, ok := strings.Cut(kv, "=")
+		k, _, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return usageErr("start", "start: --env %q: give NAME=VALUE (--env NODE_ENV=production)", kv)
 		}
-		if _, dup := env.Values[k]; !dup {
-			env.Keys = append(env.Keys, k)
-		}
-		env.Values[k] = v
+		inEnv = inEnv || k == "PORT"
 	}
-	if len(env.Keys) > 0 {
-		set("env", env)
-	}
-	if len(f.args) > 0 {
-		list := make([]any, len(f.args))
-		for i, s := range f.args {
-			list[i] = s
-		}
-		set("args", list)
-	}
+	app := importer.ScriptApp(abs, name, f.instances, f.env, f.args)
 	port := f.port
-	if _, inEnv := env.Values["PORT"]; port == 0 && !inEnv {
+	if port == 0 && !inEnv {
 		if p, how := guess.ScriptPort(abs); p != 0 {
 			port = p
 			fmt.Fprintf(a.Out, "port %d: %s reads `%s`; bm2 gives it that port in PORT (--port N chooses another)\n", p, filepath.Base(abs), how)

@@ -24,7 +24,7 @@ import (
 
 // status is `bm2 status <name>`.
 func (a *App) status(ctx context.Context, name string) error {
-	e, err := a.c.FindProject(name)
+	e, err := a.reader().Find(name)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (a *App) status(ctx context.Context, name string) error {
 		defer sd.Close()
 	}
 	a.statusHost(ctx, sd, p)
-	rows, warnings := listRows(a.c.Snapshot(ctx, []entry{e}, sd))
+	rows, warnings := view.Rows(a.c.Snapshot(ctx, []entry{e}, sd))
 	if err := a.statusTable(rows); err != nil {
 		return err
 	}
@@ -117,16 +117,17 @@ func (a *App) statusHost(ctx context.Context, sd Systemd, p *config.Project) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	}
-	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, history.UseOf(ctx, a.c.ReadJournal, a.c.DiskUsage, p), a.c.Scope().IsUser()))
+	rd := a.reader()
+	fmt.Fprintf(w, "  %s\n", journalLine(p.Name, history.UseOf(ctx, rd.Journal, rd.DiskUsage, p), a.c.Scope().IsUser()))
 }
 
 // statusTable is status's table of the instances, after a blank line.
-func (a *App) statusTable(rows []row) error {
+func (a *App) statusTable(rows []view.Row) error {
 	fmt.Fprintln(a.Out)
 	tw := tabwriter.NewWriter(a.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  ID\tUNIT\tSTATE\tREASON\tPID\tPORT\tREUSEPORT\tRESTARTS\tUPTIME\tMEM\tCPU")
 	for _, r := range rows {
-		c := r.cells()
+		c := cellsOf(r)
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			c.id, termtext.EscapeField(r.Unit), termtext.EscapeField(r.State), termtext.EscapeField(orDash(r.Reason)), c.pid, c.port, c.reuseport, c.restarts, c.uptime, c.mem, c.cpu)
 	}
@@ -160,7 +161,7 @@ func (a *App) statusTroubles(ctx context.Context, sd Systemd, p *config.Project)
 	}
 	// Files of the project that bm2 could not write (a full disk): what
 	// its crash.logs and marks miss.
-	if evs, err := history.WriteFailures(ctx, a.c.ReadJournal, a.scopeUID(), p.Name, a.c.Now()); err == nil {
+	if evs, err := history.WriteFailures(ctx, a.reader().Journal, a.scopeUID(), p.Name, a.c.Now()); err == nil {
 		for _, line := range writeFailureLines(evs, a.c.Now()) {
 			fmt.Fprintln(w, line)
 		}

@@ -25,8 +25,9 @@ import (
 // top is `bm2 top [name...]`: package top's view, live, on the terminal
 // bm2 was started on, fed by a topHost.
 func (a *App) top(ctx context.Context, names []string) error {
+	rd := a.reader()
 	for _, n := range names {
-		if _, err := a.c.FindProject(n); err != nil {
+		if _, err := rd.Find(n); err != nil {
 			return err
 		}
 	}
@@ -35,14 +36,10 @@ func (a *App) top(ctx context.Context, names []string) error {
 		return usageErr("top", "top: standard output is not a terminal: bm2 top is a live view; "+
 			"`bm2 list` prints the same table once (--json for scripts)")
 	}
-	sockets := a.c.Sockets // the figures of each frame's instances (view.ReadFigures)
-	figures := func(ctx context.Context, snap view.Snapshot) view.Figures {
-		return view.ReadFigures(ctx, sockets, snap)
-	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h := &topHost{a: a, names: names, figures: figures}
+	h := newTopHost(a, rd, names)
 	m := top.New(ctx, top.Config{
 		Frames: h.frame, Reload: h.reload, Logs: h.logs,
 		Title:    a.c.Scope().Layout().Describe(),
@@ -75,19 +72,25 @@ func terminalOf(w io.Writer) (*os.File, bool) {
 	return f, ok && term.IsTerminal(f.Fd())
 }
 
-// topHost is what bm2 top's view reaches the host through: its readings,
-// and bm2 reload and bm2 logs run with their output captured. Each call
-// counts as running until it returns, so that close can wait for them.
+// topHost is what bm2 top's view reaches the host through: its readings
+// (a view.Feed, and the figures of each), and bm2 reload and bm2 logs run
+// with their output captured. Each call counts as running until it
+// returns, so that close can wait for them.
 type topHost struct {
 	a       *App
-	names   []string // the projects shown; none: every registered one
+	feed    *view.Feed
 	figures func(context.Context, view.Snapshot) view.Figures
 
 	mu     sync.Mutex
 	closed bool
 	calls  sync.WaitGroup
-	sd     Systemd // connected at the first frame; again after a failure
-	left   string  // what a reload that bm2 top's quitting interrupted printed
+	left   string // what a reload that bm2 top's quitting interrupted printed
+}
+
+// newTopHost is the host of a view of the named projects (none: every
+// registered one), read through rd.
+func newTopHost(a *App, rd view.Reader, names []string) *topHost {
+	return &topHost{a: a, feed: rd.Feed(names), figures: rd.Figures}
 }
 
 // begin counts a call as running, unless the host is closed.
@@ -108,73 +111,21 @@ func (h *topHost) close() string {
 	h.closed = true
 	h.mu.Unlock()
 	h.calls.Wait()
-	if h.sd != nil {
-		h.sd.Close()
-		h.sd = nil
-	}
+	h.feed.Close()
 	return h.left
 }
 
 // errClosed answers a call made after bm2 top quit.
 var errClosed = errors.New("bm2 top has quit")
 
-// frame reads the projects as bm2 list does.
+// frame reads the projects as bm2 list does (view.Feed).
 func (h *topHost) frame(ctx context.Context) top.Frame {
 	if !h.begin() {
 		return top.Frame{Time: h.a.c.Now()}
 	}
 	defer h.calls.Done()
-	entries, found := h.a.c.Registry()
-	var warnings []string
-	if len(h.names) > 0 {
-		entries, warnings = pickEntries(entries, h.names)
-	} else {
-		for _, err := range found.Errors {
-			warnings = append(warnings, strings.ReplaceAll(err.Error(), "\n", "; "))
-		}
-	}
-	// Frames are read one at a time: the connection is this goroutine's.
-	if h.sd == nil && len(entries) > 0 {
-		sd, err := h.a.c.Connect(ctx)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%v; instance states are unknown", err))
-		} else {
-			h.sd = sd
-		}
-	}
-	snap := h.a.c.Snapshot(ctx, entries, h.sd)
-	if len(snap.Warnings) > 0 && h.sd != nil {
-		// systemd did not answer: connect again for the next frame (it
-		// may have been restarted).
-		h.sd.Close()
-		h.sd = nil
-	}
-	snap.Warnings = append(warnings, snap.Warnings...)
+	snap := h.feed.Read(ctx)
 	return top.Frame{Time: snap.Now, Snapshot: snap, Figures: h.figures(ctx, snap)}
-}
-
-// pickEntries keeps the named projects of entries, in entries' order, and
-// says which names are not registered (any more).
-func pickEntries(entries []entry, names []string) ([]entry, []string) {
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	var out []entry
-	for _, e := range entries {
-		if want[e.Name] {
-			out = append(out, e)
-			delete(want, e.Name)
-		}
-	}
-	var warnings []string
-	for _, n := range names {
-		if want[n] {
-			warnings = append(warnings, fmt.Sprintf("no project %s is registered", n))
-			delete(want, n)
-		}
-	}
-	return out, warnings
 }
 
 // capture is a copy of the app whose output goes to a buffer: bm2 top's

@@ -51,10 +51,10 @@ func TestTopHost(t *testing.T) {
 	ctx := context.Background()
 	te.stdout.Reset()
 	te.stderr.Reset()
-	h := &topHost{a: te.app(), figures: unknownFigures}
+	h := testTopHost(te)
 
 	f := h.frame(ctx)
-	rows, _ := listRows(f.Snapshot)
+	rows, _ := view.Rows(f.Snapshot)
 	if len(f.Snapshot.Projects) != 1 || len(rows) != 4 || f.Time != f.Snapshot.Now {
 		t.Fatalf("frame: %d projects, %d rows", len(f.Snapshot.Projects), len(rows))
 	}
@@ -68,7 +68,8 @@ func TestTopHost(t *testing.T) {
 	}
 
 	// Named projects: one gone is a warning, not a failure.
-	h.names = []string{"api", "gone"}
+	h.feed.Close()
+	h.feed = h.a.reader().Feed([]string{"api", "gone"})
 	if f := h.frame(ctx); len(f.Snapshot.Projects) != 1 || strings.Join(f.Snapshot.Warnings, "|") != "no project gone is registered" {
 		t.Errorf("api and gone: %d projects, warnings %q", len(f.Snapshot.Projects), f.Snapshot.Warnings)
 	}
@@ -115,7 +116,7 @@ func TestTopHost(t *testing.T) {
 // the command to show once the view is gone.
 func TestTopReloadInterrupted(t *testing.T) {
 	te := reloadEnv(t, seedAPI)
-	h := &topHost{a: te.app(), figures: unknownFigures}
+	h := testTopHost(te)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out, err := h.reload(ctx, "api")
@@ -131,7 +132,7 @@ func TestTopReloadInterrupted(t *testing.T) {
 // bm2 list shows.
 func TestTopViewOnHost(t *testing.T) {
 	te := reloadEnv(t, seedAPI)
-	h := &topHost{a: te.app(), figures: unknownFigures}
+	h := testTopHost(te)
 	defer h.close()
 	m := top.New(context.Background(), top.Config{Frames: h.frame, Reload: h.reload, Logs: h.logs, Interval: time.Millisecond})
 	next, _ := m.Update(tea.WindowSizeMsg{Width: 100, Height: 20})
@@ -147,6 +148,15 @@ func TestTopViewOnHost(t *testing.T) {
 	if strings.Count(v, "\n> api") != 4 {
 		t.Errorf("not 4 rows of api:\n%s", v)
 	}
+}
+
+// testTopHost is the host of a view of every project of te, whose
+// figures are unknown.
+func testTopHost(te *testEnv) *topHost {
+	a := te.app()
+	h := newTopHost(a, a.reader(), nil)
+	h.figures = unknownFigures
+	return h
 }
 
 // runCmd runs a command and the commands of a batch, and returns the

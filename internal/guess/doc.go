@@ -3,7 +3,8 @@
 // its port and who supplies reusePort, and its [env], each with where it
 // came from (Make, rendered as a commented bm2.toml by TOML); the port a
 // script falls back to (ScriptPort) and the name PM2 would give it
-// (ScriptName).
+// (ScriptName); the account to write as user when the project's own
+// could not enter the directory (DirUser).
 //
 // Everything in the directory is data: package.json is read as JSON (at
 // most 1 MiB), the code is read as text and matched with regular

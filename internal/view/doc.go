@@ -16,4 +16,11 @@
 // The package reads the host only through what [Read] is given: a [Host]
 // (the scope's marks, state files and journal), systemd's [Units] and the
 // kernel's [Sockets]. Package control gives it the scope's.
+//
+// A [Reader] is what the commands that show the host read it through:
+// the projects on the search path, a Snapshot over a connection to
+// systemd ([Conn]), the scope's journal. Its [Reader.Select] and
+// [Reader.Snapshot] are bm2 list's and bm2 metrics' reading; a [Feed]
+// is bm2 top's, again and again over one connection. Package cli fills
+// the Reader from package control's client.
 package view

@@ -1,14 +1,15 @@
-package cli
+package diff
 
 import (
 	"fmt"
 	"strings"
 )
 
-// lineDiff is a diff of two texts, line by line: "-" for lines only in
-// a, "+" for lines only in b, " " for the ones they share, with at most 2
-// lines of context around each change.
-func lineDiff(aName, bName string, a, b []byte) string {
+// Lines is a diff of two texts, line by line, under a "--- aName" and
+// "+++ bName" header: "-" for lines only in a, "+" for lines only in b,
+// " " for the ones they share, with at most 2 lines of context around
+// each change ("  ..." for the lines left out).
+func Lines(aName, bName string, a, b []byte) string {
 	x := strings.SplitAfter(string(a), "\n")
 	y := strings.SplitAfter(string(b), "\n")
 	if len(x) > 0 && x[len(x)-1] == "" {
