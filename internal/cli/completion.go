@@ -85,7 +85,7 @@ func (a *App) candidates(words []string) []string {
 		Own:      []string{"--help", "--system", "--user", "--version"},
 		Anywhere: []string{flagSystem, flagUser},
 		Entries: func() []entry {
-			entries, _ := a.c.Registry()
+			entries, _ := a.c.Projects().Entries()
 			return entries
 		},
 	})

@@ -104,10 +104,10 @@ func (a *App) gatewayProjects(args []string) ([]*config.Project, error) {
 // registered.
 func (a *App) argProjects(cmd, example string, args []string) ([]argProject, error) {
 	if len(args) == 0 {
-		entries, _ := a.c.Registry()
+		entries, _ := a.c.Projects().Entries()
 		if len(entries) == 0 {
 			return nil, fail(control.NoProject, "`bm2 serve` in a project dir registers one; or name a project file: "+example,
-				fmt.Errorf("%s: no registered projects (nothing in %s)", cmd, strings.Join(a.c.SearchPath(), ":")))
+				fmt.Errorf("%s: no registered projects (nothing in %s)", cmd, strings.Join(a.c.Projects().SearchPath, ":")))
 		}
 		var out []argProject
 		var bad []string

@@ -277,7 +277,7 @@ func findEcosystem(args []string) (string, error) {
 // on disk is its owner's, who could change it after the write, so it is
 // never read again.
 func (a *App) serveImported(ctx context.Context, ip convert.Project, origin trust.Origin, f importFlags) error {
-	p, err := a.c.ParseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.c.Scope().Layout().UID)
+	p, err := a.c.Projects().ParseDirProject(ip.File, ip.Data, filepath.Dir(ip.File), origin.UID != 0 && origin.UID != a.c.Scope().Layout().UID)
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func (a *App) initCmd(ctx context.Context, args []string, f initFlags) error {
 		g.User, g.UserWhy = owner, closed
 	}
 	data := g.TOML()
-	p, err := a.c.ParseDirProject(file, data, abs, false)
+	p, err := a.c.Projects().ParseDirProject(file, data, abs, false)
 	if err != nil {
 		return fail(control.Invalid, "nothing was written; write bm2.toml by hand (see bm2.toml(5)), or fix what is named and run bm2 init again",
 			fmt.Errorf("init: the bm2.toml guessed for %s would not be valid:\n%w", dir, err))

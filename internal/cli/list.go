@@ -53,7 +53,7 @@ func (a *App) list(ctx context.Context, names []string, asJSON bool) error {
 		}
 	}
 	if len(entries) == 0 && len(names) == 0 {
-		where := strings.Join(a.c.SearchPath(), ":")
+		where := strings.Join(a.c.Projects().SearchPath, ":")
 		if a.c.Scope().IsUser() {
 			where = a.c.Scope().Layout().Short(where) + " (" + a.c.Scope().Layout().Describe() + ")"
 		}

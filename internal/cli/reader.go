@@ -15,9 +15,9 @@ import (
 // place those commands reach the client for what they read.
 func (a *App) reader() view.Reader {
 	return view.Reader{
-		Registry: a.c.Registry,
-		Find:     a.c.FindProject,
-		Resolve:  a.c.ResolveUnit,
+		Registry: a.c.Projects().Entries,
+		Find:     a.c.Projects().Find,
+		Resolve:  a.c.Projects().Resolve,
 		Connect: func(ctx context.Context) (view.Conn, error) {
 			sd, err := a.c.Connect(ctx)
 			if err != nil {

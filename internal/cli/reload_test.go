@@ -136,7 +136,7 @@ func TestReloadSurgeFails(t *testing.T) {
 // no command retires its surge.
 func TestReloadLock(t *testing.T) {
 	te := reloadEnv(t, seedAPI)
-	l, _, err := te.app().c.TryLockProject("api")
+	l, _, err := te.app().c.Projects().TryLockProject("api")
 	if err != nil || l == nil {
 		t.Fatal(l, err)
 	}

@@ -445,7 +445,7 @@ func TestScaleStopped(t *testing.T) {
 // refused before anything changes.
 func TestScaleLock(t *testing.T) {
 	te := scaleEnv(t, "2")
-	l, _, err := te.app().c.TryLockProject("api")
+	l, _, err := te.app().c.Projects().TryLockProject("api")
 	if err != nil || l == nil {
 		t.Fatal(l, err)
 	}

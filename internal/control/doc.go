@@ -17,7 +17,7 @@
 //
 // Changes to the registered projects are serialized by the registry lock
 // (lockRegistry), reloads of one project by its reload lock
-// ([Client.TryLockProject]): both are package registry's, with what serve
+// ([registry.TryLockProject]): both are package registry's, with what serve
 // writes and the rules it must pass. Every wait is package wait's one
 // loop over a pure step function (a Waiter's step takes a snapshot of the
 // instances and the journal and says what to print, whether it is done,

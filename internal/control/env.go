@@ -2,7 +2,6 @@ package control
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -24,7 +23,6 @@ import (
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/journal"
-	"github.com/bm2dev/bm2/units"
 )
 
 // Env is everything a command needs from the host. The zero value of every
@@ -296,41 +294,4 @@ func (e *Env) fileDefaults() {
 	if e.SteerPins == "" {
 		e.SteerPins = steer.PinRoot
 	}
-}
-
-// clearInstanceMarks removes the errored marks of p's instances ids (all
-// of them, the surge's too, when ids is nil), saying so for each.
-func (c *Client) clearInstanceMarks(p *config.Project, ids []int) error {
-	var names []string
-	if ids == nil {
-		marked, err := c.Layout.State().ErroredInstances(p.Name)
-		if err != nil {
-			return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
-		}
-		names = marked
-	} else {
-		for _, i := range ids {
-			names = append(names, units.InstanceID(p.Name, i))
-		}
-	}
-	for _, n := range names {
-		m, ok := c.Layout.State().InstanceMark(n)
-		if !ok {
-			continue
-		}
-		if err := c.Layout.State().ClearInstanceErrored(n); err != nil {
-			return c.rootHint(err)
-		}
-		say(c.Report, "cleared errored state of %s (was: %s)", n, m.Reason)
-	}
-	return nil
-}
-
-// SearchPath is where the scope's project files are: $BM2_CONFIG_PATH when
-// set, else the scope's own (layout.Layout.SearchPath).
-func (c *Client) SearchPath() []string {
-	if c.Getenv(config.SearchPathEnv) != "" {
-		return config.SearchPath(c.Getenv)
-	}
-	return append([]string(nil), c.Scope().Layout().SearchPath...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/sysd"
 )
 
@@ -69,12 +70,24 @@ func FixOf(err error) string {
 			return x.Fix
 		}
 	}
+	var r *registry.Refusal
+	var m *registry.Missing
+	var b *registry.Blocked
+	switch {
+	case errors.As(err, &r):
+		return r.Hint
+	case errors.As(err, &m):
+		return m.Hint
+	case errors.As(err, &b):
+		return b.Hint
+	}
 	return ""
 }
 
 // CodeOf is the class of err: the outermost [Error]'s that has one, else
 // what the error is (an unreachable systemd, an invalid or conflicting
-// project file), else Failed. It is Inherit only for nil.
+// project file, one the registered projects refuse, a project that is not
+// registered, a change the registry does not allow), else Failed. It is Inherit only for nil.
 func CodeOf(err error) Code {
 	if err == nil {
 		return Inherit
@@ -85,7 +98,16 @@ func CodeOf(err error) Code {
 			return x.Code
 		}
 	}
+	var refusal *registry.Refusal
+	var missing *registry.Missing
+	var blocked *registry.Blocked
 	switch {
+	case errors.As(err, &refusal):
+		return Invalid
+	case errors.As(err, &missing):
+		return NoProject
+	case errors.As(err, &blocked):
+		return Failed
 	case sysd.IsUnreachable(err):
 		return NoSystemd
 	case errors.Is(err, config.ErrConflict):

@@ -64,7 +64,7 @@ func (c *Client) Explainer() explain.Host {
 		Journal: scopeJournal(&c.Env), Time: c.Now, Users: c.Accounts, Lookup: c.LookupUser,
 		Opens: c.Access, Owner: c.PathOwner, Probe: c.CheckPorts, Holder: holder,
 		Connect: func(ctx context.Context) (explain.Systemd, error) { return c.Connect(ctx) },
-		Find:    c.FindProject,
+		Find:    c.Projects().Find,
 	}
 }
 

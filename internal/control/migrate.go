@@ -12,6 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/config"
 	"github.com/bm2dev/bm2/internal/notify"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/safefs"
 	"github.com/bm2dev/bm2/internal/trust"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -40,13 +41,13 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 	}
 	if !dryRun {
 		// Held to the end: every file is rewritten from what was read.
-		unlock, err := c.lockRegistry(ctx, DefaultTimeout)
+		unlock, err := lockRegistry(ctx, c.Scope().Layout(), c.Report, DefaultTimeout)
 		if err != nil {
 			return err
 		}
 		defer unlock()
 	}
-	entries, _ := c.Registry()
+	entries, _ := c.Projects().Entries()
 	changed := 0
 	var errs []error
 	for _, e := range entries {
@@ -94,7 +95,7 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 			say(c.Report, "would migrate %s: %s", p.File, wording.JoinWords(did))
 			continue
 		}
-		if err := c.migrateOne(&p, e.Path, backup); err != nil {
+		if err := migrateOne(c.Projects(), &p, e.Path, backup); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -103,10 +104,12 @@ func (c *Client) Migrate(ctx context.Context, dryRun, from01 bool) error {
 	if changed == 0 {
 		say(c.Report, "nothing to migrate in %s", c.Layout.ConfigDir)
 	}
-	return c.rootHint(errors.Join(errs...))
+	return rootHint(c.Scope().Layout(), errors.Join(errs...))
 }
 
-func (c *Client) migrateOne(p *config.Project, file, backup string) error {
+// migrateOne registers p, migrated, in place of file among the projects
+// of s, the original kept first in backup (root's alone).
+func migrateOne(s registry.Store, p *config.Project, file, backup string) error {
 	orig, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -117,7 +120,7 @@ func (c *Client) migrateOne(p *config.Project, file, backup string) error {
 	if err := safefs.Write(backup, orig, 0o600); err != nil {
 		return err
 	}
-	reg, err := c.newRegistration(p)
+	reg, err := newRegistration(s.Layout, s.Options, p)
 	if err != nil {
 		return err
 	}

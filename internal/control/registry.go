@@ -7,21 +7,36 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/scope"
 )
 
-// lockRegistry takes the registry lock (registry.Lock), waiting for it
-// while another command holds it (saying once on stderr that it waits,
-// and for which PID), until ctx ends or timeout (when positive) passes.
-// The returned function releases it; calling it more than once is
-// harmless.
-func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unlock func(), err error) {
-	if err := scope.EnsureUserDirs(c.Scope().Layout()); err != nil {
-		return nil, c.rootHint(err)
+// Projects is the scope's registered projects (registry.Store): where
+// their files are ($BM2_CONFIG_PATH when set, else the scope's own
+// layout.Layout.SearchPath), how they parse, and how a project dir's
+// file is read.
+func (c *Client) Projects() registry.Store {
+	l := c.Scope().Layout()
+	sp := append([]string(nil), l.SearchPath...)
+	if c.Getenv(config.SearchPathEnv) != "" {
+		sp = config.SearchPath(c.Getenv)
 	}
-	unlock, err = registry.Lock(ctx, c.Layout.LockFile, timeout, func(holder string) {
-		aside(c.Report, "waiting for another bm2 command that changes the registered projects%s", holder)
+	return registry.Store{Layout: l, SearchPath: sp, Options: c.Scope().Options(),
+		SystemSearchPath: c.SystemSearchPath, ReadFile: c.ReadFile}
+}
+
+// lockRegistry takes the registry lock of scope l (registry.Lock),
+// waiting for it while another command holds it (saying once, as an
+// aside to r, that it waits, and for which PID), until ctx ends or
+// timeout (when positive) passes. The returned function releases it;
+// calling it more than once is harmless.
+func lockRegistry(ctx context.Context, l layout.Layout, r Reporter, timeout time.Duration) (unlock func(), err error) {
+	if err := scope.EnsureUserDirs(l); err != nil {
+		return nil, rootHint(l, err)
+	}
+	unlock, err = registry.Lock(ctx, l.LockFile, timeout, func(holder string) {
+		aside(r, "waiting for another bm2 command that changes the registered projects%s", holder)
 	})
 	var werr *registry.WaitError
 	switch {
@@ -30,24 +45,17 @@ func (c *Client) lockRegistry(ctx context.Context, timeout time.Duration) (unloc
 	case errors.As(err, &werr):
 		return nil, withFix(err, "nothing was changed; run the command again to finish")
 	case err != nil:
-		return nil, c.rootHint(err)
+		return nil, rootHint(l, err)
 	}
 	return unlock, nil
 }
 
-// TryLockProject takes the project's reload lock without waiting
-// (registry.TryLockProject). The lock is nil when another command has
-// it; holder is then the pid it wrote, when known.
-func (c *Client) TryLockProject(name string) (l *registry.ProjectLock, holder int, err error) {
-	l, holder, err = registry.TryLockProject(c.Scope().Layout(), name)
-	return l, holder, c.rootHint(err)
-}
-
-// lockProject takes the reload lock or says who has it.
-func (c *Client) lockProject(name string) (*registry.ProjectLock, error) {
-	l, holder, err := c.TryLockProject(name)
-	if err != nil || l != nil {
-		return l, err
+// lockProject takes the reload lock of the project of scope l, or says
+// who has it.
+func lockProject(l layout.Layout, name string) (*registry.ProjectLock, error) {
+	lock, holder, err := registry.TryLockProject(l, name)
+	if err != nil || lock != nil {
+		return lock, rootHint(l, err)
 	}
 	who := "another bm2 command"
 	if holder > 0 {
@@ -57,18 +65,8 @@ func (c *Client) lockProject(name string) (*registry.ProjectLock, error) {
 		fmt.Errorf("%s is reloading or scaling %s", who, name))
 }
 
-// newRegistration is registry.New in the scope.
-func (c *Client) newRegistration(p *config.Project) (*registry.Registration, error) {
-	r, err := registry.New(p, c.Scope().Options())
-	return r, c.rootHint(err)
-}
-
-// refused is a *registry.Refusal as the bm2 command's error: the
-// project file is invalid as it stands.
-func refused(err error) error {
-	var r *registry.Refusal
-	if errors.As(err, &r) {
-		return fail(Invalid, r.Hint, r.Err)
-	}
-	return err
+// newRegistration is registry.New in scope l, with its parse options.
+func newRegistration(l layout.Layout, opts config.Options, p *config.Project) (*registry.Registration, error) {
+	r, err := registry.New(p, opts)
+	return r, rootHint(l, err)
 }

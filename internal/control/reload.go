@@ -27,7 +27,7 @@ import (
 // another instance. The first instance that does not come back stops the
 // reload; the ones not reached yet still run the previous version.
 func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) error {
-	e, idx, err := c.ResolveUnit(arg)
+	e, idx, err := c.Projects().Resolve(arg)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): there is nothing running to reload", p.Name, reason))
 	}
-	lock, err := c.lockProject(p.Name)
+	lock, err := lockProject(c.Scope().Layout(), p.Name)
 	if err != nil {
 		return err
 	}
@@ -85,11 +85,11 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		}
 		say(c.Report, "%s", account.MoveText(p, who))
 		lock.Unlock()
-		sel, err := c.selectUnits(p.Name)
+		sel, err := selectUnits(c.Projects(), p.Name)
 		if err != nil {
 			return err
 		}
-		return c.restart(ctx, sd, sel, timeout)
+		return controlling{c: c, sd: sd, sel: sel, timeout: timeout}.restart(ctx)
 	}
 
 	say(c.Report, "reloading %s: %s, %s", p.Name, view.ShapeText(p), reloadHow(p, len(ids)))
@@ -98,7 +98,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 			"put a gateway in front that retries another instance (`bm2 gateway`)")
 	}
 	start := c.Now()
-	if err := c.roll(ctx, sd, p, ids, timeout); err != nil {
+	if err := (rolling{c: c, sd: sd, p: p, timeout: timeout}).roll(ctx, ids); err != nil {
 		var nb *notBackError
 		if !errors.As(err, &nb) {
 			return err // systemd refused, the probe stopped the project, or interrupted
@@ -106,7 +106,7 @@ func (c *Client) Reload(ctx context.Context, arg string, timeout time.Duration) 
 		return fail(Failed, fmt.Sprintf("fix the app and run `bm2 reload %s` again; `bm2 logs %s` shows its output", arg, nb.id), err)
 	}
 	if idx < 0 {
-		if err := c.stopStray(ctx, sd, p); err != nil {
+		if err := stopStray(ctx, sd, c.Report, p); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/jobs"
 	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/internal/wording"
@@ -45,12 +45,12 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 		return err
 	}
 	// Refused at once, before waiting for any lock.
-	if _, _, err := c.scalable(name); err != nil {
+	if _, _, err := scalable(c.Projects(), name); err != nil {
 		return err
 	}
 	// One reload or scale of a project at a time: a reload's surge and
 	// rolling restart work on the instances there are.
-	lock, err := c.lockProject(name)
+	lock, err := lockProject(c.Scope().Layout(), name)
 	if err != nil {
 		return err
 	}
@@ -63,16 +63,16 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 
 	// From the registry read to the generator's verdict, as for serve:
 	// no other command changes the registered projects meanwhile.
-	unlock, err := c.lockRegistry(ctx, timeout)
+	unlock, err := lockRegistry(ctx, c.Scope().Layout(), c.Report, timeout)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	p, own, err := c.scalable(name)
+	p, own, err := scalable(c.Projects(), name)
 	if err != nil {
 		return err
 	}
-	if reason, errored, _ := c.Layout.State().ErroredMark(p.Name); errored {
+	if reason, errored, _ := c.Scope().Layout().State().ErroredMark(p.Name); errored {
 		return fail(Failed, fmt.Sprintf("fix the app, then `bm2 start %s` (or `bm2 serve` in %s) clears the errored state and starts it; scale it once it runs", p.Name, p.Cwd),
 			fmt.Errorf("project %s is errored (%s): nothing was changed", p.Name, reason))
 	}
@@ -84,8 +84,9 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	// +0 and -0 keep instances = "max" as it is; N and the other
 	// relative counts set a number.
 	q.Instances, q.MaxInstance = n, arg.max || (arg.relative && n == p.Instances && p.MaxInstance)
+	k := scaling{c: c, sd: sd, p: p, q: &q, timeout: timeout}
 
-	was, err := c.scaleUnits(ctx, sd, p, n)
+	was, err := scaleUnits(ctx, sd, p, n)
 	if err != nil {
 		return err
 	}
@@ -97,15 +98,15 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 
 	reg := &registry.Registration{P: &q}
 	if rewrite {
-		if reg, err = c.scaleRewrite(ctx, p, &q, own); err != nil {
+		if reg, err = k.rewrite(ctx, own); err != nil {
 			return err
 		}
 	}
 	if reg.Changed {
 		if err := reg.Write(); err != nil {
-			return c.rootHint(err)
+			return rootHint(c.Scope().Layout(), err)
 		}
-		say(c.Report, "updated %s: instances = %s (was %s)", p.File, countText(&q), countText(p))
+		say(c.Report, "updated %s: instances = %s (was %s)", p.File, registry.CountText(&q), registry.CountText(p))
 	} else if !rewrite && was.wanted != n && was.running {
 		say(c.Report, "%s says %s, systemd runs %d: applying it", p.File, wording.Plural(n, "instance", "instances"), was.wanted)
 	} else if !rewrite && was.behind {
@@ -117,43 +118,67 @@ func (c *Client) Scale(ctx context.Context, name, count string, timeout time.Dur
 	// default, not stop_timeout_ms) from a unit that no longer loads. A
 	// stop that fails leaves the file written: the same scale run again
 	// finishes it.
-	if err := c.stopScaledDown(ctx, sd, &q, was.extra); err != nil {
+	if err := k.stopScaledDown(ctx, was.extra); err != nil {
 		return err
 	}
-	if reg.Changed || was.behind {
-		if err := sd.Reload(ctx); err != nil {
-			return err
-		}
-		ts, err := sd.Units(ctx, []string{units.Target(p.Name)})
-		if err != nil {
-			return err
-		}
-		if ts[0].LoadState != "loaded" {
-			return c.skipped(ctx, sd, &q, reg)
-		}
+	if err := k.load(ctx, reg, was.behind); err != nil {
+		return err
 	}
 	unlock()
 	from := was.wanted
 	if !was.loaded {
 		from = p.Instances // what the registered file said; nothing ran
 	}
-	return c.applyScale(ctx, sd, &q, from, was, timeout)
+	return k.apply(ctx, from, was)
 }
 
-// scaleRewrite is the registration of q, p with its new count, when bm2
-// may rewrite p's file (own: serve registered it) and the count fits
-// beside the other projects' ports.
-func (c *Client) scaleRewrite(ctx context.Context, p, q *config.Project, own bool) (*registry.Registration, error) {
+// scaling is bm2 scale of one project once its new count is known: the
+// client it acts through, systemd, the project as registered (p) and
+// with its new count (q), and the timeout of the new instances' wait.
+type scaling struct {
+	c       *Client
+	sd      Systemd
+	p, q    *config.Project
+	timeout time.Duration
+}
+
+// load has systemd reload when the registration changed or systemd's
+// units are behind the registered file, and checks that the generator
+// took q (skipped takes back what was written when it did not).
+func (k scaling) load(ctx context.Context, reg *registry.Registration, behind bool) error {
+	if !reg.Changed && !behind {
+		return nil
+	}
+	if err := k.sd.Reload(ctx); err != nil {
+		return err
+	}
+	ts, err := k.sd.Units(ctx, []string{units.Target(k.q.Name)})
+	if err != nil {
+		return err
+	}
+	if ts[0].LoadState != "loaded" {
+		return skipped(ctx, k.sd, k.c.Projects(), k.c.Report, reg)
+	}
+	return nil
+}
+
+// rewrite is the registration of q, p with its new count, when bm2 may
+// rewrite p's file (own: serve registered it) and the count fits beside
+// the other projects' ports.
+func (k scaling) rewrite(ctx context.Context, own bool) (*registry.Registration, error) {
+	c, p, q := k.c, k.p, k.q
 	if !own {
 		return nil, fail(Failed,
-			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", countText(q), p.File, p.Name, q.Instances),
-			fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.Layout.RegisteredFile(p.Name)))
+			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay", registry.CountText(q), p.File, p.Name, q.Instances),
+			fmt.Errorf("project %s is defined by %s, not %s: bm2 scale rewrites only what bm2 serve registered; nothing was changed", p.Name, p.File, c.Scope().Layout().RegisteredFile(p.Name)))
 	}
-	entries, _ := c.Registry()
-	if err := c.scaleFits(ctx, q, entries); err != nil {
+	projects := c.Projects()
+	entries, _ := projects.Entries()
+	if err := k.fits(ctx, entries); err != nil {
 		return nil, err
 	}
-	return c.scaleRegistration(p, q)
+	reg, err := projects.Rescaled(p, q)
+	return reg, rootHint(projects.Layout, err)
 }
 
 // countArg is scale's count: N, +N, -N or max.
@@ -213,20 +238,12 @@ func (a countArg) resolve(p *config.Project, numCPU int) (int, error) {
 	return n, nil
 }
 
-// countText is a project's instances = value as its file has it.
-func countText(p *config.Project) string {
-	if p.MaxInstance {
-		return fmt.Sprintf("\"max\", %d", p.Instances)
-	}
-	return strconv.Itoa(p.Instances)
-}
-
 // scalable is the valid registered project of that name, and whether it
 // is bm2's to rewrite: registered in the scope's config dir, where serve
 // writes (a file elsewhere on the search path is its package's or the
-// operator's).
-func (c *Client) scalable(name string) (*config.Project, bool, error) {
-	e, err := c.FindProject(name)
+// operator's), among the projects of s.
+func scalable(s registry.Store, name string) (*config.Project, bool, error) {
+	e, err := s.Find(name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -234,13 +251,14 @@ func (c *Client) scalable(name string) (*config.Project, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return p, filepath.Clean(e.Path) == filepath.Clean(c.Layout.RegisteredFile(name)), nil
+	return p, filepath.Clean(e.Path) == filepath.Clean(s.Layout.RegisteredFile(name)), nil
 }
 
-// scaleFits refuses a count the project file could not have: a fork-mode
-// range past port 65535 or over another project's ports, unit names too
-// long for systemd, anything else config refuses.
-func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []entry) error {
+// fits refuses a count the project file could not have: a fork-mode
+// range past port 65535 or over another project's ports (entries), unit
+// names too long for systemd, anything else config refuses.
+func (k scaling) fits(ctx context.Context, entries []entry) error {
+	c, q := k.c, k.q
 	if q.Mode == config.Fork && q.Port+q.Instances-1 > 65535 {
 		return fail(Invalid, "choose fewer instances",
 			fmt.Errorf("%s cannot have %d instances: fork mode needs ports %d~%d, past 65535", q.Name, q.Instances, q.Port, q.Port+q.Instances-1))
@@ -269,41 +287,6 @@ func (c *Client) scaleFits(ctx context.Context, q *config.Project, entries []ent
 	return nil
 }
 
-// scaleRegistration is the registration of q, p with another count: the
-// project file as Marshal writes it, the private part left as it is. A
-// file written by hand is rewritten only when that loses nothing its
-// author wrote: one with comments of its own is refused (its author
-// changes instances = there, and scale applies it).
-func (c *Client) scaleRegistration(p, q *config.Project) (*registry.Registration, error) {
-	reg, err := c.newRegistration(q)
-	if err != nil {
-		return nil, err
-	}
-	if !reg.Existed {
-		return nil, fmt.Errorf("%s is gone: nothing was changed", p.File)
-	}
-	// The private part stays as it is, byte for byte: the new project
-	// file must read back as q beside it.
-	src := config.Source{Path: q.File, Data: reg.Public, PrivatePath: config.PrivatePath(q.File), PrivateData: reg.OldPrivate}
-	if r, err := config.ParseSource(src, c.Scope().Options()); err != nil || !config.Equal(q, r) {
-		hint := "`bm2 serve` in " + p.Cwd + " registers it afresh"
-		if r == nil || p.SecretsInFile {
-			hint = "`bm2 migrate` moves the secrets out of " + p.File + " first"
-		}
-		return nil, fail(Failed, hint,
-			fmt.Errorf("%s cannot be rewritten without changing its private part %s: nothing was changed", p.File, config.PrivatePath(p.File)))
-	}
-	reg.Private, reg.KeepPrivate = reg.OldPrivate, true
-	reg.Changed = !bytes.Equal(reg.OldPublic, reg.Public)
-	if canon, _ := config.Marshal(p); reg.Changed && !bytes.Equal(reg.OldPublic, canon) && config.HasOwnComments(reg.OldPublic) {
-		return nil, fail(Failed,
-			fmt.Sprintf("set instances = %s in %s yourself, then run `bm2 scale %s %d`: it applies the file's count without restarting the instances that stay",
-				countText(q), p.File, p.Name, q.Instances),
-			fmt.Errorf("%s was edited by hand and has comments that bm2 did not write; rewriting it would lose them, so bm2 scale leaves it alone", p.File))
-	}
-	return reg, nil
-}
-
 // scaleWas is what systemd runs of a project before a scale.
 type scaleWas struct {
 	loaded  bool  // systemd has the project's target
@@ -314,7 +297,7 @@ type scaleWas struct {
 }
 
 // scaleUnits reads the project's target and loaded instances.
-func (c *Client) scaleUnits(ctx context.Context, sd Systemd, p *config.Project, n int) (scaleWas, error) {
+func scaleUnits(ctx context.Context, sd Systemd, p *config.Project, n int) (scaleWas, error) {
 	var w scaleWas
 	ts, err := sd.Units(ctx, []string{units.Target(p.Name)})
 	if err != nil {
@@ -345,10 +328,11 @@ func (c *Client) scaleUnits(ctx context.Context, sd Systemd, p *config.Project, 
 	return w, nil
 }
 
-// applyScale starts the instances systemd did not have, when the project
-// runs, once systemd has p's units, and says what the scale did (the
-// instances above p's count were stopped already: stopScaledDown).
-func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, from int, was scaleWas, timeout time.Duration) error {
+// apply starts the instances systemd did not have, when the project
+// runs, once systemd has q's units, and says what the scale did (the
+// instances above q's count were stopped already: stopScaledDown).
+func (k scaling) apply(ctx context.Context, from int, was scaleWas) error {
+	c, sd, p, timeout := k.c, k.sd, k.q, k.timeout
 	var up []int
 	if was.running {
 		for i := was.wanted; i < p.Instances; i++ {
@@ -360,21 +344,21 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 		for k, i := range up {
 			names[k] = units.Instance(p.Name, i)
 		}
-		if err := c.clearInstanceMarks(p, up); err != nil {
+		if err := clearInstanceMarks(c.Scope().Layout(), c.Report, p, up); err != nil {
 			return err
 		}
 		account.TidyRunDirs(c.Scope().Layout(), p, up, warner(c.Report))
-		if err := resetFailed(ctx, sd, names...); err != nil {
+		if err := jobs.ResetFailed(ctx, sd, names...); err != nil {
 			return err
 		}
 		// A probe left ending by an earlier run of the same instance
-		// would swallow the new run's (stopIdleProbes).
-		if err := c.stopIdleProbes(ctx, sd, p, up); err != nil {
+		// would swallow the new run's (jobs.StopIdleProbes).
+		if err := jobs.StopIdleProbes(ctx, sd, p, up); err != nil {
 			return err
 		}
 		say(c.Report, "starting %s", strings.Join(names, ", "))
 		for _, n := range names {
-			if err := c.startErr(p.Name, sd.Start(ctx, n)); err != nil {
+			if err := startErr(c.Scope().Layout(), p.Name, sd.Start(ctx, n)); err != nil {
 				return err
 			}
 		}
@@ -407,11 +391,12 @@ func (c *Client) applyScale(ctx context.Context, sd Systemd, p *config.Project, 
 // bm2 stop stops one: its reusePort probe first, so that it does not
 // react, then the instance, which gets SIGTERM and stop_timeout_ms to
 // finish what it has. Then every probe and mark left of an instance at
-// or above p's count goes, as stopStray does for serve.
-func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Project, ids []int) error {
+// or above q's count goes, as stopStray does for serve.
+func (k scaling) stopScaledDown(ctx context.Context, ids []int) error {
+	c, sd, p := k.c, k.sd, k.q
 	for _, i := range ids {
 		unit := units.Instance(p.Name, i)
-		if _, err := stopUnits(ctx, sd, p.Name, i, unit, nil, false); err != nil {
+		if _, err := jobs.Stop(ctx, sd, p.Name, i, unit, nil, false); err != nil {
 			return err
 		}
 		if err := sd.ResetFailed(ctx, unit); err != nil {
@@ -419,7 +404,7 @@ func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Proje
 		}
 		say(c.Report, "stopped %s", units.InstanceID(p.Name, i))
 	}
-	probes, err := loadedProbes(ctx, sd, p.Name, -1)
+	probes, err := jobs.Probes(ctx, sd, p.Name, -1)
 	if err != nil {
 		return err
 	}
@@ -430,7 +415,7 @@ func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Proje
 			}
 		}
 	}
-	marked, err := c.Layout.State().ErroredInstances(p.Name)
+	marked, err := c.Scope().Layout().State().ErroredInstances(p.Name)
 	if err != nil {
 		return fmt.Errorf("read errored state of %s's instances: %w", p.Name, err)
 	}
@@ -441,7 +426,7 @@ func (c *Client) stopScaledDown(ctx context.Context, sd Systemd, p *config.Proje
 		}
 	}
 	if len(gone) > 0 {
-		return c.clearInstanceMarks(p, gone)
+		return clearInstanceMarks(c.Scope().Layout(), c.Report, p, gone)
 	}
 	return nil
 }

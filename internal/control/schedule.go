@@ -13,8 +13,8 @@ import (
 // restart_schedule (any more), and the health timer of one that has no
 // health_path: systemd keeps a running unit whose file the generator no
 // longer writes, and it would go on starting a reload, or a check, that
-// is not there.
-func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Project) error {
+// is not there. r hears what is stopped.
+func stopStaleTimer(ctx context.Context, sd Systemd, r Reporter, p *config.Project) error {
 	var stale []string
 	why := map[string]string{}
 	if p.RestartSchedule == "" {
@@ -44,7 +44,7 @@ func (c *Client) stopStaleTimer(ctx context.Context, sd Systemd, p *config.Proje
 			if err := sd.Stop(ctx, timer); err != nil {
 				return err
 			}
-			say(c.Report, "stopped %s: %s has no %s any more", timer, p.Name, why[timer])
+			say(r, "stopped %s: %s has no %s any more", timer, p.Name, why[timer])
 		}
 	}
 	return nil

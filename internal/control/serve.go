@@ -12,13 +12,14 @@ import (
 
 	"github.com/bm2dev/bm2/internal/account"
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/jobs"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/layout"
 	"github.com/bm2dev/bm2/internal/notify"
 	"github.com/bm2dev/bm2/internal/reason"
 	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/relay"
 	"github.com/bm2dev/bm2/internal/scope"
-	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wording"
 	"github.com/bm2dev/bm2/units"
@@ -58,7 +59,7 @@ func (c *Client) Serve(ctx context.Context, args []string, f ServeFlags) error {
 	}
 
 	// 1. Everything that can be refused is refused before anything changes.
-	p, origin, err := c.DirProject(file, absDir)
+	p, origin, err := c.Projects().DirProject(file, absDir)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,8 @@ func (c *Client) Serve(ctx context.Context, args []string, f ServeFlags) error {
 // dir is how the project's directory was named, for hints.
 func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string, f ServeFlags) error {
 	timeout := f.Timeout
-	if err := c.servable(ctx, p, f.Force); err != nil {
+	s := serving{c: c, p: p, f: f}
+	if err := s.servable(ctx); err != nil {
 		return err
 	}
 	// From the registry read to the generator's verdict on what was
@@ -83,13 +85,13 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	// before its instances are started and waited for: that may take as
 	// long as --timeout, it changes no file, and systemd orders the jobs
 	// of concurrent commands itself.
-	unlock, err := c.lockRegistry(ctx, timeout)
+	unlock, err := lockRegistry(ctx, c.Scope().Layout(), c.Report, timeout)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	entries, _ := c.Registry()
-	if err := c.CheckOwner(p, entries, f.Replace); err != nil {
+	entries, _ := c.Projects().Entries()
+	if err := registry.CheckOwner(p, entries, f.Replace); err != nil {
 		return err
 	}
 	if err := CheckConflict(ctx, c.Connect, c.Scope(), p, entries); err != nil {
@@ -103,13 +105,13 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	if err := heldErr(ctx, c.Explainer(), c.Report, p, f.Force); err != nil {
 		return err
 	}
-	reg, err := c.newRegistration(p)
+	reg, err := newRegistration(c.Scope().Layout(), c.Scope().Options(), p)
 	if err != nil {
 		return err
 	}
 	changed := reg.Changed
 	if changed {
-		c.noteInstances(p, entries)
+		noteInstances(c.Report, p, entries)
 	}
 
 	// 2. systemd must be there before anything is written.
@@ -118,10 +120,11 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 		return fail(NoSystemd, fmt.Sprintf("nothing was written; bm2 serve needs a running systemd (check the project with `bm2 check %s` meanwhile)", dir), err)
 	}
 	defer sd.Close()
+	s.sd = sd
 
 	target := units.Target(p.Name)
 	names := view.InstanceNames(p)
-	before, err := c.unitsBefore(ctx, sd, target, names)
+	before, err := jobs.Before(ctx, sd, target, names)
 	if err != nil {
 		return err
 	}
@@ -129,7 +132,7 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 	was.account = account.Other(c.Scope().Layout(), c.Accounts, p, before[1:])
 
 	// 3. Register, and 4. let systemd see it.
-	if err := c.register(ctx, sd, p, reg, was.stale); err != nil {
+	if err := s.register(ctx, reg, was.stale); err != nil {
 		return err
 	}
 	if c.Scope().IsUser() {
@@ -144,31 +147,41 @@ func (c *Client) ServeProject(ctx context.Context, p *config.Project, dir string
 			warn(c.Report, "%v; the events the probes have not sent wait until your manager starts it (at your next login)", err)
 		}
 	}
-	wasErrored, err := c.clearErrored(p.Name)
+	wasErrored, err := clearErrored(c.Scope().Layout(), c.Report, p.Name)
 	if err != nil {
 		return err
 	}
-	if err := c.clearInstanceMarks(p, nil); err != nil {
+	if err := clearInstanceMarks(c.Scope().Layout(), c.Report, p, nil); err != nil {
 		return err
 	}
 	account.TidyRunDirs(c.Scope().Layout(), p, view.AllInstances(p), warner(c.Report))
 	unlock()
 
 	// 5. Start it.
-	if err := resetFailed(ctx, sd, names...); err != nil {
+	if err := jobs.ResetFailed(ctx, sd, names...); err != nil {
 		return err
 	}
-	if err := c.stopStray(ctx, sd, p); err != nil {
+	if err := stopStray(ctx, sd, c.Report, p); err != nil {
 		return err
 	}
-	return c.startServed(ctx, sd, p, was, changed, wasErrored, timeout)
+	return s.startServed(ctx, was, changed, wasErrored)
+}
+
+// serving is bm2 serve of one project, read and vouched for: the client
+// it acts through, the project, serve's flags, and, once connected,
+// systemd.
+type serving struct {
+	c  *Client
+	p  *config.Project
+	f  ServeFlags
+	sd Systemd
 }
 
 // noteInstances says so when serve changes the number of instances of a
 // registered project: `bm2 scale` changes only the registered file, and
 // the project file served again sets its own count, as PM2's ecosystem
-// file does. That is never done silently.
-func (c *Client) noteInstances(p *config.Project, entries []entry) {
+// file does. That is never done silently: r hears it.
+func noteInstances(r Reporter, p *config.Project, entries []entry) {
 	for _, e := range entries {
 		if e.Name != p.Name || e.Project == nil || filepath.Clean(e.Path) != filepath.Clean(p.File) || e.Project.Instances == p.Instances {
 			continue
@@ -177,7 +190,7 @@ func (c *Client) noteInstances(p *config.Project, entries []entry) {
 		if p.Source != "" {
 			from = p.Source
 		}
-		say(c.Report, "note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s",
+		say(r, "note: %s has %s (as `bm2 scale` may have set), %s says %d: serving sets %d; to keep %d, set instances = %d in %s",
 			e.Path, wording.Plural(e.Project.Instances, "instance", "instances"), from, p.Instances, p.Instances,
 			e.Project.Instances, e.Project.Instances, from)
 	}
@@ -188,8 +201,9 @@ func (c *Client) noteInstances(p *config.Project, entries []entry) {
 // cannot use, a project that may not be registered; and, unless force, a
 // directory, script or env_file the project's account certainly cannot
 // use. A runtime found on the search path is pinned into p.
-func (c *Client) servable(ctx context.Context, p *config.Project, force bool) error {
-	if err := preflightErr(ctx, c.Explainer(), c.Report, p, force); err != nil {
+func (s serving) servable(ctx context.Context) error {
+	c, p := s.c, s.p
+	if err := preflightErr(ctx, c.Explainer(), c.Report, p, s.f.Force); err != nil {
 		return err
 	}
 	rc := CheckRuntime(ctx, &c.Env, p)
@@ -202,7 +216,7 @@ func (c *Client) servable(ctx context.Context, p *config.Project, force bool) er
 	if p.RuntimePath == "" {
 		p.RuntimePath = rc.Path
 	}
-	return c.checkRegistrable(p)
+	return c.Projects().CheckRegistrable(p)
 }
 
 // unitsWere is what the target and instances of a project were before
@@ -241,11 +255,12 @@ func observe(before []view.UnitStatus) unitsWere {
 // took the project: a project it skipped has no target, and what serve
 // wrote for it is taken back. A reload that fails leaves the registration
 // in place: it passed every check, and the next daemon-reload loads it.
-func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, reg *registry.Registration, stale bool) error {
+func (s serving) register(ctx context.Context, reg *registry.Registration, stale bool) error {
+	c, sd, p := s.c, s.sd, s.p
 	changed := reg.Changed
 	if changed {
 		if err := reg.Write(); err != nil {
-			return c.rootHint(err)
+			return rootHint(c.Scope().Layout(), err)
 		}
 		verb := "registered"
 		if reg.Existed {
@@ -272,7 +287,7 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 			return err
 		}
 		if ts[0].LoadState != "loaded" {
-			return c.skipped(ctx, sd, p, reg)
+			return skipped(ctx, sd, c.Projects(), c.Report, reg)
 		}
 	}
 	return nil
@@ -282,7 +297,8 @@ func (c *Client) register(ctx context.Context, sd Systemd, p *config.Project, re
 // rolling restart of a running project whose units changed, a restart of
 // one that was errored, nothing for one already online as registered, a
 // start otherwise; then it waits for every instance.
-func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project, was unitsWere, changed, wasErrored bool, timeout time.Duration) error {
+func (s serving) startServed(ctx context.Context, was unitsWere, changed, wasErrored bool) error {
+	c, sd, p, timeout := s.c, s.sd, s.p, s.f.Timeout
 	target := units.Target(p.Name)
 	stale := was.stale
 	var err error
@@ -296,7 +312,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 		// one instance at a time, each back before the next, so the port
 		// never goes dark. Instances the new file adds start afterwards.
 		say(c.Report, "rolling restart of %s, one instance at a time", p.Name)
-		lock, lerr := c.lockProject(p.Name)
+		lock, lerr := lockProject(c.Scope().Layout(), p.Name)
 		if lerr != nil {
 			return lerr
 		}
@@ -306,7 +322,7 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 				ids = append(ids, i)
 			}
 		}
-		rerr := c.roll(ctx, sd, p, ids, timeout)
+		rerr := rolling{c: c, sd: sd, p: p, timeout: timeout}.roll(ctx, ids)
 		lock.Unlock()
 		if rerr != nil {
 			return rerr
@@ -318,20 +334,20 @@ func (c *Client) startServed(ctx context.Context, sd Systemd, p *config.Project,
 	case was.allOnline && !wasErrored:
 		// Already running as registered: nothing to do.
 	default:
-		if err := c.stopIdleProbes(ctx, sd, p, view.AllInstances(p)); err != nil {
+		if err := jobs.StopIdleProbes(ctx, sd, p, view.AllInstances(p)); err != nil {
 			return err
 		}
 		say(c.Report, "starting %s", target)
 		err = sd.Start(ctx, target)
 	}
-	if err := c.startErr(p.Name, err); err != nil {
+	if err := startErr(c.Scope().Layout(), p.Name, err); err != nil {
 		return err
 	}
 	if err := waitingOn(c, sd).online(ctx, p, view.AllInstances(p), timeout, "serve"); err != nil {
 		return err
 	}
 	say(c.Report, "%s %s: %s", p.Name, readyWord(p), summaryTail(p))
-	if err := c.retireSurge(ctx, sd, p); err != nil {
+	if err := retireSurge(ctx, sd, c.Scope().Layout(), c.Report, p); err != nil {
 		return err
 	}
 	if c.Scope().IsUser() {
@@ -356,10 +372,12 @@ func conflictErr(err error) error {
 // first, the previous registration put back if there was one, and systemd
 // reloaded again, so that a failed serve leaves the registry as it found
 // it. The error is the generator's reason when bm2 can tell it (the same
-// port conflict a serve run after the other file was written reports).
-func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg *registry.Registration) error {
+// port conflict a serve run after the other file was written reports);
+// r hears what was taken back.
+func skipped(ctx context.Context, sd Systemd, projects registry.Store, r Reporter, reg *registry.Registration) error {
+	p := reg.P
 	var cause error
-	_, l := c.Registry()
+	_, l := projects.Entries()
 	if e, ok := l.Find(p.Name); ok && e.Err != nil && filepath.Clean(e.Path) == filepath.Clean(p.File) {
 		cause = e.Err
 	}
@@ -379,9 +397,9 @@ func (c *Client) skipped(ctx context.Context, sd Systemd, p *config.Project, reg
 			return fmt.Errorf("systemd has no units for %s after daemon-reload (%s), and taking back %s failed: %w", p.Name, why, p.File, err)
 		}
 		if reg.Existed {
-			say(c.Report, "put the previous %s back: systemd did not take the new one", p.File)
+			say(r, "put the previous %s back: systemd did not take the new one", p.File)
 		} else {
-			say(c.Report, "removed %s again: systemd did not take it", p.File)
+			say(r, "removed %s again: systemd did not take it", p.File)
 		}
 	}
 	if errors.Is(cause, config.ErrConflict) {
@@ -409,81 +427,17 @@ func readyWord(p *config.Project) string {
 	return "online"
 }
 
-// unitsBefore reads the target's state and its instances'. Instances of a
-// project systemd has no target for are only asked about when systemd has
-// them loaded anyway: asking loads the bare template, and systemd logs
-// that it has no ExecStart= into the instance's log.
-func (c *Client) unitsBefore(ctx context.Context, sd Systemd, target string, names []string) ([]view.UnitStatus, error) {
-	ts, err := sd.Units(ctx, []string{target})
-	if err != nil {
-		return nil, err
-	}
-	if ts[0].LoadState == "loaded" {
-		is, err := sd.Units(ctx, names)
-		return append(ts, is...), err
-	}
-	loaded, err := sd.Loaded(ctx, names)
-	if err != nil {
-		return nil, err
-	}
-	isLoaded := map[string]bool{}
-	for _, u := range loaded {
-		isLoaded[u.Name] = true
-	}
-	out := ts
-	for _, n := range names {
-		if !isLoaded[n] {
-			out = append(out, sysd.NotFound(n))
-			continue
-		}
-		st, err := sd.Units(ctx, []string{n})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st[0])
-	}
-	return out, nil
-}
-
 // summaryTail is the end of serve's final line.
 func summaryTail(p *config.Project) string {
 	return fmt.Sprintf("%s, runtime %s (%s); `bm2 list` shows it, `bm2 logs %s` its output",
 		view.ShapeText(p), p.Runtime, p.RuntimeCommand(), p.Name)
 }
 
-// checkRegistrable makes sure the file serve writes is the one systemd
-// will read: the config dir is on the search path and no file of the same
-// name comes before it.
-func (c *Client) checkRegistrable(p *config.Project) error {
-	sp := c.SearchPath()
-	idx := -1
-	for i, d := range sp {
-		if filepath.Clean(d) == filepath.Clean(c.Layout.ConfigDir) {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 {
-		return fail(Failed, "unset $"+config.SearchPathEnv+", or include "+c.Layout.ConfigDir+" in it",
-			fmt.Errorf("%s is not on the project search path (%s), so the generator would never read %s",
-				c.Layout.ConfigDir, strings.Join(sp, ":"), p.File))
-	}
-	for _, d := range sp[:idx] {
-		f := filepath.Join(d, p.Name+".toml")
-		if _, err := os.Lstat(f); err == nil {
-			return fail(Failed, fmt.Sprintf("remove %s first, or manage project %s through it", f, p.Name),
-				fmt.Errorf("project %s is defined by %s, which comes before %s on the search path and would hide %s",
-					p.Name, f, c.Layout.ConfigDir, p.File))
-		}
-	}
-	return nil
-}
-
 // stopStray stops instances a project no longer has (instances was
 // lowered), and their reusePort probes, and the restart timer of a
 // project without restart_schedule: systemd keeps them running after the
-// reload otherwise.
-func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) error {
+// reload otherwise. r hears what is stopped.
+func stopStray(ctx context.Context, sd Systemd, r Reporter, p *config.Project) error {
 	loaded, err := sd.Loaded(ctx, []string{units.InstancePattern(p.Name)})
 	if err != nil {
 		return err
@@ -497,13 +451,13 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 			if err := sd.Stop(ctx, u.Name); err != nil {
 				return err
 			}
-			say(c.Report, "stopped %s: no longer part of %s", units.InstanceID(name, i), p.Name)
+			say(r, "stopped %s: no longer part of %s", units.InstanceID(name, i), p.Name)
 		}
 		if err := sd.ResetFailed(ctx, u.Name); err != nil {
 			return err
 		}
 	}
-	probes, err := loadedProbes(ctx, sd, p.Name, -1)
+	probes, err := jobs.Probes(ctx, sd, p.Name, -1)
 	if err != nil {
 		return err
 	}
@@ -514,7 +468,7 @@ func (c *Client) stopStray(ctx context.Context, sd Systemd, p *config.Project) e
 			}
 		}
 	}
-	return c.stopStaleTimer(ctx, sd, p)
+	return stopStaleTimer(ctx, sd, r, p)
 }
 
 // privateWhat names what a project keeps in its private part.
@@ -528,44 +482,14 @@ func privateWhat(p *config.Project) string {
 	return "[env]"
 }
 
-// rootHint adds "run it as root" to permission errors.
-func (c *Client) rootHint(err error) error {
-	if errors.Is(err, fs.ErrPermission) && c.Scope().IsUser() {
+// rootHint adds "run it as root" to permission errors in scope l (in
+// user scope: make ~/.bm2 yours).
+func rootHint(l layout.Layout, err error) error {
+	if errors.Is(err, fs.ErrPermission) && l.IsUser() {
 		return withFix(err, "bm2 writes your projects under ~/.bm2: make it yours (chown -R $USER: ~/.bm2; chmod 0700 ~/.bm2)")
 	}
 	if errors.Is(err, fs.ErrPermission) {
 		return withFix(err, "this needs root: run the command again with sudo")
-	}
-	return err
-}
-
-// clearErrored removes a project's errored mark, saying so, and reports
-// whether there was one.
-func (c *Client) clearErrored(name string) (bool, error) {
-	reason, errored, err := c.Layout.State().ErroredMark(name)
-	if err != nil {
-		return false, fmt.Errorf("read errored state of %s: %w", name, err)
-	}
-	if !errored {
-		return false, nil
-	}
-	if err := c.Layout.State().ClearErrored(name); err != nil {
-		return false, c.rootHint(err)
-	}
-	say(c.Report, "cleared errored state of %s (was: %s)", name, reason)
-	return true, nil
-}
-
-// startErr filters the error of a start job. When the reusePort probe stops
-// the project while its start job still waits (it replaces that job), the
-// job ends "canceled"; the project is then errored, and waitOnline explains
-// why better than "job canceled" would.
-func (c *Client) startErr(project string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, errored, _ := c.Layout.State().ErroredMark(project); errored {
-		return nil
 	}
 	return err
 }

@@ -12,18 +12,17 @@ import (
 func TestStartErrCanceledByProbe(t *testing.T) {
 	l := layout.System()
 	l.StateDir, l.RunStateDir = t.TempDir(), ""
-	a := &Client{Env: Env{Layout: &l}}
 	canceled := errors.New("start bm2-api.target: job canceled")
-	if err := a.startErr("api", canceled); err == nil {
+	if err := startErr(l, "api", canceled); err == nil {
 		t.Fatal("a canceled start of a project that is not errored was ignored")
 	}
-	if _, err := a.Layout.State().SetErrored("api", "reuseport_missing"); err != nil {
+	if _, err := l.State().SetErrored("api", "reuseport_missing"); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.startErr("api", canceled); err != nil {
+	if err := startErr(l, "api", canceled); err != nil {
 		t.Fatalf("startErr = %v for an errored project", err)
 	}
-	if err := a.startErr("web", canceled); err == nil {
+	if err := startErr(l, "web", canceled); err == nil {
 		t.Fatal("another project's errored mark hid the error")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
+	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/internal/wait"
 	"github.com/bm2dev/bm2/units"
@@ -26,7 +28,7 @@ func (c *Client) LeftSurge(ctx context.Context, sd Systemd, p *config.Project) (
 	if err != nil {
 		return view.UnitStatus{}, false
 	}
-	if l, holder, err := c.TryLockProject(p.Name); err == nil && l != nil {
+	if l, holder, err := c.Projects().TryLockProject(p.Name); err == nil && l != nil {
 		l.Unlock()
 	} else if err == nil || holder > 0 {
 		return view.UnitStatus{}, false // a reload runs: the surge is its business
@@ -38,8 +40,8 @@ func (c *Client) LeftSurge(ctx context.Context, sd Systemd, p *config.Project) (
 // reload, unless a reload still holds the project's lock. start, restart
 // and serve call it once the instances are online (never before: a surge
 // may be the only listener of a one-instance project whose instance does
-// not come back).
-func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project) error {
+// not come back). The lock is scope l's; r hears of a retired surge.
+func retireSurge(ctx context.Context, sd Systemd, l layout.Layout, r Reporter, p *config.Project) error {
 	surge := units.Instance(p.Name, units.Surge)
 	loaded, err := sd.Loaded(ctx, []string{surge})
 	if err != nil || len(loaded) == 0 {
@@ -52,19 +54,29 @@ func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project)
 	if !view.SurgeActive(u) || surgeRetiring(u) {
 		return nil
 	}
-	l, _, err := c.TryLockProject(p.Name)
-	if err != nil || l == nil {
-		return err // a reload runs: the surge is its business
+	lock, _, err := registry.TryLockProject(l, p.Name)
+	if err != nil || lock == nil {
+		return rootHint(l, err) // a reload runs: the surge is its business
 	}
-	defer l.Unlock()
+	defer lock.Unlock()
 	if err := sd.Stop(ctx, surge); err != nil {
 		return err
 	}
 	if err := sd.ResetFailed(ctx, surge); err != nil {
 		return err
 	}
-	say(c.Report, "retired %s, left running by an interrupted bm2 reload", units.InstanceID(p.Name, units.Surge))
+	say(r, "retired %s, left running by an interrupted bm2 reload", units.InstanceID(p.Name, units.Surge))
 	return nil
+}
+
+// rolling is a rolling restart of a project's instances (reload, and
+// serve of a changed file): the client it waits with, systemd, the
+// project as it now is, and the timeout of each instance's wait.
+type rolling struct {
+	c       *Client
+	sd      Systemd
+	p       *config.Project
+	timeout time.Duration
 }
 
 // roll restarts instances ids of p one at a time, each back before the
@@ -86,12 +98,13 @@ func (c *Client) retireSurge(ctx context.Context, sd Systemd, p *config.Project)
 // command on the project retires it. A reload holds the project's reload
 // lock (flock(2), released by the kernel however the process ends), so
 // that no other command retires a surge a reload still needs.
-func (c *Client) roll(ctx context.Context, sd Systemd, p *config.Project, ids []int, timeout time.Duration) error {
+func (r rolling) roll(ctx context.Context, ids []int) error {
+	c, sd, p, timeout := r.c, r.sd, r.p, r.timeout
 	surgeUp := false
-	if ok, why, err := c.surgeFits(ctx, sd, p, ids); err != nil {
+	if ok, why, err := surgeFits(ctx, sd, c.Scope().Layout().Systemctl, p, ids); err != nil {
 		return err
 	} else if ok {
-		if err := c.startSurge(ctx, sd, p, timeout); err != nil {
+		if err := r.startSurge(ctx); err != nil {
 			if ctx.Err() != nil {
 				aside(c.Report, "interrupted while %s started; no instance was touched, and the next bm2 start, restart, reload or serve of %s retires it",
 					units.InstanceID(p.Name, units.Surge), p.Name)
@@ -166,8 +179,9 @@ func surgeRetiring(u view.UnitStatus) bool { return u.ActiveState == "deactivati
 // the project is in cluster mode and has a surge unit, and every running
 // instance listens on the same port in cluster mode (after a switch from
 // fork mode, an old instance holds the port alone, and the surge could not
-// join it). why says why not, "" for fork mode.
-func (c *Client) surgeFits(ctx context.Context, sd Systemd, p *config.Project, ids []int) (bool, string, error) {
+// join it). why says why not, "" for fork mode; systemctl is the scope's
+// command, for the fix.
+func surgeFits(ctx context.Context, sd Systemd, systemctl string, p *config.Project, ids []int) (bool, string, error) {
 	if p.Mode != config.Cluster {
 		return false, "", nil
 	}
@@ -181,7 +195,7 @@ func (c *Client) surgeFits(ctx context.Context, sd Systemd, p *config.Project, i
 			return false, "", err
 		}
 		if st[0].LoadState != "loaded" || st[0].Env("BM2_APP_SURGE") != "1" {
-			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), c.Scope().Layout().Systemctl), nil
+			return false, fmt.Sprintf("systemd has no %s yet (bm2-generator older than this bm2? run %s daemon-reload)", units.Instance(p.Name, units.Surge), systemctl), nil
 		}
 	}
 	names := make([]string, len(ids))
@@ -213,7 +227,8 @@ func mustIndex(unit string) int {
 // startSurge starts the surge with the new version and waits until it
 // listens and is confirmed. If it does not come up, it is stopped again
 // and no instance has been touched.
-func (c *Client) startSurge(ctx context.Context, sd Systemd, p *config.Project, timeout time.Duration) error {
+func (r rolling) startSurge(ctx context.Context) error {
+	c, sd, p, timeout := r.c, r.sd, r.p, r.timeout
 	surge := units.Instance(p.Name, units.Surge)
 	before, err := sd.Units(ctx, []string{surge})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/bm2dev/bm2/internal/control"
 	"github.com/bm2dev/bm2/internal/explain"
 	"github.com/bm2dev/bm2/internal/jsruntime"
+	"github.com/bm2dev/bm2/internal/registry"
 	"github.com/bm2dev/bm2/internal/reuseport"
 )
 
@@ -81,9 +82,9 @@ type Registration struct {
 // Register checks p against the registered projects: its name's owner,
 // and its port range (beside the system's projects too, in user scope).
 func Register(ctx context.Context, c *control.Client, p *config.Project) Registration {
-	entries, _ := c.Registry()
+	entries, _ := c.Projects().Entries()
 	return Registration{
-		Owner:    c.CheckOwner(p, entries, false),
+		Owner:    registry.CheckOwner(p, entries, false),
 		Conflict: control.CheckConflict(ctx, c.Connect, c.Scope(), p, entries),
 		System:   control.CheckSystemConflict(c.Scope(), p),
 	}

@@ -44,7 +44,7 @@ func Resolve(c *control.Client, arg string, named, refused bool) (*config.Projec
 		}
 		return p, arg, trust.OriginOf(arg, f), perr
 	case errors.Is(err, fs.ErrNotExist) && named && !strings.ContainsAny(arg, "/.") && arg != control.ProjectFileName:
-		e, ferr := c.FindProject(arg)
+		e, ferr := c.Projects().Find(arg)
 		if ferr != nil {
 			return nil, "", trust.Origin{}, &control.Error{Code: control.NoProject, Fix: "pass a project dir, a project file or the name of a registered project (`bm2 list`)",
 				Err: fmt.Errorf("no file, dir or registered project named %s", arg)}
@@ -75,7 +75,7 @@ func dirFile(c *control.Client, file string) (*config.Project, string, trust.Ori
 	if err != nil {
 		return nil, file, trust.Origin{}, fmt.Errorf("resolve %s: %w", file, err)
 	}
-	p, o, err := c.DirProject(file, abs)
+	p, o, err := c.Projects().DirProject(file, abs)
 	return p, file, o, err
 }
 
@@ -86,7 +86,7 @@ func onSearchPath(c *control.Client, file string) bool {
 	if err != nil {
 		return false
 	}
-	for _, d := range c.SearchPath() {
+	for _, d := range c.Projects().SearchPath {
 		if ad, err := filepath.Abs(d); err == nil && ad == dir {
 			return true
 		}

@@ -18,6 +18,17 @@ type Refusal struct {
 func (r *Refusal) Error() string { return r.Err.Error() }
 func (r *Refusal) Unwrap() error { return r.Err }
 
+// Blocked is a change to the registry that what is registered, or how,
+// does not allow as things stand (the bm2 command fails): Hint says what
+// would let it through.
+type Blocked struct {
+	Hint string
+	Err  error
+}
+
+func (b *Blocked) Error() string { return b.Err.Error() }
+func (b *Blocked) Unwrap() error { return b.Err }
+
 // Others are the valid registered projects but the one named.
 func Others(entries []config.Entry, except string) []*config.Project {
 	var out []*config.Project
