@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/bm2dev/bm2/internal/config"
@@ -48,9 +49,9 @@ type Scope struct {
 // Systemd is what explaining asks systemd of a project's running
 // instances.
 type Systemd interface {
-	Units(ctx context.Context, names []string) ([]view.UnitStatus, error)
-	Loaded(ctx context.Context, patterns []string) ([]view.UnitStatus, error)
-	Close() error
+	sysd.UnitsReader
+	sysd.Lister
+	io.Closer
 }
 
 // Now is the scope's time.

@@ -14,10 +14,10 @@ import (
 // Systemd is what the jobs need of systemd (see package control's
 // Systemd, and sysd.Conn).
 type Systemd interface {
-	Stop(ctx context.Context, unit string) error
-	ResetFailed(ctx context.Context, unit string) error
-	Units(ctx context.Context, names []string) ([]view.UnitStatus, error)
-	Loaded(ctx context.Context, patterns []string) ([]view.UnitStatus, error)
+	sysd.Stopper
+	sysd.Resetter
+	sysd.UnitsReader
+	sysd.Lister
 }
 
 // Stop stops unit (a project's target, or one instance when idx >=

@@ -17,13 +17,45 @@ type UnitReader interface {
 	Unit(ctx context.Context, name string) (Status, error)
 }
 
-// Reader reads units: one, several with their calls in flight together
-// ([Conn.Units]), and the loaded ones whose names match patterns, with
-// Name and the states only ([Conn.Loaded]).
+// UnitsReader reads several units, their calls in flight together
+// ([Conn.Units]).
+type UnitsReader interface {
+	Units(ctx context.Context, names []string) ([]Status, error)
+}
+
+// Lister lists the loaded units whose names match patterns, with Name
+// and the states only ([Conn.Loaded]).
+type Lister interface {
+	Loaded(ctx context.Context, patterns []string) ([]Status, error)
+}
+
+// Briefer reads several units' states, timestamps, runs and figures
+// only, at a fraction of Units' cost ([Conn.Brief]).
+type Briefer interface {
+	Brief(ctx context.Context, names []string) ([]Status, error)
+}
+
+// Reader reads units: one, several, and the loaded ones whose names
+// match patterns.
 type Reader interface {
 	UnitReader
-	Units(ctx context.Context, names []string) ([]Status, error)
-	Loaded(ctx context.Context, patterns []string) ([]Status, error)
+	UnitsReader
+	Lister
+}
+
+// Reloader is `systemctl daemon-reload`, waited for ([Conn.Reload]).
+type Reloader interface {
+	Reload(ctx context.Context) error
+}
+
+// Stopper stops a unit and waits for its job ([Conn.Stop]).
+type Stopper interface {
+	Stop(ctx context.Context, unit string) error
+}
+
+// Restarter restarts a unit and waits for its job ([Conn.Restart]).
+type Restarter interface {
+	Restart(ctx context.Context, unit string) error
 }
 
 // Resetter resets a unit's result, its NRestarts and its start counter:
@@ -62,6 +94,10 @@ type Idler interface {
 
 var (
 	_ Reader        = (*Conn)(nil)
+	_ Briefer       = (*Conn)(nil)
+	_ Reloader      = (*Conn)(nil)
+	_ Stopper       = (*Conn)(nil)
+	_ Restarter     = (*Conn)(nil)
 	_ Resetter      = (*Conn)(nil)
 	_ Starter       = (*Conn)(nil)
 	_ StartQueuer   = (*Conn)(nil)

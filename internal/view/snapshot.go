@@ -89,12 +89,8 @@ type Host interface {
 // Units is what reading a Snapshot asks of systemd (the bm2 command's
 // Systemd, sysd.Conn).
 type Units interface {
-	// Brief is the states, timestamps and a service's run and figures
-	// of each named unit, in the order given (sysd.Conn.Brief).
-	Brief(ctx context.Context, names []string) ([]UnitStatus, error)
-	// Loaded lists the units systemd has loaded whose names match any
-	// of the glob patterns.
-	Loaded(ctx context.Context, patterns []string) ([]UnitStatus, error)
+	sysd.Briefer
+	sysd.Lister
 }
 
 // Read reads the state of entries' projects; sd is nil when systemd is

@@ -8,6 +8,7 @@ import (
 	"github.com/bm2dev/bm2/internal/health"
 	"github.com/bm2dev/bm2/internal/history"
 	"github.com/bm2dev/bm2/internal/layout"
+	"github.com/bm2dev/bm2/internal/sysd"
 	"github.com/bm2dev/bm2/internal/view"
 	"github.com/bm2dev/bm2/journal"
 )
@@ -16,9 +17,9 @@ import (
 // (a run of the health check, waited for; a probe started again, only
 // queued).
 type Systemd interface {
-	Units(ctx context.Context, names []string) ([]view.UnitStatus, error)
-	Start(ctx context.Context, unit string) error
-	StartQueued(ctx context.Context, unit string) error
+	sysd.UnitsReader
+	sysd.Starter
+	sysd.StartQueuer
 }
 
 // Scope is a wait's [Host] on a scope of the real host: systemd, the
