@@ -129,7 +129,9 @@ done; echo "no cgroup v2 directory for %s"; exit 1`, cg, cg))
 		// (InvocationID, not NRestarts: bm2-probe resets that once the
 		// new run has lasted min_uptime_ms.)
 		before := b.show("bm2@fb-1.service", "InvocationID")
+		c := b.cursor()
 		b.try(`curl -s --max-time 2 ` + fb1 + `/crash`)
+		b.loggedSince(30*time.Second, c, "-u bm2@fb-1.service", "Scheduled restart job, restart counter is at ")
 		b.eventually(30*time.Second, "fb-1 restarted", fmt.Sprintf(
 			`test "$(systemctl show -P InvocationID bm2@fb-1.service)" != %q && test "$(systemctl show -P SubState bm2@fb-1.service)" = running && curl -sf --max-time 2 %s`, before, fb1))
 		if got := b.bindFrom(fb1, 3500, ""); !epermRE.MatchString(got) {

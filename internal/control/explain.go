@@ -64,7 +64,9 @@ func (c *Client) Explainer() explain.Host {
 		Journal: scopeJournal(&c.Env), Time: c.Now, Users: c.Accounts, Lookup: c.LookupUser,
 		Opens: c.Access, Owner: c.PathOwner, Probe: c.CheckPorts, Holder: holder,
 		Connect: func(ctx context.Context) (explain.Systemd, error) { return c.Connect(ctx) },
-		Find:    c.Projects().Find,
+		// Looked up at the call, not now: a snapshot builds an
+		// Explainer for every instance and rarely asks.
+		Find: func(name string) (config.Entry, error) { return c.Projects().Find(name) },
 	}
 }
 
